@@ -1,0 +1,43 @@
+# forestd — common tasks. `make test` is the command CI runs (.ci/run).
+GO      ?= go
+BIN     ?= bin/forestd
+PKGS    := ./...
+
+.PHONY: build test lint bench bench-peers demo fuzz clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/forestd
+
+## test: vet + every unit, reader and end-to-end test (reads ../shared/data)
+test:
+	$(GO) vet $(PKGS)
+	$(GO) test -count=1 $(PKGS)
+
+## lint: formatting, vet and staticcheck
+lint:
+	@test -z "$$(gofmt -l .)" || (gofmt -l . && echo "gofmt: files above need formatting" && exit 1)
+	$(GO) vet $(PKGS)
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@2025.1.1 $(PKGS)
+
+## bench: Go benchmarks of the engine (training, scoring, model codec)
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 3x ./arrowforest/...
+
+## bench-peers: forestd against ranger and scikit-learn side by side (installs them with apt if absent)
+bench-peers:
+	bash e2e/bench/peers.sh
+
+## demo: generate data, train, evaluate, score and inspect — forestd's batch job end to end
+demo: build
+	bash e2e/demo.sh $(BIN)
+
+## fuzz: run every fuzz target briefly
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzCutPoints -fuzztime 30s ./arrowforest/tree
+	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./arrowforest/model
+	$(GO) test -run '^$$' -fuzz FuzzReadCSV -fuzztime 30s ./connectors/files
+	$(GO) test -run '^$$' -fuzz FuzzReadParquet -fuzztime 30s ./connectors/files
+	$(GO) test -run '^$$' -fuzz FuzzReadIPC -fuzztime 30s ./connectors/files
+
+clean:
+	rm -rf bin

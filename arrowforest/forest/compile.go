@@ -1,0 +1,263 @@
+package forest
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/arrowforest/tree"
+)
+
+// cnode is one node of the compiled layout (16 bytes). Trees are stored in
+// preorder, so the left child of node i is i+1 and only the right child is
+// stored. right < 0 marks a leaf whose value slot is -1-right.
+type cnode struct {
+	thr   float32
+	feat  int32 // axis feature, or -1-k for oblique atom slot k
+	right int32
+	miss  uint32 // 1 when missing values go left
+}
+
+// Compiled is a forest flattened for scoring (DESIGN §8): one node array for
+// all trees, atoms of oblique nodes apart, leaf values in a dense table
+// (K probabilities per leaf, or one value for regression).
+type Compiled struct {
+	p, k    int
+	nodes   []cnode
+	roots   []int32
+	atomOff []int32 // per oblique slot: start in atomIdx/atomW, len+1
+	atomIdx []int32
+	atomW   []float32
+	leafVal []float32 // K per leaf (classification) or 1 (regression)
+	leafCls []int32   // majority class per leaf (classification)
+	stride  int
+}
+
+// Compile flattens f. The forest must be valid (see Forest.Validate).
+func Compile(f *Forest) (*Compiled, error) {
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	c := &Compiled{p: len(f.Features), k: f.NumClasses(), atomOff: []int32{0}}
+	c.stride = max(c.k, 1)
+	for _, t := range f.Trees {
+		base := int32(len(c.nodes))
+		c.roots = append(c.roots, base)
+		for i := 0; i < t.NumNodes(); i++ {
+			if t.IsLeaf(i) {
+				slot := int32(len(c.leafVal) / c.stride)
+				vals := make([]float32, c.stride)
+				l0, l1 := t.LeafStart[i], t.LeafStart[i+1]
+				bestC, bestV := int32(0), -1.0
+				for e := l0; e < l1; e++ {
+					if c.k > 0 {
+						vals[t.LeafClass[e]] = float32(t.LeafValue[e])
+						if t.LeafValue[e] > bestV {
+							bestC, bestV = t.LeafClass[e], t.LeafValue[e]
+						}
+					} else {
+						vals[0] = float32(t.LeafValue[e])
+					}
+				}
+				c.leafVal = append(c.leafVal, vals...)
+				c.leafCls = append(c.leafCls, bestC)
+				c.nodes = append(c.nodes, cnode{right: -1 - slot})
+				continue
+			}
+			if int(t.Left[i]) != i+1 {
+				return nil, fmt.Errorf("forest: tree node %d is not in preorder", i)
+			}
+			n := cnode{thr: t.Threshold[i], right: base + t.Right[i]}
+			if t.MissingLeft[i] {
+				n.miss = 1
+			}
+			a0, a1 := t.AtomStart[i], t.AtomStart[i+1]
+			if a1-a0 == 1 && t.AtomWeight[a0] == 1 {
+				n.feat = t.AtomFeature[a0]
+			} else {
+				slot := int32(len(c.atomOff) - 1)
+				c.atomIdx = append(c.atomIdx, t.AtomFeature[a0:a1]...)
+				c.atomW = append(c.atomW, t.AtomWeight[a0:a1]...)
+				c.atomOff = append(c.atomOff, int32(len(c.atomIdx)))
+				n.feat = -1 - slot
+			}
+			c.nodes = append(c.nodes, n)
+		}
+	}
+	return c, nil
+}
+
+// leaf returns the leaf slot reached by the row-major row x (len p).
+func (c *Compiled) leaf(root int32, x []float32) int32 {
+	nodes := c.nodes
+	i := root
+	for {
+		n := &nodes[i]
+		if n.right < 0 {
+			return -1 - n.right
+		}
+		var v float32
+		if n.feat >= 0 {
+			v = x[n.feat]
+		} else {
+			s := -1 - n.feat
+			a0, a1 := c.atomOff[s], c.atomOff[s+1]
+			for q := a0; q < a1; q++ {
+				v += x[c.atomIdx[q]] * c.atomW[q]
+			}
+		}
+		if v <= n.thr || (v != v && n.miss != 0) {
+			i++
+		} else {
+			i = n.right
+		}
+	}
+}
+
+// blockRows is the number of rows scored per tree pass: the block (rows ×
+// features, row-major) and the top of each tree stay in cache.
+const blockRows = 256
+
+// transpose copies rows [r0, r1) of the column-major cols into x row-major.
+func transpose(cols [][]float32, r0, r1 int, x []float32) {
+	p := len(cols)
+	for j, col := range cols {
+		v := col[r0:r1]
+		for i, val := range v {
+			x[i*p+j] = val
+		}
+	}
+}
+
+// Prediction holds batch predictions: Class and Prob (K per row) for
+// classification, Value for regression.
+type Prediction struct {
+	Class []int32
+	Prob  []float32
+	Value []float64
+}
+
+// Predict scores every row of fr, whose columns must be the forest's
+// features in order, using up to threads goroutines over row blocks. The
+// result does not depend on threads.
+func (c *Compiled) Predict(fr *frame.Frame, threads int) (*Prediction, error) {
+	if fr.P() != c.p {
+		return nil, fmt.Errorf("forest: frame has %d features, model needs %d", fr.P(), c.p)
+	}
+	n := fr.NRows
+	out := &Prediction{}
+	if c.k > 0 {
+		out.Class = make([]int32, n)
+		out.Prob = make([]float32, n*c.k)
+	} else {
+		out.Value = make([]float64, n)
+	}
+	c.forBlocks(n, threads, func(r0, r1 int, x []float32, acc []float64) {
+		transpose(fr.Cols, r0, r1, x)
+		m := r1 - r0
+		clear(acc[:m*c.stride])
+		var pos, active, slots [blockRows]int32
+		for _, root := range c.roots {
+			c.leaves(root, x, m, pos[:], active[:], slots[:])
+			if c.stride == 1 {
+				for i, s := range slots[:m] {
+					acc[i] += float64(c.leafVal[s])
+				}
+				continue
+			}
+			for i, s := range slots[:m] {
+				lv := c.leafVal[int(s)*c.stride : int(s+1)*c.stride]
+				a := acc[i*c.stride : (i+1)*c.stride]
+				for q, v := range lv {
+					a[q] += float64(v)
+				}
+			}
+		}
+		inv := 1 / float64(len(c.roots))
+		for i := 0; i < m; i++ {
+			a := acc[i*c.stride : (i+1)*c.stride]
+			if c.k == 0 {
+				out.Value[r0+i] = a[0] * inv
+				continue
+			}
+			best := 0
+			for q, v := range a {
+				out.Prob[(r0+i)*c.k+q] = float32(v * inv)
+				if v > a[best] {
+					best = q
+				}
+			}
+			out.Class[r0+i] = int32(best)
+		}
+	})
+	return out, nil
+}
+
+// forBlocks runs fn over row blocks on up to threads workers, each with its
+// own row-major block buffer and accumulator.
+func (c *Compiled) forBlocks(n, threads int, fn func(r0, r1 int, x []float32, acc []float64)) {
+	if threads < 1 {
+		threads = runtime.NumCPU()
+	}
+	nb := (n + blockRows - 1) / blockRows
+	threads = min(threads, max(nb, 1))
+	var wg sync.WaitGroup
+	next := make(chan int, threads)
+	for w := 0; w < threads; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			x := make([]float32, blockRows*max(c.p, 1))
+			acc := make([]float64, blockRows*c.stride)
+			for b := range next {
+				r0 := b * blockRows
+				fn(r0, min(r0+blockRows, n), x, acc)
+			}
+		}()
+	}
+	for b := 0; b < nb; b++ {
+		next <- b
+	}
+	close(next)
+	wg.Wait()
+}
+
+// Validate checks that the forest is internally consistent.
+func (f *Forest) Validate() error {
+	if len(f.Trees) == 0 {
+		return fmt.Errorf("forest: no trees")
+	}
+	if len(f.Features) == 0 {
+		return fmt.Errorf("forest: no features")
+	}
+	k := f.NumClasses()
+	switch f.Task {
+	case frame.TaskClassification:
+		if k < 1 {
+			return fmt.Errorf("forest: classification without classes")
+		}
+	case frame.TaskRegression:
+		if k != 0 {
+			return fmt.Errorf("forest: regression with classes")
+		}
+	default:
+		return fmt.Errorf("forest: unknown task %v", f.Task)
+	}
+	for i, t := range f.Trees {
+		if t == nil {
+			return fmt.Errorf("forest: tree %d missing", i)
+		}
+		if err := t.Validate(len(f.Features), k); err != nil {
+			return fmt.Errorf("forest: tree %d: %w", i, err)
+		}
+	}
+	for kind, v := range f.Importances {
+		if len(v) != len(f.Features) {
+			return fmt.Errorf("forest: %s importance has %d values for %d features", kind, len(v), len(f.Features))
+		}
+	}
+	return nil
+}
+
+var _ = tree.MissingCode

@@ -1,0 +1,55 @@
+// Package forest owns ensembles of trees: training with bagging over a
+// worker pool (deterministic for any thread count), out-of-bag error,
+// strength and correlation, feature importances, and scoring through a
+// compiled, cache-friendly layout.
+package forest
+
+import (
+	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/arrowforest/tree"
+)
+
+// Importance kinds, as named in reports and in the model encoding.
+const (
+	ImportanceImpurity        = "impurity"
+	ImportanceProjectionCount = "projection-count"
+	ImportancePermutation     = "permutation"
+)
+
+// OOB holds the out-of-bag estimates of a forest trained with bootstrap or
+// subsampling. Rows is the number of training rows that were out of bag
+// for at least one tree; only those rows enter the estimates.
+type OOB struct {
+	Rows int `json:"rows"`
+	// Classification: Error is the misclassification rate of the OOB
+	// posterior (mean of leaf class frequencies over the trees for which
+	// the row was out of bag). Strength and Correlation are Breiman's
+	// estimates, dissertation §1.6 eqs 1.25–1.28.
+	Error       float64 `json:"error"`
+	Strength    float64 `json:"strength,omitempty"`
+	Correlation float64 `json:"correlation,omitempty"`
+	// Regression: Error is the OOB mean squared error; R2 = 1 − MSE/Var(y).
+	R2 float64 `json:"r2,omitempty"`
+}
+
+// Forest is a trained ensemble together with everything scoring needs to
+// map named input columns onto it.
+type Forest struct {
+	Kind      string     // "rf" for Breiman's forest; oblique kinds later
+	Task      frame.Task // TaskClassification or TaskRegression
+	Features  []string   // feature names in the order trees index them
+	Levels    [][]string // category levels per feature (nil entries for numeric)
+	LabelName string
+	Classes   []string // class names (classification)
+	Trees     []*tree.Tree
+
+	// Params records the training options (encoded as JSON in models).
+	Params Params
+	// OOB is nil when the forest was trained without bootstrap or subsampling.
+	OOB *OOB
+	// Importances maps an importance kind to one value per feature.
+	Importances map[string][]float64
+}
+
+// NumClasses is len(Classes); 0 for regression.
+func (f *Forest) NumClasses() int { return len(f.Classes) }

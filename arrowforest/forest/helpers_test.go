@@ -1,0 +1,43 @@
+package forest
+
+import (
+	"math"
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/forestd/forestd/arrowforest/frame"
+)
+
+// trunkFrame draws Trunk data (Randomer paper, Methods): class ±, features
+// N(±1/sqrt(j), 1). Kept local so engine tests do not depend on synth.
+func trunkFrame(n, p int, seed uint64) *frame.Frame {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	f := &frame.Frame{NRows: n, Classes: []string{"0", "1"}, Task: frame.TaskClassification, LabelName: "label"}
+	for j := 0; j < p; j++ {
+		f.Names = append(f.Names, "x"+strconv.Itoa(j))
+		f.Cols = append(f.Cols, make([]float32, n))
+	}
+	f.Y = make([]int32, n)
+	for i := 0; i < n; i++ {
+		y := rng.IntN(2)
+		f.Y[i] = int32(y)
+		s := 1.0
+		if y == 1 {
+			s = -1
+		}
+		for j := 0; j < p; j++ {
+			f.Cols[j][i] = float32(s/math.Sqrt(float64(j+1)) + rng.NormFloat64())
+		}
+	}
+	return f
+}
+
+func errorRate(pred []int32, y []int32) float64 {
+	bad := 0
+	for i := range y {
+		if pred[i] != y[i] {
+			bad++
+		}
+	}
+	return float64(bad) / float64(len(y))
+}

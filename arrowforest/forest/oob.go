@@ -1,0 +1,311 @@
+package forest
+
+import (
+	"math"
+	"sync"
+
+	"github.com/forestd/forestd/arrowforest/frame"
+)
+
+// outOfBag computes the OOB estimates in one parallel pass over row
+// blocks. For each row, only the trees that did not draw it contribute.
+//
+// Classification (dissertation §1.6): the OOB posterior is the mean of the
+// leaf class frequencies (its argmax gives the OOB error); Q(x, j) is the
+// share of OOB hard votes for class j; the margin estimate is
+// mr = Q(x, y) − max_{j≠y} Q(x, j) (eq. 1.25) and strength s is its mean;
+// Var(mr) = mean(mr²) − s² (eq. 1.27); for each tree, p1 and p2 are the
+// shares of its OOB rows it assigns to y and to ĵ = argmax_{j≠y} Q(x, j),
+// sd = (p1 + p2 − (p1 − p2)²)^½ (eq. 1.28), and the correlation is
+// ρ̄ = Var(mr) / (mean sd)² (eq. 1.26).
+//
+// Regression: Error is the OOB mean squared error and R2 = 1 − MSE/Var(y).
+func outOfBag(c *Compiled, fr *frame.Frame, inbag []bitset, threads int) *OOB {
+	n, T, K := fr.NRows, len(c.roots), c.k
+	// per-row results, written by exactly one block each
+	hasOOB := make([]bool, n)
+	wrong := make([]bool, n)
+	margin := make([]float64, n)
+	sqerr := make([]float64, n)
+	// per-worker per-tree counts, merged after (integers: order-free)
+	var mu sync.Mutex
+	p1 := make([]int64, T)
+	p2 := make([]int64, T)
+	nt := make([]int64, T)
+
+	c.forBlocks(n, threads, func(r0, r1 int, x []float32, acc []float64) {
+		transpose(fr.Cols, r0, r1, x)
+		m := r1 - r0
+		stride := c.stride
+		clear(acc[:m*stride])
+		votes := make([]int32, m*max(K, 1))
+		noob := make([]int32, m)
+		slots := make([]int32, T*m)
+		for t, root := range c.roots {
+			in := inbag[t]
+			for i := 0; i < m; i++ {
+				if in.has(r0 + i) {
+					slots[t*m+i] = -1
+					continue
+				}
+				s := c.leaf(root, x[i*c.p:(i+1)*c.p])
+				slots[t*m+i] = s
+				noob[i]++
+				lv := c.leafVal[int(s)*stride : int(s+1)*stride]
+				a := acc[i*stride : (i+1)*stride]
+				for q, v := range lv {
+					a[q] += float64(v)
+				}
+				if K > 0 {
+					votes[i*K+int(c.leafCls[s])]++
+				}
+			}
+		}
+		jhat := make([]int32, m)
+		for i := 0; i < m; i++ {
+			if noob[i] == 0 {
+				continue
+			}
+			r := r0 + i
+			hasOOB[r] = true
+			a := acc[i*stride : (i+1)*stride]
+			if K == 0 {
+				d := a[0]/float64(noob[i]) - fr.YReg[r]
+				sqerr[r] = d * d
+				continue
+			}
+			best := 0
+			for q := range a {
+				if a[q] > a[best] {
+					best = q
+				}
+			}
+			y := int(fr.Y[r])
+			wrong[r] = best != y
+			jh, jv := -1, int32(-1)
+			for q := 0; q < K; q++ {
+				if q != y && votes[i*K+q] > jv {
+					jh, jv = q, votes[i*K+q]
+				}
+			}
+			jhat[i] = int32(jh)
+			if jh >= 0 {
+				margin[r] = float64(votes[i*K+y]-jv) / float64(noob[i])
+			} else { // a single class: the margin is the vote share for y
+				margin[r] = float64(votes[i*K+y]) / float64(noob[i])
+			}
+		}
+		if K == 0 {
+			return
+		}
+		lp1 := make([]int64, T)
+		lp2 := make([]int64, T)
+		lnt := make([]int64, T)
+		for t := 0; t < T; t++ {
+			for i := 0; i < m; i++ {
+				s := slots[t*m+i]
+				if s < 0 {
+					continue
+				}
+				h := c.leafCls[s]
+				lnt[t]++
+				if h == fr.Y[r0+i] {
+					lp1[t]++
+				} else if h == jhat[i] {
+					lp2[t]++
+				}
+			}
+		}
+		mu.Lock()
+		for t := 0; t < T; t++ {
+			p1[t] += lp1[t]
+			p2[t] += lp2[t]
+			nt[t] += lnt[t]
+		}
+		mu.Unlock()
+	})
+
+	o := &OOB{}
+	var sumErr, sumM, sumM2, sumY, sumY2 float64
+	for r := 0; r < n; r++ {
+		if !hasOOB[r] {
+			continue
+		}
+		o.Rows++
+		if K == 0 {
+			sumErr += sqerr[r]
+			sumY += fr.YReg[r]
+			sumY2 += fr.YReg[r] * fr.YReg[r]
+			continue
+		}
+		if wrong[r] {
+			sumErr++
+		}
+		sumM += margin[r]
+		sumM2 += margin[r] * margin[r]
+	}
+	if o.Rows == 0 {
+		return o
+	}
+	rows := float64(o.Rows)
+	o.Error = sumErr / rows
+	if K == 0 {
+		v := sumY2/rows - (sumY/rows)*(sumY/rows)
+		if v > 0 {
+			o.R2 = 1 - o.Error/v
+		}
+		return o
+	}
+	s := sumM / rows
+	varMr := sumM2/rows - s*s
+	var sdSum float64
+	var sdN int
+	for t := 0; t < T; t++ {
+		if nt[t] == 0 {
+			continue
+		}
+		a := float64(p1[t]) / float64(nt[t])
+		b := float64(p2[t]) / float64(nt[t])
+		sdSum += math.Sqrt(math.Max(a+b-(a-b)*(a-b), 0))
+		sdN++
+	}
+	o.Strength = s
+	if sdN > 0 {
+		sd := sdSum / float64(sdN)
+		if sd > 0 {
+			o.Correlation = varMr / (sd * sd)
+		}
+	}
+	return o
+}
+
+// permutationImportance is Breiman's OOB permutation importance: for each
+// tree and each feature its atoms use, the feature's values are permuted
+// among the tree's OOB rows and the increase in the tree's OOB error
+// (misclassification rate, or mean squared error for regression) is
+// recorded; the importance is the mean increase over all trees (features
+// a tree does not use contribute 0 for it). Values are not normalised.
+func permutationImportance(c *Compiled, fr *frame.Frame, inbag []bitset, seed uint64, threads int) []float64 {
+	T, p := len(c.roots), c.p
+	per := make([][]float64, T)
+	var wg sync.WaitGroup
+	next := make(chan int)
+	if threads < 1 {
+		threads = 1
+	}
+	for w := 0; w < min(threads, T); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var x, col []float32
+			var rows []int32
+			for t := range next {
+				per[t] = c.permTree(t, fr, inbag[t], seed, &x, &col, &rows)
+			}
+		}()
+	}
+	for t := 0; t < T; t++ {
+		next <- t
+	}
+	close(next)
+	wg.Wait()
+	out := make([]float64, p)
+	for _, v := range per {
+		for j, d := range v {
+			out[j] += d
+		}
+	}
+	for j := range out {
+		out[j] /= float64(T)
+	}
+	return out
+}
+
+func (c *Compiled) permTree(t int, fr *frame.Frame, in bitset, seed uint64, xb, colb *[]float32, rowb *[]int32) []float64 {
+	p := c.p
+	rows := (*rowb)[:0]
+	for i := 0; i < fr.NRows; i++ {
+		if !in.has(i) {
+			rows = append(rows, int32(i))
+		}
+	}
+	*rowb = rows
+	imp := make([]float64, p)
+	m := len(rows)
+	if m == 0 {
+		return imp
+	}
+	if cap(*xb) < m*p {
+		*xb = make([]float32, m*p)
+	}
+	x := (*xb)[:m*p]
+	for j, col := range fr.Cols {
+		for i, r := range rows {
+			x[i*p+j] = col[r]
+		}
+	}
+	root := c.roots[t]
+	loss := func() float64 {
+		var l float64
+		for i, r := range rows {
+			s := c.leaf(root, x[i*p:(i+1)*p])
+			if c.k > 0 {
+				if c.leafCls[s] != fr.Y[r] {
+					l++
+				}
+			} else {
+				d := float64(c.leafVal[s]) - fr.YReg[r]
+				l += d * d
+			}
+		}
+		return l / float64(m)
+	}
+	base := loss()
+	used := c.usedFeatures(t)
+	rng := treeRNG(seed^0x5851f42d4c957f2d, t)
+	if cap(*colb) < m {
+		*colb = make([]float32, m)
+	}
+	saved := (*colb)[:m]
+	for j := 0; j < p; j++ {
+		if !used[j] {
+			continue
+		}
+		for i := 0; i < m; i++ {
+			saved[i] = x[i*p+j]
+		}
+		for i := m - 1; i > 0; i-- {
+			k := rng.IntN(i + 1)
+			x[i*p+j], x[k*p+j] = x[k*p+j], x[i*p+j]
+		}
+		imp[j] = loss() - base
+		for i := 0; i < m; i++ {
+			x[i*p+j] = saved[i]
+		}
+	}
+	return imp
+}
+
+// usedFeatures marks the features that appear in tree t's atoms.
+func (c *Compiled) usedFeatures(t int) []bool {
+	used := make([]bool, c.p)
+	end := int32(len(c.nodes))
+	if t+1 < len(c.roots) {
+		end = c.roots[t+1]
+	}
+	for i := c.roots[t]; i < end; i++ {
+		n := c.nodes[i]
+		if n.right < 0 {
+			continue
+		}
+		if n.feat >= 0 {
+			used[n.feat] = true
+			continue
+		}
+		s := -1 - n.feat
+		for q := c.atomOff[s]; q < c.atomOff[s+1]; q++ {
+			used[c.atomIdx[q]] = true
+		}
+	}
+	return used
+}

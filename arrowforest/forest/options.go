@@ -1,0 +1,168 @@
+package forest
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"strconv"
+
+	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/arrowforest/tree"
+)
+
+// Params are the training options of a forest. The zero value is not
+// valid; use DefaultParams and Validate.
+type Params struct {
+	Trees int    `json:"trees"`
+	Seed  uint64 `json:"seed"`
+	// Threads bounds the worker pool; it never changes the model.
+	Threads int `json:"-"`
+
+	// MaxFeatures: "sqrt", "log2", "all", a count ("12") or a fraction
+	// ("0.3"). Empty means sqrt for classification and p/3 for regression.
+	MaxFeatures string `json:"max_features"`
+	// Criterion: "gini" or "entropy" (classification), "mse" (regression).
+	Criterion string `json:"criterion"`
+	MinLeaf   int    `json:"min_leaf"`
+	MaxDepth  int    `json:"max_depth"` // 0 = unlimited
+	// Sample: "bootstrap" (with replacement) or "subsample" (without).
+	Sample string `json:"sample"`
+	// SampleFraction of n drawn per tree (default 1 for bootstrap, 0.632
+	// for subsample).
+	SampleFraction float64 `json:"sample_fraction"`
+	// Split: "binned" (histogram, default) or "exact" (sorted).
+	Split string `json:"split"`
+	// Bins is the number of quantile bins per feature in binned mode (≤ 255).
+	Bins int `json:"bins"`
+	// Permutation requests OOB permutation importance.
+	Permutation bool `json:"permutation_importance"`
+}
+
+// DefaultParams returns the defaults for a task: 100 trees, bootstrap,
+// binned split search with 255 bins, min leaf 1 (classification, Gini) or
+// 5 (regression, MSE), max features sqrt(p) or p/3 (Breiman 2001).
+func DefaultParams(task frame.Task) Params {
+	p := Params{
+		Trees:     100,
+		Seed:      1,
+		Threads:   runtime.NumCPU(),
+		Criterion: "gini",
+		MinLeaf:   1,
+		Sample:    "bootstrap",
+		Split:     "binned",
+		Bins:      255,
+	}
+	if task == frame.TaskRegression {
+		p.Criterion = "mse"
+		p.MinLeaf = 5
+	}
+	return p
+}
+
+// resolved are validated, typed parameters for one training run.
+type resolved struct {
+	mtry      int
+	criterion tree.Criterion
+	bootstrap bool
+	fraction  float64
+	binned    bool
+}
+
+// resolve validates p against a frame with nFeatures features and task.
+func (p *Params) resolve(nFeatures int, task frame.Task) (resolved, error) {
+	var r resolved
+	if p.Trees < 1 {
+		return r, fmt.Errorf("trees must be at least 1, got %d", p.Trees)
+	}
+	if p.Threads < 1 {
+		p.Threads = 1
+	}
+	if p.MinLeaf < 1 {
+		return r, fmt.Errorf("min leaf must be at least 1, got %d", p.MinLeaf)
+	}
+	if p.MaxDepth < 0 {
+		return r, fmt.Errorf("max depth must be 0 (unlimited) or positive, got %d", p.MaxDepth)
+	}
+	m, err := MTry(p.MaxFeatures, nFeatures, task)
+	if err != nil {
+		return r, err
+	}
+	r.mtry = m
+	if r.criterion, err = tree.ParseCriterion(p.Criterion); err != nil {
+		return r, err
+	}
+	if (task == frame.TaskRegression) != (r.criterion == tree.MSE) {
+		return r, fmt.Errorf("criterion %s does not fit a %s task", p.Criterion, task)
+	}
+	switch p.Sample {
+	case "bootstrap", "":
+		p.Sample = "bootstrap"
+		r.bootstrap = true
+		if p.SampleFraction == 0 {
+			p.SampleFraction = 1
+		}
+	case "subsample":
+		if p.SampleFraction == 0 {
+			p.SampleFraction = 0.632
+		}
+		if p.SampleFraction > 1 {
+			return r, fmt.Errorf("subsample fraction %v must be at most 1", p.SampleFraction)
+		}
+	default:
+		return r, fmt.Errorf("unknown sample scheme %q (want bootstrap or subsample)", p.Sample)
+	}
+	if !(p.SampleFraction > 0) || p.SampleFraction > 10 {
+		return r, fmt.Errorf("sample fraction %v must be in (0, 10]", p.SampleFraction)
+	}
+	r.fraction = p.SampleFraction
+	switch p.Split {
+	case "binned", "":
+		p.Split = "binned"
+		r.binned = true
+		if p.Bins == 0 {
+			p.Bins = tree.MaxBins
+		}
+		if p.Bins < 2 || p.Bins > tree.MaxBins {
+			return r, fmt.Errorf("bins %d outside 2..%d", p.Bins, tree.MaxBins)
+		}
+	case "exact":
+		p.Bins = 0
+	default:
+		return r, fmt.Errorf("unknown split search %q (want binned or exact)", p.Split)
+	}
+	return r, nil
+}
+
+// MTry resolves a max-features setting — "sqrt", "log2", "all", a count
+// ("12") or a fraction in (0, 1] ("0.3") — to a count in 1..p. Empty means
+// sqrt(p) for classification and p/3 for regression.
+func MTry(s string, p int, task frame.Task) (int, error) {
+	if p < 1 {
+		return 0, fmt.Errorf("no feature columns")
+	}
+	clamp := func(m int) int { return min(max(m, 1), p) }
+	switch s {
+	case "":
+		if task == frame.TaskRegression {
+			return clamp(p / 3), nil
+		}
+		return clamp(int(math.Sqrt(float64(p)))), nil
+	case "sqrt":
+		return clamp(int(math.Sqrt(float64(p)))), nil
+	case "log2":
+		return clamp(int(math.Log2(float64(p)))), nil
+	case "all":
+		return p, nil
+	}
+	if n, err := strconv.Atoi(s); err == nil {
+		if n < 1 || n > p {
+			return 0, fmt.Errorf("max features %d outside 1..%d", n, p)
+		}
+		return n, nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(f > 0) || f > 1 {
+		return 0, fmt.Errorf("max features %q: want sqrt, log2, all, a count or a fraction in (0, 1]", s)
+	}
+	return clamp(int(math.Ceil(f * float64(p)))), nil
+}

@@ -1,0 +1,249 @@
+package forest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/arrowforest/projection"
+	"github.com/forestd/forestd/arrowforest/tree"
+)
+
+// TrainOptions are the run-time knobs that never change the model.
+type TrainOptions struct {
+	// Progress, when set, is called after each tree (from any goroutine,
+	// serialised) with the number of trees done.
+	Progress func(done, total int)
+	// Context cancels training early.
+	Context context.Context
+}
+
+// treeRNG returns the random stream of tree t: it depends on the seed and
+// the tree index alone, so the worker count cannot change the model.
+func treeRNG(seed uint64, t int) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15^uint64(t)*0xbf58476d1ce4e5b9))
+}
+
+// bitset is one bit per training row.
+type bitset []uint64
+
+func newBitset(n int) bitset    { return make(bitset, (n+63)/64) }
+func (b bitset) set(i int)      { b[i>>6] |= 1 << (uint(i) & 63) }
+func (b bitset) has(i int) bool { return b[i>>6]&(1<<(uint(i)&63)) != 0 }
+func (b bitset) count() (n int) {
+	for _, w := range b {
+		for ; w != 0; w &= w - 1 {
+			n++
+		}
+	}
+	return n
+}
+
+// drawSample draws tree t's in-bag rows: a bootstrap of round(fraction·n)
+// draws with replacement (weights = multiplicities) or a subsample without
+// replacement. It returns the distinct rows in increasing order, their
+// weights, and the in-bag bitset.
+func drawSample(rng *rand.Rand, n int, bootstrap bool, fraction float64, counts []uint32) ([]int32, []float64, bitset) {
+	m := int(math.Round(fraction * float64(n)))
+	m = max(m, 1)
+	clear(counts)
+	if bootstrap {
+		for i := 0; i < m; i++ {
+			counts[rng.IntN(n)]++
+		}
+	} else {
+		m = min(m, n)
+		// Floyd's algorithm: m distinct rows.
+		for j := n - m; j < n; j++ {
+			r := rng.IntN(j + 1)
+			if counts[r] != 0 {
+				r = j
+			}
+			counts[r] = 1
+		}
+	}
+	in := newBitset(n)
+	var rows []int32
+	var w []float64
+	for i, c := range counts {
+		if c > 0 {
+			rows = append(rows, int32(i))
+			w = append(w, float64(c))
+			in.set(i)
+		}
+	}
+	return rows, w, in
+}
+
+// Train grows a forest on fr, which must carry a label. The same frame,
+// params and seed give the same forest for any p.Threads.
+func Train(fr *frame.Frame, p Params, opts TrainOptions) (*Forest, error) {
+	if err := fr.Validate(); err != nil {
+		return nil, err
+	}
+	if !fr.HasLabel() {
+		return nil, errors.New("forest: training needs a label")
+	}
+	if fr.NRows < 2 {
+		return nil, fmt.Errorf("forest: need at least 2 labelled rows, have %d", fr.NRows)
+	}
+	r, err := p.resolve(fr.P(), fr.Task)
+	if err != nil {
+		return nil, fmt.Errorf("forest: %w", err)
+	}
+	ctx := opts.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	d := &tree.Data{Cols: fr.Cols, Y: fr.Y, K: fr.NumClasses(), YReg: fr.YReg}
+	if r.binned {
+		d.Bins = tree.NewBinned(fr.Cols, p.Bins, p.Threads)
+	}
+	cfg := tree.Config{Criterion: r.criterion, MinLeaf: float64(p.MinLeaf), MaxDepth: p.MaxDepth}
+	newSampler := func() (projection.Sampler, error) { return projection.NewAxis(fr.P(), r.mtry) }
+
+	f := &Forest{
+		Kind:      "rf",
+		Task:      fr.Task,
+		Features:  append([]string(nil), fr.Names...),
+		LabelName: fr.LabelName,
+		Classes:   append([]string(nil), fr.Classes...),
+		Trees:     make([]*tree.Tree, p.Trees),
+		Params:    p,
+	}
+	if fr.Levels != nil {
+		f.Levels = fr.Levels
+	}
+	n := fr.NRows
+	inbag := make([]bitset, p.Trees)
+	imps := make([][]float64, p.Trees)
+	var (
+		wg       sync.WaitGroup
+		next     atomic.Int64
+		done     atomic.Int64
+		firstErr error
+		errOnce  sync.Once
+		progMu   sync.Mutex
+	)
+	workers := min(p.Threads, p.Trees)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			smp, err := newSampler()
+			if err != nil {
+				errOnce.Do(func() { firstErr = err })
+				return
+			}
+			b, err := tree.NewBuilder(d, cfg, smp)
+			if err != nil {
+				errOnce.Do(func() { firstErr = err })
+				return
+			}
+			counts := make([]uint32, n)
+			for {
+				t := int(next.Add(1) - 1)
+				if t >= p.Trees || ctx.Err() != nil {
+					return
+				}
+				rng := treeRNG(p.Seed, t)
+				rows, wts, in := drawSample(rng, n, r.bootstrap, r.fraction, counts)
+				tr, imp, err := b.Grow(rng, rows, wts)
+				if err != nil {
+					errOnce.Do(func() { firstErr = fmt.Errorf("forest: tree %d: %w", t, err) })
+					return
+				}
+				f.Trees[t], imps[t], inbag[t] = tr, imp, in
+				if opts.Progress != nil {
+					progMu.Lock()
+					opts.Progress(int(done.Add(1)), p.Trees)
+					progMu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("forest: training cancelled: %w", err)
+	}
+	f.Importances = map[string][]float64{
+		ImportanceImpurity:        impurityImportance(imps, fr.P()),
+		ImportanceProjectionCount: projectionCounts(f.Trees, fr.P()),
+	}
+	c, err := Compile(f)
+	if err != nil {
+		return nil, err
+	}
+	oobRows := 0
+	if r.bootstrap || r.fraction < 1 {
+		f.OOB = outOfBag(c, fr, inbag, p.Threads)
+		oobRows = f.OOB.Rows
+	}
+	if p.Permutation {
+		if oobRows == 0 {
+			return nil, errors.New("forest: permutation importance needs out-of-bag rows (bootstrap or subsample < 1)")
+		}
+		f.Importances[ImportancePermutation] = permutationImportance(c, fr, inbag, p.Seed, p.Threads)
+	}
+	return f, nil
+}
+
+// impurityImportance is the mean decrease in impurity: each tree's
+// decreases are normalised to sum 1, averaged over trees in tree order,
+// and normalised again (as scikit-learn's feature_importances_).
+func impurityImportance(imps [][]float64, p int) []float64 {
+	out := make([]float64, p)
+	for _, imp := range imps {
+		var s float64
+		for _, v := range imp {
+			s += v
+		}
+		if s <= 0 {
+			continue
+		}
+		for j, v := range imp {
+			out[j] += v / s
+		}
+	}
+	return normalize(out)
+}
+
+// projectionCounts is π_k = Σ_T Σ_{j∈T} I(a*_jk ≠ 0), normalised to sum 1
+// (MORF paper §3.2).
+func projectionCounts(trees []*tree.Tree, p int) []float64 {
+	out := make([]float64, p)
+	for _, t := range trees {
+		for i := 0; i < t.NumNodes(); i++ {
+			for e := t.AtomStart[i]; e < t.AtomStart[i+1]; e++ {
+				if t.AtomWeight[e] != 0 {
+					out[t.AtomFeature[e]]++
+				}
+			}
+		}
+	}
+	return normalize(out)
+}
+
+func normalize(v []float64) []float64 {
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	if s > 0 {
+		for i := range v {
+			v[i] /= s
+		}
+	}
+	return v
+}
+
+var _ = runtime.NumCPU

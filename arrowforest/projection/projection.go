@@ -1,0 +1,122 @@
+// Package projection owns split atoms and the samplers that draw them.
+//
+// An atom is a sparse weight vector a over the p features; a split node
+// projects a row x onto it (a·x) and compares the result with a threshold.
+// Breiman's random forest draws axis atoms (one feature, weight 1); SPORF
+// draws sparse ±1 atoms (Randomer paper §2; MORF paper §2.3); MORF draws
+// patch atoms on a feature topology (MORF paper §3.1). Every learner in
+// package tree works on atoms only, so a new sampler plugs in without
+// touching the split search.
+package projection
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+// Candidates is a reusable buffer of atoms drawn for one node. Atom i is the
+// pair (Idx[Start[i]:Start[i+1]], W[Start[i]:Start[i+1]]). Reset it before
+// each node; it never shrinks, so a worker allocates only while it warms up.
+type Candidates struct {
+	Start []int32
+	Idx   []int32
+	W     []float32
+}
+
+// Reset empties the buffer, keeping its capacity.
+func (c *Candidates) Reset() {
+	c.Start = append(c.Start[:0], 0)
+	c.Idx = c.Idx[:0]
+	c.W = c.W[:0]
+}
+
+// Len is the number of atoms in the buffer.
+func (c *Candidates) Len() int {
+	if len(c.Start) == 0 {
+		return 0
+	}
+	return len(c.Start) - 1
+}
+
+// AddAxis appends the axis atom of feature j (weight 1).
+func (c *Candidates) AddAxis(j int32) {
+	if len(c.Start) == 0 {
+		c.Start = append(c.Start, 0)
+	}
+	c.Idx = append(c.Idx, j)
+	c.W = append(c.W, 1)
+	c.Start = append(c.Start, int32(len(c.Idx)))
+}
+
+// Add appends a sparse atom. idx and w must have equal length ≥ 1.
+func (c *Candidates) Add(idx []int32, w []float32) {
+	if len(c.Start) == 0 {
+		c.Start = append(c.Start, 0)
+	}
+	c.Idx = append(c.Idx, idx...)
+	c.W = append(c.W, w...)
+	c.Start = append(c.Start, int32(len(c.Idx)))
+}
+
+// Atom returns atom i's feature indices and weights (views into the buffer).
+func (c *Candidates) Atom(i int) ([]int32, []float32) {
+	a, b := c.Start[i], c.Start[i+1]
+	return c.Idx[a:b], c.W[a:b]
+}
+
+// IsAxis reports whether atom i is a single feature with weight 1, the case
+// that takes the pre-binned axis-aligned split path.
+func (c *Candidates) IsAxis(i int) (int32, bool) {
+	a, b := c.Start[i], c.Start[i+1]
+	if b-a == 1 && c.W[a] == 1 {
+		return c.Idx[a], true
+	}
+	return -1, false
+}
+
+// Sampler draws the candidate atoms of one node. Implementations must be
+// deterministic given rng and must not keep references to c.
+type Sampler interface {
+	Sample(rng *rand.Rand, c *Candidates)
+}
+
+// Axis is Breiman's sampler: MTry distinct features drawn uniformly without
+// replacement out of P (MORF paper §2.2; dissertation §1.1).
+type Axis struct {
+	P, MTry int
+	perm    []int32
+}
+
+// NewAxis returns an axis sampler drawing mtry of p features per node.
+func NewAxis(p, mtry int) (*Axis, error) {
+	if p <= 0 {
+		return nil, fmt.Errorf("projection: no features")
+	}
+	if mtry < 1 || mtry > p {
+		return nil, fmt.Errorf("projection: max features %d outside 1..%d", mtry, p)
+	}
+	s := &Axis{P: p, MTry: mtry, perm: make([]int32, p)}
+	for i := range s.perm {
+		s.perm[i] = int32(i)
+	}
+	return s, nil
+}
+
+// Clone returns a sampler with its own scratch, for another worker.
+func (s *Axis) Clone() *Axis {
+	c, _ := NewAxis(s.P, s.MTry)
+	return c
+}
+
+// Sample draws MTry distinct features by a partial Fisher–Yates shuffle.
+// The permutation buffer is reset first so the draw depends on rng alone.
+func (s *Axis) Sample(rng *rand.Rand, c *Candidates) {
+	for i := range s.perm {
+		s.perm[i] = int32(i)
+	}
+	for i := 0; i < s.MTry; i++ {
+		j := i + rng.IntN(s.P-i)
+		s.perm[i], s.perm[j] = s.perm[j], s.perm[i]
+		c.AddAxis(s.perm[i])
+	}
+}

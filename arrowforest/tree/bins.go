@@ -1,0 +1,152 @@
+package tree
+
+import (
+	"math"
+	"slices"
+	"sync"
+)
+
+// MissingCode is the bin code of a missing (NaN) value.
+const MissingCode = 255
+
+// MaxBins is the largest number of non-missing bins per feature.
+const MaxBins = 255
+
+// Binned holds every feature pre-binned once per forest (DESIGN §8): each
+// value is replaced by the index of its quantile bin, so a node's split
+// search accumulates a histogram instead of sorting.
+//
+// Bins are chosen from the sorted distinct values: a feature with at most
+// maxBins distinct values gets one bin per value (the binned search is then
+// exact), otherwise the cut points are placed so that each bin holds about
+// n/maxBins rows, never splitting a run of equal values. Upper[j][b] is the
+// threshold between bin b and b+1: a float32 t with max(bin b) ≤ t <
+// min(bin b+1), the midpoint where float32 allows it. So "code ≤ b" and
+// "x ≤ Upper[j][b]" select the same rows, and a binned split is stored as
+// an ordinary threshold.
+type Binned struct {
+	Codes [][]uint8
+	Upper [][]float32
+}
+
+// NBins returns the number of non-missing bins of feature j.
+func (b *Binned) NBins(j int) int { return len(b.Upper[j]) + 1 }
+
+// NewBinned bins every column of cols with at most maxBins bins (2..255),
+// using up to threads goroutines. The result does not depend on threads.
+func NewBinned(cols [][]float32, maxBins, threads int) *Binned {
+	if maxBins < 2 || maxBins > MaxBins {
+		maxBins = MaxBins
+	}
+	if threads < 1 {
+		threads = 1
+	}
+	b := &Binned{Codes: make([][]uint8, len(cols)), Upper: make([][]float32, len(cols))}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < threads; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var scratch []float32
+			for j := range next {
+				scratch = binColumn(cols[j], maxBins, scratch, b, j)
+			}
+		}()
+	}
+	for j := range cols {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+	return b
+}
+
+func binColumn(col []float32, maxBins int, scratch []float32, b *Binned, j int) []float32 {
+	vals := scratch[:0]
+	for _, v := range col {
+		if v == v { // not NaN
+			vals = append(vals, v)
+		}
+	}
+	slices.Sort(vals)
+	upper := cutPoints(vals, maxBins)
+	codes := make([]uint8, len(col))
+	for i, v := range col {
+		if v != v {
+			codes[i] = MissingCode
+			continue
+		}
+		// first b with v <= upper[b]; len(upper) when v is above all cuts.
+		lo, hi := 0, len(upper)
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if v <= upper[m] {
+				hi = m
+			} else {
+				lo = m + 1
+			}
+		}
+		codes[i] = uint8(lo)
+	}
+	b.Codes[j] = codes
+	b.Upper[j] = upper
+	return vals
+}
+
+// cutPoints returns the thresholds between consecutive bins of the sorted
+// non-NaN values.
+func cutPoints(sorted []float32, maxBins int) []float32 {
+	n := len(sorted)
+	if n == 0 {
+		return nil
+	}
+	// distinct values and their counts
+	distinct := 1
+	for i := 1; i < n; i++ {
+		if sorted[i] != sorted[i-1] {
+			distinct++
+		}
+	}
+	var upper []float32
+	if distinct <= maxBins {
+		upper = make([]float32, 0, distinct-1)
+		for i := 1; i < n; i++ {
+			if sorted[i] != sorted[i-1] {
+				upper = append(upper, Midpoint(sorted[i-1], sorted[i]))
+			}
+		}
+		return upper
+	}
+	// Quantile bins: close a bin once it holds at least target rows, at a
+	// change of value; the target adapts to what is left so heavy ties
+	// early do not starve the later bins.
+	upper = make([]float32, 0, maxBins-1)
+	start := 0
+	binsLeft := maxBins
+	for i := 1; i < n && binsLeft > 1; i++ {
+		if sorted[i] == sorted[i-1] {
+			continue
+		}
+		target := float64(n-start) / float64(binsLeft)
+		if float64(i-start) >= target {
+			upper = append(upper, Midpoint(sorted[i-1], sorted[i]))
+			start = i
+			binsLeft--
+		}
+	}
+	return upper
+}
+
+// Midpoint returns a float32 threshold t with lo ≤ t < hi for lo < hi: the
+// midpoint rounded to float32, or lo when rounding would reach hi.
+func Midpoint(lo, hi float32) float32 {
+	m := float32((float64(lo) + float64(hi)) / 2)
+	if m >= hi || math.IsInf(float64(m), 0) {
+		return lo
+	}
+	if m < lo {
+		return lo
+	}
+	return m
+}

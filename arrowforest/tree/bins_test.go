@@ -1,0 +1,100 @@
+package tree
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+func TestMidpoint(t *testing.T) {
+	cases := [][2]float32{{0, 1}, {1, math.Nextafter32(1, 2)}, {-3, -2.5}, {-math.MaxFloat32, math.MaxFloat32}, {1e30, math.MaxFloat32}}
+	for _, c := range cases {
+		m := Midpoint(c[0], c[1])
+		if !(c[0] <= m && m < c[1]) {
+			t.Errorf("Midpoint(%v, %v) = %v, not in [lo, hi)", c[0], c[1], m)
+		}
+	}
+}
+
+// checkBins verifies the invariant the split search relies on: code ≤ b
+// exactly when x ≤ Upper[b], and missing values get MissingCode.
+func checkBins(t *testing.T, col []float32, b *Binned) {
+	t.Helper()
+	up := b.Upper[0]
+	if !slices.IsSorted(up) {
+		t.Fatalf("thresholds not sorted: %v", up)
+	}
+	for i, v := range col {
+		c := b.Codes[0][i]
+		if v != v {
+			if c != MissingCode {
+				t.Fatalf("NaN got code %d", c)
+			}
+			continue
+		}
+		if int(c) >= b.NBins(0) {
+			t.Fatalf("code %d outside %d bins", c, b.NBins(0))
+		}
+		for q, u := range up {
+			if (int(c) <= q) != (v <= u) {
+				t.Fatalf("value %v code %d disagrees with threshold %d = %v", v, c, q, u)
+			}
+		}
+	}
+}
+
+func TestBinsExactWhenFewValues(t *testing.T) {
+	col := []float32{3, 1, 2, 2, float32(math.NaN()), 1, 3, 5}
+	b := NewBinned([][]float32{col}, 255, 1)
+	if got := b.NBins(0); got != 4 {
+		t.Fatalf("4 distinct values gave %d bins", got)
+	}
+	checkBins(t, col, b)
+}
+
+func TestBinsQuantiles(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	n := 100000
+	col := make([]float32, n)
+	for i := range col {
+		col[i] = float32(rng.ExpFloat64())
+		if i%97 == 0 {
+			col[i] = 0 // a heavy tie
+		}
+	}
+	b := NewBinned([][]float32{col}, 64, 2)
+	if nb := b.NBins(0); nb < 60 || nb > 64 {
+		t.Fatalf("%d bins, want close to 64", nb)
+	}
+	checkBins(t, col, b)
+	counts := make([]int, b.NBins(0))
+	for _, c := range b.Codes[0] {
+		counts[c]++
+	}
+	for q, c := range counts {
+		if c > 3*n/64 {
+			t.Fatalf("bin %d holds %d rows, far above n/64", q, c)
+		}
+	}
+}
+
+func FuzzCutPoints(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4}, uint8(3))
+	f.Add([]byte{0, 0, 0, 255, 255, 7}, uint8(2))
+	f.Fuzz(func(t *testing.T, raw []byte, maxBins uint8) {
+		col := make([]float32, 0, len(raw)/2)
+		for i := 0; i+1 < len(raw); i += 2 {
+			v := float32(int16(uint16(raw[i])<<8|uint16(raw[i+1]))) / 7
+			if raw[i] == 0xff {
+				v = float32(math.NaN())
+			}
+			col = append(col, v)
+		}
+		b := NewBinned([][]float32{col}, int(maxBins), 1)
+		if b.NBins(0) > MaxBins {
+			t.Fatalf("%d bins", b.NBins(0))
+		}
+		checkBins(t, col, b)
+	})
+}

@@ -1,0 +1,543 @@
+package tree
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/forestd/forestd/arrowforest/projection"
+)
+
+// Data is the read-only training input shared by every tree of a forest.
+type Data struct {
+	Cols [][]float32 // p feature columns, NaN = missing
+	Y    []int32     // class per row (classification)
+	K    int         // number of classes (0 for regression)
+	YReg []float64   // target per row (regression)
+	// Bins, when non-nil, enables the binned (histogram) split search
+	// for axis atoms; nil means exact (sorted) search everywhere.
+	Bins *Binned
+}
+
+// Rows returns the number of rows.
+func (d *Data) Rows() int {
+	if len(d.Cols) > 0 {
+		return len(d.Cols[0])
+	}
+	if d.Y != nil {
+		return len(d.Y)
+	}
+	return len(d.YReg)
+}
+
+// Config holds the growth limits of one tree.
+type Config struct {
+	Criterion Criterion
+	// MinLeaf is the minimum in-bag weight (bootstrap multiplicity sum)
+	// of a leaf; at least 1.
+	MinLeaf float64
+	// MaxDepth limits depth (root = 0); 0 means unlimited.
+	MaxDepth int
+}
+
+// Validate checks the configuration against the data.
+func (c Config) Validate(d *Data) error {
+	if c.MinLeaf < 1 {
+		return fmt.Errorf("tree: min leaf %v must be at least 1", c.MinLeaf)
+	}
+	if c.MaxDepth < 0 {
+		return fmt.Errorf("tree: max depth %d is negative", c.MaxDepth)
+	}
+	if d.K > 0 && c.Criterion == MSE {
+		return fmt.Errorf("tree: criterion mse needs a regression target")
+	}
+	if d.K == 0 && c.Criterion != MSE {
+		return fmt.Errorf("tree: criterion %s needs classes", c.Criterion)
+	}
+	return nil
+}
+
+// Builder grows trees on one Data. It owns all scratch memory of one worker
+// and is not safe for concurrent use; give each worker its own Builder.
+type Builder struct {
+	d   *Data
+	cfg Config
+	smp projection.Sampler
+
+	// node-aligned arrays, partitioned in place as the tree grows
+	idx []int32
+	w   []float64
+	y   []int32
+	yr  []float64
+
+	cand  projection.Candidates
+	hist  []float64 // binned class counts (or w, wy pairs for regression)
+	miss  []float64
+	total []float64
+	acc   classAcc
+	racc  regAcc
+	pairs []pair
+	proj  []float32
+	leaf  []float64
+
+	t   *Tree
+	imp []float64 // impurity decrease per feature for the current tree
+}
+
+type pair struct {
+	v float32
+	k int32 // position in the node-aligned arrays
+}
+
+// NewBuilder returns a builder drawing atoms from smp (owned by the builder).
+func NewBuilder(d *Data, cfg Config, smp projection.Sampler) (*Builder, error) {
+	if err := cfg.Validate(d); err != nil {
+		return nil, err
+	}
+	b := &Builder{d: d, cfg: cfg, smp: smp}
+	k := d.K
+	if k == 0 {
+		k = 2
+	}
+	b.hist = make([]float64, (MaxBins+1)*k)
+	b.miss = make([]float64, k)
+	b.total = make([]float64, k)
+	b.leaf = make([]float64, k)
+	b.acc.init(cfg.Criterion, max(d.K, 1))
+	return b, nil
+}
+
+// split is the best split found at a node.
+type split struct {
+	ok       bool
+	atom     int // index into cand
+	thr      float32
+	missLeft bool
+	proxy    float64
+}
+
+type frameItem struct {
+	parent     int32 // -1 for the root
+	left       bool  // whether this is the parent's left child
+	start, end int32
+	depth      int32
+}
+
+// Grow grows one tree on the in-bag rows with their weights (bootstrap
+// multiplicities), drawing candidate atoms with rng. It returns the tree
+// and the weighted impurity decrease credited to each feature (an atom's
+// decrease is shared among its features in proportion to |weight|).
+func (b *Builder) Grow(rng *rand.Rand, rows []int32, weights []float64) (*Tree, []float64, error) {
+	if len(rows) == 0 {
+		return nil, nil, fmt.Errorf("tree: no in-bag rows")
+	}
+	if len(rows) != len(weights) {
+		return nil, nil, fmt.Errorf("tree: %d rows but %d weights", len(rows), len(weights))
+	}
+	n := len(rows)
+	b.idx = append(b.idx[:0], rows...)
+	b.w = append(b.w[:0], weights...)
+	if b.d.K > 0 {
+		b.y = b.y[:0]
+		for _, r := range rows {
+			b.y = append(b.y, b.d.Y[r])
+		}
+	} else {
+		b.yr = b.yr[:0]
+		for _, r := range rows {
+			b.yr = append(b.yr, b.d.YReg[r])
+		}
+	}
+	b.t = &Tree{AtomStart: []int32{0}, LeafStart: []int32{0}}
+	b.imp = make([]float64, len(b.d.Cols))
+	stack := []frameItem{{-1, false, 0, int32(n), 0}}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		id := b.newNode()
+		if it.parent >= 0 {
+			if it.left {
+				b.t.Left[it.parent] = id
+			} else {
+				b.t.Right[it.parent] = id
+			}
+		}
+		if mid, ok := b.node(rng, id, it); ok {
+			// right pushed first so the left subtree is numbered next:
+			// preorder ids, left child = parent + 1.
+			stack = append(stack,
+				frameItem{id, false, int32(mid), it.end, it.depth + 1},
+				frameItem{id, true, it.start, int32(mid), it.depth + 1})
+		}
+	}
+	t := b.t
+	b.t = nil
+	return t, b.imp, nil
+}
+
+func (b *Builder) newNode() int32 {
+	t := b.t
+	t.Left = append(t.Left, -1)
+	t.Right = append(t.Right, -1)
+	t.Threshold = append(t.Threshold, 0)
+	t.MissingLeft = append(t.MissingLeft, false)
+	t.Count = append(t.Count, 0)
+	return int32(len(t.Left) - 1)
+}
+
+// node finishes node id: it becomes a leaf, or it is split and the
+// boundary between its left and right rows is returned. Ids are allocated
+// in preorder as nodes are popped, so nodes finish in id order and their
+// atom and leaf entries are appended in id order.
+func (b *Builder) node(rng *rand.Rand, id int32, it frameItem) (mid int, ok bool) {
+	s, e := int(it.start), int(it.end)
+	t := b.t
+	// node statistics
+	var wsum float64
+	pure := true
+	var base float64
+	if b.d.K > 0 {
+		clear(b.total)
+		for k := s; k < e; k++ {
+			b.total[b.y[k]] += b.w[k]
+			wsum += b.w[k]
+		}
+		nz := 0
+		for _, c := range b.total {
+			if c > 0 {
+				nz++
+			}
+		}
+		pure = nz <= 1
+		base = classBase(b.cfg.Criterion, b.total)
+	} else {
+		var sum float64
+		first := b.yr[s]
+		for k := s; k < e; k++ {
+			wsum += b.w[k]
+			sum += b.w[k] * b.yr[k]
+			if b.yr[k] != first {
+				pure = false
+			}
+		}
+		base = sum * sum / wsum
+		b.leaf[0] = sum / wsum
+	}
+	t.Count[id] = float32(wsum)
+
+	canSplit := !pure && wsum >= 2*b.cfg.MinLeaf && e-s >= 2 &&
+		(b.cfg.MaxDepth == 0 || int(it.depth) < b.cfg.MaxDepth)
+	var best split
+	if canSplit {
+		best = b.findSplit(rng, s, e, wsum)
+	}
+	if !best.ok {
+		b.finishLeaf(s, e, wsum)
+		return 0, false
+	}
+	idx, wts := b.cand.Atom(best.atom)
+	gain := best.proxy - base
+	if gain > 0 {
+		var wabs float64
+		for _, x := range wts {
+			wabs += math.Abs(float64(x))
+		}
+		for q, j := range idx {
+			b.imp[j] += gain * math.Abs(float64(wts[q])) / wabs
+		}
+	}
+	mid = b.partition(s, e, idx, wts, best.thr, best.missLeft)
+	if mid == s || mid == e { // cannot happen for a valid split; stay safe
+		b.finishLeaf(s, e, wsum)
+		return 0, false
+	}
+	t.Threshold[id] = best.thr
+	t.MissingLeft[id] = best.missLeft
+	t.AtomFeature = append(t.AtomFeature, idx...)
+	t.AtomWeight = append(t.AtomWeight, wts...)
+	t.AtomStart = append(t.AtomStart, int32(len(t.AtomFeature)))
+	t.LeafStart = append(t.LeafStart, int32(len(t.LeafValue)))
+	t.Left[id] = 0 // marks "internal" until the children are numbered
+	return mid, true
+}
+
+func (b *Builder) finishLeaf(s, e int, wsum float64) {
+	t := b.t
+	if b.d.K > 0 {
+		for k, c := range b.total {
+			if c > 0 {
+				t.LeafClass = append(t.LeafClass, int32(k))
+				t.LeafValue = append(t.LeafValue, c/wsum)
+			}
+		}
+	} else {
+		t.LeafValue = append(t.LeafValue, b.leaf[0])
+	}
+	t.AtomStart = append(t.AtomStart, int32(len(t.AtomFeature)))
+	t.LeafStart = append(t.LeafStart, int32(len(t.LeafValue)))
+}
+
+// findSplit draws the node's candidate atoms and returns the best split.
+func (b *Builder) findSplit(rng *rand.Rand, s, e int, wsum float64) split {
+	b.cand.Reset()
+	b.smp.Sample(rng, &b.cand)
+	var best split
+	n := e - s
+	for a := 0; a < b.cand.Len(); a++ {
+		var sp split
+		if j, axis := b.cand.IsAxis(a); axis && b.d.Bins != nil && b.useHist(int(j), n) {
+			sp = b.searchBinned(int(j), s, e)
+		} else {
+			idx, wts := b.cand.Atom(a)
+			sp = b.searchSorted(idx, wts, s, e)
+		}
+		if sp.ok && (!best.ok || sp.proxy > best.proxy) {
+			best = sp
+			best.atom = a
+		}
+	}
+	_ = wsum
+	return best
+}
+
+// useHist decides between histogram and sort for one axis atom from the
+// cost of each: n + bins·classes against about 2·n·log2 n comparisons.
+func (b *Builder) useHist(j, n int) bool {
+	k := max(b.d.K, 2)
+	return n+b.d.Bins.NBins(j)*k <= 2*n*bits.Len(uint(n))
+}
+
+// searchBinned scans the histogram of pre-binned feature j over the node.
+func (b *Builder) searchBinned(j, s, e int) split {
+	codes := b.d.Bins.Codes[j]
+	nb := b.d.Bins.NBins(j)
+	upper := b.d.Bins.Upper[j]
+	var best split
+	if nb < 2 {
+		return best
+	}
+	if b.d.K > 0 {
+		K := b.d.K
+		h := b.hist[:nb*K]
+		clear(h)
+		clear(b.miss)
+		for k := s; k < e; k++ {
+			c := codes[b.idx[k]]
+			if c == MissingCode {
+				b.miss[b.y[k]] += b.w[k]
+				continue
+			}
+			h[int(c)*K+int(b.y[k])] += b.w[k]
+		}
+		a := &b.acc
+		a.reset(b.total, b.miss)
+		for bin := 0; bin < nb-1; bin++ {
+			row := h[bin*K : bin*K+K]
+			moved := false
+			for k, c := range row {
+				if c != 0 {
+					a.move(int32(k), c)
+					moved = true
+				}
+			}
+			if !moved || a.nR == 0 {
+				if a.nR == 0 {
+					break
+				}
+				continue
+			}
+			if p, ml, ok := a.best(b.cfg.MinLeaf); ok && (!best.ok || p > best.proxy) {
+				best = split{ok: true, thr: upper[bin], missLeft: ml, proxy: p}
+			}
+		}
+		return best
+	}
+	// regression: pairs (w, w·y) per bin
+	h := b.hist[:2*nb]
+	clear(h)
+	var n, sum, nm, sm float64
+	for k := s; k < e; k++ {
+		w := b.w[k]
+		wy := w * b.yr[k]
+		n += w
+		sum += wy
+		c := codes[b.idx[k]]
+		if c == MissingCode {
+			nm += w
+			sm += wy
+			continue
+		}
+		h[2*int(c)] += w
+		h[2*int(c)+1] += wy
+	}
+	a := &b.racc
+	a.reset(n, sum, nm, sm)
+	for bin := 0; bin < nb-1; bin++ {
+		if h[2*bin] == 0 {
+			continue
+		}
+		a.move(h[2*bin], h[2*bin+1])
+		if a.nR <= 0 {
+			break
+		}
+		if p, ml, ok := a.best(b.cfg.MinLeaf); ok && (!best.ok || p > best.proxy) {
+			best = split{ok: true, thr: upper[bin], missLeft: ml, proxy: p}
+		}
+	}
+	return best
+}
+
+// project evaluates atom (idx, wts) for row r in float32, in atom order —
+// the same arithmetic scoring uses, so thresholds agree bit for bit.
+func project(cols [][]float32, idx []int32, wts []float32, r int32) float32 {
+	if len(idx) == 1 {
+		return cols[idx[0]][r] * wts[0]
+	}
+	var v float32
+	for q, j := range idx {
+		v += cols[j][r] * wts[q]
+	}
+	return v
+}
+
+// searchSorted sorts the node's projected values and scans every boundary
+// between distinct values (exact search).
+func (b *Builder) searchSorted(idx []int32, wts []float32, s, e int) split {
+	cols := b.d.Cols
+	pairs := b.pairs[:0]
+	var best split
+	if b.d.K > 0 {
+		clear(b.miss)
+		for k := s; k < e; k++ {
+			v := project(cols, idx, wts, b.idx[k])
+			if v != v {
+				b.miss[b.y[k]] += b.w[k]
+				continue
+			}
+			pairs = append(pairs, pair{v, int32(k)})
+		}
+		b.pairs = pairs
+		if len(pairs) < 2 {
+			return best
+		}
+		sortPairs(pairs)
+		if pairs[0].v == pairs[len(pairs)-1].v {
+			return best
+		}
+		a := &b.acc
+		a.reset(b.total, b.miss)
+		for q := 0; q < len(pairs)-1; q++ {
+			k := pairs[q].k
+			a.move(b.y[k], b.w[k])
+			if pairs[q].v == pairs[q+1].v {
+				continue
+			}
+			if p, ml, ok := a.best(b.cfg.MinLeaf); ok && (!best.ok || p > best.proxy) {
+				best = split{ok: true, thr: Midpoint(pairs[q].v, pairs[q+1].v), missLeft: ml, proxy: p}
+			}
+		}
+		return best
+	}
+	var n, sum, nm, sm float64
+	for k := s; k < e; k++ {
+		w := b.w[k]
+		wy := w * b.yr[k]
+		n += w
+		sum += wy
+		v := project(cols, idx, wts, b.idx[k])
+		if v != v {
+			nm += w
+			sm += wy
+			continue
+		}
+		pairs = append(pairs, pair{v, int32(k)})
+	}
+	b.pairs = pairs
+	if len(pairs) < 2 {
+		return best
+	}
+	sortPairs(pairs)
+	if pairs[0].v == pairs[len(pairs)-1].v {
+		return best
+	}
+	a := &b.racc
+	a.reset(n, sum, nm, sm)
+	for q := 0; q < len(pairs)-1; q++ {
+		k := pairs[q].k
+		a.move(b.w[k], b.w[k]*b.yr[k])
+		if pairs[q].v == pairs[q+1].v {
+			continue
+		}
+		if p, ml, ok := a.best(b.cfg.MinLeaf); ok && (!best.ok || p > best.proxy) {
+			best = split{ok: true, thr: Midpoint(pairs[q].v, pairs[q+1].v), missLeft: ml, proxy: p}
+		}
+	}
+	return best
+}
+
+// sortPairs sorts by value, ties by position so the order is deterministic.
+func sortPairs(p []pair) {
+	if len(p) <= 12 {
+		for i := 1; i < len(p); i++ {
+			x := p[i]
+			j := i - 1
+			for j >= 0 && (p[j].v > x.v || (p[j].v == x.v && p[j].k > x.k)) {
+				p[j+1] = p[j]
+				j--
+			}
+			p[j+1] = x
+		}
+		return
+	}
+	slices.SortFunc(p, func(a, b pair) int {
+		switch {
+		case a.v < b.v:
+			return -1
+		case a.v > b.v:
+			return 1
+		}
+		return int(a.k - b.k)
+	})
+}
+
+// partition reorders the node's rows so that rows going left come first
+// and returns the boundary.
+func (b *Builder) partition(s, e int, idx []int32, wts []float32, thr float32, missLeft bool) int {
+	cols := b.d.Cols
+	i, j := s, e-1
+	goesLeft := func(k int) bool {
+		v := project(cols, idx, wts, b.idx[k])
+		if v != v {
+			return missLeft
+		}
+		return v <= thr
+	}
+	for i <= j {
+		if goesLeft(i) {
+			i++
+			continue
+		}
+		for j > i && !goesLeft(j) {
+			j--
+		}
+		if j <= i {
+			break
+		}
+		b.swap(i, j)
+		i++
+		j--
+	}
+	return i
+}
+
+func (b *Builder) swap(i, j int) {
+	b.idx[i], b.idx[j] = b.idx[j], b.idx[i]
+	b.w[i], b.w[j] = b.w[j], b.w[i]
+	if b.d.K > 0 {
+		b.y[i], b.y[j] = b.y[j], b.y[i]
+	} else {
+		b.yr[i], b.yr[j] = b.yr[j], b.yr[i]
+	}
+}
