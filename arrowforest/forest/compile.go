@@ -117,7 +117,7 @@ func (c *Compiled) leaf(root int32, x []float32) int32 {
 
 // blockRows is the number of rows scored per tree pass: the block (rows ×
 // features, row-major) and the top of each tree stay in cache.
-const blockRows = 256
+var blockRows = 256
 
 // transpose copies rows [r0, r1) of the column-major cols into x row-major.
 func transpose(cols [][]float32, r0, r1 int, x []float32) {
@@ -157,7 +157,7 @@ func (c *Compiled) Predict(fr *frame.Frame, threads int) (*Prediction, error) {
 		transpose(fr.Cols, r0, r1, x)
 		m := r1 - r0
 		clear(acc[:m*c.stride])
-		var pos, active, slots [blockRows]int32
+		pos, active, slots := make([]int32, blockRows), make([]int32, blockRows), make([]int32, blockRows)
 		for _, root := range c.roots {
 			c.leaves(root, x, m, pos[:], active[:], slots[:])
 			if c.stride == 1 {

@@ -21,10 +21,14 @@ type Params struct {
 	// MaxFeatures: "sqrt", "log2", "all", a count ("12") or a fraction
 	// ("0.3"). Empty means sqrt for classification and p/3 for regression.
 	MaxFeatures string `json:"max_features"`
+	// MTry is the resolved number of candidate atoms per node (set by Train).
+	MTry int `json:"mtry"`
 	// Criterion: "gini" or "entropy" (classification), "mse" (regression).
 	Criterion string `json:"criterion"`
 	MinLeaf   int    `json:"min_leaf"`
-	MaxDepth  int    `json:"max_depth"` // 0 = unlimited
+	// MinSplit: nodes with less in-bag weight are not split.
+	MinSplit int `json:"min_split"`
+	MaxDepth int `json:"max_depth"` // 0 = unlimited
 	// Sample: "bootstrap" (with replacement) or "subsample" (without).
 	Sample string `json:"sample"`
 	// SampleFraction of n drawn per tree (default 1 for bootstrap, 0.632
@@ -39,8 +43,9 @@ type Params struct {
 }
 
 // DefaultParams returns the defaults for a task: 100 trees, bootstrap,
-// binned split search with 255 bins, min leaf 1 (classification, Gini) or
-// 5 (regression, MSE), max features sqrt(p) or p/3 (Breiman 2001).
+// binned split search with 255 bins, min leaf 1, nodes split down to 2 rows
+// (classification, Gini) or 5 rows (regression, MSE; Breiman's node size),
+// max features sqrt(p) or p/3 (Breiman 2001).
 func DefaultParams(task frame.Task) Params {
 	p := Params{
 		Trees:     100,
@@ -48,13 +53,14 @@ func DefaultParams(task frame.Task) Params {
 		Threads:   runtime.NumCPU(),
 		Criterion: "gini",
 		MinLeaf:   1,
+		MinSplit:  2,
 		Sample:    "bootstrap",
 		Split:     "binned",
 		Bins:      255,
 	}
 	if task == frame.TaskRegression {
 		p.Criterion = "mse"
-		p.MinLeaf = 5
+		p.MinSplit = 5
 	}
 	return p
 }
@@ -80,6 +86,9 @@ func (p *Params) resolve(nFeatures int, task frame.Task) (resolved, error) {
 	if p.MinLeaf < 1 {
 		return r, fmt.Errorf("min leaf must be at least 1, got %d", p.MinLeaf)
 	}
+	if p.MinSplit < 0 {
+		return r, fmt.Errorf("min split must not be negative, got %d", p.MinSplit)
+	}
 	if p.MaxDepth < 0 {
 		return r, fmt.Errorf("max depth must be 0 (unlimited) or positive, got %d", p.MaxDepth)
 	}
@@ -88,6 +97,7 @@ func (p *Params) resolve(nFeatures int, task frame.Task) (resolved, error) {
 		return r, err
 	}
 	r.mtry = m
+	p.MTry = m
 	if r.criterion, err = tree.ParseCriterion(p.Criterion); err != nil {
 		return r, err
 	}

@@ -105,7 +105,7 @@ func Train(fr *frame.Frame, p Params, opts TrainOptions) (*Forest, error) {
 	if r.binned {
 		d.Bins = tree.NewBinned(fr.Cols, p.Bins, p.Threads)
 	}
-	cfg := tree.Config{Criterion: r.criterion, MinLeaf: float64(p.MinLeaf), MaxDepth: p.MaxDepth}
+	cfg := tree.Config{Criterion: r.criterion, MinLeaf: float64(p.MinLeaf), MinSplit: float64(p.MinSplit), MaxDepth: p.MaxDepth}
 	newSampler := func() (projection.Sampler, error) { return projection.NewAxis(fr.P(), r.mtry) }
 
 	f := &Forest{

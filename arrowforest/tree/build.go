@@ -38,6 +38,9 @@ type Config struct {
 	// MinLeaf is the minimum in-bag weight (bootstrap multiplicity sum)
 	// of a leaf; at least 1.
 	MinLeaf float64
+	// MinSplit is the minimum in-bag weight of a node that may be split
+	// (scikit-learn's min_samples_split; ranger's min.node.size + 1).
+	MinSplit float64
 	// MaxDepth limits depth (root = 0); 0 means unlimited.
 	MaxDepth int
 }
@@ -227,7 +230,7 @@ func (b *Builder) node(rng *rand.Rand, id int32, it frameItem) (mid int, ok bool
 	}
 	t.Count[id] = float32(wsum)
 
-	canSplit := !pure && wsum >= 2*b.cfg.MinLeaf && e-s >= 2 &&
+	canSplit := !pure && wsum >= 2*b.cfg.MinLeaf && wsum >= b.cfg.MinSplit && e-s >= 2 &&
 		(b.cfg.MaxDepth == 0 || int(it.depth) < b.cfg.MaxDepth)
 	var best split
 	if canSplit {

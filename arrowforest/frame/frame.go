@@ -1,0 +1,143 @@
+// Package frame owns the columnar feature matrix that every learner in
+// forestd trains and scores on: column-major float32 feature buffers with
+// their original names, plus the label column decoded into class indices
+// (classification) or float64 values (regression).
+//
+// # Missing values
+//
+// A null or a NaN in a feature becomes NaN in the frame. Trees learn a
+// default direction for missing values at every split (the side that gives
+// the lower impurity when the node's missing rows are sent there; see
+// package tree), and scoring sends NaN the same way, so a missing value
+// never fails training or scoring. A row whose label is null (or NaN for a
+// regression target) is skipped during training and counted in
+// Frame.SkippedLabels.
+package frame
+
+import (
+	"fmt"
+	"math"
+)
+
+// Task says what the label is learnt as.
+type Task int
+
+const (
+	// TaskAuto picks classification for integer, string, bool and
+	// dictionary labels and regression for floating-point labels.
+	TaskAuto Task = iota
+	// TaskClassification treats every distinct label value as a class.
+	TaskClassification
+	// TaskRegression treats the label as a real-valued target.
+	TaskRegression
+)
+
+func (t Task) String() string {
+	switch t {
+	case TaskClassification:
+		return "classification"
+	case TaskRegression:
+		return "regression"
+	default:
+		return "auto"
+	}
+}
+
+// ParseTask parses "auto", "classification" or "regression".
+func ParseTask(s string) (Task, error) {
+	switch s {
+	case "", "auto":
+		return TaskAuto, nil
+	case "classification", "class", "classify":
+		return TaskClassification, nil
+	case "regression", "regress":
+		return TaskRegression, nil
+	}
+	return TaskAuto, fmt.Errorf("unknown task %q (want auto, classification or regression)", s)
+}
+
+// Frame is a column-major feature matrix with an optional label.
+//
+// Cols[j][i] is feature j of row i; NaN marks a missing value. Features are
+// always addressed by name in anything a user sees; the position j is only
+// an index into Names.
+type Frame struct {
+	Names []string    // feature names, len p
+	Cols  [][]float32 // p columns of NRows values
+	NRows int
+
+	// Levels[j], when non-nil, lists the category levels of a
+	// dictionary- or string-coded feature j; the column then holds the
+	// level index (0..len-1) as a float32. A scoring frame built with the
+	// training frame's levels maps unseen levels to NaN.
+	Levels [][]string
+
+	// Label, present when the frame was built with a label column.
+	LabelName string
+	Task      Task      // TaskClassification or TaskRegression once built
+	Classes   []string  // class names in index order (classification)
+	Y         []int32   // class index per row (classification)
+	YReg      []float64 // target per row (regression)
+
+	// SkippedLabels counts input rows dropped because their label was
+	// null (or NaN for regression).
+	SkippedLabels int
+}
+
+// P returns the number of features.
+func (f *Frame) P() int { return len(f.Names) }
+
+// NumClasses returns the number of classes (0 for regression or no label).
+func (f *Frame) NumClasses() int { return len(f.Classes) }
+
+// HasLabel reports whether the frame carries a label.
+func (f *Frame) HasLabel() bool { return f.Y != nil || f.YReg != nil }
+
+// FeatureIndex returns the position of the named feature, or -1.
+func (f *Frame) FeatureIndex(name string) int {
+	for j, n := range f.Names {
+		if n == name {
+			return j
+		}
+	}
+	return -1
+}
+
+// Validate checks the frame's internal consistency: every column has NRows
+// values and the label, if any, has NRows entries with class indices in
+// range. It returns a descriptive error, never panics.
+func (f *Frame) Validate() error {
+	if len(f.Cols) != len(f.Names) {
+		return fmt.Errorf("frame: %d columns but %d names", len(f.Cols), len(f.Names))
+	}
+	for j, c := range f.Cols {
+		if len(c) != f.NRows {
+			return fmt.Errorf("frame: column %q has %d rows, want %d", f.Names[j], len(c), f.NRows)
+		}
+	}
+	if f.Levels != nil && len(f.Levels) != len(f.Names) {
+		return fmt.Errorf("frame: %d level lists for %d features", len(f.Levels), len(f.Names))
+	}
+	switch {
+	case f.Y != nil:
+		if len(f.Y) != f.NRows {
+			return fmt.Errorf("frame: label has %d rows, want %d", len(f.Y), f.NRows)
+		}
+		k := int32(len(f.Classes))
+		for i, y := range f.Y {
+			if y < 0 || y >= k {
+				return fmt.Errorf("frame: row %d has class index %d outside 0..%d", i, y, k-1)
+			}
+		}
+	case f.YReg != nil:
+		if len(f.YReg) != f.NRows {
+			return fmt.Errorf("frame: target has %d rows, want %d", len(f.YReg), f.NRows)
+		}
+		for i, y := range f.YReg {
+			if math.IsNaN(y) || math.IsInf(y, 0) {
+				return fmt.Errorf("frame: row %d has non-finite target %v", i, y)
+			}
+		}
+	}
+	return nil
+}

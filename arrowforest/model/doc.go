@@ -1,0 +1,145 @@
+// Package model encodes forests as versioned, self-describing, checksummed
+// model files, and decodes them with checks that reject truncated,
+// corrupted, foreign and future-version input with one clear error.
+//
+// This comment is the specification of the format.
+//
+// # Container
+//
+// A model is one Arrow IPC stream (the streaming format, not the file
+// format; conventional extension .arrows): a Schema message, one or more
+// RecordBatch messages, and the end-of-stream marker 0xFFFFFFFF 0x00000000.
+// Any Arrow implementation can read it (pyarrow.ipc.open_stream, DuckDB,
+// arrow-js). There are no dictionary batches, and record-batch bodies are
+// not compressed (a reader rejects IPC body compression). The stream holds
+// one table, the node table; everything else travels as schema metadata.
+//
+// Record batches are cut every MaxBatchRows rows (default 65536) and
+// before any batch message would exceed MaxBatchBytes (default 960 KiB),
+// so each record-batch message fits a 1 MiB broker message; batch
+// boundaries carry no meaning (they may split a tree) and do not change
+// the checksum or the model ID.
+//
+// # Node table
+//
+// One row per node across all trees, trees in order, nodes of a tree in
+// index order (node 0 is the root). No value is ever null.
+//
+//	column        type            meaning
+//	tree          int32           tree index, 0..trees-1, non-decreasing by steps of 1
+//	node          int32           node index within its tree, 0..n-1
+//	left          int32           left child (tree-local index), -1 for a leaf
+//	right         int32           right child, -1 for a leaf
+//	threshold     float32         split threshold: go left when a·x ≤ threshold
+//	missing_left  bool            direction when a·x is NaN (a missing value)
+//	count         float32         in-bag weight at the node
+//	atom_feature  list<int32>     projection atom: feature indices (empty for a leaf)
+//	atom_weight   list<float32>   projection atom: weights, same length as atom_feature
+//	leaf_class    list<int32>     classification leaf: class indices of the non-zero
+//	                              frequencies; empty for internal nodes and for
+//	                              every node of a regression model
+//	leaf_value    list<float64>   classification leaf: the frequencies, paired with
+//	                              leaf_class; regression leaf: one value, the mean;
+//	                              empty for internal nodes
+//
+// Feature indices refer to forestd.features, class indices to
+// forestd.classes. The lists are Arrow list<T> with non-nullable elements.
+// This is tree.Tree laid out row-wise: AtomStart and LeafStart are the
+// list offsets rebased to each tree.
+//
+// # Schema metadata
+//
+// All values are UTF-8 strings; JSON values are compact (encoding/json).
+// Non-finite floats inside JSON are written as the strings "NaN", "+Inf"
+// and "-Inf". Keys not starting with "forestd." are ignored by readers and
+// not covered by the checksum; an unknown "forestd." key is an error.
+//
+//	forestd.format          "forestd-model"
+//	forestd.format_version  "1" (decimal); a reader rejects a larger number
+//	                        with "model format version N is newer than this
+//	                        forestd supports (1); upgrade forestd"
+//	forestd.model_id        content hash, see below
+//	forestd.model_version   caller-chosen model version, decimal int64
+//	forestd.created_by      writer, e.g. "forestd dev"
+//	forestd.kind            forest kind, e.g. "rf"
+//	forestd.task            "classification" or "regression"
+//	forestd.label           label column name
+//	forestd.features        JSON array of feature names (index order)
+//	forestd.levels          JSON: null, or one entry per feature, null for a
+//	                        numeric feature or the array of category levels
+//	forestd.classes         JSON array of class names; null for regression
+//	forestd.params          JSON object of the training options (forest.Params;
+//	                        Threads is not stored, it never changes the model)
+//	forestd.oob             JSON object of the out-of-bag estimates (forest.OOB);
+//	                        absent when the forest has none
+//	forestd.importances     JSON object: importance kind → array of one value per
+//	                        feature in feature order; {} when there are none
+//	forestd.trees           number of trees, decimal
+//	forestd.nodes           number of node-table rows, decimal
+//	forestd.checksum        "crc32c:" + 8 lowercase hex digits, see below
+//
+// # Canonical content, checksum and model ID
+//
+// The canonical serialization C is the following byte string; integers
+// are unsigned little-endian (u8, u32, u64), floats are their IEEE-754 bit
+// patterns as u32 (float32) or u64 (float64), bools one byte 0 or 1:
+//
+//	"forestd-model-canonical-v1\n"                        27 ASCII bytes
+//	u32 M                                                 number of covered metadata entries
+//	M × ( u32 len(key) ‖ key ‖ u32 len(value) ‖ value )   sorted by key, bytewise ascending
+//	u64 N                                                 number of node-table rows
+//	u32 K                                                 number of columns (11)
+//	K × ( u32 len(name) ‖ name ‖ u8 type ‖ data )         in schema order
+//
+// The covered metadata entries are all schema metadata entries whose key
+// starts with "forestd." except forestd.checksum and forestd.model_id.
+// Type codes: 0x01 int32, 0x02 float32, 0x03 float64, 0x04 bool, and
+// 0x10|element for a list (0x11 list<int32>, 0x12 list<float32>, 0x13
+// list<float64>). A scalar column's data is its N values in row order; a
+// list column's data is N u32 element counts (one per row, in row order)
+// followed by all elements of all rows in row order. C depends only on
+// the values, never on how the rows are cut into record batches.
+//
+//	forestd.checksum = "crc32c:" + %08x of CRC-32C(C)  (Castagnoli polynomial,
+//	                   as Go's hash/crc32 with crc32.Castagnoli)
+//	forestd.model_id = lowercase hex of SHA-256(C)      (64 digits)
+//
+// The model ID is therefore content-addressed: the same forest, model
+// version and created-by always give the same ID, and so do the same
+// bytes. Encoding is deterministic: equal inputs give byte-identical
+// streams (no timestamps, maps written in sorted order).
+//
+// # Decoding guarantees
+//
+// Decode fails with the first problem it meets, as a one-line error that
+// matches (errors.Is) one of these sentinels:
+//
+//   - ErrNotModel: not an Arrow IPC stream (an Arrow IPC file is named as
+//     such), or an Arrow stream without forestd.format = "forestd-model".
+//   - ErrFutureVersion: forestd.format_version is larger than
+//     FormatVersion; nothing else is interpreted.
+//   - ErrTruncated: the input ends before the end-of-stream marker, at a
+//     message boundary or inside a message (so any strict prefix of a
+//     model, including one ending exactly after a record batch).
+//   - ErrChecksum: forestd.checksum or forestd.model_id does not match C.
+//   - ErrCorrupt: anything else — undecodable IPC (flatbuffers are verified
+//     against their bounds before Arrow reads them, buffer sizes and list
+//     offsets are checked, nulls are rejected), a wrong schema, a row or
+//     tree count different from forestd.nodes or forestd.trees, bad JSON,
+//     a tree failing tree.Validate(p, k), or inconsistent metadata (task vs
+//     classes, levels or importances vs features, invalid UTF-8). A file
+//     whose checksum was recomputed over nonsense is still rejected.
+//
+// A forest returned by Decode is therefore safe to score: every child,
+// feature and class index is in range. Decode's memory use is bounded by a
+// constant factor of the bytes actually read, whatever lengths a corrupt
+// stream claims.
+//
+// # Extending the format
+//
+// The node-table columns are listed once, in nodeColumns (columns.go), and
+// the metadata keys once, in metaKeys (meta.go); tests fail when a field of
+// tree.Tree or forest.Forest is not carried by either. Adding a column or a
+// key changes what version-1 readers accept, so it needs a new
+// FormatVersion.
+package model

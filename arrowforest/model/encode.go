@@ -1,0 +1,434 @@
+package model
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/bitutil"
+	"github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/forestd/forestd/arrowforest/forest"
+	"github.com/forestd/forestd/arrowforest/frame"
+)
+
+// Batch size defaults.
+const (
+	// DefaultMaxBatchRows bounds the node rows of one record batch.
+	DefaultMaxBatchRows = 1 << 16
+	// DefaultMaxBatchBytes bounds one record-batch IPC message so that it
+	// fits a broker message of 1 MiB with room for headers.
+	DefaultMaxBatchBytes = 960 << 10
+)
+
+// Codec encodes and decodes models with explicit options. The zero value
+// uses the defaults; the package-level functions use a zero Codec.
+type Codec struct {
+	// MaxBatchRows bounds the rows (nodes) per record batch; 0 means
+	// DefaultMaxBatchRows.
+	MaxBatchRows int
+	// MaxBatchBytes bounds the size of each record-batch IPC message
+	// (framing, flatbuffer metadata and body), unless a single node row is
+	// larger on its own; 0 means DefaultMaxBatchBytes, a negative value
+	// means no byte bound (batches still stay below 2 GiB).
+	MaxBatchBytes int
+	// Allocator is used for Arrow memory; nil means memory.DefaultAllocator.
+	Allocator memory.Allocator
+}
+
+func (c Codec) alloc() memory.Allocator {
+	if c.Allocator == nil {
+		return memory.DefaultAllocator
+	}
+	return c.Allocator
+}
+
+// Encode writes f as a model stream to w with the default Codec. The same
+// forest and meta always give the same bytes. meta.ID is ignored; the
+// content hash is computed (see Codec.Encode, EncodeBytes or WriteFile to
+// learn it).
+func Encode(w io.Writer, f *forest.Forest, meta Meta) error {
+	_, err := Codec{}.Encode(w, f, meta)
+	return err
+}
+
+// EncodeBytes encodes f with the default Codec and returns the bytes and
+// meta with ID set.
+func EncodeBytes(f *forest.Forest, meta Meta) ([]byte, Meta, error) {
+	return Codec{}.EncodeBytes(f, meta)
+}
+
+// WriteFile encodes f to path with the default Codec; see Codec.WriteFile.
+func WriteFile(path string, f *forest.Forest, meta Meta) (Meta, error) {
+	return Codec{}.WriteFile(path, f, meta)
+}
+
+// Encode validates f (the checks Decode applies), writes it to w as a model
+// stream and returns meta with ID set to the content hash. Nothing is
+// written when f is invalid.
+func (c Codec) Encode(w io.Writer, f *forest.Forest, meta Meta) (Meta, error) {
+	if err := checkForest(f); err != nil {
+		return Meta{}, fmt.Errorf("model: cannot encode forest: %w", err)
+	}
+	if !utf8.ValidString(meta.CreatedBy) {
+		return Meta{}, fmt.Errorf("model: cannot encode forest: created-by %q is not valid UTF-8", meta.CreatedBy)
+	}
+	tab, err := flatten(f)
+	if err != nil {
+		return Meta{}, fmt.Errorf("model: cannot encode forest: %w", err)
+	}
+	entries, err := encodeMeta(f, meta, tab.rows)
+	if err != nil {
+		return Meta{}, fmt.Errorf("model: cannot encode forest: %w", err)
+	}
+	meta.ID, err = c.write(w, tab, entries)
+	if err != nil {
+		return Meta{}, fmt.Errorf("model: %w", err)
+	}
+	return meta, nil
+}
+
+// EncodeBytes encodes f into memory and returns meta with ID set.
+func (c Codec) EncodeBytes(f *forest.Forest, meta Meta) ([]byte, Meta, error) {
+	var buf bytes.Buffer
+	m, err := c.Encode(&buf, f, meta)
+	if err != nil {
+		return nil, Meta{}, err
+	}
+	return buf.Bytes(), m, nil
+}
+
+// WriteFile encodes f to a temporary file beside path, syncs it and renames
+// it over path, so readers never see a partial model. The file mode is
+// 0644. It returns meta with ID set.
+func (c Codec) WriteFile(path string, f *forest.Forest, meta Meta) (m Meta, err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return Meta{}, fmt.Errorf("model: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(tmp, 1<<20)
+	if m, err = c.Encode(bw, f, meta); err != nil {
+		return Meta{}, err
+	}
+	if err = bw.Flush(); err != nil {
+		return Meta{}, fmt.Errorf("model: writing %s: %w", path, err)
+	}
+	if err = tmp.Chmod(0o644); err != nil {
+		return Meta{}, fmt.Errorf("model: %w", err)
+	}
+	if err = tmp.Sync(); err != nil {
+		return Meta{}, fmt.Errorf("model: writing %s: %w", path, err)
+	}
+	if err = tmp.Close(); err != nil {
+		return Meta{}, fmt.Errorf("model: writing %s: %w", path, err)
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return Meta{}, fmt.Errorf("model: %w", err)
+	}
+	return m, nil
+}
+
+// schemaFor builds the node-table schema with the given metadata.
+func schemaFor(entries []metaEntry) *arrow.Schema {
+	fields := make([]arrow.Field, len(nodeColumns))
+	for i, c := range nodeColumns {
+		fields[i] = arrow.Field{Name: c.name, Type: c.kind.arrowType()}
+	}
+	keys := make([]string, len(entries))
+	vals := make([]string, len(entries))
+	for i, e := range entries {
+		keys[i], vals[i] = e.key, e.value
+	}
+	md := arrow.NewMetadata(keys, vals)
+	return arrow.NewSchema(fields, &md)
+}
+
+// write computes the digest of (entries, tab), adds forestd.model_id and
+// forestd.checksum to the metadata and writes the stream. It does not
+// validate anything, so tests can use it to craft files with valid
+// checksums and invalid content. It returns the model ID.
+func (c Codec) write(w io.Writer, tab *table, entries []metaEntry) (string, error) {
+	d := canonicalDigest(entries, tab)
+	all := make([]metaEntry, 0, len(entries)+2)
+	// Put the ID next to the format keys, where a human looks first.
+	for i, e := range entries {
+		all = append(all, e)
+		if i == 1 {
+			all = append(all, metaEntry{KeyModelID, d.id})
+		}
+	}
+	if len(entries) < 2 {
+		all = append(all, metaEntry{KeyModelID, d.id})
+	}
+	all = append(all, metaEntry{KeyChecksum, d.checksum})
+	schema := schemaFor(all)
+
+	iw := ipc.NewWriter(w, ipc.WithSchema(schema), ipc.WithAllocator(c.alloc()))
+	for _, b := range c.batches(tab) {
+		rec := tab.record(schema, b[0], b[1])
+		err := iw.Write(rec)
+		rec.Release()
+		if err != nil {
+			return "", err
+		}
+	}
+	if err := iw.Close(); err != nil {
+		return "", err
+	}
+	return d.id, nil
+}
+
+// Batch size estimate: an upper bound of the IPC message for a batch is
+// batchOverhead + Σ rows rowBytes. Each Arrow buffer is padded to 8 bytes
+// and the flatbuffer metadata grows with the number of columns.
+const (
+	batchOverheadBase   = 1024
+	batchOverheadPerCol = 160
+)
+
+// batches cuts the table into row ranges bounded by MaxBatchRows and
+// MaxBatchBytes.
+func (c Codec) batches(tab *table) [][2]int {
+	maxRows := c.MaxBatchRows
+	if maxRows <= 0 {
+		maxRows = DefaultMaxBatchRows
+	}
+	maxBytes := int64(c.MaxBatchBytes)
+	switch {
+	case maxBytes == 0:
+		maxBytes = DefaultMaxBatchBytes
+	case maxBytes < 0 || maxBytes > math.MaxInt32:
+		maxBytes = math.MaxInt32 // keeps int32 list offsets valid
+	}
+	overhead := int64(batchOverheadBase + batchOverheadPerCol*len(nodeColumns))
+	fixed := int64(0) // bytes every row costs
+	var lists []int   // list columns
+	for ci, col := range nodeColumns {
+		if col.kind.isList() {
+			fixed += 4
+			lists = append(lists, ci)
+		} else {
+			fixed += int64(col.kind.width())
+		}
+	}
+	var out [][2]int
+	lo, size := 0, overhead
+	for r := 0; r < tab.rows; r++ {
+		row := fixed
+		for _, ci := range lists {
+			tc := &tab.cols[ci]
+			row += (tc.off[r+1] - tc.off[r]) * int64(nodeColumns[ci].kind.width())
+		}
+		if r > lo && (r-lo >= maxRows || size+row > maxBytes) {
+			out = append(out, [2]int{lo, r})
+			lo, size = r, overhead
+		}
+		size += row
+	}
+	if lo < tab.rows {
+		out = append(out, [2]int{lo, tab.rows})
+	}
+	return out
+}
+
+// record builds rows [lo, hi) as a record batch. Buffers point into the
+// table's Go memory (no copy) except for packed booleans and rebased list
+// offsets.
+func (tab *table) record(schema *arrow.Schema, lo, hi int) arrow.Record {
+	n := hi - lo
+	cols := make([]arrow.Array, len(nodeColumns))
+	for ci, c := range nodeColumns {
+		tc := &tab.cols[ci]
+		var data arrow.ArrayData
+		if c.kind.isList() {
+			e0, e1 := tc.off[lo], tc.off[hi]
+			off := make([]int32, n+1)
+			for i := range off {
+				off[i] = int32(tc.off[lo+i] - e0)
+			}
+			child := valuesData(c.kind.elem(), tc.slice(c.kind, int(e0), int(e1)), int(e1-e0))
+			data = array.NewData(c.kind.arrowType(), n,
+				[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(off))},
+				[]arrow.ArrayData{child}, 0, 0)
+			child.Release()
+		} else {
+			data = valuesData(c.kind, tc.slice(c.kind, lo, hi), n)
+		}
+		cols[ci] = array.MakeFromData(data)
+		data.Release()
+	}
+	rec := array.NewRecord(schema, cols, int64(n))
+	for _, a := range cols {
+		a.Release()
+	}
+	return rec
+}
+
+// valuesData wraps n scalar values of kind k as Arrow array data.
+func valuesData(k kind, v values, n int) arrow.ArrayData {
+	var b []byte
+	switch k {
+	case kInt32:
+		b = arrow.Int32Traits.CastToBytes(v.i32)
+	case kFloat32:
+		b = arrow.Float32Traits.CastToBytes(v.f32)
+	case kFloat64:
+		b = arrow.Float64Traits.CastToBytes(v.f64)
+	case kBool:
+		b = make([]byte, bitutil.BytesForBits(int64(n)))
+		for i, x := range v.b {
+			if x {
+				bitutil.SetBit(b, i)
+			}
+		}
+	default:
+		panic(fmt.Sprintf("model: unknown column kind %#x", uint8(k)))
+	}
+	return array.NewData(k.arrowType(), n, []*memory.Buffer{nil, memory.NewBufferBytes(b)}, nil, 0, 0)
+}
+
+// checkForest checks everything Decode guarantees about a forest: metadata
+// consistency (task vs classes, levels and importances vs features, valid
+// UTF-8 names) and tree.Validate on every tree. It never panics, whatever
+// the input.
+func checkForest(f *forest.Forest) error {
+	if f == nil {
+		return fmt.Errorf("nil forest")
+	}
+	if f.Kind == "" {
+		return fmt.Errorf("forest kind is empty")
+	}
+	k := 0
+	switch f.Task {
+	case frame.TaskClassification:
+		if len(f.Classes) == 0 {
+			return fmt.Errorf("classification forest has no classes")
+		}
+		k = len(f.Classes)
+	case frame.TaskRegression:
+		if len(f.Classes) != 0 {
+			return fmt.Errorf("regression forest has %d classes", len(f.Classes))
+		}
+	default:
+		return fmt.Errorf("task %q is neither classification nor regression", f.Task)
+	}
+	p := len(f.Features)
+	if f.Levels != nil && len(f.Levels) != p {
+		return fmt.Errorf("%d level lists for %d features", len(f.Levels), p)
+	}
+	kinds := make([]string, 0, len(f.Importances))
+	for kind := range f.Importances {
+		kinds = append(kinds, kind)
+	}
+	sort.Strings(kinds)
+	for _, kind := range kinds {
+		if kind == "" {
+			return fmt.Errorf("importance with an empty kind")
+		}
+		if n := len(f.Importances[kind]); n != p {
+			return fmt.Errorf("importance %q has %d values for %d features", kind, n, p)
+		}
+	}
+	if err := checkUTF8(f, kinds); err != nil {
+		return err
+	}
+	if len(f.Trees) == 0 {
+		return fmt.Errorf("forest has no trees")
+	}
+	for i, t := range f.Trees {
+		if t == nil {
+			return fmt.Errorf("tree %d is nil", i)
+		}
+		if err := checkOffsets(t.AtomStart, len(t.AtomFeature)); err != nil {
+			return fmt.Errorf("tree %d: atom offsets: %w", i, err)
+		}
+		if err := checkOffsets(t.LeafStart, len(t.LeafValue)); err != nil {
+			return fmt.Errorf("tree %d: leaf offsets: %w", i, err)
+		}
+		if err := t.Validate(p, k); err != nil {
+			return fmt.Errorf("tree %d: %s", i, strings.TrimPrefix(err.Error(), "tree: "))
+		}
+		if k == 0 && len(t.LeafClass) != 0 {
+			return fmt.Errorf("tree %d: regression tree has leaf classes", i)
+		}
+		if len(t.AtomWeight) != len(t.AtomFeature) {
+			return fmt.Errorf("tree %d: %d atom weights for %d atom features", i, len(t.AtomWeight), len(t.AtomFeature))
+		}
+	}
+	return nil
+}
+
+// checkOffsets makes sure off is non-decreasing from 0 to total, so that
+// tree.Validate cannot index outside the value arrays.
+func checkOffsets(off []int32, total int) error {
+	if len(off) == 0 {
+		return fmt.Errorf("missing")
+	}
+	if off[0] != 0 || int(off[len(off)-1]) != total {
+		return fmt.Errorf("must run from 0 to %d", total)
+	}
+	for i := 1; i < len(off); i++ {
+		if off[i] < off[i-1] {
+			return fmt.Errorf("decrease at node %d", i-1)
+		}
+	}
+	return nil
+}
+
+func checkUTF8(f *forest.Forest, kinds []string) error {
+	check := func(what, s string) error {
+		if !utf8.ValidString(s) {
+			return fmt.Errorf("%s %q is not valid UTF-8", what, s)
+		}
+		return nil
+	}
+	if err := check("kind", f.Kind); err != nil {
+		return err
+	}
+	if err := check("label", f.LabelName); err != nil {
+		return err
+	}
+	for _, s := range f.Features {
+		if err := check("feature", s); err != nil {
+			return err
+		}
+	}
+	for _, l := range f.Levels {
+		for _, s := range l {
+			if err := check("level", s); err != nil {
+				return err
+			}
+		}
+	}
+	for _, s := range f.Classes {
+		if err := check("class", s); err != nil {
+			return err
+		}
+	}
+	for _, s := range kinds {
+		if err := check("importance kind", s); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,201 @@
+package model
+
+import (
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/forestd/forestd/arrowforest/forest"
+	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/arrowforest/tree"
+)
+
+// classForest has 3 classes with sparse leaves, an oblique node with three
+// atom entries, both missing-value directions, a stump tree, levels,
+// importances and OOB estimates.
+func classForest() *forest.Forest {
+	t0 := &tree.Tree{
+		Left:        []int32{1, -1, 3, -1, -1},
+		Right:       []int32{2, -1, 4, -1, -1},
+		Threshold:   []float32{0.5, 0, -0.25, 0, 0},
+		MissingLeft: []bool{true, false, false, false, false},
+		Count:       []float32{10, 4, 6, 2, 4},
+		AtomStart:   []int32{0, 1, 1, 4, 4, 4},
+		AtomFeature: []int32{0, 1, 2, 3},
+		AtomWeight:  []float32{1, 1, -1, 0.5},
+		LeafStart:   []int32{0, 0, 2, 2, 3, 6},
+		LeafClass:   []int32{0, 2, 1, 0, 1, 2},
+		LeafValue:   []float64{0.75, 0.25, 1, 0.2, 0.3, 0.5},
+	}
+	t1 := &tree.Tree{ // a stump
+		Left: []int32{-1}, Right: []int32{-1}, Threshold: []float32{0},
+		MissingLeft: []bool{false}, Count: []float32{10},
+		AtomStart: []int32{0, 0},
+		LeafStart: []int32{0, 1}, LeafClass: []int32{2}, LeafValue: []float64{1},
+	}
+	t2 := &tree.Tree{
+		Left:        []int32{1, -1, -1},
+		Right:       []int32{2, -1, -1},
+		Threshold:   []float32{float32(math.Inf(1)), 0, 0},
+		MissingLeft: []bool{false, true, false},
+		Count:       []float32{9, 3, 6},
+		AtomStart:   []int32{0, 1, 1, 1},
+		AtomFeature: []int32{1},
+		AtomWeight:  []float32{-1},
+		LeafStart:   []int32{0, 0, 1, 3},
+		LeafClass:   []int32{1, 0, 2},
+		LeafValue:   []float64{1, 0.5, 0.5},
+	}
+	return &forest.Forest{
+		Kind:      "rf",
+		Task:      frame.TaskClassification,
+		Features:  []string{"x0", "colour", "x2", "naïve \"x3\""},
+		Levels:    [][]string{nil, {"red", "green"}, nil, nil},
+		LabelName: "y",
+		Classes:   []string{"a", "b", "c"},
+		Trees:     []*tree.Tree{t0, t1, t2},
+		Params: forest.Params{Trees: 3, Seed: 1<<63 + 12345, MaxFeatures: "sqrt", Criterion: "gini",
+			MinLeaf: 1, MaxDepth: 0, Sample: "bootstrap", SampleFraction: 1, Split: "binned", Bins: 255,
+			Permutation: true},
+		OOB: &forest.OOB{Rows: 97, Error: 0.125, Strength: 0.4, Correlation: 0.0625},
+		Importances: map[string][]float64{
+			forest.ImportanceImpurity:        {0.5, 0.25, 0.125, 0.125},
+			forest.ImportanceProjectionCount: {1, 2, 1, 1},
+			forest.ImportancePermutation:     {0.01, -0.002, 0, 1e-9},
+		},
+	}
+}
+
+// regForest is a regression forest without levels, OOB or importances.
+func regForest() *forest.Forest {
+	t0 := &tree.Tree{
+		Left:        []int32{1, -1, -1},
+		Right:       []int32{2, -1, -1},
+		Threshold:   []float32{1.5, 0, 0},
+		MissingLeft: []bool{true, false, false},
+		Count:       []float32{5, 2, 3},
+		AtomStart:   []int32{0, 1, 1, 1},
+		AtomFeature: []int32{1},
+		AtomWeight:  []float32{1},
+		LeafStart:   []int32{0, 0, 1, 2},
+		LeafValue:   []float64{-3.5, 1e300},
+	}
+	t1 := &tree.Tree{
+		Left: []int32{-1}, Right: []int32{-1}, Threshold: []float32{0},
+		MissingLeft: []bool{false}, Count: []float32{5},
+		AtomStart: []int32{0, 0}, LeafStart: []int32{0, 1}, LeafValue: []float64{0.1},
+	}
+	return &forest.Forest{
+		Kind:      "rf",
+		Task:      frame.TaskRegression,
+		Features:  []string{"a", "b"},
+		LabelName: "target",
+		Trees:     []*tree.Tree{t0, t1},
+		Params:    forest.Params{Trees: 2, Seed: 7, Criterion: "mse", Sample: "subsample", SampleFraction: 0.632},
+	}
+}
+
+// randomForest builds a valid forest of nTrees random complete-ish trees
+// with about nodesPerTree nodes each; atoms have 1..maxAtom entries.
+func randomForest(seed uint64, nTrees, nodesPerTree, p, k, maxAtom int) *forest.Forest {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	f := &forest.Forest{Kind: "sporf", Task: frame.TaskRegression, LabelName: "y"}
+	if k > 0 {
+		f.Task = frame.TaskClassification
+		for c := 0; c < k; c++ {
+			f.Classes = append(f.Classes, string(rune('A'+c%26))+string(rune('0'+c/26)))
+		}
+	}
+	for j := 0; j < p; j++ {
+		f.Features = append(f.Features, "f"+string(rune('0'+j%10))+string(rune('a'+j/10%26)))
+	}
+	for ti := 0; ti < nTrees; ti++ {
+		// Internal nodes i have children 2i+1, 2i+2; n is odd.
+		n := nodesPerTree | 1
+		t := &tree.Tree{
+			Left: make([]int32, n), Right: make([]int32, n), Threshold: make([]float32, n),
+			MissingLeft: make([]bool, n), Count: make([]float32, n),
+			AtomStart: make([]int32, n+1), LeafStart: make([]int32, n+1),
+		}
+		for i := 0; i < n; i++ {
+			t.Count[i] = float32(rng.IntN(1000))
+			if 2*i+2 < n {
+				t.Left[i], t.Right[i] = int32(2*i+1), int32(2*i+2)
+				t.Threshold[i] = rng.Float32()
+				t.MissingLeft[i] = rng.IntN(2) == 0
+				for a := 1 + rng.IntN(maxAtom); a > 0; a-- {
+					t.AtomFeature = append(t.AtomFeature, int32(rng.IntN(p)))
+					t.AtomWeight = append(t.AtomWeight, float32(rng.IntN(3)-1))
+				}
+			} else {
+				t.Left[i], t.Right[i] = -1, -1
+				if k == 0 {
+					t.LeafValue = append(t.LeafValue, rng.NormFloat64())
+				} else {
+					for c := 0; c < k; c++ {
+						if c == 0 || rng.IntN(3) == 0 {
+							t.LeafClass = append(t.LeafClass, int32(c))
+							t.LeafValue = append(t.LeafValue, rng.Float64())
+						}
+					}
+				}
+			}
+			t.AtomStart[i+1] = int32(len(t.AtomFeature))
+			t.LeafStart[i+1] = int32(len(t.LeafValue))
+		}
+		f.Trees = append(f.Trees, t)
+	}
+	f.Params = forest.Params{Trees: nTrees, Seed: seed}
+	return f
+}
+
+func newChecked(t testing.TB) (*memory.CheckedAllocator, Codec) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	return mem, Codec{Allocator: mem}
+}
+
+func mustEncode(t testing.TB, c Codec, f *forest.Forest, m Meta) ([]byte, Meta) {
+	t.Helper()
+	b, got, err := c.EncodeBytes(f, m)
+	if err != nil {
+		t.Fatalf("encode: %v", err)
+	}
+	return b, got
+}
+
+// sameForest compares two forests, treating NaNs as equal.
+func sameForest(a, b *forest.Forest) bool {
+	return reflect.DeepEqual(nanToSentinel(a), nanToSentinel(b))
+}
+
+// nanToSentinel returns a copy of f with the non-finite floats of OOB and
+// Importances replaced by fixed sentinels, so DeepEqual can compare them.
+func nanToSentinel(f *forest.Forest) *forest.Forest {
+	g := *f
+	fix := func(x float64) float64 {
+		if math.IsNaN(x) {
+			return -123456789
+		}
+		return x
+	}
+	if f.OOB != nil {
+		o := *f.OOB
+		o.Error, o.Strength, o.Correlation, o.R2 = fix(o.Error), fix(o.Strength), fix(o.Correlation), fix(o.R2)
+		g.OOB = &o
+	}
+	if f.Importances != nil {
+		g.Importances = map[string][]float64{}
+		for k, v := range f.Importances {
+			w := make([]float64, len(v))
+			for i, x := range v {
+				w[i] = fix(x)
+			}
+			g.Importances[k] = w
+		}
+	}
+	return &g
+}

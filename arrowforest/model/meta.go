@@ -1,0 +1,401 @@
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/forestd/forestd/arrowforest/forest"
+	"github.com/forestd/forestd/arrowforest/frame"
+)
+
+// Meta describes one encoded model beyond the forest itself.
+type Meta struct {
+	// ID is the content hash of the model (64 lowercase hex digits of a
+	// SHA-256, see doc.go). Encode ignores it on input and computes it;
+	// Decode returns the verified value.
+	ID string
+	// Version is the model version chosen by the caller (e.g. a retrain
+	// counter). It is part of the hashed content.
+	Version int64
+	// CreatedBy names the writer, e.g. "forestd dev". Part of the hashed
+	// content; must be valid UTF-8.
+	CreatedBy string
+}
+
+// Format identification.
+const (
+	// FormatName is the value of forestd.format.
+	FormatName = "forestd-model"
+	// FormatVersion is the format version this package writes and the
+	// newest it reads.
+	FormatVersion = 1
+)
+
+// Schema metadata keys.
+const (
+	KeyFormat        = "forestd.format"
+	KeyFormatVersion = "forestd.format_version"
+	KeyModelID       = "forestd.model_id"
+	KeyModelVersion  = "forestd.model_version"
+	KeyCreatedBy     = "forestd.created_by"
+	KeyKind          = "forestd.kind"
+	KeyTask          = "forestd.task"
+	KeyLabel         = "forestd.label"
+	KeyFeatures      = "forestd.features"
+	KeyLevels        = "forestd.levels"
+	KeyClasses       = "forestd.classes"
+	KeyParams        = "forestd.params"
+	KeyOOB           = "forestd.oob"
+	KeyImportances   = "forestd.importances"
+	KeyTrees         = "forestd.trees"
+	KeyNodes         = "forestd.nodes"
+	KeyChecksum      = "forestd.checksum"
+
+	keyPrefix = "forestd."
+)
+
+// metaEntry is one schema metadata key/value.
+type metaEntry struct{ key, value string }
+
+// decodeState collects what the metadata decoders produce.
+type decodeState struct {
+	f            *forest.Forest
+	meta         Meta
+	trees, nodes int64
+}
+
+// metaKey describes one metadata entry: how to write it and how to read it
+// back. metaKeys is the single list of them (forestd.model_id and
+// forestd.checksum are added by the writer, see write).
+type metaKey struct {
+	key string
+	// fields names the forest.Forest fields this key carries (checked by a
+	// test so that a new Forest field cannot be silently dropped).
+	fields []string
+	// optional keys may be absent (enc returns ok=false).
+	optional bool
+	enc      func(f *forest.Forest, m Meta, nodes int) (v string, ok bool, err error)
+	// dec parses v into st; nil for keys handled before the others
+	// (format, format_version).
+	dec func(v string, st *decodeState) error
+}
+
+var metaKeys = []metaKey{
+	{key: KeyFormat,
+		enc: func(*forest.Forest, Meta, int) (string, bool, error) { return FormatName, true, nil }},
+	{key: KeyFormatVersion,
+		enc: func(*forest.Forest, Meta, int) (string, bool, error) {
+			return strconv.Itoa(FormatVersion), true, nil
+		}},
+	{key: KeyModelVersion,
+		enc: func(_ *forest.Forest, m Meta, _ int) (string, bool, error) {
+			return strconv.FormatInt(m.Version, 10), true, nil
+		},
+		dec: func(v string, st *decodeState) (err error) {
+			st.meta.Version, err = strconv.ParseInt(v, 10, 64)
+			return err
+		}},
+	{key: KeyCreatedBy,
+		enc: func(_ *forest.Forest, m Meta, _ int) (string, bool, error) { return m.CreatedBy, true, nil },
+		dec: func(v string, st *decodeState) error { st.meta.CreatedBy = v; return nil }},
+	{key: KeyKind, fields: []string{"Kind"},
+		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) { return f.Kind, true, nil },
+		dec: func(v string, st *decodeState) error { st.f.Kind = v; return nil }},
+	{key: KeyTask, fields: []string{"Task"},
+		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) { return f.Task.String(), true, nil },
+		dec: func(v string, st *decodeState) error {
+			switch v {
+			case frame.TaskClassification.String():
+				st.f.Task = frame.TaskClassification
+			case frame.TaskRegression.String():
+				st.f.Task = frame.TaskRegression
+			default:
+				return fmt.Errorf("unknown task %q", v)
+			}
+			return nil
+		}},
+	{key: KeyLabel, fields: []string{"LabelName"},
+		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) { return f.LabelName, true, nil },
+		dec: func(v string, st *decodeState) error { st.f.LabelName = v; return nil }},
+	{key: KeyFeatures, fields: []string{"Features"},
+		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) { return jsonString(f.Features) },
+		dec: func(v string, st *decodeState) error { return json.Unmarshal([]byte(v), &st.f.Features) }},
+	{key: KeyLevels, fields: []string{"Levels"},
+		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) { return jsonString(f.Levels) },
+		dec: func(v string, st *decodeState) error { return json.Unmarshal([]byte(v), &st.f.Levels) }},
+	{key: KeyClasses, fields: []string{"Classes"},
+		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) { return jsonString(f.Classes) },
+		dec: func(v string, st *decodeState) error { return json.Unmarshal([]byte(v), &st.f.Classes) }},
+	{key: KeyParams, fields: []string{"Params"},
+		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) {
+			s, err := marshalStruct(f.Params)
+			return s, true, err
+		},
+		dec: func(v string, st *decodeState) error { return unmarshalStruct(v, &st.f.Params) }},
+	{key: KeyOOB, fields: []string{"OOB"}, optional: true,
+		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) {
+			if f.OOB == nil {
+				return "", false, nil
+			}
+			s, err := marshalStruct(*f.OOB)
+			return s, true, err
+		},
+		dec: func(v string, st *decodeState) error {
+			st.f.OOB = new(forest.OOB)
+			return unmarshalStruct(v, st.f.OOB)
+		}},
+	{key: KeyImportances, fields: []string{"Importances"},
+		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) {
+			m := make(map[string][]jsonFloat, len(f.Importances))
+			for k, v := range f.Importances {
+				m[k] = floatsToJSON(v)
+			}
+			return jsonString(m)
+		},
+		dec: func(v string, st *decodeState) error {
+			var m map[string][]jsonFloat
+			if err := json.Unmarshal([]byte(v), &m); err != nil {
+				return err
+			}
+			if m == nil {
+				return fmt.Errorf("not a JSON object")
+			}
+			if len(m) > 0 {
+				st.f.Importances = make(map[string][]float64, len(m))
+				for k, x := range m {
+					st.f.Importances[k] = floatsFromJSON(x)
+				}
+			}
+			return nil
+		}},
+	{key: KeyTrees, fields: []string{"Trees"},
+		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) {
+			return strconv.Itoa(len(f.Trees)), true, nil
+		},
+		dec: func(v string, st *decodeState) (err error) { st.trees, err = parseCount(v); return err }},
+	{key: KeyNodes,
+		enc: func(_ *forest.Forest, _ Meta, nodes int) (string, bool, error) {
+			return strconv.Itoa(nodes), true, nil
+		},
+		dec: func(v string, st *decodeState) (err error) { st.nodes, err = parseCount(v); return err }},
+}
+
+// encodeMeta returns the metadata entries covered by the checksum, in
+// metaKeys order.
+func encodeMeta(f *forest.Forest, m Meta, nodes int) ([]metaEntry, error) {
+	out := make([]metaEntry, 0, len(metaKeys))
+	for _, k := range metaKeys {
+		v, ok, err := k.enc(f, m, nodes)
+		if err != nil {
+			return nil, fmt.Errorf("metadata %s: %w", k.key, err)
+		}
+		if ok {
+			out = append(out, metaEntry{k.key, v})
+		}
+	}
+	return out, nil
+}
+
+func lookupMetaKey(key string) *metaKey {
+	for i := range metaKeys {
+		if metaKeys[i].key == key {
+			return &metaKeys[i]
+		}
+	}
+	return nil
+}
+
+func parseCount(v string) (int64, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("not a count: %q", v)
+	}
+	return n, nil
+}
+
+func jsonString(v any) (string, bool, error) {
+	b, err := json.Marshal(v)
+	return string(b), true, err
+}
+
+// jsonFloat is a float64 that survives JSON when non-finite: NaN, +Inf and
+// -Inf are written as the strings "NaN", "+Inf" and "-Inf".
+type jsonFloat float64
+
+func (x jsonFloat) MarshalJSON() ([]byte, error) {
+	if s, ok := nonFiniteName(float64(x)); ok {
+		return []byte(strconv.Quote(s)), nil
+	}
+	return json.Marshal(float64(x))
+}
+
+func (x *jsonFloat) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		f, ok := parseNonFinite(s)
+		if !ok {
+			return fmt.Errorf("bad number %q", s)
+		}
+		*x = jsonFloat(f)
+		return nil
+	}
+	if string(b) == "null" {
+		return fmt.Errorf("null where a number is required")
+	}
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	*x = jsonFloat(f)
+	return nil
+}
+
+func floatsToJSON(v []float64) []jsonFloat {
+	out := make([]jsonFloat, len(v))
+	for i, x := range v {
+		out[i] = jsonFloat(x)
+	}
+	return out
+}
+
+func floatsFromJSON(v []jsonFloat) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = float64(x)
+	}
+	return out
+}
+
+func nonFiniteName(x float64) (string, bool) {
+	switch {
+	case math.IsNaN(x):
+		return "NaN", true
+	case math.IsInf(x, 1):
+		return "+Inf", true
+	case math.IsInf(x, -1):
+		return "-Inf", true
+	}
+	return "", false
+}
+
+func parseNonFinite(s string) (float64, bool) {
+	switch s {
+	case "NaN":
+		return math.NaN(), true
+	case "+Inf":
+		return math.Inf(1), true
+	case "-Inf":
+		return math.Inf(-1), true
+	}
+	return 0, false
+}
+
+// marshalStruct encodes a flat struct (forest.Params, forest.OOB) as JSON
+// by its json tags, writing non-finite float fields as the strings "NaN",
+// "+Inf" or "-Inf" (plain encoding/json refuses them). New fields of the
+// struct are picked up without changes here.
+func marshalStruct(v any) (string, error) {
+	rv := reflect.ValueOf(v)
+	cp := reflect.New(rv.Type()).Elem()
+	cp.Set(rv)
+	special := map[string]string{}
+	for i := 0; i < cp.NumField(); i++ {
+		sf, fv := cp.Type().Field(i), cp.Field(i)
+		if !sf.IsExported() || (fv.Kind() != reflect.Float64 && fv.Kind() != reflect.Float32) {
+			continue
+		}
+		s, bad := nonFiniteName(fv.Float())
+		name, tagged := jsonFieldName(sf)
+		if !bad || !tagged {
+			continue
+		}
+		special[name] = s
+		fv.SetFloat(0)
+	}
+	b, err := json.Marshal(cp.Interface())
+	if err != nil || len(special) == 0 {
+		return string(b), err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return "", err
+	}
+	for k, s := range special {
+		m[k] = json.RawMessage(strconv.Quote(s))
+	}
+	b, err = json.Marshal(m)
+	return string(b), err
+}
+
+// unmarshalStruct is the inverse of marshalStruct. ptr points to a struct.
+func unmarshalStruct(data string, ptr any) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(data), &m); err != nil {
+		return err
+	}
+	if m == nil {
+		return fmt.Errorf("not a JSON object")
+	}
+	rv := reflect.ValueOf(ptr).Elem()
+	type fix struct {
+		field int
+		val   float64
+	}
+	var fixes []fix
+	for i := 0; i < rv.NumField(); i++ {
+		sf, fv := rv.Type().Field(i), rv.Field(i)
+		if !sf.IsExported() || (fv.Kind() != reflect.Float64 && fv.Kind() != reflect.Float32) {
+			continue
+		}
+		name, tagged := jsonFieldName(sf)
+		raw, ok := m[name]
+		if !tagged || !ok || len(raw) == 0 || raw[0] != '"' {
+			continue
+		}
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return err
+		}
+		x, ok := parseNonFinite(s)
+		if !ok {
+			return fmt.Errorf("field %s: bad number %q", name, s)
+		}
+		fixes = append(fixes, fix{i, x})
+		delete(m, name)
+	}
+	if len(fixes) > 0 {
+		b, err := json.Marshal(m)
+		if err != nil {
+			return err
+		}
+		data = string(b)
+	}
+	if err := json.Unmarshal([]byte(data), ptr); err != nil {
+		return err
+	}
+	for _, f := range fixes {
+		rv.Field(f.field).SetFloat(f.val)
+	}
+	return nil
+}
+
+// jsonFieldName returns the JSON key of a struct field, or false when the
+// field is not encoded.
+func jsonFieldName(sf reflect.StructField) (string, bool) {
+	tag := sf.Tag.Get("json")
+	if tag == "-" {
+		return "", false
+	}
+	name, _, _ := strings.Cut(tag, ",")
+	if name == "" {
+		name = sf.Name
+	}
+	return name, true
+}

@@ -1,0 +1,48 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/forestd/forestd/arrowforest/synth"
+	"github.com/forestd/forestd/connectors/files"
+)
+
+func runGen(args []string, env Env) error {
+	fs := newFlagSet("gen", "NAME --n N --seed S --out FILE [--p P]\n\nNAME is one of: "+strings.Join(synth.Names(), ", "), env)
+	n := fs.Int("n", 1000, "number of rows")
+	seed := fs.Uint64("seed", 1, "random seed")
+	p := fs.Int("p", 0, "dimension for trunk and parity (0 = the data set's default)")
+	out := fs.String("out", "", "output file: .parquet, .arrow, .arrows, .csv or .csv.gz")
+	clean := fs.Bool("clean", false, "swissroll: also write the noise-free responses y0_true..y2_true")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("want exactly one data set name (one of %s), got %d", strings.Join(synth.Names(), ", "), len(pos))
+	}
+	if *out == "" {
+		return usagef("--out is required")
+	}
+	if *n < 1 {
+		return usagef("--n must be positive, got %d", *n)
+	}
+	fr, err := synth.Generate(pos[0], synth.Options{N: *n, Seed: *seed, P: *p, Clean: *clean})
+	if err != nil {
+		return err
+	}
+	rec := fr.ToRecord(memory.DefaultAllocator)
+	defer rec.Release()
+	if err := files.WriteFile(*out, rec.Schema(), []arrow.Record{rec}, files.WriteOptions{}); err != nil {
+		return err
+	}
+	return writeJSON(env.Stdout, map[string]any{
+		"data": pos[0], "rows": fr.NRows, "features": fr.P(), "classes": fr.Classes, "out": *out,
+	})
+}
+
+var _ = fmt.Sprint

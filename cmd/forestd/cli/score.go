@@ -1,0 +1,237 @@
+package cli
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/forestd/forestd/arrowforest/forest"
+	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/arrowforest/model"
+	"github.com/forestd/forestd/connectors/files"
+	"github.com/forestd/forestd/schemas"
+)
+
+// loadModel reads and compiles a model file.
+func loadModel(path string) (*forest.Forest, model.Meta, *forest.Compiled, error) {
+	if path == "" {
+		return nil, model.Meta{}, nil, usagef("--model is required")
+	}
+	f, meta, err := model.ReadFile(path)
+	if err != nil {
+		return nil, meta, nil, err
+	}
+	c, err := forest.Compile(f)
+	if err != nil {
+		return nil, meta, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, meta, c, nil
+}
+
+func levelsMap(f *forest.Forest) map[string][]string {
+	if f.Levels == nil {
+		return nil
+	}
+	m := map[string][]string{}
+	for j, l := range f.Levels {
+		if l != nil {
+			m[f.Features[j]] = l
+		}
+	}
+	return m
+}
+
+func runEval(args []string, env Env) error {
+	fs := newFlagSet("eval", "--model MODEL --in PATH... --label COL", env)
+	var in listFlag
+	fs.Var(&in, "in", "input file or directory (repeatable)")
+	modelPath := fs.String("model", "", "model file")
+	label := fs.String("label", "", "label column")
+	threads := fs.Int("threads", runtime.NumCPU(), "worker threads")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	f, meta, c, err := loadModel(*modelPath)
+	if err != nil {
+		return err
+	}
+	fr, err := loadLabelled(append(in.vals, pos...), frame.Options{
+		Label: *label, Task: f.Task, Features: f.Features, Levels: levelsMap(f)})
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	pred, err := c.Predict(fr, *threads)
+	if err != nil {
+		return err
+	}
+	secs := time.Since(t0).Seconds()
+	rep := map[string]any{
+		"model": *modelPath, "model_id": meta.ID, "rows": fr.NRows, "seconds": secs,
+		"rows_per_second": float64(fr.NRows) / math.Max(secs, 1e-9), "skipped_labels": fr.SkippedLabels,
+	}
+	if f.Task == frame.TaskClassification {
+		// map the data's class names onto the model's class indices
+		idx := map[string]int32{}
+		for i, c := range f.Classes {
+			idx[c] = int32(i)
+		}
+		wrong, unknown := 0, 0
+		for i, y := range fr.Y {
+			mi, ok := idx[fr.Classes[y]]
+			if !ok {
+				unknown++
+			}
+			if !ok || pred.Class[i] != mi {
+				wrong++
+			}
+		}
+		e := float64(wrong) / float64(fr.NRows)
+		rep["accuracy"], rep["error"] = 1-e, e
+		if unknown > 0 {
+			rep["unknown_class_rows"] = unknown
+		}
+	} else {
+		var se, ae float64
+		for i, y := range fr.YReg {
+			d := pred.Value[i] - y
+			se += d * d
+			ae += math.Abs(d)
+		}
+		n := float64(fr.NRows)
+		rep["rmse"], rep["mae"], rep["mse"] = math.Sqrt(se/n), ae/n, se/n
+	}
+	return writeJSON(env.Stdout, rep)
+}
+
+func runScore(args []string, env Env) error {
+	fs := newFlagSet("score", "--model MODEL --in PATH... --out PATH", env)
+	var in, keep listFlag
+	keep.split = true
+	fs.Var(&in, "in", "input file or directory (repeatable)")
+	fs.Var(&keep, "keep", "input columns to copy into the output (comma-separated), e.g. an id")
+	modelPath := fs.String("model", "", "model file")
+	out := fs.String("out", "", "output file: .parquet (default zstd), .arrow, .arrows, .csv, .csv.gz")
+	threads := fs.Int("threads", runtime.NumCPU(), "worker threads")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if *out == "" {
+		return usagef("--out is required")
+	}
+	f, meta, c, err := loadModel(*modelPath)
+	if err != nil {
+		return err
+	}
+	paths := append(in.vals, pos...)
+	schema, recs, err := readRecords(paths, nil)
+	if err != nil {
+		return err
+	}
+	defer release(recs)
+	fr, err := frame.FeaturesFromRecords(schema, recs, f.Features, f.Levels)
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	pred, err := c.Predict(fr, *threads)
+	if err != nil {
+		return err
+	}
+	secs := time.Since(t0).Seconds()
+	spec := schemas.PredictionSpec{ModelID: meta.ID, ModelVersion: meta.Version, Classes: f.Classes}
+	var outRecs []arrow.Record
+	defer release(outRecs)
+	var keepIdx []int
+	for _, k := range keep.vals {
+		ix := schema.FieldIndices(k)
+		if len(ix) == 0 {
+			return fmt.Errorf("--keep: no column %q in the input", k)
+		}
+		keepIdx = append(keepIdx, ix[0])
+		spec.Keep = append(spec.Keep, schema.Field(ix[0]))
+	}
+	src := paths[0]
+	if len(paths) > 1 {
+		src = fmt.Sprint(paths)
+	}
+	row := int64(0)
+	k := f.NumClasses()
+	for _, r := range recs {
+		n := int(r.NumRows())
+		b := schemas.PredictionBatch{Source: src, FirstRow: row}
+		for _, ix := range keepIdx {
+			b.Keep = append(b.Keep, r.Column(ix))
+		}
+		if k > 0 {
+			b.Class = pred.Class[row : row+int64(n)]
+			b.Prob = pred.Prob[int(row)*k : (int(row)+n)*k]
+		} else {
+			b.Value = pred.Value[row : row+int64(n)]
+		}
+		rec, err := schemas.BuildPredictions(memory.DefaultAllocator, spec, b)
+		if err != nil {
+			return err
+		}
+		outRecs = append(outRecs, rec)
+		row += int64(n)
+	}
+	if err := files.WriteFile(*out, schemas.Predictions(spec), outRecs, files.WriteOptions{}); err != nil {
+		return err
+	}
+	return writeJSON(env.Stdout, map[string]any{
+		"model": *modelPath, "model_id": meta.ID, "rows": fr.NRows, "out": *out, "seconds": secs,
+		"rows_per_second": float64(fr.NRows) / math.Max(secs, 1e-9),
+	})
+}
+
+func runInspect(args []string, env Env) error {
+	fs := newFlagSet("inspect", "--model MODEL", env)
+	modelPath := fs.String("model", "", "model file")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	f, meta, _, err := loadModel(*modelPath)
+	if err != nil {
+		return err
+	}
+	nodes, leaves, depth := 0, 0, 0
+	for _, t := range f.Trees {
+		nodes += t.NumNodes()
+		leaves += t.NumLeaves()
+		depth = max(depth, t.Depth())
+	}
+	imps := map[string]map[string]float64{}
+	for kind, v := range f.Importances {
+		imps[kind] = byName(f.Features, v)
+	}
+	primary := forest.ImportanceImpurity
+	if _, ok := f.Importances[forest.ImportancePermutation]; ok {
+		primary = forest.ImportancePermutation
+	}
+	rep := map[string]any{
+		"model": *modelPath, "model_id": meta.ID, "model_version": meta.Version,
+		"forest": f.Kind, "task": f.Task.String(), "label": f.LabelName,
+		"trees": len(f.Trees), "features": f.Features, "n_features": len(f.Features),
+		"classes": f.Classes, "nodes": nodes, "leaves": leaves, "max_depth": depth,
+		"params":          f.Params,
+		"importance_kind": primary, "importance": byName(f.Features, f.Importances[primary]),
+		"importances": imps, "top_features": topNames(f.Features, f.Importances[primary]),
+	}
+	if f.OOB != nil {
+		rep["oob"] = f.OOB
+	} else {
+		rep["oob"] = nil
+	}
+	return writeJSON(env.Stdout, rep)
+}

@@ -1,0 +1,137 @@
+package files
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/forestd/forestd/arrowforest/frame"
+)
+
+// The fuzz targets feed arbitrary bytes to each reader: it must return an
+// error or records that are structurally valid and that downstream code
+// (cell formatting, frame building) can consume without panicking, and it
+// must not leak allocator memory either way.
+
+func addFileSeeds(f *testing.F, names ...string) {
+	dir := dataDir(f)
+	for _, n := range names {
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+}
+
+func gunzip(f *testing.F, name string) []byte {
+	b, err := os.ReadFile(filepath.Join(dataDir(f), name))
+	if err != nil {
+		f.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		f.Fatal(err)
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		f.Fatal(err)
+	}
+	return out
+}
+
+// written returns allTypes written in the given format.
+func written(f *testing.F, name string) []byte {
+	mem := memory.NewGoAllocator()
+	rec := allTypes(f, mem)
+	defer rec.Release()
+	p := filepath.Join(f.TempDir(), name)
+	if err := WriteFile(p, rec.Schema(), []arrow.Record{rec, rec.NewSlice(1, 4)}, WriteOptions{}); err != nil {
+		f.Fatal(err)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		f.Fatal(err)
+	}
+	return b
+}
+
+// consume checks and uses what a reader returned, then releases it.
+// Allocator leaks are checked after a successful read always, and after a
+// failed one only when errLeakOK is false: arrow-go v17's IPC reader loses
+// buffers it was filling when a corrupt message makes it panic internally
+// (harmless with the default Go allocator, which garbage-collects them).
+func consume(t *testing.T, mem *memory.CheckedAllocator, s *arrow.Schema, recs []arrow.Record, err error, errLeakOK bool) {
+	t.Helper()
+	if err != nil {
+		if recs != nil {
+			t.Fatalf("error %v with %d records", err, len(recs))
+		}
+		if !errLeakOK {
+			mem.AssertSize(t, 0)
+		}
+		return
+	}
+	defer mem.AssertSize(t, 0)
+	defer release(recs)
+	var exclude []string
+	for _, fl := range s.Fields() {
+		switch fl.Type.ID() {
+		case arrow.STRING, arrow.LARGE_STRING, arrow.BINARY, arrow.DATE32, arrow.TIMESTAMP:
+			exclude = append(exclude, fl.Name)
+		}
+	}
+	for i, r := range recs {
+		if err := validateRecord(s, r); err != nil {
+			t.Fatalf("record %d invalid: %v", i, err)
+		}
+		for j := 0; j < int(r.NumCols()); j++ {
+			cells := make([]string, r.Column(j).Len())
+			_ = formatColumn(r.Column(j), cells)
+		}
+	}
+	if len(exclude) < s.NumFields() {
+		_, _ = frame.FromRecords(s, recs, frame.Options{Exclude: exclude})
+	}
+}
+
+func FuzzReadCSV(f *testing.F) {
+	addFileSeeds(f, "iris.csv.gz", "bad_non_numeric.csv.gz", "breast_cancer_mlbench.csv.gz")
+	f.Add(gunzip(f, "iris.csv.gz"))
+	f.Add(gunzip(f, "bad_non_numeric.csv.gz"))
+	f.Add(gunzip(f, "breast_cancer_mlbench.csv.gz"))
+	f.Add(written(f, "x.csv"))
+	f.Add([]byte("a,b\n1,\"x\"\"y\"\nNA,\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		s, recs, err := readCSV("fuzz.csv", bytes.NewReader(data), nil, mem)
+		consume(t, mem, s, recs, err, false)
+	})
+}
+
+func FuzzReadParquet(f *testing.F) {
+	addFileSeeds(f, "iris.parquet", "bad_string_feature.parquet", "bad_truncated.parquet", "breast_cancer_mlbench.parquet", "wine.parquet")
+	f.Add(written(f, "x.parquet"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		s, recs, err := readParquet("fuzz.parquet", bytes.NewReader(data), int64(len(data)), nil, mem)
+		consume(t, mem, s, recs, err, false)
+	})
+}
+
+func FuzzReadIPC(f *testing.F) {
+	addFileSeeds(f, "bad_schema.arrows", "digits.arrows")
+	f.Add(written(f, "x.arrows"))
+	f.Add(written(f, "x.arrow"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		s, recs, err := ReadIPCBytes("fuzz.arrows", data, ReadOptions{Mem: mem})
+		consume(t, mem, s, recs, err, true)
+	})
+}

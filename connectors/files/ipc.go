@@ -1,0 +1,128 @@
+package files
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+)
+
+// readSeekerAt is what the IPC file reader needs.
+type readSeekerAt interface {
+	io.ReadSeeker
+	io.ReaderAt
+}
+
+// readIPC reads an Arrow IPC file (random-access format, "ARROW1" magic)
+// or stream. Every record is validated (buffer sizes, offsets, dictionary
+// indices) so that a corrupt file is an error here rather than a panic
+// later; a panic inside the Arrow decoder is turned into an error too.
+func readIPC(name string, r readSeekerAt, ft Format, cols []string, mem memory.Allocator) (schema *arrow.Schema, recs []arrow.Record, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			release(recs)
+			schema, recs = nil, nil
+			err = fmt.Errorf("%s: corrupt Arrow IPC data (decoder panic: %v)", name, p)
+		}
+	}()
+	what := "Arrow IPC stream"
+	if ft == FormatIPCFile {
+		what = "Arrow IPC file"
+		schema, recs, err = readIPCFile(r, mem)
+	} else {
+		if _, err := r.Seek(0, io.SeekStart); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", name, err)
+		}
+		schema, recs, err = readIPCStream(r, mem, -1)
+	}
+	if err != nil {
+		release(recs)
+		return nil, nil, fmt.Errorf("%s: reading %s: %w", name, what, err)
+	}
+	for i, rec := range recs {
+		if err := validateRecord(schema, rec); err != nil {
+			release(recs)
+			return nil, nil, fmt.Errorf("%s: record batch %d: %w", name, i, err)
+		}
+	}
+	return project(name, schema, recs, cols)
+}
+
+func readIPCFile(r readSeekerAt, mem memory.Allocator) (*arrow.Schema, []arrow.Record, error) {
+	// arrow-go v17's FileReader never releases the dictionaries it reads
+	// when opened (nor their messages), so with dictionaries the records
+	// are read from the stream embedded in the file (the file format is
+	// "ARROW1", padding, the stream, the footer) instead. The footer is
+	// still opened and checked first, with a private allocator.
+	probe, err := ipc.NewFileReader(r, ipc.WithAllocator(memory.NewGoAllocator()))
+	if err != nil {
+		return nil, nil, err
+	}
+	nDicts, nRecs := probe.NumDictionaries(), probe.NumRecords()
+	probe.Close()
+	if nDicts > 0 {
+		size, err := r.Seek(0, io.SeekEnd)
+		if err != nil {
+			return nil, nil, err
+		}
+		// The embedded stream need not end with an end-of-stream marker
+		// before the footer, so stop after the batches the footer lists.
+		schema, recs, err := readIPCStream(io.NewSectionReader(r, 8, size-8), mem, nRecs)
+		if err == nil && len(recs) != nRecs {
+			err = fmt.Errorf("footer lists %d record batches, the file holds %d", nRecs, len(recs))
+		}
+		return schema, recs, err
+	}
+
+	fr, err := ipc.NewFileReader(r, ipc.WithAllocator(mem))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer fr.Close()
+	var recs []arrow.Record
+	for i := 0; i < fr.NumRecords(); i++ {
+		rec, err := fr.RecordAt(i)
+		if err != nil {
+			return nil, recs, err
+		}
+		recs = append(recs, rec)
+	}
+	return fr.Schema(), recs, nil
+}
+
+// readIPCStream reads up to limit record batches (all if limit < 0).
+func readIPCStream(r io.Reader, mem memory.Allocator, limit int) (*arrow.Schema, []arrow.Record, error) {
+	rdr, err := ipc.NewReader(r, ipc.WithAllocator(mem))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rdr.Release()
+	var recs []arrow.Record
+	for len(recs) != limit && rdr.Next() {
+		rec := rdr.Record()
+		rec.Retain()
+		recs = append(recs, rec)
+	}
+	if err := rdr.Err(); err != nil {
+		return nil, recs, err
+	}
+	return rdr.Schema(), recs, nil
+}
+
+// ReadIPCBytes decodes an Arrow IPC stream or file held in memory (e.g. a
+// Kafka message value); name labels errors. The caller releases the
+// records.
+func ReadIPCBytes(name string, b []byte, opts ReadOptions) (*arrow.Schema, []arrow.Record, error) {
+	mem := opts.Mem
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	ft := FormatIPCStream
+	if bytes.HasPrefix(b, magicArrow) {
+		ft = FormatIPCFile
+	}
+	return readIPC(name, bytes.NewReader(b), ft, opts.Columns, mem)
+}
