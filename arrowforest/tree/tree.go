@@ -100,6 +100,12 @@ func (t *Tree) Validate(p, k int) error {
 	if k > 0 && len(t.LeafClass) != len(t.LeafValue) {
 		return fmt.Errorf("tree: leaf classes and values differ in length")
 	}
+	// offsets must be non-decreasing everywhere before any is used
+	for i := 0; i < n; i++ {
+		if t.AtomStart[i+1] < t.AtomStart[i] || t.LeafStart[i+1] < t.LeafStart[i] {
+			return fmt.Errorf("tree: node %d has decreasing offsets", i)
+		}
+	}
 	for i := 0; i < n; i++ {
 		a0, a1 := t.AtomStart[i], t.AtomStart[i+1]
 		l0, l1 := t.LeafStart[i], t.LeafStart[i+1]
