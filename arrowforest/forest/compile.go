@@ -32,6 +32,7 @@ type Compiled struct {
 	leafVal []float32 // K per leaf (classification) or 1 (regression)
 	leafCls []int32   // majority class per leaf (classification)
 	stride  int
+	rank    *RankMap
 }
 
 // Compile flattens f. The forest must be valid (see Forest.Validate).
@@ -39,7 +40,7 @@ func Compile(f *Forest) (*Compiled, error) {
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Compiled{p: len(f.Features), k: f.NumClasses(), atomOff: []int32{0}}
+	c := &Compiled{p: len(f.Features), k: f.NumClasses(), atomOff: []int32{0}, rank: f.Rank}
 	c.stride = max(c.k, 1)
 	for _, t := range f.Trees {
 		base := int32(len(c.nodes))
@@ -119,9 +120,18 @@ func (c *Compiled) leaf(root int32, x []float32) int32 {
 // features, row-major) and the top of each tree stay in cache.
 var blockRows = 256
 
-// transpose copies rows [r0, r1) of the column-major cols into x row-major.
-func transpose(cols [][]float32, r0, r1 int, x []float32) {
+// transpose copies rows [r0, r1) of the column-major cols into x row-major,
+// through the rank map when the forest has one.
+func (c *Compiled) transpose(cols [][]float32, r0, r1 int, x []float32) {
 	p := len(cols)
+	if c.rank != nil {
+		for j, col := range cols {
+			for i, val := range col[r0:r1] {
+				x[i*p+j] = c.rank.Apply(j, val)
+			}
+		}
+		return
+	}
 	for j, col := range cols {
 		v := col[r0:r1]
 		for i, val := range v {
@@ -154,7 +164,7 @@ func (c *Compiled) Predict(fr *frame.Frame, threads int) (*Prediction, error) {
 		out.Value = make([]float64, n)
 	}
 	c.forBlocks(n, threads, func(r0, r1 int, x []float32, acc []float64) {
-		transpose(fr.Cols, r0, r1, x)
+		c.transpose(fr.Cols, r0, r1, x)
 		m := r1 - r0
 		clear(acc[:m*c.stride])
 		pos, active, slots := make([]int32, blockRows), make([]int32, blockRows), make([]int32, blockRows)
@@ -250,6 +260,11 @@ func (f *Forest) Validate() error {
 		}
 		if err := t.Validate(len(f.Features), k); err != nil {
 			return fmt.Errorf("forest: tree %d: %w", i, err)
+		}
+	}
+	if f.Rank != nil {
+		if err := f.Rank.Validate(len(f.Features)); err != nil {
+			return fmt.Errorf("forest: %w", err)
 		}
 	}
 	for kind, v := range f.Importances {

@@ -49,6 +49,9 @@ type Forest struct {
 	OOB *OOB
 	// Importances maps an importance kind to one value per feature.
 	Importances map[string][]float64
+	// Rank, when set (RerF(r)), maps inputs to marginal ranks before the
+	// trees see them, in training and in scoring.
+	Rank *RankMap
 }
 
 // NumClasses is len(Classes); 0 for regression.

@@ -34,7 +34,7 @@ func outOfBag(c *Compiled, fr *frame.Frame, inbag []bitset, threads int) *OOB {
 	nt := make([]int64, T)
 
 	c.forBlocks(n, threads, func(r0, r1 int, x []float32, acc []float64) {
-		transpose(fr.Cols, r0, r1, x)
+		c.transpose(fr.Cols, r0, r1, x)
 		m := r1 - r0
 		stride := c.stride
 		clear(acc[:m*stride])
@@ -241,7 +241,11 @@ func (c *Compiled) permTree(t int, fr *frame.Frame, in bitset, seed uint64, xb, 
 	x := (*xb)[:m*p]
 	for j, col := range fr.Cols {
 		for i, r := range rows {
-			x[i*p+j] = col[r]
+			if c.rank != nil {
+				x[i*p+j] = c.rank.Apply(j, col[r])
+			} else {
+				x[i*p+j] = col[r]
+			}
 		}
 	}
 	root := c.roots[t]

@@ -7,14 +7,90 @@ import (
 	"strconv"
 
 	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/arrowforest/projection"
 	"github.com/forestd/forestd/arrowforest/tree"
 )
+
+// Topology returns the MORF feature layout described by the params.
+func (p *Params) Topology(nFeatures int) (projection.Topology, error) {
+	ch := max(p.Channels, 1)
+	t := projection.Topology{H: p.Height, W: p.Width, C: ch, Interleaved: p.Interleaved}
+	switch p.Layout {
+	case "grid":
+	case "series", "cyclic":
+		t.H = 1
+		if t.W == 0 {
+			t.W = nFeatures / ch
+		}
+		t.CyclicW = p.Layout == "cyclic"
+	case "":
+		return t, fmt.Errorf("morf needs a feature layout: --grid WxH, --series or --cyclic")
+	default:
+		return t, fmt.Errorf("unknown layout %q (want grid, series or cyclic)", p.Layout)
+	}
+	return t, t.Validate(nFeatures)
+}
+
+// samplerFactory returns a constructor of per-worker samplers for the kind.
+func (p *Params) samplerFactory(nFeatures, m int) (func() (projection.Sampler, error), error) {
+	if p.Forest != "sporf" && (p.MeanDiff || p.Rank || p.Lambda != 0) {
+		return nil, fmt.Errorf("lambda, mean-diff and rank apply to --forest sporf only")
+	}
+	if p.Forest != "morf" && (p.Layout != "" || p.PatchHMax != 0 || p.PatchWMax != 0) {
+		return nil, fmt.Errorf("layouts and patch sizes apply to --forest morf only")
+	}
+	switch p.Forest {
+	case "rf":
+		if _, err := projection.NewAxis(nFeatures, m); err != nil {
+			return nil, err
+		}
+		return func() (projection.Sampler, error) { return projection.NewAxis(nFeatures, m) }, nil
+	case "sporf":
+		if p.Lambda == 0 {
+			p.Lambda = 1.5
+		}
+		if _, err := projection.NewSparse(nFeatures, m, p.Lambda, p.MeanDiff); err != nil {
+			return nil, err
+		}
+		return func() (projection.Sampler, error) {
+			return projection.NewSparse(nFeatures, m, p.Lambda, p.MeanDiff)
+		}, nil
+	case "morf":
+		top, err := p.Topology(nFeatures)
+		if err != nil {
+			return nil, err
+		}
+		if p.PatchHMin == 0 {
+			p.PatchHMin = 1
+		}
+		if p.PatchWMin == 0 {
+			p.PatchWMin = 1
+		}
+		if p.PatchHMax == 0 {
+			p.PatchHMax = min(max(p.PatchHMin, 3), top.H)
+		}
+		if p.PatchWMax == 0 {
+			p.PatchWMax = min(max(p.PatchWMin, 3), top.W)
+		}
+		if _, err := projection.NewPatch(top, nFeatures, m, p.PatchHMin, p.PatchHMax, p.PatchWMin, p.PatchWMax); err != nil {
+			return nil, err
+		}
+		return func() (projection.Sampler, error) {
+			return projection.NewPatch(top, nFeatures, m, p.PatchHMin, p.PatchHMax, p.PatchWMin, p.PatchWMax)
+		}, nil
+	}
+	return nil, fmt.Errorf("unknown forest %q (want rf, sporf or morf)", p.Forest)
+}
 
 // Params are the training options of a forest. The zero value is not
 // valid; use DefaultParams and Validate.
 type Params struct {
-	Trees int    `json:"trees"`
-	Seed  uint64 `json:"seed"`
+	// Forest is the kind: "rf" (Breiman, axis atoms), "sporf" (sparse
+	// oblique, Randomer paper §2) or "morf" (manifold oblique patches,
+	// MORF paper §3.1).
+	Forest string `json:"forest"`
+	Trees  int    `json:"trees"`
+	Seed   uint64 `json:"seed"`
 	// Threads bounds the worker pool; it never changes the model.
 	Threads int `json:"-"`
 
@@ -40,6 +116,29 @@ type Params struct {
 	Bins int `json:"bins"`
 	// Permutation requests OOB permutation importance.
 	Permutation bool `json:"permutation_importance"`
+
+	// SPORF: non-zeros per atom ~ Poisson(Lambda) (≥ 1); MeanDiff adds
+	// RerF(δ) class-mean-difference atoms; Rank trains on marginal ranks
+	// (RerF(r)) and applies the same map when scoring.
+	Lambda   float64 `json:"lambda,omitempty"`
+	MeanDiff bool    `json:"mean_diff,omitempty"`
+	Rank     bool    `json:"rank,omitempty"`
+
+	// MORF: the feature layout and the patch size range (rows × columns).
+	Layout      string `json:"layout,omitempty"` // "grid", "series" or "cyclic"
+	Height      int    `json:"height,omitempty"`
+	Width       int    `json:"width,omitempty"`
+	Channels    int    `json:"channels,omitempty"`
+	Interleaved bool   `json:"interleaved,omitempty"`
+	PatchHMin   int    `json:"patch_h_min,omitempty"`
+	PatchHMax   int    `json:"patch_h_max,omitempty"`
+	PatchWMin   int    `json:"patch_w_min,omitempty"`
+	PatchWMax   int    `json:"patch_w_max,omitempty"`
+
+	// Honest, in (0, 1), is the share of each tree's in-bag rows held out
+	// of structure learning and used only to estimate the leaves (MORF
+	// paper §4.2); 0 turns honesty off.
+	Honest float64 `json:"honest,omitempty"`
 }
 
 // DefaultParams returns the defaults for a task: 100 trees, bootstrap,
@@ -48,6 +147,7 @@ type Params struct {
 // max features sqrt(p) or p/3 (Breiman 2001).
 func DefaultParams(task frame.Task) Params {
 	p := Params{
+		Forest:    "rf",
 		Trees:     100,
 		Seed:      1,
 		Threads:   runtime.NumCPU(),
@@ -68,6 +168,7 @@ func DefaultParams(task frame.Task) Params {
 // resolved are validated, typed parameters for one training run.
 type resolved struct {
 	mtry      int
+	sampler   func() (projection.Sampler, error)
 	criterion tree.Criterion
 	bootstrap bool
 	fraction  float64
@@ -92,12 +193,22 @@ func (p *Params) resolve(nFeatures int, task frame.Task) (resolved, error) {
 	if p.MaxDepth < 0 {
 		return r, fmt.Errorf("max depth must be 0 (unlimited) or positive, got %d", p.MaxDepth)
 	}
-	m, err := MTry(p.MaxFeatures, nFeatures, task)
+	if p.Forest == "" {
+		p.Forest = "rf"
+	}
+	oblique := p.Forest != "rf"
+	m, err := mtry(p.MaxFeatures, nFeatures, task, oblique)
 	if err != nil {
 		return r, err
 	}
 	r.mtry = m
 	p.MTry = m
+	if r.sampler, err = p.samplerFactory(nFeatures, m); err != nil {
+		return r, err
+	}
+	if !(p.Honest >= 0 && p.Honest < 1) {
+		return r, fmt.Errorf("honest fraction %v must be in [0, 1)", p.Honest)
+	}
 	if r.criterion, err = tree.ParseCriterion(p.Criterion); err != nil {
 		return r, err
 	}
@@ -143,10 +254,14 @@ func (p *Params) resolve(nFeatures int, task frame.Task) (resolved, error) {
 	return r, nil
 }
 
-// MTry resolves a max-features setting — "sqrt", "log2", "all", a count
-// ("12") or a fraction in (0, 1] ("0.3") — to a count in 1..p. Empty means
-// sqrt(p) for classification and p/3 for regression.
-func MTry(s string, p int, task frame.Task) (int, error) {
+// MTry resolves a max-features setting — "sqrt" (alias "auto"), "log2",
+// "all", a count ("12") or a fraction in (0, 1] ("0.3") — to a count in
+// 1..p. Empty means sqrt(p) for classification and p/3 for regression.
+func MTry(s string, p int, task frame.Task) (int, error) { return mtry(s, p, task, false) }
+
+// mtry is MTry; for oblique forests the count of candidate atoms may exceed
+// p, and so may a fraction ("2" atoms per feature is "2.0").
+func mtry(s string, p int, task frame.Task, oblique bool) (int, error) {
 	if p < 1 {
 		return 0, fmt.Errorf("no feature columns")
 	}
@@ -157,7 +272,7 @@ func MTry(s string, p int, task frame.Task) (int, error) {
 			return clamp(p / 3), nil
 		}
 		return clamp(int(math.Sqrt(float64(p)))), nil
-	case "sqrt":
+	case "sqrt", "auto":
 		return clamp(int(math.Sqrt(float64(p)))), nil
 	case "log2":
 		return clamp(int(math.Log2(float64(p)))), nil
@@ -165,14 +280,21 @@ func MTry(s string, p int, task frame.Task) (int, error) {
 		return p, nil
 	}
 	if n, err := strconv.Atoi(s); err == nil {
-		if n < 1 || n > p {
+		if n < 1 || (n > p && !oblique) || n > 1<<20 {
 			return 0, fmt.Errorf("max features %d outside 1..%d", n, p)
 		}
 		return n, nil
 	}
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || !(f > 0) || f > 1 {
-		return 0, fmt.Errorf("max features %q: want sqrt, log2, all, a count or a fraction in (0, 1]", s)
+	limit := 1.0
+	if oblique {
+		limit = 64
+	}
+	if err != nil || !(f > 0) || f > limit {
+		return 0, fmt.Errorf("max features %q: want sqrt, log2, all, a count or a fraction in (0, %g]", s, limit)
+	}
+	if oblique {
+		return max(int(math.Ceil(f*float64(p))), 1), nil
 	}
 	return clamp(int(math.Ceil(f * float64(p)))), nil
 }

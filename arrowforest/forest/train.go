@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 
 	"github.com/forestd/forestd/arrowforest/frame"
-	"github.com/forestd/forestd/arrowforest/projection"
 	"github.com/forestd/forestd/arrowforest/tree"
 )
 
@@ -101,21 +100,28 @@ func Train(fr *frame.Frame, p Params, opts TrainOptions) (*Forest, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	d := &tree.Data{Cols: fr.Cols, Y: fr.Y, K: fr.NumClasses(), YReg: fr.YReg}
+	cols := fr.Cols
+	var rank *RankMap
+	if p.Rank {
+		rank = NewRankMap(fr.Cols)
+		cols = rank.Transform(fr.Cols)
+	}
+	d := &tree.Data{Cols: cols, Y: fr.Y, K: fr.NumClasses(), YReg: fr.YReg}
 	if r.binned {
-		d.Bins = tree.NewBinned(fr.Cols, p.Bins, p.Threads)
+		d.Bins = tree.NewBinned(cols, p.Bins, p.Threads)
 	}
 	cfg := tree.Config{Criterion: r.criterion, MinLeaf: float64(p.MinLeaf), MinSplit: float64(p.MinSplit), MaxDepth: p.MaxDepth}
-	newSampler := func() (projection.Sampler, error) { return projection.NewAxis(fr.P(), r.mtry) }
+	newSampler := r.sampler
 
 	f := &Forest{
-		Kind:      "rf",
+		Kind:      p.Forest,
 		Task:      fr.Task,
 		Features:  append([]string(nil), fr.Names...),
 		LabelName: fr.LabelName,
 		Classes:   append([]string(nil), fr.Classes...),
 		Trees:     make([]*tree.Tree, p.Trees),
 		Params:    p,
+		Rank:      rank,
 	}
 	if fr.Levels != nil {
 		f.Levels = fr.Levels
@@ -154,10 +160,18 @@ func Train(fr *frame.Frame, p Params, opts TrainOptions) (*Forest, error) {
 				}
 				rng := treeRNG(p.Seed, t)
 				rows, wts, in := drawSample(rng, n, r.bootstrap, r.fraction, counts)
+				var estRows []int32
+				var estW []float64
+				if p.Honest > 0 {
+					rows, wts, estRows, estW = honestSplit(rng, rows, wts, p.Honest)
+				}
 				tr, imp, err := b.Grow(rng, rows, wts)
 				if err != nil {
 					errOnce.Do(func() { firstErr = fmt.Errorf("forest: tree %d: %w", t, err) })
 					return
+				}
+				if len(estRows) > 0 {
+					tr.Reestimate(d, estRows, estW)
 				}
 				f.Trees[t], imps[t], inbag[t] = tr, imp, in
 				if opts.Progress != nil {
@@ -247,3 +261,19 @@ func normalize(v []float64) []float64 {
 }
 
 var _ = runtime.NumCPU
+
+// honestSplit moves each distinct in-bag row to the estimation set with
+// probability frac, keeping at least one row on each side when it can.
+func honestSplit(rng *rand.Rand, rows []int32, w []float64, frac float64) (sr []int32, sw []float64, er []int32, ew []float64) {
+	for q, r := range rows {
+		if rng.Float64() < frac {
+			er, ew = append(er, r), append(ew, w[q])
+		} else {
+			sr, sw = append(sr, r), append(sw, w[q])
+		}
+	}
+	if len(sr) == 0 && len(er) > 1 {
+		sr, sw, er, ew = er[:1], ew[:1], er[1:], ew[1:]
+	}
+	return sr, sw, er, ew
+}

@@ -352,6 +352,11 @@ func checkForest(f *forest.Forest) error {
 	if err := checkUTF8(f, kinds); err != nil {
 		return err
 	}
+	if f.Rank != nil {
+		if err := f.Rank.Validate(p); err != nil {
+			return err
+		}
+	}
 	if len(f.Trees) == 0 {
 		return fmt.Errorf("forest has no trees")
 	}

@@ -51,6 +51,7 @@ const (
 	KeyParams        = "forestd.params"
 	KeyOOB           = "forestd.oob"
 	KeyImportances   = "forestd.importances"
+	KeyRank          = "forestd.rank"
 	KeyTrees         = "forestd.trees"
 	KeyNodes         = "forestd.nodes"
 	KeyChecksum      = "forestd.checksum"
@@ -171,6 +172,17 @@ var metaKeys = []metaKey{
 				}
 			}
 			return nil
+		}},
+	{key: KeyRank, fields: []string{"Rank"}, optional: true,
+		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) {
+			if f.Rank == nil {
+				return "", false, nil
+			}
+			return jsonString(f.Rank)
+		},
+		dec: func(v string, st *decodeState) error {
+			st.f.Rank = new(forest.RankMap)
+			return json.Unmarshal([]byte(v), st.f.Rank)
 		}},
 	{key: KeyTrees, fields: []string{"Trees"},
 		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) {

@@ -76,6 +76,8 @@ type Builder struct {
 	yr  []float64
 
 	cand  projection.Candidates
+	nsmp  projection.NodeSampler // smp, when it looks at node data
+	view  projection.Node
 	hist  []float64 // binned class counts (or w, wy pairs for regression)
 	miss  []float64
 	total []float64
@@ -100,6 +102,9 @@ func NewBuilder(d *Data, cfg Config, smp projection.Sampler) (*Builder, error) {
 		return nil, err
 	}
 	b := &Builder{d: d, cfg: cfg, smp: smp}
+	if ns, ok := smp.(projection.NodeSampler); ok {
+		b.nsmp = ns
+	}
 	k := d.K
 	if k == 0 {
 		k = 2
@@ -285,7 +290,15 @@ func (b *Builder) finishLeaf(s, e int, wsum float64) {
 // findSplit draws the node's candidate atoms and returns the best split.
 func (b *Builder) findSplit(rng *rand.Rand, s, e int, wsum float64) split {
 	b.cand.Reset()
-	b.smp.Sample(rng, &b.cand)
+	if b.nsmp != nil {
+		b.view = projection.Node{Cols: b.d.Cols, Rows: b.idx[s:e], W: b.w[s:e], K: b.d.K}
+		if b.d.K > 0 {
+			b.view.Y = b.y[s:e]
+		}
+		b.nsmp.SampleNode(rng, &b.cand, &b.view)
+	} else {
+		b.smp.Sample(rng, &b.cand)
+	}
 	var best split
 	n := e - s
 	for a := 0; a < b.cand.Len(); a++ {

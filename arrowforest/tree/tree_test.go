@@ -25,10 +25,14 @@ func TestValidateRejects(t *testing.T) {
 		"feature out of range": func(t *Tree) { t.AtomFeature[0] = 3 },
 		"class out of range":   func(t *Tree) { t.LeafClass[1] = 2 },
 		"short arrays":         func(t *Tree) { t.Count = t.Count[:2] },
-		"leaf with atom":       func(t *Tree) { t.AtomStart = []int32{0, 1, 2, 2}; t.AtomFeature = []int32{0, 0}; t.AtomWeight = []float32{1, 1} },
-		"empty leaf":           func(t *Tree) { t.LeafStart = []int32{0, 0, 0, 2} },
-		"same children":        func(t *Tree) { t.Right[0] = 1 },
-		"no nodes":             func(t *Tree) { *t = Tree{} },
+		"leaf with atom": func(t *Tree) {
+			t.AtomStart = []int32{0, 1, 2, 2}
+			t.AtomFeature = []int32{0, 0}
+			t.AtomWeight = []float32{1, 1}
+		},
+		"empty leaf":    func(t *Tree) { t.LeafStart = []int32{0, 0, 0, 2} },
+		"same children": func(t *Tree) { t.Right[0] = 1 },
+		"no nodes":      func(t *Tree) { *t = Tree{} },
 	}
 	for name, mod := range bad {
 		tr := validStump()

@@ -207,3 +207,50 @@ func TestDirectoryInput(t *testing.T) {
 		t.Fatalf("directory of 3×400 rows read as %v rows", tr["rows"])
 	}
 }
+
+func TestObliqueForestsCLI(t *testing.T) {
+	dir := t.TempDir()
+	tr, te := filepath.Join(dir, "tr.parquet"), filepath.Join(dir, "te.parquet")
+	mustRun(t, "gen", "hvbars", "--n", "60", "--seed", "1", "--out", tr)
+	mustRun(t, "gen", "hvbars", "--n", "500", "--seed", "2", "--out", te)
+	for _, extra := range [][]string{
+		{"--forest", "sporf", "--lambda", "2", "--mean-diff", "--rank"},
+		{"--forest", "morf", "--grid", "28x28", "--patch-min", "1x1", "--patch-max", "4x4", "--max-features", "28"},
+		{"--forest", "morf", "--grid", "28x28", "--patch-max", "2x9", "--honest", "0.3"},
+	} {
+		mdl := filepath.Join(dir, "m")
+		args := append([]string{"train", "--in", tr, "--label", "y", "--out", mdl, "--trees", "50"}, extra...)
+		mustRun(t, args...)
+		in := mustRun(t, "inspect", "--model", mdl)
+		if in["forest"] != extra[1] {
+			t.Fatalf("inspect forest %v, want %s", in["forest"], extra[1])
+		}
+		ev := mustRun(t, "eval", "--model", mdl, "--in", te, "--label", "y")
+		limit := 0.05 // patches see whole bars
+		if extra[1] == "sporf" {
+			limit = 0.35 // random ±1 pixel sums at n = 60: better than chance (0.5), no more
+		}
+		if e := ev["error"].(float64); e > limit {
+			t.Fatalf("%v: test error %v on hvbars", extra, e)
+		}
+	}
+	for _, c := range []struct {
+		extra []string
+		want  string
+	}{
+		{[]string{"--forest", "morf", "--grid", "3x3"}, "784"},
+		{[]string{"--forest", "morf"}, "layout"},
+		{[]string{"--forest", "morf", "--grid", "28x28", "--patch-max", "0x2"}, "patch-max"},
+		{[]string{"--forest", "morf", "--grid", "28x28", "--patch-max", "40x2"}, "fit"},
+		{[]string{"--forest", "rf", "--rank"}, "sporf"},
+		{[]string{"--forest", "sporf", "--lambda", "-1"}, "lambda"},
+		{[]string{"--honest", "1.5"}, "honest"},
+		{[]string{"--forest", "morf", "--grid", "28x28", "--series"}, "exclude"},
+	} {
+		args := append([]string{"train", "--in", tr, "--label", "y", "--out", filepath.Join(dir, "x"), "--trees", "2"}, c.extra...)
+		code, _, errs := run(t, args...)
+		if code == 0 || !strings.Contains(errs, c.want) || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q (want one line naming %q)", c.extra, code, errs, c.want)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"runtime"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -19,7 +21,18 @@ func runTrain(args []string, env Env) error {
 	fs.Var(&in, "in", "input file or directory (repeatable; Parquet, Arrow IPC, CSV)")
 	label := fs.String("label", "", "label column")
 	out := fs.String("out", "", "model file to write")
-	kind := fs.String("forest", "rf", "forest kind: rf")
+	kind := fs.String("forest", "rf", "forest kind: rf (Breiman), sporf (sparse oblique), morf (manifold oblique patches)")
+	lambda := fs.Float64("lambda", 0, "sporf: mean non-zeros per atom, Poisson rate (default 1.5)")
+	meanDiff := fs.Bool("mean-diff", false, "sporf: add class-mean-difference atoms, RerF(δ)")
+	rank := fs.Bool("rank", false, "sporf: train on marginal ranks and rank new data the same way, RerF(r)")
+	grid := fs.String("grid", "", "morf: features form WxH images (row-major), e.g. 28x28")
+	series := fs.Bool("series", false, "morf: features form a 1-D series")
+	cyclic := fs.Bool("cyclic", false, "morf: features form a 1-D cycle (patches wrap around)")
+	channels := fs.Int("channels", 1, "morf: channels per image/series")
+	chanOrder := fs.String("channel-order", "planar", "morf: planar (channel-major) or interleaved (pixel-major) features")
+	patchMin := fs.String("patch-min", "", "morf: smallest patch HxW (default 1x1)")
+	patchMax := fs.String("patch-max", "", "morf: largest patch HxW (default 3x3, clipped to the layout)")
+	honest := fs.Float64("honest", 0, "share of each tree's rows kept out of structure learning and used for the leaves (0 = off)")
 	task := fs.String("task", "auto", "auto, classification or regression")
 	trees := fs.Int("trees", 100, "number of trees")
 	seed := fs.Uint64("seed", 1, "random seed (same seed, same model bytes at any thread count)")
@@ -45,8 +58,10 @@ func runTrain(args []string, env Env) error {
 	if *out == "" {
 		return usagef("--out is required")
 	}
-	if *kind != "rf" {
-		return usagef("--forest %s is not available in this build (available: rf)", *kind)
+	switch *kind {
+	case "rf", "sporf", "morf":
+	default:
+		return usagef("--forest %s is not available in this build (available: rf, sporf, morf)", *kind)
 	}
 	tk, err := frame.ParseTask(*task)
 	if err != nil {
@@ -68,6 +83,10 @@ func runTrain(args []string, env Env) error {
 	p.Trees, p.Seed, p.Threads = *trees, *seed, *threads
 	p.MaxFeatures, p.MaxDepth, p.Sample, p.SampleFraction = *maxFeat, *maxDepth, *sample, *frac
 	p.Split, p.Bins, p.Permutation = *split, *bins, perm
+	p.Forest, p.Lambda, p.MeanDiff, p.Rank, p.Honest = *kind, *lambda, *meanDiff, *rank, *honest
+	if err := layoutFlags(&p, *grid, *series, *cyclic, *channels, *chanOrder, *patchMin, *patchMax); err != nil {
+		return err
+	}
 	if *criterion != "" {
 		p.Criterion = *criterion
 	}
@@ -112,4 +131,68 @@ func runTrain(args []string, env Env) error {
 		rep["oob"] = f.OOB
 	}
 	return writeJSON(env.Stdout, rep)
+}
+
+// layoutFlags applies MORF's layout and patch flags to p.
+func layoutFlags(p *forest.Params, grid string, series, cyclic bool, channels int, order, pmin, pmax string) error {
+	n := 0
+	for _, on := range []bool{grid != "", series, cyclic} {
+		if on {
+			n++
+		}
+	}
+	if n > 1 {
+		return usagef("--grid, --series and --cyclic exclude each other")
+	}
+	switch {
+	case grid != "":
+		w, h, err := dims(grid, "--grid")
+		if err != nil {
+			return err
+		}
+		p.Layout, p.Width, p.Height = "grid", w, h
+	case series:
+		p.Layout = "series"
+	case cyclic:
+		p.Layout = "cyclic"
+	}
+	if channels < 1 {
+		return usagef("--channels must be at least 1, got %d", channels)
+	}
+	if channels > 1 {
+		p.Channels = channels
+	}
+	switch order {
+	case "planar":
+	case "interleaved":
+		p.Interleaved = true
+	default:
+		return usagef("--channel-order %q: want planar or interleaved", order)
+	}
+	if pmin != "" {
+		h, w, err := dims(pmin, "--patch-min")
+		if err != nil {
+			return err
+		}
+		p.PatchHMin, p.PatchWMin = h, w
+	}
+	if pmax != "" {
+		h, w, err := dims(pmax, "--patch-max")
+		if err != nil {
+			return err
+		}
+		p.PatchHMax, p.PatchWMax = h, w
+	}
+	return nil
+}
+
+// dims parses "AxB" into two positive integers.
+func dims(s, flag string) (int, int, error) {
+	a, b, ok := strings.Cut(strings.ToLower(s), "x")
+	x, err1 := strconv.Atoi(a)
+	y, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || x < 1 || y < 1 {
+		return 0, 0, usagef("%s %q: want two positive sizes like 28x28", flag, s)
+	}
+	return x, y, nil
 }

@@ -1,0 +1,124 @@
+package projection
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+// Topology lays the p features out as C channels of H×W images (row-major
+// within a channel). A series is H = 1; a cyclic series also wraps along
+// the width (e.g. a discretized circle). Features are either planar
+// (channel c, row r, column q is feature c·H·W + r·W + q) or interleaved
+// (feature (r·W + q)·C + c, as in pixel-major image dumps).
+type Topology struct {
+	H, W, C     int
+	CyclicW     bool // columns wrap around (cyclic axis)
+	CyclicH     bool // rows wrap around
+	Interleaved bool
+}
+
+// Validate checks the layout against p features.
+func (t Topology) Validate(p int) error {
+	if t.H < 1 || t.W < 1 || t.C < 1 {
+		return fmt.Errorf("projection: topology %d×%d×%d must be positive", t.H, t.W, t.C)
+	}
+	if t.H*t.W*t.C != p {
+		return fmt.Errorf("projection: topology %d×%d with %d channels covers %d features, data has %d", t.W, t.H, t.C, t.H*t.W*t.C, p)
+	}
+	return nil
+}
+
+// Feature returns the feature index of (channel, row, column).
+func (t Topology) Feature(c, r, q int) int32 {
+	if t.Interleaved {
+		return int32((r*t.W+q)*t.C + c)
+	}
+	return int32(c*t.H*t.W + r*t.W + q)
+}
+
+// Patch is MORF's sampler (MORF paper §3.1): D atoms per node, each the sum
+// of a rectangular patch of one channel. Height h ~ U{HMin..HMax} and width
+// w ~ U{WMin..WMax} are drawn independently; the upper-left corner is drawn
+// uniformly over the zero-padded border, u ~ U{−h+1..H−1} and
+// v ~ U{−w+1..W−1} (0-based: every feature is covered by exactly h·w of
+// the corners, so each is equally likely to be in the patch — the paper's
+// U{−h+1, H} with 1-based rows, minus the one corner whose patch would lie
+// wholly in the padding), and the patch is clipped to the image. Along a
+// cyclic axis the corner is uniform over the axis and the patch wraps
+// around instead. All weights are 1.
+type Patch struct {
+	Top        Topology
+	D          int
+	HMin, HMax int
+	WMin, WMax int
+
+	idx []int32
+	w   []float32
+}
+
+// NewPatch validates the patch bounds against the topology.
+func NewPatch(top Topology, p, d, hmin, hmax, wmin, wmax int) (*Patch, error) {
+	if err := top.Validate(p); err != nil {
+		return nil, err
+	}
+	if d < 1 {
+		return nil, fmt.Errorf("projection: %d atoms per node; want at least 1", d)
+	}
+	if hmin < 1 || wmin < 1 || hmax < hmin || wmax < wmin {
+		return nil, fmt.Errorf("projection: patch sizes %dx%d..%dx%d are not a valid range", hmin, wmin, hmax, wmax)
+	}
+	if hmax > top.H || wmax > top.W {
+		return nil, fmt.Errorf("projection: patch up to %dx%d does not fit a %dx%d layout", hmax, wmax, top.H, top.W)
+	}
+	return &Patch{Top: top, D: d, HMin: hmin, HMax: hmax, WMin: wmin, WMax: wmax}, nil
+}
+
+// Sample draws D patch atoms.
+func (s *Patch) Sample(rng *rand.Rand, c *Candidates) {
+	t := s.Top
+	for a := 0; a < s.D; a++ {
+		h := s.HMin + rng.IntN(s.HMax-s.HMin+1)
+		w := s.WMin + rng.IntN(s.WMax-s.WMin+1)
+		ch := 0
+		if t.C > 1 {
+			ch = rng.IntN(t.C)
+		}
+		u := corner(rng, h, t.H, t.CyclicH)
+		v := corner(rng, w, t.W, t.CyclicW)
+		s.idx, s.w = s.idx[:0], s.w[:0]
+		for dr := 0; dr < h; dr++ {
+			r, ok := cell(u+dr, t.H, t.CyclicH)
+			if !ok {
+				continue
+			}
+			for dq := 0; dq < w; dq++ {
+				q, ok := cell(v+dq, t.W, t.CyclicW)
+				if !ok {
+					continue
+				}
+				s.idx = append(s.idx, t.Feature(ch, r, q))
+				s.w = append(s.w, 1)
+			}
+		}
+		sortAtom(s.idx, s.w)
+		c.Add(s.idx, s.w)
+	}
+}
+
+// corner draws the first row (or column) of a patch of extent e on an axis
+// of length n: over the zero-padded range −e+1..n−1, or 0..n−1 on a cycle.
+func corner(rng *rand.Rand, e, n int, cyclic bool) int {
+	if cyclic {
+		return rng.IntN(n)
+	}
+	return -e + 1 + rng.IntN(n+e-1)
+}
+
+// cell maps a patch coordinate onto the axis: wrapped on a cycle, dropped
+// (zero padding) outside otherwise.
+func cell(x, n int, cyclic bool) (int, bool) {
+	if cyclic {
+		return ((x % n) + n) % n, true
+	}
+	return x, x >= 0 && x < n
+}

@@ -1,0 +1,189 @@
+package projection
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// Node is what a data-aware sampler may look at: the training columns and
+// the node's rows with their labels and weights (classification).
+type Node struct {
+	Cols [][]float32
+	Rows []int32
+	Y    []int32   // class per node row (aligned with Rows)
+	W    []float64 // weight per node row
+	K    int
+}
+
+// NodeSampler is a Sampler that also looks at the node's data, such as the
+// class-conditional mean differences of RerF(δ). The tree builder calls
+// SampleNode instead of Sample when a sampler implements it.
+type NodeSampler interface {
+	Sampler
+	SampleNode(rng *rand.Rand, c *Candidates, node *Node)
+}
+
+// Sparse is SPORF's sampler (Randomer paper §2; MORF paper §2.3): D atoms
+// per node, each with k non-zeros at distinct features drawn uniformly,
+// k ~ Poisson(λ) conditioned on k ≥ 1 (a zero draw is redrawn) and capped
+// at p, every weight +1 or −1 with equal probability.
+//
+// With MeanDiff set it is RerF(δ): at each node the c−1 differences of
+// class-conditional means μ_k − μ_0 (k = 1..c−1, over the node's in-bag
+// rows, NaN ignored) are each added as a dense atom with probability D/p.
+type Sparse struct {
+	P, D     int
+	Lambda   float64
+	MeanDiff bool
+
+	perm []int32
+	js   []int32
+	idx  []int32
+	w    []float32
+	sums []float64
+	cnts []float64
+}
+
+// NewSparse returns a SPORF sampler drawing d atoms over p features.
+func NewSparse(p, d int, lambda float64, meanDiff bool) (*Sparse, error) {
+	if p <= 0 {
+		return nil, fmt.Errorf("projection: no features")
+	}
+	if d < 1 {
+		return nil, fmt.Errorf("projection: %d atoms per node; want at least 1", d)
+	}
+	if !(lambda > 0) || math.IsInf(lambda, 0) {
+		return nil, fmt.Errorf("projection: lambda %v must be positive", lambda)
+	}
+	s := &Sparse{P: p, D: d, Lambda: lambda, MeanDiff: meanDiff, perm: make([]int32, p)}
+	for i := range s.perm {
+		s.perm[i] = int32(i)
+	}
+	return s, nil
+}
+
+// poisson draws from Poisson(λ) by inversion (λ is small: a few units).
+func poisson(rng *rand.Rand, lambda float64) int {
+	l := math.Exp(-lambda)
+	k, prod := 0, rng.Float64()
+	for prod > l {
+		k++
+		prod *= rng.Float64()
+	}
+	return k
+}
+
+// Sample draws D sparse ±1 atoms.
+func (s *Sparse) Sample(rng *rand.Rand, c *Candidates) {
+	for a := 0; a < s.D; a++ {
+		k := 0
+		for k == 0 {
+			k = poisson(rng, s.Lambda)
+		}
+		k = min(k, s.P)
+		// partial Fisher–Yates; the swaps are undone afterwards so the
+		// permutation is the identity before every atom and draws depend
+		// on rng alone (O(k), not O(p), per atom)
+		s.idx, s.w, s.js = s.idx[:0], s.w[:0], s.js[:0]
+		for i := 0; i < k; i++ {
+			j := i + rng.IntN(s.P-i)
+			s.js = append(s.js, int32(j))
+			s.perm[i], s.perm[j] = s.perm[j], s.perm[i]
+			s.idx = append(s.idx, s.perm[i])
+			if rng.IntN(2) == 0 {
+				s.w = append(s.w, 1)
+			} else {
+				s.w = append(s.w, -1)
+			}
+		}
+		for i := k - 1; i >= 0; i-- {
+			j := s.js[i]
+			s.perm[i], s.perm[j] = s.perm[j], s.perm[i]
+		}
+		sortAtom(s.idx, s.w)
+		c.Add(s.idx, s.w)
+	}
+}
+
+// sortAtom orders an atom's entries by feature (insertion sort: atoms are
+// short), so equal atoms have equal encodings.
+func sortAtom(idx []int32, w []float32) {
+	for i := 1; i < len(idx); i++ {
+		for j := i; j > 0 && idx[j] < idx[j-1]; j-- {
+			idx[j], idx[j-1] = idx[j-1], idx[j]
+			w[j], w[j-1] = w[j-1], w[j]
+		}
+	}
+}
+
+// SampleNode draws the sparse atoms and, for RerF(δ), the mean-difference
+// atoms of this node.
+func (s *Sparse) SampleNode(rng *rand.Rand, c *Candidates, node *Node) {
+	s.Sample(rng, c)
+	if !s.MeanDiff || node == nil || node.K < 2 {
+		return
+	}
+	prob := float64(s.D) / float64(s.P)
+	K, p := node.K, s.P
+	meansDone := false
+	for k := 1; k < K; k++ {
+		if rng.Float64() >= prob {
+			continue
+		}
+		if !meansDone {
+			if s.sums == nil {
+				s.sums = make([]float64, K*p)
+				s.cnts = make([]float64, K*p)
+			}
+			meansDone = true
+			if !s.classMeans(node) {
+				return
+			}
+		}
+		s.idx, s.w = s.idx[:0], s.w[:0]
+		for j := 0; j < p; j++ {
+			m0, mk := s.mean(0, j), s.mean(k, j)
+			if d := float32(mk - m0); d != 0 && !math.IsNaN(float64(d)) && !math.IsInf(float64(d), 0) {
+				s.idx = append(s.idx, int32(j))
+				s.w = append(s.w, d)
+			}
+		}
+		if len(s.idx) > 0 {
+			c.Add(s.idx, s.w)
+		}
+	}
+}
+
+func (s *Sparse) mean(k, j int) float64 {
+	n := s.cnts[k*s.P+j]
+	if n == 0 {
+		return 0
+	}
+	return s.sums[k*s.P+j] / n
+}
+
+// classMeans fills the per-class feature sums over the node's rows; it
+// returns false when class 0 is absent (no reference mean).
+func (s *Sparse) classMeans(node *Node) bool {
+	clear(s.sums)
+	clear(s.cnts)
+	p := s.P
+	for q, r := range node.Rows {
+		y := int(node.Y[q])
+		w := node.W[q]
+		for j, col := range node.Cols {
+			v := col[r]
+			if v == v {
+				s.sums[y*p+j] += w * float64(v)
+				s.cnts[y*p+j] += w
+			}
+		}
+	}
+	for j := 0; j < p; j++ {
+		if s.cnts[j] > 0 {
+			return true
+		}
+	}
+	return false
+}
