@@ -34,7 +34,7 @@ func TestSparseDistribution(t *testing.T) {
 	}
 	var c Candidates
 	rng := rand.New(rand.NewPCG(2, 2))
-	var atoms, nnz, plus float64
+	var atoms, nnz, plus, multi float64
 	hits := make([]float64, p)
 	for trial := 0; trial < 3000; trial++ {
 		c.Reset()
@@ -54,20 +54,26 @@ func TestSparseDistribution(t *testing.T) {
 				if w[q] != 1 && w[q] != -1 {
 					t.Fatalf("weight %v", w[q])
 				}
-				if w[q] == 1 {
+				if w[q] == 1 && len(idx) > 1 {
 					plus++
+				}
+				if len(idx) == 1 && w[q] != 1 {
+					t.Fatalf("single-feature atom with weight %v, want the axis atom", w[q])
 				}
 				hits[idx[q]]++
 			}
 			atoms++
 			nnz += float64(len(idx))
+			if len(idx) > 1 {
+				multi += float64(len(idx))
+			}
 		}
 	}
 	want := lambda / (1 - math.Exp(-lambda))
 	if m := nnz / atoms; math.Abs(m-want) > 0.02 {
 		t.Fatalf("mean non-zeros %v, want %v", m, want)
 	}
-	if f := plus / nnz; math.Abs(f-0.5) > 0.01 {
+	if f := plus / multi; math.Abs(f-0.5) > 0.01 {
 		t.Fatalf("share of +1 weights %v", f)
 	}
 	for j, h := range hits { // each feature equally likely: ±5 sd

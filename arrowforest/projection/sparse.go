@@ -102,6 +102,12 @@ func (s *Sparse) Sample(rng *rand.Rand, c *Candidates) {
 			s.perm[i], s.perm[j] = s.perm[j], s.perm[i]
 		}
 		sortAtom(s.idx, s.w)
+		if k == 1 {
+			// −x ≤ t and x ≤ −t cut the same family of partitions, so a
+			// single-feature atom is stored as the axis atom (weight +1),
+			// which takes the pre-binned split path
+			s.w[0] = 1
+		}
 		c.Add(s.idx, s.w)
 	}
 }

@@ -98,3 +98,30 @@ func FuzzCutPoints(f *testing.F) {
 		checkBins(t, col, b)
 	})
 }
+
+// TestSortKeys: the radix path orders exactly as a full uint64 sort,
+// negative values, zeros and ties included.
+func TestSortKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 10))
+	for _, n := range []int{5, 191, 192, 1000, 5000} {
+		keys := make([]uint64, n)
+		for i := range keys {
+			v := float32(rng.IntN(200)-100) / 8
+			if i%17 == 0 {
+				v = float32(math.Copysign(0, -1))
+			}
+			keys[i] = packKey(v, int32(i))
+		}
+		want := slices.Clone(keys)
+		slices.Sort(want)
+		got := sortKeys(keys, make([]uint64, n))
+		if !slices.Equal(got, want) {
+			t.Fatalf("n=%d: radix order differs", n)
+		}
+		for i := 1; i < n; i++ {
+			if keyValue(got[i]) < keyValue(got[i-1]) {
+				t.Fatalf("n=%d: values out of order at %d", n, i)
+			}
+		}
+	}
+}

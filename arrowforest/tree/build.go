@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
-	"slices"
 
 	"github.com/forestd/forestd/arrowforest/projection"
 )
@@ -75,25 +74,20 @@ type Builder struct {
 	y   []int32
 	yr  []float64
 
-	cand  projection.Candidates
-	nsmp  projection.NodeSampler // smp, when it looks at node data
-	view  projection.Node
-	hist  []float64 // binned class counts (or w, wy pairs for regression)
-	miss  []float64
-	total []float64
-	acc   classAcc
-	racc  regAcc
-	pairs []pair
-	proj  []float32
-	leaf  []float64
+	cand    projection.Candidates
+	nsmp    projection.NodeSampler // smp, when it looks at node data
+	view    projection.Node
+	hist    []float64 // binned class counts (or w, wy pairs for regression)
+	miss    []float64
+	total   []float64
+	acc     classAcc
+	racc    regAcc
+	keys    []uint64
+	tmpKeys []uint64
+	leaf    []float64
 
 	t   *Tree
 	imp []float64 // impurity decrease per feature for the current tree
-}
-
-type pair struct {
-	v float32
-	k int32 // position in the node-aligned arrays
 }
 
 // NewBuilder returns a builder drawing atoms from smp (owned by the builder).
@@ -422,101 +416,105 @@ func project(cols [][]float32, idx []int32, wts []float32, r int32) float32 {
 // between distinct values (exact search).
 func (b *Builder) searchSorted(idx []int32, wts []float32, s, e int) split {
 	cols := b.d.Cols
-	pairs := b.pairs[:0]
+	keys := b.keys[:0]
 	var best split
+	var n, sum, nm, sm float64
 	if b.d.K > 0 {
 		clear(b.miss)
-		for k := s; k < e; k++ {
-			v := project(cols, idx, wts, b.idx[k])
+	}
+	for k := s; k < e; k++ {
+		v := project(cols, idx, wts, b.idx[k])
+		if b.d.K == 0 {
+			w := b.w[k]
+			wy := w * b.yr[k]
+			n += w
+			sum += wy
 			if v != v {
-				b.miss[b.y[k]] += b.w[k]
+				nm += w
+				sm += wy
 				continue
 			}
-			pairs = append(pairs, pair{v, int32(k)})
+		} else if v != v {
+			b.miss[b.y[k]] += b.w[k]
+			continue
 		}
-		b.pairs = pairs
-		if len(pairs) < 2 {
-			return best
-		}
-		sortPairs(pairs)
-		if pairs[0].v == pairs[len(pairs)-1].v {
-			return best
-		}
+		keys = append(keys, packKey(v, int32(k)))
+	}
+	if len(keys) < 2 {
+		b.keys = keys
+		return best
+	}
+	if cap(b.tmpKeys) < len(keys) {
+		b.tmpKeys = make([]uint64, cap(keys))
+	}
+	sorted := sortKeys(keys, b.tmpKeys)
+	if &sorted[0] != &keys[0] { // radix sort finished in the scratch buffer
+		b.keys, b.tmpKeys = b.tmpKeys, keys
+	} else {
+		b.keys = keys
+	}
+	keys = sorted
+	if keyValue(keys[0]) == keyValue(keys[len(keys)-1]) {
+		return best
+	}
+	if b.d.K > 0 {
 		a := &b.acc
 		a.reset(b.total, b.miss)
-		for q := 0; q < len(pairs)-1; q++ {
-			k := pairs[q].k
+		for q := 0; q < len(keys)-1; q++ {
+			k := keyPos(keys[q])
 			a.move(b.y[k], b.w[k])
-			if pairs[q].v == pairs[q+1].v {
+			v, next := keyValue(keys[q]), keyValue(keys[q+1])
+			if v == next {
 				continue
 			}
 			if p, ml, ok := a.best(b.cfg.MinLeaf); ok && (!best.ok || p > best.proxy) {
-				best = split{ok: true, thr: Midpoint(pairs[q].v, pairs[q+1].v), missLeft: ml, proxy: p}
+				best = split{ok: true, thr: Midpoint(v, next), missLeft: ml, proxy: p}
 			}
 		}
-		return best
-	}
-	var n, sum, nm, sm float64
-	for k := s; k < e; k++ {
-		w := b.w[k]
-		wy := w * b.yr[k]
-		n += w
-		sum += wy
-		v := project(cols, idx, wts, b.idx[k])
-		if v != v {
-			nm += w
-			sm += wy
-			continue
-		}
-		pairs = append(pairs, pair{v, int32(k)})
-	}
-	b.pairs = pairs
-	if len(pairs) < 2 {
-		return best
-	}
-	sortPairs(pairs)
-	if pairs[0].v == pairs[len(pairs)-1].v {
 		return best
 	}
 	a := &b.racc
 	a.reset(n, sum, nm, sm)
-	for q := 0; q < len(pairs)-1; q++ {
-		k := pairs[q].k
+	for q := 0; q < len(keys)-1; q++ {
+		k := keyPos(keys[q])
 		a.move(b.w[k], b.w[k]*b.yr[k])
-		if pairs[q].v == pairs[q+1].v {
+		v, next := keyValue(keys[q]), keyValue(keys[q+1])
+		if v == next {
 			continue
 		}
 		if p, ml, ok := a.best(b.cfg.MinLeaf); ok && (!best.ok || p > best.proxy) {
-			best = split{ok: true, thr: Midpoint(pairs[q].v, pairs[q+1].v), missLeft: ml, proxy: p}
+			best = split{ok: true, thr: Midpoint(v, next), missLeft: ml, proxy: p}
 		}
 	}
 	return best
 }
 
-// sortPairs sorts by value, ties by position so the order is deterministic.
-func sortPairs(p []pair) {
-	if len(p) <= 12 {
-		for i := 1; i < len(p); i++ {
-			x := p[i]
-			j := i - 1
-			for j >= 0 && (p[j].v > x.v || (p[j].v == x.v && p[j].k > x.k)) {
-				p[j+1] = p[j]
-				j--
-			}
-			p[j+1] = x
-		}
-		return
+// packed sort keys: the float32 value mapped to an unsigned integer with
+// the same order (sign bit flipped for positives, all bits for negatives)
+// in the high half, the row position in the low half. Sorting the uint64s
+// natively orders by value, ties by position — deterministic and without
+// a comparison callback.
+func packKey(v float32, k int32) uint64 {
+	b := math.Float32bits(v)
+	if b>>31 != 0 {
+		b = ^b
+	} else {
+		b |= 1 << 31
 	}
-	slices.SortFunc(p, func(a, b pair) int {
-		switch {
-		case a.v < b.v:
-			return -1
-		case a.v > b.v:
-			return 1
-		}
-		return int(a.k - b.k)
-	})
+	return uint64(b)<<32 | uint64(uint32(k))
 }
+
+func keyValue(u uint64) float32 {
+	b := uint32(u >> 32)
+	if b>>31 != 0 {
+		b &^= 1 << 31
+	} else {
+		b = ^b
+	}
+	return math.Float32frombits(b)
+}
+
+func keyPos(u uint64) int32 { return int32(uint32(u)) }
 
 // partition reorders the node's rows so that rows going left come first
 // and returns the boundary.
