@@ -6,8 +6,8 @@ require (
 	github.com/apache/arrow/go/v17 v17.0.0
 	github.com/parquet-go/parquet-go v0.32.0
 	github.com/schollz/progressbar/v3 v3.19.1
+	golang.org/x/image v0.47.0
 	golang.org/x/term v0.47.0
-	gonum.org/v1/gonum v0.17.0
 )
 
 require (
@@ -30,5 +30,6 @@ require (
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/tools v0.30.0 // indirect
 	golang.org/x/xerrors v0.0.0-20231012003039-104605ab7028 // indirect
+	gonum.org/v1/gonum v0.17.0 // indirect
 	google.golang.org/protobuf v1.34.2 // indirect
 )

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -252,5 +253,38 @@ func TestObliqueForestsCLI(t *testing.T) {
 		if code == 0 || !strings.Contains(errs, c.want) || strings.Count(errs, "\n") != 1 {
 			t.Errorf("%v: exit %d, stderr %q (want one line naming %q)", c.extra, code, errs, c.want)
 		}
+	}
+}
+
+func TestInspectHeatmap(t *testing.T) {
+	dir := t.TempDir()
+	mdl := filepath.Join(dir, "m")
+	mustRun(t, "train", "--in", sharedData(t, "digits.parquet"), "--label", "label", "--forest", "morf", "--grid", "8x8", "--trees", "20", "--out", mdl)
+	pngPath := filepath.Join(dir, "imp.png")
+	in := mustRun(t, "inspect", "--model", mdl, "--png", pngPath, "--kind", "projection-count")
+	tv, ok := in["importance_total_variation"].(map[string]any)
+	if !ok || tv["projection-count"].(float64) <= 0 {
+		t.Fatalf("total variation missing: %v", in["importance_total_variation"])
+	}
+	f, err := os.Open(pngPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("heatmap is not a PNG: %v", err)
+	}
+	if b := img.Bounds(); b.Dx() < 200 || b.Dy() < 200 {
+		t.Fatalf("heatmap %v too small to read", b)
+	}
+	rf := filepath.Join(dir, "rf")
+	mustRun(t, "train", "--in", sharedData(t, "digits.parquet"), "--label", "label", "--trees", "5", "--out", rf)
+	if code, _, errs := run(t, "inspect", "--model", rf, "--png", pngPath); code != 2 || !strings.Contains(errs, "--grid") {
+		t.Fatalf("--png without a layout: exit %d, %q", code, errs)
+	}
+	mustRun(t, "inspect", "--model", rf, "--png", pngPath, "--grid", "8x8")
+	if code, _, errs := run(t, "inspect", "--model", rf, "--png", pngPath, "--grid", "7x8"); code != 2 || !strings.Contains(errs, "64") {
+		t.Fatalf("wrong --grid: exit %d, %q", code, errs)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"sort"
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -192,8 +193,11 @@ func runScore(args []string, env Env) error {
 }
 
 func runInspect(args []string, env Env) error {
-	fs := newFlagSet("inspect", "--model MODEL", env)
+	fs := newFlagSet("inspect", "--model MODEL [--png FILE [--grid WxH] [--kind KIND]]", env)
 	modelPath := fs.String("model", "", "model file")
+	pngPath := fs.String("png", "", "render the importances of grid-shaped features as a heatmap PNG")
+	grid := fs.String("grid", "", "feature layout WxH for --png when the model has none (e.g. an rf on images)")
+	kind := fs.String("kind", "", "importance kind for --png: impurity, projection-count or permutation (default: the model's primary)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -233,5 +237,65 @@ func runInspect(args []string, env Env) error {
 	} else {
 		rep["oob"] = nil
 	}
+	if g, ok, err := modelGrid(f.Params.Layout, f.Params.Height, f.Params.Width, f.Params.Channels, f.Params.Interleaved, *grid, len(f.Features)); err != nil {
+		return err
+	} else if ok {
+		tv := map[string]float64{}
+		for k, v := range f.Importances {
+			g.V = v
+			tv[k] = g.totalVariation()
+		}
+		rep["importance_total_variation"] = tv
+		if *pngPath != "" {
+			k := primary
+			if *kind != "" {
+				k = *kind
+			}
+			v, ok := f.Importances[k]
+			if !ok {
+				return usagef("--kind %q: the model has importances %v", k, keys(f.Importances))
+			}
+			g.V = v
+			title := fmt.Sprintf("%s importance, %s forest, %d trees", k, f.Kind, len(f.Trees))
+			if err := writeHeatmap(*pngPath, g, title); err != nil {
+				return fmt.Errorf("writing %s: %w", *pngPath, err)
+			}
+			rep["png"] = *pngPath
+		}
+	} else if *pngPath != "" {
+		return usagef("--png needs grid-shaped features: give --grid WxH (the model has no grid layout)")
+	}
 	return writeJSON(env.Stdout, rep)
+}
+
+// modelGrid returns the layout of the features for heatmaps: the flag's
+// WxH, else the model's MORF grid (a series is a 1-row grid).
+func modelGrid(layout string, h, w, ch int, interleaved bool, flagGrid string, p int) (gridMap, bool, error) {
+	ch = max(ch, 1)
+	if flagGrid != "" {
+		gw, gh, err := dims(flagGrid, "--grid")
+		if err != nil {
+			return gridMap{}, false, err
+		}
+		if gw*gh*ch != p {
+			return gridMap{}, false, usagef("--grid %s covers %d features, the model has %d", flagGrid, gw*gh*ch, p)
+		}
+		return gridMap{H: gh, W: gw, C: ch, Interleaved: interleaved}, true, nil
+	}
+	switch layout {
+	case "grid":
+		return gridMap{H: h, W: w, C: ch, Interleaved: interleaved}, true, nil
+	case "series", "cyclic":
+		return gridMap{H: 1, W: p / ch, C: ch, Interleaved: interleaved}, true, nil
+	}
+	return gridMap{}, false, nil
+}
+
+func keys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
