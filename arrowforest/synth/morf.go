@@ -57,7 +57,7 @@ const Circle = "circle"
 func genCircle(rng *rand.Rand, n int) *frame.Frame {
 	f := newClassFrame(seqNames("x", 0, circleLen), n, binaryClasses())
 	for i := range n {
-		c := rng.IntN(2)
+		c := i % 2 // classes alternate: exactly balanced, as the papers' generators
 		l1, l2 := CircleSegments(c)
 		s1 := rng.IntN(circleLen)
 		s2 := s1 + l1 + 1 + rng.IntN(circleLen-l1-l2-1)
@@ -119,7 +119,7 @@ func genHVBars(rng *rand.Rand, n int) *frame.Frame {
 	f := newClassFrame(featNames, n, binaryClasses())
 	var lit [barsSide]bool
 	for i := range n {
-		c := rng.IntN(2)
+		c := i % 2 // classes alternate: exactly balanced, as the papers' generators
 		k := poisson(rng, barsLambda)
 		lit = [barsSide]bool{}
 		for range k {
@@ -184,7 +184,7 @@ const Impulse = "impulse"
 func genImpulse(rng *rand.Rand, n int) *frame.Frame {
 	f := newClassFrame(seqNames("t", 0, impulseLen), n, binaryClasses())
 	for i := range n {
-		c := rng.IntN(2)
+		c := i % 2 // classes alternate: exactly balanced, as the papers' generators
 		for t := range impulseLen {
 			x := rng.NormFloat64()
 			if c == 1 {

@@ -39,7 +39,7 @@ func genTrunk(rng *rand.Rand, n, p int) *frame.Frame {
 	f := newClassFrame(seqNames("x", 1, p), n, binaryClasses())
 	mu := TrunkMean(p)
 	for i := range n {
-		c := rng.IntN(2)
+		c := i % 2 // classes alternate: exactly balanced, as the papers' generators
 		s := 1.0
 		if c == 1 {
 			s = -1
@@ -74,7 +74,7 @@ func genParity(rng *rand.Rand, n, p int) *frame.Frame {
 	f := newClassFrame(seqNames("x", 1, p), n, binaryClasses())
 	v := make([]float64, p)
 	for i := range n {
-		c := rng.IntN(2)
+		c := i % 2 // classes alternate: exactly balanced, as the papers' generators
 		zeros := 0
 		for j := range v {
 			v[j] = float64(rng.IntN(2))

@@ -121,7 +121,7 @@ func genXOR(rng *rand.Rand, s xorSpec, n int, sigma, sigmaMarg float64, means bo
 		}
 	}
 	for i := range n {
-		c := rng.IntN(2)
+		c := i % 2 // classes alternate: exactly balanced, as the papers' generators
 		y := 2*c - 1
 		f.Y[i] = int32(c)
 		j := 0
