@@ -115,9 +115,9 @@ func readCSV(name string, r io.Reader, cols []string, mem memory.Allocator) (sch
 	batchRows := min(max(csvBatchCells/max(len(sel), 1), 1), csvMaxBatchRows)
 	cells := make([][]string, len(sel))
 	for k := range cells {
-		cells[k] = make([]string, 0, min(batchRows, 256))
+		cells[k] = make([]string, 0, min(batchRows, 4096))
 	}
-	lines := make([]int, 0, min(batchRows, 256))
+	lines := make([]int, 0, min(batchRows, 4096))
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
@@ -179,15 +179,31 @@ func parseFloat(s string) (float64, bool) {
 	return v, errors.As(err, &ne) && ne.Err == strconv.ErrRange
 }
 
+// mayBeNumber is a cheap filter run before strconv (whose failures
+// allocate): a number starts with a digit, a sign, a dot, or the i/n of
+// inf/nan.
+func mayBeNumber(s string) bool {
+	switch c := s[0]; {
+	case c >= '0' && c <= '9', c == '+', c == '-', c == '.', c == 'i', c == 'I', c == 'n', c == 'N':
+		return true
+	}
+	return false
+}
+
 // infer decides the type of a column from its first batch with data.
 func infer(cells []string) csvType {
 	var num, str, flt int
 	for _, c := range cells {
-		t := strings.TrimSpace(c)
+		t := c
+		if len(t) > 0 && (t[0] == ' ' || t[len(t)-1] == ' ' || t[0] == '\t' || t[len(t)-1] == '\t') {
+			t = strings.TrimSpace(t)
+		}
 		if isNumericNull(t) {
 			continue
 		}
-		if _, err := strconv.ParseInt(t, 10, 64); err == nil {
+		if !mayBeNumber(t) {
+			str++
+		} else if _, err := strconv.ParseInt(t, 10, 64); err == nil {
 			num++
 		} else if _, ok := parseFloat(t); ok {
 			num++
@@ -246,6 +262,10 @@ func (p *csvParser) parseInts(k int, col []string, lines []int) (arrow.Array, bo
 	valid := make([]bool, len(col))
 	nulls := 0
 	for i, c := range col {
+		if isNumericNull(c) {
+			nulls++
+			continue
+		}
 		v, err := strconv.ParseInt(c, 10, 64)
 		if err != nil {
 			t := strings.TrimSpace(c)
@@ -277,8 +297,12 @@ func (p *csvParser) parseFloats(k int, col []string, lines []int) (arrow.Array, 
 	valid := make([]bool, len(col))
 	nulls := 0
 	for i, c := range col {
+		if isNumericNull(c) {
+			nulls++
+			continue
+		}
 		v, err := strconv.ParseFloat(c, 64)
-		if err != nil || c == "NaN" {
+		if err != nil {
 			t := strings.TrimSpace(c)
 			if isNumericNull(t) {
 				nulls++

@@ -27,8 +27,13 @@
 //     column. A truncated file is reported as "not a complete Parquet
 //     file".
 //   - Arrow IPC: the "ARROW1" magic selects the file format, otherwise the
-//     stream format is read, whatever the extension. Decoded records are
-//     validated (buffer sizes, offsets, dictionary indices).
+//     stream format is read, whatever the extension. Before arrow-go sees
+//     the data, the schema flatbuffers are checked (arrow-go v17 sizes
+//     slices from unchecked vector lengths, which on corrupt input is an
+//     unrecoverable out-of-memory crash) and every allocation is capped
+//     relative to the input size; decoded records are validated (buffer
+//     sizes, offsets, dictionary indices). ReadIPCBytes reads an IPC
+//     payload held in memory (e.g. a Kafka message value).
 //   - CSV (plain, or gzip by extension or magic bytes): a header row is
 //     required; the text is streamed in batches of up to 64Ki rows, one
 //     record each. Numeric columns are Int64 or Float64, others Utf8 (see
@@ -38,19 +43,23 @@
 //
 // Corrupt input is an error, never a panic: decoder panics inside
 // parquet-go or arrow-go are recovered and reported as corrupt-file
-// errors naming the file (see the fuzz tests).
+// errors naming the file (see the fuzz tests and testdata/fuzz). One gap:
+// parquet-go allocates page buffers from the (int32) sizes in page
+// headers before reading them, so a corrupt Parquet page header can cost
+// up to about 2 GiB of memory before the read fails.
 //
 // # CSV type inference
 //
 // The empty cell, "NA" and "NaN" are nulls in numeric columns; the empty
-// cell and "NA" in string columns. The first batch (up to 64Ki rows) in
-// which a column has a non-null cell decides its kind: numeric if more
-// than half of its non-null cells parse as numbers, else Utf8. A numeric
-// column is Int64 when every non-null cell in the file is a base-10
-// integer, otherwise Float64. A column with no non-null cell is Float64.
-// Integral floats written by other tools without a decimal point (e.g. a
-// regression target 151) therefore read as Int64; the frame treats an
-// integer label as classification unless told the task is regression.
+// cell and "NA" in string columns. The first batch (up to 64Ki rows,
+// fewer for wide files) in which a column has a non-null cell decides its
+// kind: numeric if more than half of its non-null cells parse as numbers,
+// else Utf8. A numeric column is Int64 when every non-null cell in the
+// file is a base-10 integer, otherwise Float64. A column with no non-null
+// cell is Float64. Integral floats written by other tools without a
+// decimal point (e.g. a regression target 151) therefore read as Int64;
+// the frame treats an integer label as classification unless told the
+// task is regression.
 //
 // # Writing
 //

@@ -126,7 +126,7 @@ func FuzzReadParquet(f *testing.F) {
 }
 
 func FuzzReadIPC(f *testing.F) {
-	addFileSeeds(f, "bad_schema.arrows", "digits.arrows")
+	addFileSeeds(f, "bad_schema.arrows")
 	f.Add(written(f, "x.arrows"))
 	f.Add(written(f, "x.arrow"))
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -28,10 +28,22 @@ func readIPC(name string, r readSeekerAt, ft Format, cols []string, mem memory.A
 			err = fmt.Errorf("%s: corrupt Arrow IPC data (decoder panic: %v)", name, p)
 		}
 	}()
+	size, err := r.Seek(0, io.SeekEnd)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	limit := allocCap(size)
+	mem = cappedAllocator{Allocator: mem, max: limit}
 	what := "Arrow IPC stream"
 	if ft == FormatIPCFile {
 		what = "Arrow IPC file"
-		schema, recs, err = readIPCFile(r, mem)
+	}
+	if err := checkIPCMetadata(r, size, ft == FormatIPCFile); err != nil {
+		return nil, nil, fmt.Errorf("%s: reading %s: %w", name, what, err)
+	}
+	if ft == FormatIPCFile {
+		what = "Arrow IPC file"
+		schema, recs, err = readIPCFile(r, mem, limit)
 	} else {
 		if _, err := r.Seek(0, io.SeekStart); err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", name, err)
@@ -51,13 +63,13 @@ func readIPC(name string, r readSeekerAt, ft Format, cols []string, mem memory.A
 	return project(name, schema, recs, cols)
 }
 
-func readIPCFile(r readSeekerAt, mem memory.Allocator) (*arrow.Schema, []arrow.Record, error) {
+func readIPCFile(r readSeekerAt, mem memory.Allocator, limit int) (*arrow.Schema, []arrow.Record, error) {
 	// arrow-go v17's FileReader never releases the dictionaries it reads
 	// when opened (nor their messages), so with dictionaries the records
 	// are read from the stream embedded in the file (the file format is
 	// "ARROW1", padding, the stream, the footer) instead. The footer is
 	// still opened and checked first, with a private allocator.
-	probe, err := ipc.NewFileReader(r, ipc.WithAllocator(memory.NewGoAllocator()))
+	probe, err := ipc.NewFileReader(r, ipc.WithAllocator(cappedAllocator{Allocator: memory.NewGoAllocator(), max: limit}))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -93,15 +105,15 @@ func readIPCFile(r readSeekerAt, mem memory.Allocator) (*arrow.Schema, []arrow.R
 	return fr.Schema(), recs, nil
 }
 
-// readIPCStream reads up to limit record batches (all if limit < 0).
-func readIPCStream(r io.Reader, mem memory.Allocator, limit int) (*arrow.Schema, []arrow.Record, error) {
+// readIPCStream reads up to maxRecs record batches (all if maxRecs < 0).
+func readIPCStream(r io.Reader, mem memory.Allocator, maxRecs int) (*arrow.Schema, []arrow.Record, error) {
 	rdr, err := ipc.NewReader(r, ipc.WithAllocator(mem))
 	if err != nil {
 		return nil, nil, err
 	}
 	defer rdr.Release()
 	var recs []arrow.Record
-	for len(recs) != limit && rdr.Next() {
+	for len(recs) != maxRecs && rdr.Next() {
 		rec := rdr.Record()
 		rec.Retain()
 		recs = append(recs, rec)
@@ -110,6 +122,36 @@ func readIPCStream(r io.Reader, mem memory.Allocator, limit int) (*arrow.Schema,
 		return nil, recs, err
 	}
 	return rdr.Schema(), recs, nil
+}
+
+// allocCap bounds a single allocation while decoding an IPC input of the
+// given size. Without compression no buffer can exceed the input; with it
+// buffers may be far larger (a constant column compresses by orders of
+// magnitude), hence the generous factor and floor. The cap exists so that a
+// corrupt length field fails with an error instead of a fatal out-of-memory.
+func allocCap(size int64) int {
+	return int(min(max(size*1024, 256<<20), 1<<40))
+}
+
+// cappedAllocator panics (which the readers turn into an error) on an
+// allocation larger than max.
+type cappedAllocator struct {
+	memory.Allocator
+	max int
+}
+
+func (a cappedAllocator) Allocate(n int) []byte {
+	if n > a.max || n < 0 {
+		panic(fmt.Sprintf("allocation of %d bytes exceeds the limit of %d for this input", n, a.max))
+	}
+	return a.Allocator.Allocate(n)
+}
+
+func (a cappedAllocator) Reallocate(n int, b []byte) []byte {
+	if n > a.max || n < 0 {
+		panic(fmt.Sprintf("allocation of %d bytes exceeds the limit of %d for this input", n, a.max))
+	}
+	return a.Allocator.Reallocate(n, b)
 }
 
 // ReadIPCBytes decodes an Arrow IPC stream or file held in memory (e.g. a

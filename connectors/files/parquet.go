@@ -458,6 +458,9 @@ func (c *pqColumn) readPage(b *chunkBuilder, page parquet.Page, limit int) error
 		return fmt.Errorf("page has %d dictionary indices for %d non-null rows", nvals, defined)
 	}
 
+	if defined == rows {
+		defs = nil // no nulls in this page: take the dense paths
+	}
 	row0 := b.extend(rows, c.kind == parquet.Boolean)
 	var valid []byte
 	if b.valid != nil {
@@ -580,9 +583,7 @@ func scatter[D, S number](dst []D, src []S, idx []int32, defs []byte, maxDef byt
 	dst = dst[row0 : row0+rows]
 	if defs == nil {
 		if valid != nil {
-			for i := row0; i < row0+rows; i++ {
-				bitutil.SetBit(valid, i)
-			}
+			bitutil.SetBitsTo(valid, int64(row0), int64(rows), true)
 		}
 		if idx == nil {
 			src = src[:rows]

@@ -190,6 +190,7 @@ func writeParquet(w io.Writer, schema *arrow.Schema, recs []arrow.Record, opts W
 // toValues converts rows [s, s+len(out)) of a into Parquet values of leaf
 // column j with definition level def for present values.
 func toValues(out []parquet.Value, a arrow.Array, s, def, j int) error {
+	null := lvl(parquet.NullValue(), 0, j)
 	var bm []byte
 	off := a.Data().Offset()
 	if a.NullN() > 0 {
@@ -227,17 +228,21 @@ func toValues(out []parquet.Value, a arrow.Array, s, def, j int) error {
 		vals := c.Values()[s:]
 		for i := range out {
 			if bm != nil && !bitutil.BitIsSet(bm, off+s+i) {
-				out[i] = parquet.NullValue().Level(0, 0, j)
+				out[i] = null
 			} else {
-				out[i] = parquet.FloatValue(vals[i].Float32()).Level(0, def, j)
+				out[i] = parquet.FloatValue(vals[i].Float32())
+				out[i].SetDefinitionLevel(def)
+				out[i].SetColumnIndex(j)
 			}
 		}
 	case *array.Boolean:
 		for i := range out {
 			if bm != nil && !bitutil.BitIsSet(bm, off+s+i) {
-				out[i] = parquet.NullValue().Level(0, 0, j)
+				out[i] = null
 			} else {
-				out[i] = parquet.BooleanValue(c.Value(s+i)).Level(0, def, j)
+				out[i] = parquet.BooleanValue(c.Value(s + i))
+				out[i].SetDefinitionLevel(def)
+				out[i].SetColumnIndex(j)
 			}
 		}
 	case *array.String:
@@ -260,7 +265,7 @@ func toValues(out []parquet.Value, a arrow.Array, s, def, j int) error {
 		}
 		for i := range out {
 			if bm != nil && !bitutil.BitIsSet(bm, off+s+i) {
-				out[i] = parquet.NullValue().Level(0, 0, j)
+				out[i] = null
 				continue
 			}
 			k := idx[s+i]
@@ -275,49 +280,69 @@ func toValues(out []parquet.Value, a arrow.Array, s, def, j int) error {
 	return nil
 }
 
+// lvl sets the definition level and column index of v (inlinable, unlike
+// Value.Level).
+func lvl(v parquet.Value, def, j int) parquet.Value {
+	v.SetDefinitionLevel(def)
+	v.SetColumnIndex(j)
+	return v
+}
+
 // The fill functions convert one typed column slice to Parquet values;
 // nulls get definition level 0.
 
 func fillInt32[T ~int8 | ~int16 | ~int32 | ~uint8 | ~uint16 | ~uint32](out []parquet.Value, vals []T, bm []byte, off, def, j int) {
+	null := lvl(parquet.NullValue(), 0, j)
 	vals = vals[:len(out)]
 	for i, v := range vals {
 		if bm == nil || bitutil.BitIsSet(bm, off+i) {
-			out[i] = parquet.Int32Value(int32(v)).Level(0, def, j)
+			out[i] = parquet.Int32Value(int32(v))
+			out[i].SetDefinitionLevel(def)
+			out[i].SetColumnIndex(j)
 		} else {
-			out[i] = parquet.NullValue().Level(0, 0, j)
+			out[i] = null
 		}
 	}
 }
 
 func fillInt64[T ~int64 | ~uint64](out []parquet.Value, vals []T, bm []byte, off, def, j int) {
+	null := lvl(parquet.NullValue(), 0, j)
 	vals = vals[:len(out)]
 	for i, v := range vals {
 		if bm == nil || bitutil.BitIsSet(bm, off+i) {
-			out[i] = parquet.Int64Value(int64(v)).Level(0, def, j)
+			out[i] = parquet.Int64Value(int64(v))
+			out[i].SetDefinitionLevel(def)
+			out[i].SetColumnIndex(j)
 		} else {
-			out[i] = parquet.NullValue().Level(0, 0, j)
+			out[i] = null
 		}
 	}
 }
 
 func fillFloat32(out []parquet.Value, vals []float32, bm []byte, off, def, j int) {
+	null := lvl(parquet.NullValue(), 0, j)
 	vals = vals[:len(out)]
 	for i, v := range vals {
 		if bm == nil || bitutil.BitIsSet(bm, off+i) {
-			out[i] = parquet.FloatValue(v).Level(0, def, j)
+			out[i] = parquet.FloatValue(v)
+			out[i].SetDefinitionLevel(def)
+			out[i].SetColumnIndex(j)
 		} else {
-			out[i] = parquet.NullValue().Level(0, 0, j)
+			out[i] = null
 		}
 	}
 }
 
 func fillFloat64(out []parquet.Value, vals []float64, bm []byte, off, def, j int) {
+	null := lvl(parquet.NullValue(), 0, j)
 	vals = vals[:len(out)]
 	for i, v := range vals {
 		if bm == nil || bitutil.BitIsSet(bm, off+i) {
-			out[i] = parquet.DoubleValue(v).Level(0, def, j)
+			out[i] = parquet.DoubleValue(v)
+			out[i].SetDefinitionLevel(def)
+			out[i].SetColumnIndex(j)
 		} else {
-			out[i] = parquet.NullValue().Level(0, 0, j)
+			out[i] = null
 		}
 	}
 }
@@ -325,11 +350,14 @@ func fillFloat64(out []parquet.Value, vals []float64, bm []byte, off, def, j int
 // fillBytes makes byte-array values that reference the Arrow data buffer;
 // the column writer copies them.
 func fillBytes[O int32 | int64](out []parquet.Value, offs []O, data []byte, bm []byte, off, def, j int) {
+	null := lvl(parquet.NullValue(), 0, j)
 	for i := range out {
 		if bm != nil && !bitutil.BitIsSet(bm, off+i) {
-			out[i] = parquet.NullValue().Level(0, 0, j)
+			out[i] = null
 			continue
 		}
-		out[i] = parquet.ByteArrayValue(data[offs[i]:offs[i+1]]).Level(0, def, j)
+		out[i] = parquet.ByteArrayValue(data[offs[i]:offs[i+1]])
+		out[i].SetDefinitionLevel(def)
+		out[i].SetColumnIndex(j)
 	}
 }

@@ -8,7 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -126,7 +129,8 @@ func DetectFormat(path string) (Format, error) {
 // that order: a file argument is taken as it is (its format is checked
 // when read), a directory is walked recursively and contributes, in
 // lexical order, the files named *.parquet, *.pq, *.arrow, *.arrows,
-// *.feather, *.ipc, *.csv and *.csv.gz (case-insensitive), skipping
+// *.feather, *.ipc, *.csv and *.csv.gz (case-insensitive; symbolic links
+// to files count, links to directories are not followed), skipping
 // entries whose name starts with "." or "_" (e.g. .git, _SUCCESS,
 // _temporary). Arguments keep the order given. A directory without data
 // files is an error.
@@ -158,8 +162,15 @@ func ListFiles(paths []string) ([]string, error) {
 			if d.IsDir() {
 				return nil
 			}
-			if extFormat(d.Name()) != FormatUnknown && d.Type().IsRegular() {
+			if extFormat(d.Name()) == FormatUnknown {
+				return nil
+			}
+			if d.Type().IsRegular() {
 				out = append(out, path)
+			} else if d.Type()&fs.ModeSymlink != 0 {
+				if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+					out = append(out, path)
+				}
 			}
 			return nil
 		})
@@ -190,42 +201,59 @@ func ReadPaths(paths []string, opts ReadOptions) (*arrow.Schema, []arrow.Record,
 	if err != nil {
 		return nil, nil, err
 	}
-	var (
-		schema   *arrow.Schema
-		first    string
-		firstCSV bool
-		recs     []arrow.Record
-	)
-	for _, path := range files {
-		s, rs, ft, err := readFile(path, opts)
+	// Read the files in parallel, then merge them in order.
+	type result struct {
+		schema *arrow.Schema
+		recs   []arrow.Record
+		ft     Format
+		err    error
+	}
+	results := make([]result, len(files))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(files)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(files) {
+					return
+				}
+				r := &results[i]
+				r.schema, r.recs, r.ft, r.err = readFile(files[i], opts)
+			}
+		}()
+	}
+	wg.Wait()
+	fail := func(err error) (*arrow.Schema, []arrow.Record, error) {
+		for _, r := range results {
+			release(r.recs)
+		}
+		return nil, nil, err
+	}
+	for _, r := range results {
+		if r.err != nil {
+			return fail(r.err)
+		}
+	}
+
+	schema, first, firstCSV := results[0].schema, files[0], results[0].ft == FormatCSV
+	for i := 1; i < len(results); i++ {
+		merged, widen, err := unify(schema, results[i].schema, firstCSV || results[i].ft == FormatCSV)
 		if err != nil {
-			release(recs)
-			return nil, nil, err
+			return fail(fmt.Errorf("%s: schema differs from %s: %w", files[i], first, err))
 		}
-		if schema == nil {
-			schema, first, firstCSV = s, path, ft == FormatCSV
-		} else {
-			merged, widen, err := unify(schema, s, firstCSV || ft == FormatCSV)
-			if err != nil {
-				release(recs)
-				release(rs)
-				return nil, nil, fmt.Errorf("%s: schema differs from %s: %w", path, first, err)
-			}
-			schema = merged
-			for _, j := range widen {
-				if err := widenColumn(recs, j, opts.Mem); err != nil {
-					release(recs)
-					release(rs)
-					return nil, nil, err
-				}
-				if err := widenColumn(rs, j, opts.Mem); err != nil {
-					release(recs)
-					release(rs)
-					return nil, nil, err
-				}
+		schema = merged
+		for _, j := range widen {
+			for k := 0; k <= i; k++ {
+				widenColumn(results[k].recs, j, opts.Mem)
 			}
 		}
-		recs = append(recs, rs...)
+	}
+	var recs []arrow.Record
+	for _, r := range results {
+		recs = append(recs, r.recs...)
 	}
 	// Give every record the merged schema (nullability may have widened).
 	for i, r := range recs {
@@ -379,7 +407,7 @@ func CheckSchema(want, got *arrow.Schema) error {
 
 // widenColumn converts column j of every record from Int64 to Float64 (a
 // no-op for records where it is already Float64).
-func widenColumn(recs []arrow.Record, j int, mem memory.Allocator) error {
+func widenColumn(recs []arrow.Record, j int, mem memory.Allocator) {
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
@@ -399,7 +427,6 @@ func widenColumn(recs []arrow.Record, j int, mem memory.Allocator) error {
 		r.Release()
 		recs[i] = nr
 	}
-	return nil
 }
 
 func int64ToFloat64(mem memory.Allocator, a *array.Int64) arrow.Array {
