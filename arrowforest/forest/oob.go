@@ -303,10 +303,10 @@ func (c *Compiled) usedFeatures(t int) []bool {
 			continue
 		}
 		if n.feat >= 0 {
-			used[n.feat] = true
+			used[n.feat&featMask] = true
 			continue
 		}
-		s := -1 - n.feat
+		s := (-1 - n.feat) >> 1
 		for q := c.atomOff[s]; q < c.atomOff[s+1]; q++ {
 			used[c.atomIdx[q]] = true
 		}
