@@ -288,3 +288,22 @@ func TestInspectHeatmap(t *testing.T) {
 		t.Fatalf("wrong --grid: exit %d, %q", code, errs)
 	}
 }
+
+// TestProgressOnlyOnTTY: training draws a progress bar on a terminal and
+// keeps stderr clean otherwise (pipes, CI logs).
+func TestProgressOnlyOnTTY(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "tr.arrows")
+	mustRun(t, "gen", "trunk", "--n", "500", "--seed", "1", "--out", tr)
+	for _, tty := range []bool{true, false} {
+		var out, errb bytes.Buffer
+		code := Main([]string{"train", "--in", tr, "--label", "y", "--out", filepath.Join(dir, "m"), "--trees", "30"},
+			Env{Stdout: &out, Stderr: &errb, TTY: &tty})
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		if got := strings.Contains(errb.String(), "training"); got != tty {
+			t.Fatalf("tty=%v: progress shown=%v (stderr %q)", tty, got, errb.String())
+		}
+	}
+}
