@@ -134,9 +134,22 @@ func (c *Compiled) leaf(root int32, x []float32) int32 {
 	}
 }
 
-// blockRows is the number of rows scored per tree pass: the block (rows ×
-// features, row-major) and the top of each tree stay in cache.
-const blockRows = 256
+// blockRows returns how many rows one worker scores per pass over the
+// trees. Each tree walks the whole block before the next tree starts, so
+// the larger the block, the more rows reuse a tree's nodes while they are
+// in cache: on trunk (100 trees of ~9,000 nodes) CPU time per row fell from
+// 10.7 µs at 256 rows to 7.1 µs at 32,768 (BenchmarkBlockRows). The block
+// is capped so every thread gets about two blocks, so a worker's row-major
+// buffer stays within 8 MiB, and so perTree·rows ≤ 2^21 when the caller
+// keeps per-tree state (OOB).
+func blockRows(n, threads, p, perTree int) int {
+	b := n / (2 * max(threads, 1))
+	b = min(b, 32768, (8<<20)/(4*max(p, 1)))
+	if perTree > 0 {
+		b = min(b, (1<<21)/perTree)
+	}
+	return max(b, 64)
+}
 
 // transpose copies rows [r0, r1) of the column-major cols into x row-major,
 // through the rank map when the forest has one.
@@ -181,11 +194,17 @@ func (c *Compiled) Predict(fr *frame.Frame, threads int) (*Prediction, error) {
 	} else {
 		out.Value = make([]float64, n)
 	}
-	c.forBlocks(n, threads, func(r0, r1 int, x []float32, acc []float64) {
+	if threads < 1 {
+		threads = runtime.NumCPU()
+	}
+	bs := blockRows(n, threads, c.p, 0)
+	slotBufs := sync.Pool{New: func() any { return make([]int32, bs) }}
+	c.forBlocks(n, threads, bs, func(r0, r1 int, x []float32, acc []float64) {
 		c.transpose(fr.Cols, r0, r1, x)
 		m := r1 - r0
 		clear(acc[:m*c.stride])
-		slots := make([]int32, blockRows)
+		slots := slotBufs.Get().([]int32)
+		defer slotBufs.Put(slots)
 		for _, root := range c.roots {
 			for i := 0; i < m; i++ {
 				slots[i] = c.leaf(root, x[i*c.p:(i+1)*c.p])
@@ -226,7 +245,7 @@ func (c *Compiled) Predict(fr *frame.Frame, threads int) (*Prediction, error) {
 
 // forBlocks runs fn over row blocks on up to threads workers, each with its
 // own row-major block buffer and accumulator.
-func (c *Compiled) forBlocks(n, threads int, fn func(r0, r1 int, x []float32, acc []float64)) {
+func (c *Compiled) forBlocks(n, threads, blockRows int, fn func(r0, r1 int, x []float32, acc []float64)) {
 	if threads < 1 {
 		threads = runtime.NumCPU()
 	}

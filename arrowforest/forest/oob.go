@@ -33,7 +33,7 @@ func outOfBag(c *Compiled, fr *frame.Frame, inbag []bitset, threads int) *OOB {
 	p2 := make([]int64, T)
 	nt := make([]int64, T)
 
-	c.forBlocks(n, threads, func(r0, r1 int, x []float32, acc []float64) {
+	c.forBlocks(n, threads, blockRows(n, threads, c.p, T), func(r0, r1 int, x []float32, acc []float64) {
 		c.transpose(fr.Cols, r0, r1, x)
 		m := r1 - r0
 		stride := c.stride
