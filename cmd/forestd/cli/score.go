@@ -33,6 +33,14 @@ func loadModel(path string) (*forest.Forest, model.Meta, *forest.Compiled, error
 	return f, meta, c, nil
 }
 
+// timedPredict scores fr and returns the seconds spent in scoring alone
+// (the "seconds" that eval and score report).
+func timedPredict(c *forest.Compiled, fr *frame.Frame, threads int) (*forest.Prediction, float64, error) {
+	t0 := time.Now()
+	pred, err := c.Predict(fr, threads)
+	return pred, time.Since(t0).Seconds(), err
+}
+
 func levelsMap(f *forest.Forest) map[string][]string {
 	if f.Levels == nil {
 		return nil
@@ -66,12 +74,10 @@ func runEval(args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	t0 := time.Now()
-	pred, err := c.Predict(fr, *threads)
+	pred, secs, err := timedPredict(c, fr, *threads)
 	if err != nil {
 		return err
 	}
-	secs := time.Since(t0).Seconds()
 	rep := map[string]any{
 		"model": *modelPath, "model_id": meta.ID, "rows": fr.NRows, "seconds": secs,
 		"rows_per_second": float64(fr.NRows) / math.Max(secs, 1e-9), "skipped_labels": fr.SkippedLabels,
@@ -140,12 +146,10 @@ func runScore(args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	t0 := time.Now()
-	pred, err := c.Predict(fr, *threads)
+	pred, secs, err := timedPredict(c, fr, *threads)
 	if err != nil {
 		return err
 	}
-	secs := time.Since(t0).Seconds()
 	spec := schemas.PredictionSpec{ModelID: meta.ID, ModelVersion: meta.Version, Classes: f.Classes}
 	var outRecs []arrow.Record
 	defer release(outRecs)
