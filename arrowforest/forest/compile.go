@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/forestd/forestd/arrowforest/frame"
-	"github.com/forestd/forestd/arrowforest/tree"
 )
 
 // cnode is one node of the compiled layout (12 bytes). Trees are stored in
@@ -345,5 +344,3 @@ func (f *Forest) Validate() error {
 	}
 	return nil
 }
-
-var _ = tree.MissingCode

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -35,14 +34,6 @@ type bitset []uint64
 func newBitset(n int) bitset    { return make(bitset, (n+63)/64) }
 func (b bitset) set(i int)      { b[i>>6] |= 1 << (uint(i) & 63) }
 func (b bitset) has(i int) bool { return b[i>>6]&(1<<(uint(i)&63)) != 0 }
-func (b bitset) count() (n int) {
-	for _, w := range b {
-		for ; w != 0; w &= w - 1 {
-			n++
-		}
-	}
-	return n
-}
 
 // drawSample draws tree t's in-bag rows: a bootstrap of round(fraction·n)
 // draws with replacement (weights = multiplicities) or a subsample without
@@ -259,8 +250,6 @@ func normalize(v []float64) []float64 {
 	}
 	return v
 }
-
-var _ = runtime.NumCPU
 
 // honestSplit moves each distinct in-bag row to the estimation set with
 // probability frac, keeping at least one row on each side when it can.

@@ -85,6 +85,7 @@ type Sampler interface {
 type Axis struct {
 	P, MTry int
 	perm    []int32
+	js      []int32
 }
 
 // NewAxis returns an axis sampler drawing mtry of p features per node.
@@ -102,21 +103,34 @@ func NewAxis(p, mtry int) (*Axis, error) {
 	return s, nil
 }
 
-// Clone returns a sampler with its own scratch, for another worker.
-func (s *Axis) Clone() *Axis {
-	c, _ := NewAxis(s.P, s.MTry)
-	return c
+// Sample draws MTry distinct features by a partial Fisher–Yates shuffle.
+func (s *Axis) Sample(rng *rand.Rand, c *Candidates) {
+	s.js = drawDistinct(rng, s.perm, s.MTry, s.js)
+	for _, j := range s.perm[:s.MTry] {
+		c.AddAxis(j)
+	}
+	undoDraw(s.perm, s.js)
 }
 
-// Sample draws MTry distinct features by a partial Fisher–Yates shuffle.
-// The permutation buffer is reset first so the draw depends on rng alone.
-func (s *Axis) Sample(rng *rand.Rand, c *Candidates) {
-	for i := range s.perm {
-		s.perm[i] = int32(i)
+// drawDistinct moves k distinct indices drawn uniformly to perm[:k] by a
+// partial Fisher–Yates shuffle of perm (which must be the identity) and
+// returns the swap partners for undoDraw. Undoing costs O(k), so a draw
+// depends on rng alone without an O(p) reset per node.
+func drawDistinct(rng *rand.Rand, perm []int32, k int, js []int32) []int32 {
+	js = js[:0]
+	p := len(perm)
+	for i := 0; i < k; i++ {
+		j := i + rng.IntN(p-i)
+		js = append(js, int32(j))
+		perm[i], perm[j] = perm[j], perm[i]
 	}
-	for i := 0; i < s.MTry; i++ {
-		j := i + rng.IntN(s.P-i)
-		s.perm[i], s.perm[j] = s.perm[j], s.perm[i]
-		c.AddAxis(s.perm[i])
+	return js
+}
+
+// undoDraw restores perm to the identity after drawDistinct.
+func undoDraw(perm, js []int32) {
+	for i := len(js) - 1; i >= 0; i-- {
+		j := js[i]
+		perm[i], perm[j] = perm[j], perm[i]
 	}
 }

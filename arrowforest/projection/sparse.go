@@ -82,9 +82,8 @@ func (s *Sparse) Sample(rng *rand.Rand, c *Candidates) {
 			k = poisson(rng, s.Lambda)
 		}
 		k = min(k, s.P)
-		// partial Fisher–Yates; the swaps are undone afterwards so the
-		// permutation is the identity before every atom and draws depend
-		// on rng alone (O(k), not O(p), per atom)
+		// features and signs are drawn interleaved (feature, sign, …); the
+		// swaps are undone in O(k) so perm is the identity for every atom
 		s.idx, s.w, s.js = s.idx[:0], s.w[:0], s.js[:0]
 		for i := 0; i < k; i++ {
 			j := i + rng.IntN(s.P-i)
@@ -97,10 +96,7 @@ func (s *Sparse) Sample(rng *rand.Rand, c *Candidates) {
 				s.w = append(s.w, -1)
 			}
 		}
-		for i := k - 1; i >= 0; i-- {
-			j := s.js[i]
-			s.perm[i], s.perm[j] = s.perm[j], s.perm[i]
-		}
+		undoDraw(s.perm, s.js)
 		sortAtom(s.idx, s.w)
 		if k == 1 {
 			// −x ≤ t and x ≤ −t cut the same family of partitions, so a

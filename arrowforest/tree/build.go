@@ -233,7 +233,7 @@ func (b *Builder) node(rng *rand.Rand, id int32, it frameItem) (mid int, ok bool
 		(b.cfg.MaxDepth == 0 || int(it.depth) < b.cfg.MaxDepth)
 	var best split
 	if canSplit {
-		best = b.findSplit(rng, s, e, wsum)
+		best = b.findSplit(rng, s, e)
 	}
 	if !best.ok {
 		b.finishLeaf(s, e, wsum)
@@ -282,7 +282,7 @@ func (b *Builder) finishLeaf(s, e int, wsum float64) {
 }
 
 // findSplit draws the node's candidate atoms and returns the best split.
-func (b *Builder) findSplit(rng *rand.Rand, s, e int, wsum float64) split {
+func (b *Builder) findSplit(rng *rand.Rand, s, e int) split {
 	b.cand.Reset()
 	if b.nsmp != nil {
 		b.view = projection.Node{Cols: b.d.Cols, Rows: b.idx[s:e], W: b.w[s:e], K: b.d.K}
@@ -308,7 +308,6 @@ func (b *Builder) findSplit(rng *rand.Rand, s, e int, wsum float64) split {
 			best.atom = a
 		}
 	}
-	_ = wsum
 	return best
 }
 

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -44,5 +43,3 @@ func runGen(args []string, env Env) error {
 		"data": pos[0], "rows": fr.NRows, "features": fr.P(), "classes": fr.Classes, "out": *out,
 	})
 }
-
-var _ = fmt.Sprint

@@ -9,24 +9,20 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/forestd/forestd/arrowforest/projection"
 	"golang.org/x/image/font"
 	"golang.org/x/image/font/basicfont"
 	"golang.org/x/image/math/fixed"
 )
 
-// gridMap is a feature importance vector laid out as C channels of H×W.
+// gridMap is a feature importance vector laid out on a feature topology
+// (C channels of H×W).
 type gridMap struct {
-	H, W, C     int
-	Interleaved bool
-	V           []float64 // one value per feature
+	projection.Topology
+	V []float64 // one value per feature
 }
 
-func (g gridMap) at(c, r, q int) float64 {
-	if g.Interleaved {
-		return g.V[(r*g.W+q)*g.C+c]
-	}
-	return g.V[c*g.H*g.W+r*g.W+q]
-}
+func (g gridMap) at(c, r, q int) float64 { return g.V[g.Feature(c, r, q)] }
 
 // totalVariation is Σ |m_a − m_b| over horizontally and vertically adjacent
 // cells of the map normalised to sum 1 (per channel, summed): lower means a

@@ -13,6 +13,7 @@ import (
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/model"
+	"github.com/forestd/forestd/arrowforest/projection"
 	"github.com/forestd/forestd/connectors/files"
 	"github.com/forestd/forestd/schemas"
 )
@@ -241,7 +242,7 @@ func runInspect(args []string, env Env) error {
 	} else {
 		rep["oob"] = nil
 	}
-	if g, ok, err := modelGrid(f.Params.Layout, f.Params.Height, f.Params.Width, f.Params.Channels, f.Params.Interleaved, *grid, len(f.Features)); err != nil {
+	if g, ok, err := modelGrid(f.Params, *grid, len(f.Features)); err != nil {
 		return err
 	} else if ok {
 		tv := map[string]float64{}
@@ -273,26 +274,28 @@ func runInspect(args []string, env Env) error {
 }
 
 // modelGrid returns the layout of the features for heatmaps: the flag's
-// WxH, else the model's MORF grid (a series is a 1-row grid).
-func modelGrid(layout string, h, w, ch int, interleaved bool, flagGrid string, p int) (gridMap, bool, error) {
-	ch = max(ch, 1)
+// WxH (with the model's channels), else the model's MORF layout (a series
+// is a 1-row grid); ok is false when there is neither.
+func modelGrid(p forest.Params, flagGrid string, nFeatures int) (gridMap, bool, error) {
 	if flagGrid != "" {
 		gw, gh, err := dims(flagGrid, "--grid")
 		if err != nil {
 			return gridMap{}, false, err
 		}
-		if gw*gh*ch != p {
-			return gridMap{}, false, usagef("--grid %s covers %d features, the model has %d", flagGrid, gw*gh*ch, p)
+		top := projection.Topology{H: gh, W: gw, C: max(p.Channels, 1), Interleaved: p.Interleaved}
+		if top.Validate(nFeatures) != nil {
+			return gridMap{}, false, usagef("--grid %s covers %d features, the model has %d", flagGrid, gw*gh*top.C, nFeatures)
 		}
-		return gridMap{H: gh, W: gw, C: ch, Interleaved: interleaved}, true, nil
+		return gridMap{Topology: top}, true, nil
 	}
-	switch layout {
-	case "grid":
-		return gridMap{H: h, W: w, C: ch, Interleaved: interleaved}, true, nil
-	case "series", "cyclic":
-		return gridMap{H: 1, W: p / ch, C: ch, Interleaved: interleaved}, true, nil
+	if p.Layout == "" {
+		return gridMap{}, false, nil
 	}
-	return gridMap{}, false, nil
+	top, err := p.Topology(nFeatures)
+	if err != nil {
+		return gridMap{}, false, err
+	}
+	return gridMap{Topology: top}, true, nil
 }
 
 func keys[V any](m map[string]V) []string {
