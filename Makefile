@@ -35,6 +35,10 @@ demo: build
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzCutPoints -fuzztime 30s ./arrowforest/tree
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./arrowforest/model
+	$(GO) test -run '^$$' -fuzz '^FuzzDRFBytes$$' -fuzztime 30s -fuzzminimizetime 200x ./arrowforest/model
+	$(GO) test -run '^$$' -fuzz '^FuzzDRFPart$$' -fuzztime 30s ./arrowforest/model
+	$(GO) test -run '^$$' -fuzz '^FuzzReadResponses$$' -fuzztime 30s ./arrowforest/manifold
+	$(GO) test -run '^$$' -fuzz '^FuzzDRFFlags$$' -fuzztime 30s ./cmd/forestd/cli
 	$(GO) test -run '^$$' -fuzz FuzzReadCSV -fuzztime 30s ./connectors/files
 	$(GO) test -run '^$$' -fuzz FuzzReadParquet -fuzztime 30s ./connectors/files
 	$(GO) test -run '^$$' -fuzz FuzzReadIPC -fuzztime 30s ./connectors/files

@@ -47,6 +47,9 @@ func Compile(f *Forest) (*Compiled, error) {
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
+	if f.Kind == KindDRF { // its leaves hold no predictions: see drf.go
+		return nil, fmt.Errorf("forest: a drf forest predicts multivariate responses through manifold.NewPredictor, not Compile")
+	}
 	c := &Compiled{p: len(f.Features), k: f.NumClasses(), atomOff: []int32{0}, rank: f.Rank}
 	c.stride = max(c.k, 1)
 	for _, t := range f.Trees {

@@ -52,6 +52,9 @@ type Forest struct {
 	// Rank, when set (RerF(r)), maps inputs to marginal ranks before the
 	// trees see them, in training and in scoring.
 	Rank *RankMap
+	// DRF, set exactly when Kind is "drf", holds what a distance random
+	// forest predicts with besides its trees (see DRF and package manifold).
+	DRF *DRF
 }
 
 // NumClasses is len(Classes); 0 for regression.

@@ -36,8 +36,11 @@ func (p *Params) samplerFactory(nFeatures, m int) (func() (projection.Sampler, e
 	if p.Forest != "sporf" && (p.MeanDiff || p.Rank || p.Lambda != 0) {
 		return nil, fmt.Errorf("lambda, mean-diff and rank apply to --forest sporf only")
 	}
-	if p.Forest != "morf" && (p.Layout != "" || p.PatchHMax != 0 || p.PatchWMax != 0) {
-		return nil, fmt.Errorf("layouts and patch sizes apply to --forest morf only")
+	if p.Forest != "morf" && ((p.Layout != "" && p.Forest != "lfs") || p.PatchHMax != 0 || p.PatchWMax != 0) {
+		return nil, fmt.Errorf("layouts and patch sizes apply to --forest morf (and layouts to lfs) only")
+	}
+	if err := p.checkLocal(); err != nil {
+		return nil, err
 	}
 	switch p.Forest {
 	case "rf":
@@ -78,16 +81,19 @@ func (p *Params) samplerFactory(nFeatures, m int) (func() (projection.Sampler, e
 		return func() (projection.Sampler, error) {
 			return projection.NewPatch(top, nFeatures, m, p.PatchHMin, p.PatchHMax, p.PatchWMin, p.PatchWMax)
 		}, nil
+	case "lfs", "fdm":
+		return nil, nil // drawn on the training data: Train calls dataSampler (local.go)
 	}
-	return nil, fmt.Errorf("unknown forest %q (want rf, sporf or morf)", p.Forest)
+	return nil, fmt.Errorf("unknown forest %q (want rf, sporf, morf, lfs or fdm)", p.Forest)
 }
 
 // Params are the training options of a forest. The zero value is not
 // valid; use DefaultParams and Validate.
 type Params struct {
 	// Forest is the kind: "rf" (Breiman, axis atoms), "sporf" (sparse
-	// oblique, Randomer paper §2) or "morf" (manifold oblique patches,
-	// MORF paper §3.1).
+	// oblique, Randomer paper §2), "morf" (manifold oblique patches,
+	// MORF paper §3.1), "lfs" (local feature sampling, dissertation ch. 4)
+	// or "fdm" (RF_FDM, dissertation §6.4).
 	Forest string `json:"forest"`
 	Trees  int    `json:"trees"`
 	Seed   uint64 `json:"seed"`
@@ -139,6 +145,34 @@ type Params struct {
 	// of structure learning and used only to estimate the leaves (MORF
 	// paper §4.2); 0 turns honesty off.
 	Honest float64 `json:"honest,omitempty"`
+
+	// LFS (forest "lfs", dissertation ch. 4; local.go): each tree's local
+	// feature subset is a patch on the layout with sides LFSMin..LFSSize
+	// or, without a layout, a feature and its nearest features
+	// (LFSMin..LFSSize of them) under LFSDistance (corr, euclidean, pca,
+	// geodesic) with LFSK graph neighbours or LFSComponents components;
+	// LFSDistance "subspace" is the random-subspace baseline.
+	LFSSize       int    `json:"lfs_size,omitempty"`
+	LFSMin        int    `json:"lfs_min,omitempty"`
+	LFSDistance   string `json:"lfs_distance,omitempty"`
+	LFSK          int    `json:"lfs_k,omitempty"`
+	LFSComponents int    `json:"lfs_components,omitempty"`
+
+	// FDM (forest "fdm", RF_FDM, dissertation §6.4; fdm.go): per tree,
+	// each feature group maps to its best random projections (FDMMap
+	// "rp", best |G| of FDMCandidates by gCor_n, eq. 6.2). FDMGroups
+	// ("0,1;2,3,4") and FDMMarginal ("5,6") hold feature indices; when
+	// both are empty Train finds them with the FDMSearch method (default
+	// mdc-bottomup) at level FDMAlpha (default 0: b = 0 after the most
+	// permutations, the dissertation's FDM setting, §6.5.2) with up to
+	// FDMMaxPerms permutations (default 5000) and records them here.
+	FDMMap        string  `json:"fdm_map,omitempty"`
+	FDMCandidates int     `json:"fdm_candidates,omitempty"`
+	FDMGroups     string  `json:"fdm_groups,omitempty"`
+	FDMMarginal   string  `json:"fdm_marginal,omitempty"`
+	FDMSearch     string  `json:"fdm_search,omitempty"`
+	FDMAlpha      float64 `json:"fdm_alpha,omitempty"`
+	FDMMaxPerms   int     `json:"fdm_max_perms,omitempty"`
 }
 
 // DefaultParams returns the defaults for a task: 100 trees, bootstrap,

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/arrowforest/projection"
 	"github.com/forestd/forestd/arrowforest/tree"
 )
 
@@ -103,6 +104,11 @@ func Train(fr *frame.Frame, p Params, opts TrainOptions) (*Forest, error) {
 	}
 	cfg := tree.Config{Criterion: r.criterion, MinLeaf: float64(p.MinLeaf), MinSplit: float64(p.MinSplit), MaxDepth: p.MaxDepth}
 	newSampler := r.sampler
+	if newSampler == nil { // lfs and fdm draw on the training data (local.go)
+		if newSampler, err = p.dataSampler(fr, cols); err != nil {
+			return nil, fmt.Errorf("forest: %w", err)
+		}
+	}
 
 	f := &Forest{
 		Kind:      p.Forest,
@@ -155,6 +161,12 @@ func Train(fr *frame.Frame, p Params, opts TrainOptions) (*Forest, error) {
 				var estW []float64
 				if p.Honest > 0 {
 					rows, wts, estRows, estW = honestSplit(rng, rows, wts, p.Honest)
+				}
+				if ts, ok := smp.(projection.TreeSampler); ok {
+					if err := ts.BeginTree(rng, rows); err != nil {
+						errOnce.Do(func() { firstErr = fmt.Errorf("forest: tree %d: %w", t, err) })
+						return
+					}
 				}
 				tr, imp, err := b.Grow(rng, rows, wts)
 				if err != nil {

@@ -74,6 +74,17 @@
 //	                        absent when the forest has none
 //	forestd.importances     JSON object: importance kind → array of one value per
 //	                        feature in feature order; {} when there are none
+//	forestd.drf             only for kind "drf" (distance random forests): JSON
+//	                        object of forest.DRF — targets, distance, isomap_k,
+//	                        projection, sigma_g, gamma_g, input_rows, rows (N),
+//	                        dim (m); responses (N×q), embedding (N×m),
+//	                        eigenvalues (m) and coef (N×q) as base64 of
+//	                        little-endian float64, row-major; leaves as base64
+//	                        of one unsigned varint per tree and training row
+//	                        (leaf node index + 1, 0 = out of bag). Every field
+//	                        is required; see model/drf.go. Its size grows with
+//	                        trees × N, so keep N (forestd train --max-rows)
+//	                        moderate when models travel as 1 MiB messages.
 //	forestd.trees           number of trees, decimal
 //	forestd.nodes           number of node-table rows, decimal
 //	forestd.checksum        "crc32c:" + 8 lowercase hex digits, see below

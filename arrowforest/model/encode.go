@@ -380,7 +380,7 @@ func checkForest(f *forest.Forest) error {
 			return fmt.Errorf("tree %d: %d atom weights for %d atom features", i, len(t.AtomWeight), len(t.AtomFeature))
 		}
 	}
-	return nil
+	return f.ValidateDRF()
 }
 
 // checkOffsets makes sure off is non-decreasing from 0 to total, so that

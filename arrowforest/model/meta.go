@@ -184,6 +184,7 @@ var metaKeys = []metaKey{
 			st.f.Rank = new(forest.RankMap)
 			return json.Unmarshal([]byte(v), st.f.Rank)
 		}},
+	{key: KeyDRF, fields: []string{"DRF"}, optional: true, enc: encodeDRF, dec: decodeDRF}, // drf.go
 	{key: KeyTrees, fields: []string{"Trees"},
 		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) {
 			return strconv.Itoa(len(f.Trees)), true, nil

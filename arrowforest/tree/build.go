@@ -18,6 +18,9 @@ type Data struct {
 	// Bins, when non-nil, enables the binned (histogram) split search
 	// for axis atoms; nil means exact (sorted) search everywhere.
 	Bins *Binned
+	// Dist, with Criterion Distance, holds the squared response
+	// distances that dRF splits on (K = 0, YReg unused).
+	Dist *Distances
 }
 
 // Rows returns the number of rows.
@@ -55,6 +58,15 @@ func (c Config) Validate(d *Data) error {
 	if d.K > 0 && c.Criterion == MSE {
 		return fmt.Errorf("tree: criterion mse needs a regression target")
 	}
+	if (c.Criterion == Distance) != (d.Dist != nil) {
+		return fmt.Errorf("tree: criterion distance goes with response distances and only with them")
+	}
+	if d.Dist != nil {
+		if d.K > 0 {
+			return fmt.Errorf("tree: criterion distance needs a response, not classes")
+		}
+		return d.Dist.Validate(d.Rows())
+	}
 	if d.K == 0 && c.Criterion != MSE {
 		return fmt.Errorf("tree: criterion %s needs classes", c.Criterion)
 	}
@@ -85,6 +97,11 @@ type Builder struct {
 	keys    []uint64
 	tmpKeys []uint64
 	leaf    []float64
+
+	// distance criterion scratch (see distance.go)
+	dtot, dmr, dtotNM []float64
+	dmiss, dlr        []int32
+	dlw               []float64
 
 	t   *Tree
 	imp []float64 // impurity decrease per feature for the current tree
@@ -146,7 +163,7 @@ func (b *Builder) Grow(rng *rand.Rand, rows []int32, weights []float64) (*Tree, 
 		for _, r := range rows {
 			b.y = append(b.y, b.d.Y[r])
 		}
-	} else {
+	} else if b.d.Dist == nil {
 		b.yr = b.yr[:0]
 		for _, r := range rows {
 			b.yr = append(b.yr, b.d.YReg[r])
@@ -200,7 +217,14 @@ func (b *Builder) node(rng *rand.Rand, id int32, it frameItem) (mid int, ok bool
 	var wsum float64
 	pure := true
 	var base float64
-	if b.d.K > 0 {
+	if b.d.Dist != nil {
+		// dRF: a leaf stores P(S)/(2N_w²), the node's mean squared
+		// distance to its responses' Fréchet mean when d is Euclidean.
+		var pairs float64
+		wsum, base, pairs = b.distNode(s, e)
+		pure = pairs == 0
+		b.leaf[0] = pairs / (2 * wsum * wsum)
+	} else if b.d.K > 0 {
 		clear(b.total)
 		for k := s; k < e; k++ {
 			b.total[b.y[k]] += b.w[k]
@@ -297,7 +321,10 @@ func (b *Builder) findSplit(rng *rand.Rand, s, e int) split {
 	n := e - s
 	for a := 0; a < b.cand.Len(); a++ {
 		var sp split
-		if j, axis := b.cand.IsAxis(a); axis && b.d.Bins != nil && b.useHist(int(j), n) {
+		if b.d.Dist != nil {
+			idx, wts := b.cand.Atom(a)
+			sp = b.searchDistance(idx, wts, s, e)
+		} else if j, axis := b.cand.IsAxis(a); axis && b.d.Bins != nil && b.useHist(int(j), n) {
 			sp = b.searchBinned(int(j), s, e)
 		} else {
 			idx, wts := b.cand.Atom(a)
@@ -550,7 +577,7 @@ func (b *Builder) swap(i, j int) {
 	b.w[i], b.w[j] = b.w[j], b.w[i]
 	if b.d.K > 0 {
 		b.y[i], b.y[j] = b.y[j], b.y[i]
-	} else {
+	} else if b.d.Dist == nil {
 		b.yr[i], b.yr[j] = b.yr[j], b.yr[i]
 	}
 }

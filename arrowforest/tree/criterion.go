@@ -15,6 +15,10 @@ const (
 	Entropy
 	// MSE, the within-node variance of the target (regression).
 	MSE
+	// Distance is the dRF criterion G of eq. (1) of the dRF paper
+	// (distance-rf-manifold-responses.txt §2.2), computed from squared
+	// response distances alone (Data.Dist).
+	Distance
 )
 
 func (c Criterion) String() string {
@@ -25,6 +29,8 @@ func (c Criterion) String() string {
 		return "entropy"
 	case MSE:
 		return "mse"
+	case Distance:
+		return "distance"
 	}
 	return fmt.Sprintf("criterion(%d)", int(c))
 }
@@ -38,8 +44,10 @@ func ParseCriterion(s string) (Criterion, error) {
 		return Entropy, nil
 	case "mse", "squared_error", "variance":
 		return MSE, nil
+	case "distance":
+		return Distance, nil
 	}
-	return 0, fmt.Errorf("unknown criterion %q (want gini, entropy or mse)", s)
+	return 0, fmt.Errorf("unknown criterion %q (want gini, entropy, mse or distance)", s)
 }
 
 func xlogx(x float64) float64 {

@@ -1,7 +1,8 @@
 // Package tree owns one decision tree: its struct-of-arrays storage, the
 // split search over projection atoms (exact sorted and binned histogram
-// modes), the impurity criteria (Gini, entropy, MSE) and the learnt default
-// direction for missing values.
+// modes), the impurity criteria (Gini, entropy, MSE, and the dRF distance
+// criterion of distance.go) and the learnt default direction for missing
+// values.
 package tree
 
 import "fmt"

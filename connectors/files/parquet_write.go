@@ -138,50 +138,13 @@ func ParquetSchema(schema *arrow.Schema) (*parquet.Schema, error) {
 }
 
 func writeParquet(w io.Writer, schema *arrow.Schema, recs []arrow.Record, opts WriteOptions) error {
-	ps, err := ParquetSchema(schema)
+	pw, err := NewParquetWriter(w, schema, opts)
 	if err != nil {
 		return err
 	}
-	codec, err := codecByName(opts.Compression)
-	if err != nil {
-		return err
-	}
-	pw := parquet.NewWriter(w, ps, parquet.Compression(codec))
-	p := schema.NumFields()
-	buf := make([]parquet.Value, 0, 4096)
-	pending := 0
 	for _, rec := range recs {
-		n := int(rec.NumRows())
-		for start := 0; start < n; {
-			k := min(n-start, opts.RowGroupRows-pending)
-			for j := 0; j < p; j++ {
-				col := rec.Column(j)
-				f := schema.Field(j)
-				def := 0
-				if f.Nullable {
-					def = 1
-				}
-				// Columns are converted in slices of at most 4096 rows to
-				// bound the Value buffer.
-				for s := start; s < start+k; s += cap(buf) {
-					e := min(start+k, s+cap(buf))
-					buf = buf[:e-s]
-					if err := toValues(buf, col, s, def, j); err != nil {
-						return fmt.Errorf("column %s: %w", f.Name, err)
-					}
-					if _, err := pw.ColumnWriters()[j].WriteRowValues(buf); err != nil {
-						return fmt.Errorf("column %s: %w", f.Name, err)
-					}
-				}
-			}
-			start += k
-			pending += k
-			if pending >= opts.RowGroupRows {
-				if err := pw.Flush(); err != nil {
-					return err
-				}
-				pending = 0
-			}
+		if err := pw.Write(rec); err != nil {
+			return err
 		}
 	}
 	return pw.Close()

@@ -66,9 +66,12 @@ func runEval(args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	f, meta, c, err := loadModel(*modelPath)
+	f, meta, c, err := loadModelOrDRF(*modelPath)
 	if err != nil {
 		return err
+	}
+	if f.Kind == forest.KindDRF { // multivariate responses (drf.go)
+		return evalDRF(env, f, meta, *modelPath, append(in.vals, pos...), *label, *threads)
 	}
 	fr, err := loadLabelled(append(in.vals, pos...), frame.Options{
 		Label: *label, Task: f.Task, Features: f.Features, Levels: levelsMap(f)})
@@ -124,8 +127,9 @@ func runScore(args []string, env Env) error {
 	fs.Var(&in, "in", "input file or directory (repeatable)")
 	fs.Var(&keep, "keep", "input columns to copy into the output (comma-separated), e.g. an id")
 	modelPath := fs.String("model", "", "model file")
-	out := fs.String("out", "", "output file: .parquet (default zstd), .arrow, .arrows, .csv, .csv.gz")
+	out := fs.String("out", "", "output file: .parquet (default zstd), .arrow, .arrows, .csv, .csv.gz; or a directory: score the inputs as a lake, one output per file (see the lake flags)")
 	threads := fs.Int("threads", runtime.NumCPU(), "worker threads")
+	lakeFlags := addScoreLakeFlags(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -133,11 +137,17 @@ func runScore(args []string, env Env) error {
 	if *out == "" {
 		return usagef("--out is required")
 	}
-	f, meta, c, err := loadModel(*modelPath)
+	if lakeFlags.wanted(*out) {
+		return runScoreLake(env, lakeFlags, *modelPath, append(in.vals, pos...), *out, keep.vals, *threads)
+	}
+	f, meta, c, err := loadModelOrDRF(*modelPath)
 	if err != nil {
 		return err
 	}
 	paths := append(in.vals, pos...)
+	if f.Kind == forest.KindDRF { // one column per response (drf.go)
+		return scoreDRF(env, f, meta, *modelPath, paths, keep.vals, *out, *threads)
+	}
 	schema, recs, err := readRecords(paths, nil)
 	if err != nil {
 		return err
@@ -153,7 +163,7 @@ func runScore(args []string, env Env) error {
 	}
 	spec := schemas.PredictionSpec{ModelID: meta.ID, ModelVersion: meta.Version, Classes: f.Classes}
 	var outRecs []arrow.Record
-	defer release(outRecs)
+	defer func() { release(outRecs) }()
 	var keepIdx []int
 	for _, k := range keep.vals {
 		ix := schema.FieldIndices(k)
@@ -210,7 +220,7 @@ func runInspect(args []string, env Env) error {
 	if len(pos) > 0 {
 		return usagef("unexpected argument %q", pos[0])
 	}
-	f, meta, _, err := loadModel(*modelPath)
+	f, meta, _, err := loadModelOrDRF(*modelPath)
 	if err != nil {
 		return err
 	}
@@ -241,6 +251,9 @@ func runInspect(args []string, env Env) error {
 		rep["oob"] = f.OOB
 	} else {
 		rep["oob"] = nil
+	}
+	if f.DRF != nil {
+		rep["drf"] = drfInfo(f)
 	}
 	if g, ok, err := modelGrid(f.Params, *grid, len(f.Features)); err != nil {
 		return err

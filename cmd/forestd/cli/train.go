@@ -21,7 +21,9 @@ func runTrain(args []string, env Env) error {
 	fs.Var(&in, "in", "input file or directory (repeatable; Parquet, Arrow IPC, CSV)")
 	label := fs.String("label", "", "label column")
 	out := fs.String("out", "", "model file to write")
-	kind := fs.String("forest", "rf", "forest kind: rf (Breiman), sporf (sparse oblique), morf (manifold oblique patches)")
+	kind := fs.String("forest", "rf", "forest kind: rf (Breiman), sporf (sparse oblique), morf (manifold oblique patches), lfs (local feature sampling), fdm (RF_FDM), drf (distance RF for multivariate responses: --label y0,y1,y2)")
+	local := addLocalFlags(fs)
+	drf := addDRFFlags(fs) // --forest drf (drf.go)
 	lambda := fs.Float64("lambda", 0, "sporf: mean non-zeros per atom, Poisson rate (default 1.5)")
 	meanDiff := fs.Bool("mean-diff", false, "sporf: add class-mean-difference atoms, RerF(δ)")
 	rank := fs.Bool("rank", false, "sporf: train on marginal ranks and rank new data the same way, RerF(r)")
@@ -42,7 +44,8 @@ func runTrain(args []string, env Env) error {
 	minLeaf := fs.Int("min-leaf", 1, "minimum in-bag rows per leaf")
 	minSplit := fs.Int("min-split", 0, "nodes with fewer in-bag rows are not split (default 2 classification, 5 regression)")
 	maxDepth := fs.Int("max-depth", 0, "maximum depth (0 = unlimited)")
-	sample := fs.String("sample", "bootstrap", "bootstrap or subsample")
+	sample := fs.String("sample", "bootstrap", "bootstrap or subsample (per tree); or a row count N: train on N rows sampled from the inputs read as a lake (see --sample-mode, --max-memory, --on-error)")
+	lakeSample := addTrainSampleFlags(fs)
 	frac := fs.Float64("sample-fraction", 0, "rows drawn per tree as a fraction of n (default 1 for bootstrap, 0.632 for subsample)")
 	split := fs.String("split", "binned", "split search: binned (histogram, default) or exact (sorted)")
 	bins := fs.Int("bins", 255, "quantile bins per feature in binned mode (2..255)")
@@ -58,10 +61,13 @@ func runTrain(args []string, env Env) error {
 	if *out == "" {
 		return usagef("--out is required")
 	}
+	if *kind == "drf" {
+		return drf.train(fs, env, paths)
+	}
 	switch *kind {
-	case "rf", "sporf", "morf":
+	case "rf", "sporf", "morf", "lfs", "fdm":
 	default:
-		return usagef("--forest %s is not available in this build (available: rf, sporf, morf)", *kind)
+		return usagef("--forest %s is not available in this build (available: rf, sporf, morf, lfs, fdm, drf)", *kind)
 	}
 	tk, err := frame.ParseTask(*task)
 	if err != nil {
@@ -75,7 +81,14 @@ func runTrain(args []string, env Env) error {
 	default:
 		return usagef("--importance %q: want impurity or permutation", *importance)
 	}
-	fr, err := loadLabelled(paths, frame.Options{Label: *label, Task: tk, Features: features.vals, Exclude: exclude.vals})
+	nSample, isRows, err := sampleRows(*sample)
+	if err != nil {
+		return err
+	}
+	if isRows {
+		*sample = "bootstrap"
+	}
+	fr, sampled, err := lakeSample.loadTraining(paths, frame.Options{Label: *label, Task: tk, Features: features.vals, Exclude: exclude.vals}, nSample, *seed)
 	if err != nil {
 		return err
 	}
@@ -85,6 +98,9 @@ func runTrain(args []string, env Env) error {
 	p.Split, p.Bins, p.Permutation = *split, *bins, perm
 	p.Forest, p.Lambda, p.MeanDiff, p.Rank, p.Honest = *kind, *lambda, *meanDiff, *rank, *honest
 	if err := layoutFlags(&p, *grid, *series, *cyclic, *channels, *chanOrder, *patchMin, *patchMax); err != nil {
+		return err
+	}
+	if err := local.apply(&p, fr); err != nil {
 		return err
 	}
 	if *criterion != "" {
@@ -117,6 +133,9 @@ func runTrain(args []string, env Env) error {
 	if err != nil {
 		return fmt.Errorf("writing model: %w", err)
 	}
+	if err := local.writeGraph(f, fr); err != nil {
+		return err
+	}
 	nodes := 0
 	for _, t := range f.Trees {
 		nodes += t.NumNodes()
@@ -129,6 +148,9 @@ func runTrain(args []string, env Env) error {
 	}
 	if f.OOB != nil {
 		rep["oob"] = f.OOB
+	}
+	if sampled != nil {
+		rep["sample"] = sampled
 	}
 	return writeJSON(env.Stdout, rep)
 }

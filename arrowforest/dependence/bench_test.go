@@ -1,0 +1,81 @@
+package dependence
+
+import (
+	"fmt"
+	"testing"
+)
+
+// Statistics.
+
+func BenchmarkGCorUnivariate(b *testing.B) {
+	x, y := randCase(1, 10000, 1, 2, 0.1)
+	for b.Loop() {
+		GCor(x, y, 2)
+	}
+}
+
+func BenchmarkDCor1(b *testing.B) {
+	x, _ := randCase(1, 10000, 2, 2, 0)
+	for b.Loop() {
+		DCor1(x[0], x[1])
+	}
+}
+
+func BenchmarkGCorMultivariate(b *testing.B) {
+	for _, n := range []int{1000, 5000} {
+		x, y := randCase(1, n, 3, 2, 0.1)
+		b.Run(fmt.Sprint("n=", n), func(b *testing.B) {
+			for b.Loop() {
+				GCor(x, y, 2)
+			}
+		})
+	}
+}
+
+func BenchmarkDCorNum(b *testing.B) {
+	x, _ := randCase(1, 2000, 4, 2, 0)
+	for b.Loop() {
+		DCorNum(x[:2], x[2:])
+	}
+}
+
+// One permutation of the hot test paths.
+
+func BenchmarkPermUnivariate(b *testing.B) {
+	for _, stat := range []Stat{StatGCor, StatDCor} {
+		x, y := randCase(1, 10000, 1, 2, 0.1)
+		p := &uniProblem{u: newUniCol(x[0], y, 2, stat == StatDCor), stat: stat, k: 2}
+		w := p.newWorker()
+		b.Run(string(stat), func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				w.perm(1, i)
+				i++
+			}
+		})
+	}
+}
+
+func BenchmarkPermSet(b *testing.B) {
+	for _, k := range []int{2, 3} {
+		x, y := randCase(1, 1000, 3, k, 0.1)
+		p := newSetProblem(x, y, k, StatGCor, DefaultMaxCacheBytes, nil)
+		w := p.newWorker()
+		b.Run(fmt.Sprintf("n=1000,k=%d", k), func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				w.perm(1, i)
+				i++
+			}
+		})
+	}
+}
+
+func BenchmarkShuffle(b *testing.B) {
+	lab := make([]int32, 10000)
+	i := 0
+	for b.Loop() {
+		shuffle(lab, 1, i)
+		i++
+	}
+}

@@ -1,0 +1,459 @@
+package dependence
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"sync"
+	"sync/atomic"
+)
+
+// TestResult is the outcome of one permutation test (dissertation §2.4).
+type TestResult struct {
+	// Statistic is the observed gCor_n or dCor_n on the rows tested.
+	Statistic float64
+	// B counts the permutations whose statistic reached the observed one.
+	B int
+	// N is the number of permutations run.
+	N int
+	// PValue is (B+1)/(N+1).
+	PValue float64
+	// Rows is the number of rows tested (complete cases, after any
+	// MaxRows subsample).
+	Rows int
+}
+
+// Dependent applies the significance level α (dissertation §5.3): p ≤ α,
+// where α = 0 means b = 0 after the maximum count maxN.
+func (r TestResult) Dependent(alpha float64, maxN int) bool {
+	if alpha == 0 {
+		return r.B == 0 && r.N >= maxN
+	}
+	return r.PValue <= alpha
+}
+
+// tieTol is the absolute tolerance under which a permuted statistic counts
+// as reaching the observed one: both are dimensionless (gCor_n, dCor_n),
+// and arrangements that are equal in exact arithmetic (ties) may differ
+// by rounding.
+const tieTol = 1e-10
+
+// permProblem is a test statistic prepared for permutations of the label.
+type permProblem interface {
+	// observed is the statistic of the unpermuted labels computed the way
+	// permutations are (for the comparison) and exactly (for the report).
+	observed() (cmp, exact float64)
+	newWorker() permWorker
+	rows() int
+}
+
+// permWorker evaluates permutations; one per goroutine.
+type permWorker interface {
+	// perm returns the statistic under permutation idx of stream s.
+	perm(s uint64, idx int) float64
+}
+
+// splitmix64 is the SplitMix64 finaliser (Steele, Lea and Flood 2014).
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// streamKey derives a test's stream from the seed and the test identity.
+func streamKey(seed, id uint64) uint64 {
+	return splitmix64(splitmix64(seed) ^ splitmix64(id^0x5bd1e9955bd1e995))
+}
+
+// permRNG is a SplitMix64 generator whose state starts at a hash of
+// (stream, permutation index), so permutation idx is the same whichever
+// worker runs it.
+type permRNG struct{ s uint64 }
+
+func newPermRNG(stream uint64, idx int) permRNG {
+	return permRNG{splitmix64(stream ^ splitmix64(uint64(idx)+0x632be59bd9b4e019))}
+}
+
+func (r *permRNG) next() uint64 {
+	r.s += 0x9e3779b97f4a7c15
+	z := r.s
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// below returns a uniform integer in [0, n) for 0 < n < 2³², from a 32-bit
+// draw by Lemire's multiply-and-reject method (unbiased). Each 64-bit
+// output serves two draws.
+type below struct {
+	r    permRNG
+	buf  uint64
+	have bool
+}
+
+func (b *below) u32() uint32 {
+	if b.have {
+		b.have = false
+		return uint32(b.buf >> 32)
+	}
+	b.buf = b.r.next()
+	b.have = true
+	return uint32(b.buf)
+}
+
+func (b *below) n(n uint32) uint32 {
+	hi, lo := bits.Mul32(b.u32(), n)
+	if lo < n {
+		t := -n % n
+		for lo < t {
+			hi, lo = bits.Mul32(b.u32(), n)
+		}
+	}
+	return hi
+}
+
+// boundedSlow finishes Lemire's multiply-and-reject draw in [0, bound)
+// when the first product fell in the rejection zone; it redraws from the
+// SplitMix64 state st.
+func boundedSlow(hi, lo, bound uint32, st *uint64) uint32 {
+	t := -bound % bound
+	for lo < t {
+		r := permRNG{*st}
+		z := r.next()
+		*st = r.s
+		hi, lo = bits.Mul32(uint32(z), bound)
+	}
+	return hi
+}
+
+// shuffle applies a Fisher–Yates shuffle to lab.
+func shuffle(lab []int32, stream uint64, idx int) {
+	b := below{r: newPermRNG(stream, idx)}
+	for i := len(lab) - 1; i > 0; i-- {
+		j := b.n(uint32(i + 1))
+		lab[i], lab[j] = lab[j], lab[i]
+	}
+}
+
+// runPerm runs the permutation test of pr: a fixed count, or the adaptive
+// count of §5.6 (MinPerms, doubled while b = 0, up to MaxPerms).
+// Permutations are split in chunks over up to threads workers; b is an
+// integer count, so the result does not depend on threads.
+func runPerm(pr permProblem, stream uint64, o TestOptions, threads int) TestResult {
+	cmpObs, exact := pr.observed()
+	res := TestResult{Statistic: exact, Rows: pr.rows()}
+	if math.IsNaN(cmpObs) {
+		// no test is possible (fewer than two rows): report p = 1
+		res.PValue = 1
+		return res
+	}
+	var workers []permWorker
+	count := func(lo, hi int) int {
+		nw := min(threads, (hi-lo+permChunk-1)/permChunk)
+		for len(workers) < nw {
+			workers = append(workers, pr.newWorker())
+		}
+		thr := cmpObs - tieTol
+		if nw <= 1 {
+			b := 0
+			for idx := lo; idx < hi; idx++ {
+				if workers[0].perm(stream, idx) >= thr {
+					b++
+				}
+			}
+			return b
+		}
+		var next atomic.Int64
+		next.Store(int64(lo))
+		var total atomic.Int64
+		var wg sync.WaitGroup
+		for w := range nw {
+			wg.Add(1)
+			go func(pw permWorker) {
+				defer wg.Done()
+				b := 0
+				for {
+					start := int(next.Add(permChunk)) - permChunk
+					if start >= hi {
+						break
+					}
+					for idx := start; idx < min(start+permChunk, hi); idx++ {
+						if pw.perm(stream, idx) >= thr {
+							b++
+						}
+					}
+				}
+				total.Add(int64(b))
+			}(workers[w])
+		}
+		wg.Wait()
+		return int(total.Load())
+	}
+	if o.Perms > 0 {
+		res.B, res.N = count(0, o.Perms), o.Perms
+	} else {
+		target := o.MinPerms
+		for {
+			res.B += count(res.N, target)
+			res.N = target
+			if res.B > 0 || res.N >= o.MaxPerms {
+				break
+			}
+			target = min(2*target, o.MaxPerms)
+		}
+	}
+	res.PValue = float64(res.B+1) / float64(res.N+1)
+	return res
+}
+
+// permChunk is the number of permutations a worker takes at a time.
+const permChunk = 8
+
+// --- one column ---
+
+type uniProblem struct {
+	u    *uniCol
+	stat Stat
+	k    int
+}
+
+func (p *uniProblem) rows() int { return len(p.u.v) }
+
+func (p *uniProblem) observed() (float64, float64) {
+	if len(p.u.v) < 2 {
+		return math.NaN(), math.NaN()
+	}
+	v := p.newWorker().(*uniWorker).eval(p.u.lab)
+	return v, v
+}
+
+func (p *uniProblem) newWorker() permWorker {
+	return &uniWorker{p: p, s: newUniScratch(p.k)}
+}
+
+type uniWorker struct {
+	p *uniProblem
+	s *uniScratch
+}
+
+func (w *uniWorker) eval(lab []int32) float64 {
+	w.p.u.sumsGiven(lab, w.s)
+	return w.p.u.stat(w.s)
+}
+
+// perm draws permutation idx of the labels over the sorted positions by
+// sequential selection sampling, fused with the order-statistics pass.
+func (w *uniWorker) perm(stream uint64, idx int) float64 {
+	b := below{r: newPermRNG(stream, idx)}
+	w.p.u.sumsRandom(&b, w.s)
+	return w.p.u.stat(w.s)
+}
+
+// --- a set of columns ---
+
+// setProblem permutes the labels of a multivariate test. The pair sums
+// that do not depend on the labels (Σ d, Σ d², row sums) are computed once
+// in float64; the label-dependent within-class sums come from the packed
+// float32 triangle tri, or, when tri is nil (over MaxCacheBytes), from
+// distances recomputed per permutation.
+type setProblem struct {
+	x     [][]float64
+	y     []int32
+	k     int
+	stat  Stat
+	cnt   []int
+	ps    pairSums // exact sums with row sums
+	r2    float64
+	tri   []float32
+	exact float64
+}
+
+// newSetProblem prepares a set test. buf, when long enough, is reused for
+// the distance triangle (a search runs its set tests one after another, so
+// one buffer serves them all and memory stays at one triangle).
+func newSetProblem(x [][]float64, y []int32, k int, stat Stat, maxCache int64, buf *[]float32) *setProblem {
+	n := len(y)
+	x = rescaled(x)
+	p := &setProblem{x: x, y: y, k: k, stat: stat, cnt: classCounts(y, k)}
+	if n < 2 {
+		p.exact = math.NaN()
+		return p
+	}
+	if bytes := int64(n) * int64(n-1) / 2 * 4; bytes <= maxCache {
+		m := n * (n - 1) / 2
+		if buf != nil && cap(*buf) >= m {
+			p.tri = (*buf)[:m]
+		} else {
+			p.tri = make([]float32, m)
+			if buf != nil {
+				*buf = p.tri
+			}
+		}
+	}
+	p.ps = pairPass(x, y, k, true, p.tri)
+	for _, r := range p.ps.row {
+		p.r2 += r * r
+	}
+	if stat == StatDCor {
+		p.exact = dcorCatFromPairs(p.ps, y, p.cnt)
+	} else {
+		_, p.exact = giniFromSums(n, p.cnt, p.ps.tot, p.ps.within)
+	}
+	return p
+}
+
+func (p *setProblem) rows() int { return len(p.y) }
+
+func (p *setProblem) observed() (float64, float64) {
+	if len(p.y) < 2 {
+		return math.NaN(), math.NaN()
+	}
+	w := p.newWorker().(*setWorker)
+	return w.eval(p.y), p.exact
+}
+
+func (p *setProblem) newWorker() permWorker {
+	n := len(p.y)
+	w := &setWorker{p: p, lab: make([]int32, n), W: make([]float64, p.k), R: make([]float64, p.k), S: make([]float64, p.k)}
+	w.z = make([][]float32, p.k)
+	for c := range w.z {
+		w.z[c] = make([]float32, n)
+	}
+	if p.tri == nil {
+		w.d = make([]float64, n)
+	}
+	return w
+}
+
+type setWorker struct {
+	p       *setProblem
+	lab     []int32
+	z       [][]float32 // z[c][j] = 1 when lab[j] = c
+	d       []float64   // distance row when there is no cache
+	W, R, S []float64
+}
+
+func (w *setWorker) perm(stream uint64, idx int) float64 {
+	copy(w.lab, w.p.y)
+	shuffle(w.lab, stream, idx)
+	return w.eval(w.lab)
+}
+
+// eval returns the statistic for labels lab: the within-class pair sums
+// W_c = Σ_{j<i, lab_j = lab_i = c} d_ij come from one masked dot product
+// per row (with two classes only the rows of class 1, since
+// W_0 = Σ d − Σ_i z_i r_i + W_1).
+func (w *setWorker) eval(lab []int32) float64 {
+	p := w.p
+	n := len(lab)
+	k := p.k
+	for c := range w.z {
+		clear(w.z[c])
+	}
+	for j, c := range lab {
+		w.z[c][j] = 1
+	}
+	clear(w.W)
+	two := k == 2
+	off := 0
+	for i := 1; i < n; i++ {
+		c := lab[i]
+		if two && c == 0 {
+			off += i
+			continue
+		}
+		zc := w.z[c][:i]
+		var s float64
+		if p.tri != nil {
+			s = dotMask(p.tri[off:off+i], zc)
+		} else {
+			d := w.d[:i]
+			distRow(p.x, i, d)
+			s = dotMask64(d, zc)
+		}
+		w.W[c] += s
+		off += i
+	}
+	if two {
+		var zr float64
+		for i, c := range lab {
+			if c == 1 {
+				zr += p.ps.row[i]
+			}
+		}
+		w.W[0] = p.ps.tot - zr + w.W[1]
+	}
+	if p.stat == StatDCor {
+		clear(w.R)
+		for i, c := range lab {
+			w.R[c] += p.ps.row[i]
+		}
+		for c := range w.S {
+			w.S[c] = 2 * w.W[c]
+		}
+		return dcorCatFromSums(n, p.cnt, 2*p.ps.tot, 2*p.ps.sq, p.r2, w.S, w.R)
+	}
+	_, g := giniFromSums(n, p.cnt, p.ps.tot, w.W)
+	return g
+}
+
+// dotMask returns Σ t_j z_j in float64 for float32 distances and a 0/1 mask.
+func dotMask(t, z []float32) float64 {
+	z = z[:len(t)]
+	var s0, s1, s2, s3 float64
+	j := 0
+	for ; j+4 <= len(t); j += 4 {
+		s0 += float64(t[j] * z[j])
+		s1 += float64(t[j+1] * z[j+1])
+		s2 += float64(t[j+2] * z[j+2])
+		s3 += float64(t[j+3] * z[j+3])
+	}
+	for ; j < len(t); j++ {
+		s0 += float64(t[j] * z[j])
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+func dotMask64(t []float64, z []float32) float64 {
+	z = z[:len(t)]
+	var s0, s1 float64
+	j := 0
+	for ; j+2 <= len(t); j += 2 {
+		s0 += t[j] * float64(z[j])
+		s1 += t[j+1] * float64(z[j+1])
+	}
+	for ; j < len(t); j++ {
+		s0 += t[j] * float64(z[j])
+	}
+	return s0 + s1
+}
+
+// --- public tests ---
+
+// GCorTest runs the permutation test of gCor_n between the columns x and
+// the labels y (dissertation §2.4, §5.6; H0: X and Y independent) and
+// returns the observed statistic, b, N and p = (b+1)/(N+1). Rows with a
+// NaN are left out. One column costs O(n log n) once and O(n) per
+// permutation; several columns O(n²·d) once and O(n²) per permutation.
+func GCorTest(x [][]float64, y []int32, k int, opt TestOptions) (TestResult, error) {
+	return statTest(StatGCor, x, y, k, opt)
+}
+
+// DCorTest is GCorTest with dCor_n against the 0/1 label distance
+// (Definitions 8–9; as energy::dcor.test with a 0/1-coded two-class label).
+func DCorTest(x [][]float64, y []int32, k int, opt TestOptions) (TestResult, error) {
+	return statTest(StatDCor, x, y, k, opt)
+}
+
+func statTest(stat Stat, x [][]float64, y []int32, k int, opt TestOptions) (TestResult, error) {
+	if _, ok := checkXY(x, y, k); !ok {
+		return TestResult{}, fmt.Errorf("dependence: %s test: need at least one column, equal lengths and labels in 0..%d", stat, k-1)
+	}
+	o, err := opt.resolve()
+	if err != nil {
+		return TestResult{}, err
+	}
+	d := newData(x, y, k, o)
+	return d.test(stat, nil, o.Threads), nil
+}

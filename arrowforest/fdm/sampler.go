@@ -1,0 +1,124 @@
+package fdm
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/forestd/forestd/arrowforest/projection"
+)
+
+// TreeSampler is RF_FDM (dissertation §6.4, Fig. 6.2): every tree has its
+// own mapped feature space. At the start of a tree it draws, for each
+// group G of the plan, m random projections on the tree's in-bag rows and
+// keeps the |G| with the largest gCor_n (eq. 6.2); the tree's candidate
+// features are then the marginally dependent features (axis atoms) and
+// the kept projections. A projection X_G·r is a linear atom over the
+// original features (weights r on G), so the tree stores its mapping in
+// its own split atoms: the model file carries every mapping a tree uses,
+// and scoring new data needs nothing else. Each node draws MTry(count) of
+// the tree's candidates without replacement, count = |S_m| + Σ|G|.
+//
+// Only random projections are linear; a distance to a landmark (drl) is
+// not an atom, so TreeSampler accepts MapRP only (use FDM_RF, Fit, for
+// drl).
+type TreeSampler struct {
+	cols [][]float32
+	y    []int32
+	k    int
+	plan Plan
+	opts Options
+	mtry func(int) int
+
+	sel   selector
+	ysub  []int32
+	atoms projection.Candidates
+	maps  []Mapping
+	perm  []int32
+	js    []int32
+	m     int
+}
+
+// NewTreeSampler returns an RF_FDM sampler over the training columns with
+// class labels y in 0..k−1. mtry maps the tree's candidate count to the
+// number drawn per node.
+func NewTreeSampler(cols [][]float32, y []int32, k int, plan Plan, opts Options, mtry func(int) int) (*TreeSampler, error) {
+	if err := opts.resolve(); err != nil {
+		return nil, err
+	}
+	if opts.Map != MapRP {
+		return nil, fmt.Errorf("fdm: per-tree mapping (RF_FDM) needs linear mappings, rp; map once with FDM_RF for %s", opts.Map)
+	}
+	if err := plan.Validate(len(cols)); err != nil {
+		return nil, err
+	}
+	plan = plan.sorted()
+	if len(y) == 0 || k < 2 || mtry == nil {
+		return nil, fmt.Errorf("fdm: RF_FDM needs class labels (2 or more classes) and an mtry rule")
+	}
+	for j, c := range cols {
+		if len(c) != len(y) {
+			return nil, fmt.Errorf("fdm: column %d has %d rows, labels %d", j, len(c), len(y))
+		}
+	}
+	return &TreeSampler{cols: cols, y: y, k: k, plan: plan, opts: opts, mtry: mtry}, nil
+}
+
+// BeginTree draws the tree's mappings on its in-bag rows.
+func (s *TreeSampler) BeginTree(rng *rand.Rand, rows []int32) error {
+	if len(rows) < 2 {
+		return fmt.Errorf("fdm: a tree needs at least 2 in-bag rows to select mappings, has %d", len(rows))
+	}
+	s.ysub = s.ysub[:0]
+	for _, i := range rows {
+		s.ysub = append(s.ysub, s.y[i])
+	}
+	s.atoms.Reset()
+	s.maps = s.maps[:0]
+	for _, j := range s.plan.Marginal {
+		s.atoms.AddAxis(int32(j))
+	}
+	idx := make([]int32, 0, 8)
+	w := make([]float32, 0, 8)
+	for _, g := range s.plan.Groups {
+		best := s.sel.best(rng, MapRP, s.cols, rows, s.ysub, s.k, g, s.opts.Candidates, s.opts.keep(len(g)))
+		for _, mp := range best {
+			idx, w = idx[:0], w[:0]
+			for a, j := range mp.Inputs {
+				idx = append(idx, int32(j))
+				w = append(w, float32(mp.Theta[a]))
+			}
+			s.atoms.Add(idx, w)
+			s.maps = append(s.maps, mp)
+		}
+	}
+	n := s.atoms.Len()
+	s.m = min(max(s.mtry(n), 1), n)
+	s.perm = s.perm[:0]
+	for i := 0; i < n; i++ {
+		s.perm = append(s.perm, int32(i))
+	}
+	return nil
+}
+
+// Mappings returns the current tree's selected mappings (a view; valid
+// until the next BeginTree).
+func (s *TreeSampler) Mappings() []Mapping { return s.maps }
+
+// Sample draws MTry distinct candidates of the tree.
+func (s *TreeSampler) Sample(rng *rand.Rand, c *projection.Candidates) {
+	s.js = s.js[:0]
+	p := len(s.perm)
+	for i := 0; i < s.m; i++ {
+		j := i + rng.IntN(p-i)
+		s.js = append(s.js, int32(j))
+		s.perm[i], s.perm[j] = s.perm[j], s.perm[i]
+	}
+	for _, q := range s.perm[:s.m] {
+		idx, w := s.atoms.Atom(int(q))
+		c.Add(idx, w)
+	}
+	for i := len(s.js) - 1; i >= 0; i-- {
+		j := s.js[i]
+		s.perm[i], s.perm[j] = s.perm[j], s.perm[i]
+	}
+}

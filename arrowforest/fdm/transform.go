@@ -1,0 +1,288 @@
+package fdm
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/forestd/forestd/arrowforest/frame"
+)
+
+// Format is the format tag of a mapping file.
+const Format = "forestd-fdm/1"
+
+// MaxFileBytes bounds what ReadTransform accepts.
+const MaxFileBytes = 64 << 20
+
+// Transform is a fitted FDM_RF mapping F(X; Θ*) (dissertation §6.3): the
+// marginally dependent features pass through, each group's selected
+// mappings add one column each. It names features, never positions, so it
+// applies to any data that has the columns, and it is what a mapping file
+// holds (JSON; see WriteTo and ReadTransform).
+type Transform struct {
+	Format     string   `json:"format"`
+	Map        string   `json:"map"`
+	Candidates int      `json:"candidates"`
+	Seed       uint64   `json:"seed"`
+	Marginal   []string `json:"marginal"`
+	Groups     []Group  `json:"groups"`
+}
+
+// Group is one mapped feature group with its selected mappings.
+type Group struct {
+	Features []string `json:"features"`
+	// Kind and PValue describe how the group was found ("mds"/"sds" and
+	// the joint permutation p-value), when it came from a search.
+	Kind    string   `json:"kind,omitempty"`
+	PValue  *float64 `json:"p_value,omitempty"`
+	Outputs []Output `json:"outputs"`
+}
+
+// Output is one mapped column: weights r (rp) or a landmark (drl), one
+// value per group feature, and the gCor_n it was selected with.
+type Output struct {
+	Name     string    `json:"name"`
+	Weights  []float64 `json:"weights,omitempty"`
+	Landmark []float64 `json:"landmark,omitempty"`
+	GCor     float64   `json:"gcor"`
+}
+
+// OutputName is the name of mapped column i (1-based) of group g (1-based).
+func OutputName(g, i int) string { return "fdm_g" + strconv.Itoa(g) + "_" + strconv.Itoa(i) }
+
+// Fit learns the FDM_RF mapping on a labelled frame (§6.3): for every group
+// of the plan it draws opts.Candidates mappings from a stream seeded by seed
+// and keeps the best |G| by gCor_n over all rows (eq. 6.2).
+func Fit(fr *frame.Frame, plan Plan, opts Options, seed uint64) (*Transform, error) {
+	if err := opts.resolve(); err != nil {
+		return nil, err
+	}
+	if err := fr.Validate(); err != nil {
+		return nil, err
+	}
+	if fr.Y == nil || fr.NumClasses() < 2 {
+		return nil, fmt.Errorf("fdm: mappings are selected by the Gini correlation with a class label; the frame has none")
+	}
+	if err := plan.Validate(fr.P()); err != nil {
+		return nil, err
+	}
+	plan = plan.sorted()
+	t := &Transform{Format: Format, Map: opts.Map, Candidates: opts.Candidates, Seed: seed, Marginal: []string{}, Groups: []Group{}}
+	for _, j := range plan.Marginal {
+		t.Marginal = append(t.Marginal, fr.Names[j])
+	}
+	rows := make([]int32, fr.NRows)
+	for i := range rows {
+		rows[i] = int32(i)
+	}
+	rng := rand.New(rand.NewPCG(seed, 0xfd3))
+	var sel selector
+	for g, grp := range plan.Groups {
+		gr := Group{}
+		for _, j := range grp {
+			gr.Features = append(gr.Features, fr.Names[j])
+		}
+		for i, mp := range sel.best(rng, opts.Map, fr.Cols, rows, fr.Y, fr.NumClasses(), grp, opts.Candidates, opts.keep(len(grp))) {
+			o := Output{Name: OutputName(g+1, i+1), GCor: mp.GCor}
+			if math.IsInf(o.GCor, -1) {
+				o.GCor = 0
+			}
+			if opts.Map == MapRP {
+				o.Weights = mp.Theta
+			} else {
+				o.Landmark = mp.Theta
+			}
+			gr.Outputs = append(gr.Outputs, o)
+		}
+		t.Groups = append(t.Groups, gr)
+	}
+	if err := t.Validate(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// Validate checks a transform as a reader must: the format tag, the
+// mapping kind, non-empty and unique names (no output may shadow a
+// passed-through feature), one finite parameter per group feature.
+func (t *Transform) Validate() error {
+	if t.Format != Format {
+		return fmt.Errorf("fdm: mapping format %q, want %q", t.Format, Format)
+	}
+	if t.Map != MapRP && t.Map != MapDRL {
+		return fmt.Errorf("fdm: mapping kind %q (want rp or drl)", t.Map)
+	}
+	if t.Candidates < 0 {
+		return fmt.Errorf("fdm: candidates %d is negative", t.Candidates)
+	}
+	inputs := map[string]bool{}
+	outputs := map[string]bool{}
+	for _, n := range t.Marginal {
+		if n == "" || inputs[n] {
+			return fmt.Errorf("fdm: marginal feature %q is empty or repeated", n)
+		}
+		inputs[n], outputs[n] = true, true
+	}
+	for g, gr := range t.Groups {
+		if len(gr.Features) == 0 || len(gr.Outputs) == 0 {
+			return fmt.Errorf("fdm: group %d has no features or no outputs", g+1)
+		}
+		for _, n := range gr.Features {
+			if n == "" || inputs[n] {
+				return fmt.Errorf("fdm: group %d feature %q is empty or in two sets", g+1, n)
+			}
+			inputs[n] = true
+		}
+		for _, o := range gr.Outputs {
+			if o.Name == "" || outputs[o.Name] {
+				return fmt.Errorf("fdm: group %d output %q is empty or repeated", g+1, o.Name)
+			}
+			outputs[o.Name] = true
+			theta, other := o.Weights, o.Landmark
+			if t.Map == MapDRL {
+				theta, other = o.Landmark, o.Weights
+			}
+			if len(theta) != len(gr.Features) || len(other) != 0 {
+				return fmt.Errorf("fdm: output %q has %d parameters for %d features of a %s mapping", o.Name, len(theta), len(gr.Features), t.Map)
+			}
+			for _, v := range theta {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					return fmt.Errorf("fdm: output %q has a non-finite parameter", o.Name)
+				}
+			}
+			if math.IsNaN(o.GCor) || math.IsInf(o.GCor, 0) {
+				return fmt.Errorf("fdm: output %q has a non-finite gcor", o.Name)
+			}
+		}
+	}
+	if len(outputs) == 0 {
+		return fmt.Errorf("fdm: mapping has no columns")
+	}
+	return nil
+}
+
+// Names lists the transform's output columns: marginal features, then the
+// mapped columns group by group.
+func (t *Transform) Names() []string {
+	out := append([]string(nil), t.Marginal...)
+	for _, g := range t.Groups {
+		for _, o := range g.Outputs {
+			out = append(out, o.Name)
+		}
+	}
+	return out
+}
+
+// Inputs lists every input feature the transform reads.
+func (t *Transform) Inputs() []string {
+	out := append([]string(nil), t.Marginal...)
+	for _, g := range t.Groups {
+		out = append(out, g.Features...)
+	}
+	return out
+}
+
+// Columns evaluates the mapped columns (not the marginal ones) on a frame
+// with the input features, in float64: one slice per output, in Names
+// order after the marginal features.
+func (t *Transform) Columns(fr *frame.Frame) ([][]float64, error) {
+	var out [][]float64
+	for _, g := range t.Groups {
+		idx := make([]int, len(g.Features))
+		for a, n := range g.Features {
+			if idx[a] = fr.FeatureIndex(n); idx[a] < 0 {
+				return nil, fmt.Errorf("fdm: input has no column %q (mapped group %v)", n, g.Features)
+			}
+		}
+		for _, o := range g.Outputs {
+			mp := Mapping{Kind: t.Map, Inputs: idx, Theta: o.Weights}
+			if t.Map == MapDRL {
+				mp.Theta = o.Landmark
+			}
+			out = append(out, mp.Eval(fr.Cols, nil, nil))
+		}
+	}
+	return out, nil
+}
+
+// Apply maps a frame: X' = [X_{S_m}, f(X_{S_1}; θ*_1), …] (§6.3), keeping
+// its label. The result's features are Names(); the marginal columns share
+// the input's buffers, mapped values are rounded to the frame's float32.
+func (t *Transform) Apply(fr *frame.Frame) (*frame.Frame, error) {
+	mapped, err := t.Columns(fr)
+	if err != nil {
+		return nil, err
+	}
+	out := &frame.Frame{NRows: fr.NRows, LabelName: fr.LabelName, Task: fr.Task, Classes: fr.Classes,
+		Y: fr.Y, YReg: fr.YReg, SkippedLabels: fr.SkippedLabels}
+	levels := false
+	for _, n := range t.Marginal {
+		j := fr.FeatureIndex(n)
+		if j < 0 {
+			return nil, fmt.Errorf("fdm: input has no column %q (marginal feature)", n)
+		}
+		out.Names, out.Cols = append(out.Names, n), append(out.Cols, fr.Cols[j])
+		var lv []string
+		if fr.Levels != nil {
+			lv = fr.Levels[j]
+			levels = levels || lv != nil
+		}
+		out.Levels = append(out.Levels, lv)
+	}
+	k := 0
+	for _, g := range t.Groups {
+		for _, o := range g.Outputs {
+			c := make([]float32, fr.NRows)
+			for i, v := range mapped[k] {
+				c[i] = float32(v)
+			}
+			out.Names, out.Cols = append(out.Names, o.Name), append(out.Cols, c)
+			out.Levels = append(out.Levels, nil)
+			k++
+		}
+	}
+	if !levels {
+		out.Levels = nil
+	}
+	return out, nil
+}
+
+// WriteTo writes the transform as indented JSON.
+func (t *Transform) WriteTo(w io.Writer) (int64, error) {
+	b, err := json.MarshalIndent(t, "", "  ")
+	if err != nil {
+		return 0, err
+	}
+	n, err := w.Write(append(b, '\n'))
+	return int64(n), err
+}
+
+// ReadTransform decodes and validates a mapping file. Unknown fields,
+// trailing data, a wrong format tag and any inconsistency are errors.
+func ReadTransform(r io.Reader) (*Transform, error) {
+	b, err := io.ReadAll(io.LimitReader(r, MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("fdm: reading mapping: %w", err)
+	}
+	if len(b) > MaxFileBytes {
+		return nil, fmt.Errorf("fdm: mapping file larger than %d bytes", MaxFileBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var t Transform
+	if err := dec.Decode(&t); err != nil {
+		return nil, fmt.Errorf("fdm: malformed mapping file: %w", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("fdm: malformed mapping file: data after the mapping object")
+	}
+	if err := t.Validate(); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}

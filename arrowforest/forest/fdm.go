@@ -1,0 +1,90 @@
+package forest
+
+import (
+	"fmt"
+
+	"github.com/forestd/forestd/arrowforest/dependence"
+	"github.com/forestd/forestd/arrowforest/fdm"
+	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/arrowforest/projection"
+)
+
+// fdmSampler is RF_FDM (dissertation §6.4): every tree maps each feature
+// group to the best |G| of FDMCandidates random projections by gCor_n on
+// its in-bag rows (eq. 6.2) and splits on those and on the marginally
+// dependent features (fdm.TreeSampler). The groups are FDMGroups and
+// FDMMarginal or, when both are empty, those the MDS/SDS search finds on
+// the training data (dissertation ch. 5; no ground truth), recorded in
+// the params so the model says what its trees were built on.
+func (p *Params) fdmSampler(fr *frame.Frame, cols [][]float32) (func() (projection.Sampler, error), error) {
+	if fr.Task != frame.TaskClassification {
+		return nil, fmt.Errorf("fdm selects mappings by the Gini correlation with a class label; it needs a classification task")
+	}
+	if p.FDMMap == "" {
+		p.FDMMap = fdm.MapRP
+	}
+	if p.FDMCandidates == 0 {
+		p.FDMCandidates = fdm.DefaultCandidates
+	}
+	if p.FDMAlpha < 0 || p.FDMAlpha > 1 || p.FDMMaxPerms < 0 {
+		return nil, fmt.Errorf("fdm search alpha %v must be in [0, 1] and max perms %d not negative", p.FDMAlpha, p.FDMMaxPerms)
+	}
+	var plan fdm.Plan
+	if p.FDMGroups == "" && p.FDMMarginal == "" {
+		opt := dependence.DefaultSearchOptions()
+		if p.FDMSearch != "" {
+			opt.Method = dependence.Method(p.FDMSearch)
+		}
+		// α = 0 unless set: a set is dependent only when no permutation
+		// reaches it (b = 0 at the maximum count), the level the
+		// dissertation applies FDM with (§5.7 and §6.5.2: "By setting
+		// α = 0, we let FDM approaches work on the remaining features").
+		// At 0.05 a marginally independent XOR member is declared marginal
+		// by chance often enough to break its group.
+		opt.Alpha = p.FDMAlpha
+		opt.Test.MaxPerms, opt.Test.Seed, opt.Test.Threads = p.FDMMaxPerms, p.Seed, p.Threads
+		var res *dependence.SearchResult
+		var err error
+		if plan, res, err = fdm.Discover(cols, fr.Y, fr.NumClasses(), opt); err != nil {
+			return nil, err
+		}
+		p.FDMSearch, p.FDMAlpha = string(res.Method), res.Alpha
+		if p.FDMMaxPerms == 0 {
+			p.FDMMaxPerms = dependence.DefaultMaxPerms
+		}
+		p.FDMGroups, p.FDMMarginal = fdm.FormatSets(plan.Groups), fdm.FormatSets([][]int{plan.Marginal})
+		if len(plan.Marginal) == 0 {
+			p.FDMMarginal = ""
+		}
+	} else {
+		if p.FDMSearch != "" || p.FDMAlpha != 0 || p.FDMMaxPerms != 0 {
+			return nil, fmt.Errorf("fdm search settings apply only when the groups are not given")
+		}
+		groups, err := fdm.ParseSets(p.FDMGroups)
+		if err != nil {
+			return nil, err
+		}
+		marg, err := fdm.ParseSets(p.FDMMarginal)
+		if err != nil {
+			return nil, err
+		}
+		if len(marg) > 1 {
+			return nil, fmt.Errorf("fdm marginal features %q: one comma-separated list, not sets", p.FDMMarginal)
+		}
+		plan.Groups = groups
+		if len(marg) == 1 {
+			plan.Marginal = marg[0]
+		}
+	}
+	if err := plan.Validate(len(cols)); err != nil {
+		return nil, err
+	}
+	opts := fdm.Options{Map: p.FDMMap, Candidates: p.FDMCandidates}
+	rule := p.mtryRule(fr.Task)
+	if _, err := fdm.NewTreeSampler(cols, fr.Y, fr.NumClasses(), plan, opts, rule); err != nil {
+		return nil, err
+	}
+	return func() (projection.Sampler, error) {
+		return fdm.NewTreeSampler(cols, fr.Y, fr.NumClasses(), plan, opts, rule)
+	}, nil
+}

@@ -1,0 +1,85 @@
+package manifold
+
+import (
+	"math"
+	"testing"
+
+	"gonum.org/v1/gonum/graph/path"
+	"gonum.org/v1/gonum/graph/simple"
+
+	"github.com/forestd/forestd/arrowforest/forest"
+)
+
+// benchResponses are n noisy swiss-roll responses (dRF paper §3.1).
+func benchResponses(b *testing.B, n int) []float64 {
+	_, _, y, _, _ := swissSplit(b, n, n, 1)
+	return y
+}
+
+// BenchmarkIsomapOwn: all-pairs geodesics by this package's Dijkstra over
+// the CSR kNN graph (n = 1000, k = 7, one thread), the path Train takes.
+func BenchmarkIsomapOwn(b *testing.B) {
+	y := benchResponses(b, 1000)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := Isomap(y, 1000, 3, 7, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkIsomapGonum: the same all-pairs geodesics with gonum's
+// graph/path.DijkstraFrom over a simple.WeightedUndirectedGraph (one
+// thread), the alternative the issue names. BenchmarkIsomapOwn and this
+// one decided which Train uses.
+func BenchmarkIsomapGonum(b *testing.B) {
+	n := 1000
+	y := benchResponses(b, n)
+	nbrs := knnOrder(y, n, 3, 7, 1)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		g := simple.NewWeightedUndirectedGraph(0, math.Inf(1))
+		for v := 0; v < n; v++ {
+			g.AddNode(simple.Node(v))
+		}
+		for v, nb := range nbrs {
+			for _, u := range nb {
+				if v != int(u) && g.Edge(int64(v), int64(u)) == nil {
+					g.SetWeightedEdge(simple.WeightedEdge{F: simple.Node(v), T: simple.Node(u),
+						W: math.Sqrt(sqDist(y[v*3:v*3+3], y[int(u)*3:int(u)*3+3]))})
+				}
+			}
+		}
+		d := make([]float64, n*n)
+		for s := 0; s < n; s++ {
+			sh := path.DijkstraFrom(simple.Node(s), g)
+			for t := 0; t < n; t++ {
+				d[s*n+t] = sh.WeightTo(int64(t))
+			}
+		}
+	}
+}
+
+// BenchmarkTrainSwiss: a 150-tree dRF on 1000 swiss-roll rows with the
+// paper's §3.1 settings, 2 threads (distances, trees, MDS, backscoring).
+func BenchmarkTrainSwiss(b *testing.B) {
+	tr, _, y, _, _ := swissSplit(b, 1000, 1000, 1)
+	o := DefaultOptions()
+	o.Trees, o.MaxFeatures, o.Threads, o.EmbedDim, o.SigmaG, o.GammaG = 150, "3", 2, 2, 100, 200
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := Train(tr, y, swissTargets, o); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSquaredDistancesEuclidean is the Euclidean counterpart.
+func BenchmarkSquaredDistancesEuclidean(b *testing.B) {
+	y := benchResponses(b, 1000)
+	for i := 0; i < b.N; i++ {
+		if _, err := SquaredDistances(y, 1000, 3, forest.DistanceEuclidean, 0, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

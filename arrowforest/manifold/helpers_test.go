@@ -1,0 +1,82 @@
+package manifold
+
+import (
+	"compress/gzip"
+	"encoding/json"
+	"os"
+	"testing"
+
+	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/arrowforest/synth"
+)
+
+// isomapRef is testdata/isomap_sklearn.json.gz (make_isomap_ref.py).
+type isomapRef struct {
+	Tool   string    `json:"tool"`
+	N      int       `json:"n"`
+	Q      int       `json:"q"`
+	Points []float64 `json:"points"`
+	Cases  []struct {
+		K    int       `json:"k"`
+		Dist []float64 `json:"dist"`
+	} `json:"cases"`
+}
+
+func readIsomapRef(t testing.TB) *isomapRef {
+	t.Helper()
+	fh, err := os.Open("testdata/isomap_sklearn.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	zr, err := gzip.NewReader(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref isomapRef
+	if err := json.NewDecoder(zr).Decode(&ref); err != nil {
+		t.Fatal(err)
+	}
+	if ref.N*ref.Q != len(ref.Points) || len(ref.Cases) == 0 {
+		t.Fatalf("reference file is inconsistent: n=%d q=%d, %d values", ref.N, ref.Q, len(ref.Points))
+	}
+	return &ref
+}
+
+// swissSplit draws n swissroll rows (dRF paper §3.1) and splits them into
+// the first nTrain rows and the rest. Responses are row-major; with clean
+// the noise-free points are returned too.
+func swissSplit(t testing.TB, n, nTrain int, seed uint64) (tr, te *frame.Frame, ytr, yte, clean []float64) {
+	t.Helper()
+	fr, tg, _, err := synth.GenerateMulti("swissroll", synth.Options{N: n, Seed: seed, Clean: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr = &frame.Frame{Names: fr.Names, NRows: nTrain}
+	te = &frame.Frame{Names: fr.Names, NRows: n - nTrain}
+	for _, c := range fr.Cols {
+		tr.Cols = append(tr.Cols, c[:nTrain])
+		te.Cols = append(te.Cols, c[nTrain:])
+	}
+	for i := 0; i < n; i++ {
+		for k := 0; k < 3; k++ {
+			if i < nTrain {
+				ytr = append(ytr, tg[k][i])
+			} else {
+				yte = append(yte, tg[k][i])
+				clean = append(clean, tg[3+k][i])
+			}
+		}
+	}
+	return tr, te, ytr, yte, clean
+}
+
+var swissTargets = []string{"y0", "y1", "y2"}
+
+// smallOptions are quick settings for tests.
+func smallOptions() Options {
+	o := DefaultOptions()
+	o.Trees, o.MaxFeatures, o.Threads = 20, "3", 2
+	o.EmbedDim, o.SigmaG, o.GammaG = 2, 100, 200
+	return o
+}

@@ -1,0 +1,354 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/forestd/forestd/arrowforest/forest"
+	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/arrowforest/manifold"
+	"github.com/forestd/forestd/arrowforest/model"
+	"github.com/forestd/forestd/connectors/files"
+	"github.com/forestd/forestd/schemas"
+)
+
+// drfFlags are the flags of `forestd train --forest drf` (distance random
+// forests for manifold-valued responses, package manifold).
+type drfFlags struct {
+	distance   *string
+	isomapK    *int
+	embedDim   *int
+	sigmaG     *float64
+	gammaG     *float64
+	maxRows    *int
+	projection *string
+	predict    *string
+}
+
+func addDRFFlags(fs *flags) *drfFlags {
+	d := manifold.DefaultOptions()
+	return &drfFlags{
+		distance:   fs.String("distance", d.Distance, "drf: response distance, isomap (geodesic on the k-nearest-neighbour graph) or euclidean"),
+		isomapK:    fs.Int("isomap-k", d.IsomapK, "drf: neighbours of the isomap graph"),
+		embedDim:   fs.Int("embed-dim", d.EmbedDim, "drf: MDS embedding dimension m"),
+		sigmaG:     fs.Float64("sigma-g", 0, "drf: backscoring kernel bandwidth σ_G of exp(-‖v-w‖²/σ_G) (0 = median squared distance of the embedding)"),
+		gammaG:     fs.Float64("gamma-g", d.GammaG, "drf: backscoring weight γ_G (regulariser N/γ_G)"),
+		maxRows:    fs.Int("max-rows", d.MaxRows, "drf: training rows kept for the N×N distance matrix (more are subsampled)"),
+		projection: fs.String("projection", forest.ProjectionAxis, "drf: split atoms, axis or sparse (SPORF; --lambda non-zeros)"),
+		predict:    fs.String("drf-predict", d.Predict, "drf: distance prediction, weighted (a-weighted mean on the embedding) or algorithm1 (the paper's Algorithm 1: argmax a only)"),
+	}
+}
+
+// drfTrainFlags are the train flags that apply to --forest drf; setting
+// any other is a usage error.
+var drfTrainFlags = []string{"in", "label", "out", "forest", "trees", "seed", "threads", "max-features",
+	"min-leaf", "min-split", "max-depth", "sample", "sample-fraction", "lambda", "features", "exclude",
+	"model-version", "distance", "isomap-k", "embed-dim", "sigma-g", "gamma-g", "max-rows", "projection", "drf-predict"}
+
+func flagValue[T any](fs *flags, name string) T {
+	return fs.Lookup(name).Value.(flag.Getter).Get().(T)
+}
+
+// labelColumns splits --label into column names.
+func labelColumns(label string) ([]string, error) {
+	var cols []string
+	for _, c := range strings.Split(label, ",") {
+		if c = strings.TrimSpace(c); c != "" {
+			cols = append(cols, c)
+		}
+	}
+	if len(cols) == 0 {
+		return nil, usagef("--label is required: the response columns, comma-separated (or one fixed-size list column)")
+	}
+	return cols, nil
+}
+
+// readDRFInput reads paths into a feature frame and the responses named by
+// labels, dropping rows whose response has a null or NaN. With a model
+// (f non-nil) the features are the model's; otherwise features lists them
+// (nil: every column but labels and exclude).
+func readDRFInput(paths, labels, features, exclude []string, f *forest.Forest) (*frame.Frame, *manifold.Responses, int, error) {
+	schema, recs, err := readRecords(paths, nil)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	defer release(recs)
+	resp, err := manifold.ReadResponses(schema, recs, labels)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	var fr *frame.Frame
+	if f != nil {
+		fr, err = frame.FeaturesFromRecords(schema, recs, f.Features, f.Levels)
+	} else {
+		fr, err = frame.FromRecords(schema, recs, frame.Options{Features: features, Exclude: append(slices.Clone(exclude), labels...)})
+	}
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	fr, err = manifold.KeepRows(fr, resp.Valid)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	skipped := 0
+	for _, ok := range resp.Valid {
+		if !ok {
+			skipped++
+		}
+	}
+	resp.Y = manifold.KeepValues(resp.Y, len(resp.Targets), resp.Valid)
+	resp.Rows -= skipped
+	if fr.NRows == 0 {
+		return nil, nil, 0, fmt.Errorf("no rows with a complete response in %v", paths)
+	}
+	return fr, resp, skipped, nil
+}
+
+// train runs `forestd train --forest drf`.
+func (d *drfFlags) train(fs *flags, env Env, paths []string) error {
+	allowed := map[string]bool{}
+	for _, n := range drfTrainFlags {
+		allowed[n] = true
+	}
+	var bad string
+	fs.Visit(func(f *flag.Flag) {
+		if !allowed[f.Name] && bad == "" {
+			bad = f.Name
+		}
+	})
+	if bad != "" {
+		return usagef("--%s does not apply to --forest drf", bad)
+	}
+	labels, err := labelColumns(flagValue[string](fs, "label"))
+	if err != nil {
+		return err
+	}
+	o := manifold.DefaultOptions()
+	o.Trees, o.Seed, o.Threads = flagValue[int](fs, "trees"), flagValue[uint64](fs, "seed"), flagValue[int](fs, "threads")
+	o.MaxFeatures = flagValue[string](fs, "max-features")
+	o.MinLeaf, o.MaxDepth = flagValue[int](fs, "min-leaf"), flagValue[int](fs, "max-depth")
+	if ms := flagValue[int](fs, "min-split"); ms != 0 {
+		o.MinSplit = ms
+	}
+	o.Sample, o.SampleFraction = flagValue[string](fs, "sample"), flagValue[float64](fs, "sample-fraction")
+	o.Lambda, o.Projection = flagValue[float64](fs, "lambda"), *d.projection
+	o.Distance, o.IsomapK, o.EmbedDim = *d.distance, *d.isomapK, *d.embedDim
+	o.SigmaG, o.GammaG, o.MaxRows, o.Predict = *d.sigmaG, *d.gammaG, *d.maxRows, *d.predict
+	switch {
+	case o.Predict != forest.PredictWeighted && o.Predict != forest.PredictAlgorithm1:
+		return usagef("--drf-predict %q: want weighted or algorithm1", o.Predict)
+	case o.Distance != forest.DistanceIsomap && o.Distance != forest.DistanceEuclidean:
+		return usagef("--distance %q: want isomap or euclidean", o.Distance)
+	case o.Distance == forest.DistanceIsomap && o.IsomapK < 1:
+		return usagef("--isomap-k must be at least 1, got %d", o.IsomapK)
+	case o.EmbedDim < 1:
+		return usagef("--embed-dim must be at least 1, got %d", o.EmbedDim)
+	case o.SigmaG < 0 || math.IsNaN(o.SigmaG) || math.IsInf(o.SigmaG, 0):
+		return usagef("--sigma-g must be positive (or 0 for the median heuristic), got %v", o.SigmaG)
+	case !(o.GammaG > 0) || math.IsInf(o.GammaG, 0):
+		return usagef("--gamma-g must be positive, got %v", o.GammaG)
+	case o.MaxRows < 2:
+		return usagef("--max-rows must be at least 2, got %d", o.MaxRows)
+	case o.Projection != forest.ProjectionAxis && o.Projection != forest.ProjectionSparse:
+		return usagef("--projection %q: want axis or sparse", o.Projection)
+	}
+	var features, exclude listFlag
+	if v, ok := fs.Lookup("features").Value.(*listFlag); ok {
+		features = *v
+	}
+	if v, ok := fs.Lookup("exclude").Value.(*listFlag); ok {
+		exclude = *v
+	}
+	fr, resp, skipped, err := readDRFInput(paths, labels, features.vals, exclude.vals, nil)
+	if err != nil {
+		return err
+	}
+	if env.isTTY() {
+		bar := progressbar.NewOptions(o.Trees, progressbar.OptionSetWriter(env.Stderr),
+			progressbar.OptionSetDescription("training drf"), progressbar.OptionShowCount(),
+			progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond))
+		o.Progress = func(done, _ int) { _ = bar.Set(done) }
+		defer bar.Finish()
+	}
+	t0 := time.Now()
+	f, err := manifold.Train(fr, resp.Y, resp.Targets, o)
+	if err != nil {
+		return err
+	}
+	secs := time.Since(t0).Seconds()
+	f.LabelName = strings.Join(labels, ",")
+	meta, err := model.WriteFile(flagValue[string](fs, "out"), f, model.Meta{Version: flagValue[int64](fs, "model-version"), CreatedBy: "forestd"})
+	if err != nil {
+		return fmt.Errorf("writing model: %w", err)
+	}
+	nodes := 0
+	for _, t := range f.Trees {
+		nodes += t.NumNodes()
+	}
+	return writeJSON(env.Stdout, map[string]any{
+		"model": flagValue[string](fs, "out"), "model_id": meta.ID, "forest": f.Kind, "task": f.Task.String(),
+		"trees": len(f.Trees), "rows": fr.NRows, "skipped_labels": skipped, "features": fr.P(),
+		"targets": resp.Targets, "nodes": nodes, "seconds": secs, "params": f.Params, "drf": drfInfo(f),
+	})
+}
+
+// loadModelOrDRF is loadModel for the commands that handle dRF models
+// too (eval, score, inspect): a drf forest comes back uncompiled (nil),
+// since it predicts through manifold.NewPredictor; any other is compiled.
+func loadModelOrDRF(path string) (*forest.Forest, model.Meta, *forest.Compiled, error) {
+	if path == "" {
+		return nil, model.Meta{}, nil, usagef("--model is required")
+	}
+	f, meta, err := model.ReadFile(path)
+	if err != nil {
+		return nil, meta, nil, err
+	}
+	if f.Kind == forest.KindDRF {
+		return f, meta, nil, nil
+	}
+	c, err := forest.Compile(f)
+	if err != nil {
+		return nil, meta, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, meta, c, nil
+}
+
+// drfInfo describes a forest's dRF part for train and inspect reports.
+func drfInfo(f *forest.Forest) map[string]any {
+	d := f.DRF
+	return map[string]any{
+		"targets": d.Targets, "label_columns": strings.Split(f.LabelName, ","),
+		"distance": d.Distance, "isomap_k": d.IsomapK, "projection": d.Projection,
+		"embed_dim": d.Dim(), "eigenvalues": d.Eigenvalues, "sigma_g": d.SigmaG, "gamma_g": d.GammaG,
+		"rows": d.Rows(), "input_rows": d.InputRows,
+	}
+}
+
+// evalDRF runs `forestd eval` for a dRF model: rmse is the root of the
+// mean squared error over rows and outputs, mae the mean absolute error,
+// and per_output the same per response coordinate.
+func evalDRF(env Env, f *forest.Forest, meta model.Meta, modelPath string, paths []string, label string, threads int) error {
+	if label == "" {
+		label = f.LabelName
+	}
+	labels, err := labelColumns(label)
+	if err != nil {
+		return err
+	}
+	fr, resp, skipped, err := readDRFInput(paths, labels, nil, nil, f)
+	if err != nil {
+		return err
+	}
+	if !slices.Equal(resp.Targets, f.DRF.Targets) {
+		return fmt.Errorf("--label %s gives responses %v; the model predicts %v", label, resp.Targets, f.DRF.Targets)
+	}
+	t0 := time.Now()
+	p, err := manifold.NewPredictor(f, threads)
+	if err != nil {
+		return err
+	}
+	setup := time.Since(t0).Seconds()
+	t1 := time.Now()
+	pred, err := p.Predict(fr, threads)
+	if err != nil {
+		return err
+	}
+	secs := time.Since(t1).Seconds()
+	q := len(resp.Targets)
+	se, ae := make([]float64, q), make([]float64, q)
+	for i := 0; i < fr.NRows; i++ {
+		for r := 0; r < q; r++ {
+			d := pred.Values[i*q+r] - resp.Y[i*q+r]
+			se[r] += d * d
+			ae[r] += math.Abs(d)
+		}
+	}
+	n := float64(fr.NRows)
+	per := map[string]any{}
+	var tse, tae float64
+	for r, t := range resp.Targets {
+		per[t] = map[string]float64{"rmse": math.Sqrt(se[r] / n), "mse": se[r] / n, "mae": ae[r] / n}
+		tse += se[r]
+		tae += ae[r]
+	}
+	nq := n * float64(q)
+	return writeJSON(env.Stdout, map[string]any{
+		"model": modelPath, "model_id": meta.ID, "rows": fr.NRows, "skipped_labels": skipped,
+		"seconds": secs, "setup_seconds": setup, "rows_per_second": n / math.Max(secs, 1e-9),
+		"rmse": math.Sqrt(tse / nq), "mse": tse / nq, "mae": tae / nq, "per_output": per,
+	})
+}
+
+// scoreDRF runs `forestd score` for a dRF model: one float64 column per
+// response coordinate, named after its target.
+func scoreDRF(env Env, f *forest.Forest, meta model.Meta, modelPath string, paths, keep []string, out string, threads int) error {
+	schema, recs, err := readRecords(paths, nil)
+	if err != nil {
+		return err
+	}
+	defer release(recs)
+	fr, err := frame.FeaturesFromRecords(schema, recs, f.Features, f.Levels)
+	if err != nil {
+		return err
+	}
+	spec := schemas.PredictionSpec{ModelID: meta.ID, ModelVersion: meta.Version}
+	var keepIdx []int
+	for _, k := range keep {
+		ix := schema.FieldIndices(k)
+		if len(ix) == 0 {
+			return fmt.Errorf("--keep: no column %q in the input", k)
+		}
+		keepIdx = append(keepIdx, ix[0])
+		spec.Keep = append(spec.Keep, schema.Field(ix[0]))
+	}
+	targets := f.DRF.Targets
+	if err := schemas.CheckMultiNames(spec, targets); err != nil {
+		return fmt.Errorf("--keep: %w", err)
+	}
+	t0 := time.Now()
+	p, err := manifold.NewPredictor(f, threads)
+	if err != nil {
+		return err
+	}
+	pred, err := p.Predict(fr, threads)
+	if err != nil {
+		return err
+	}
+	secs := time.Since(t0).Seconds()
+	src := paths[0]
+	if len(paths) > 1 {
+		src = fmt.Sprint(paths)
+	}
+	var outRecs []arrow.Record
+	defer release(outRecs)
+	q := len(targets)
+	row := 0
+	for _, r := range recs {
+		n := int(r.NumRows())
+		var kept []arrow.Array
+		for _, ix := range keepIdx {
+			kept = append(kept, r.Column(ix))
+		}
+		rec, err := schemas.BuildMultiPredictions(memory.DefaultAllocator, spec, targets, src, int64(row), kept, pred.Values[row*q:(row+n)*q])
+		if err != nil {
+			return err
+		}
+		outRecs = append(outRecs, rec)
+		row += n
+	}
+	if err := files.WriteFile(out, schemas.MultiPredictions(spec, targets), outRecs, files.WriteOptions{}); err != nil {
+		return err
+	}
+	return writeJSON(env.Stdout, map[string]any{
+		"model": modelPath, "model_id": meta.ID, "rows": fr.NRows, "out": out, "seconds": secs,
+		"rows_per_second": float64(fr.NRows) / math.Max(secs, 1e-9), "targets": targets,
+	})
+}

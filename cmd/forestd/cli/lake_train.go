@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/connectors/lake"
+)
+
+// trainSample holds train's lake-sampling flags: --sample N (a row count;
+// the same flag's bootstrap|subsample values choose per-tree sampling)
+// and --sample-mode.
+type trainSample struct {
+	*lakeFlags
+	mode string
+}
+
+func addTrainSampleFlags(fs *flags) *trainSample {
+	ts := &trainSample{lakeFlags: addLakeFlags(fs)}
+	fs.StringVar(&ts.mode, "sample-mode", "reservoir", "with --sample N: reservoir (uniform) or stratified (proportional to the label's classes)")
+	return ts
+}
+
+// sampleRows reports whether --sample holds a row count rather than
+// bootstrap|subsample.
+func sampleRows(v string) (int, bool, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, false, nil
+	}
+	if n < 1 {
+		return 0, true, usagef("--sample %d: a row count must be positive", n)
+	}
+	return n, true, nil
+}
+
+// loadTraining reads the training frame: the whole input (loadLabelled),
+// or with --sample N a sample of N rows drawn from the inputs as a lake
+// (only the label and feature columns are decoded). The report says what
+// was sampled (nil without --sample N).
+func (ts *trainSample) loadTraining(paths []string, opts frame.Options, n int, seed uint64) (*frame.Frame, *lake.SampleReport, error) {
+	if n == 0 {
+		fr, err := loadLabelled(paths, opts)
+		return fr, nil, err
+	}
+	if opts.Label == "" {
+		return nil, nil, usagef("--label is required")
+	}
+	if len(paths) == 0 {
+		return nil, nil, usagef("no input: give --in PATH (a lake directory, a glob or files)")
+	}
+	mode, err := lake.ParseSampleMode(ts.mode)
+	if err != nil {
+		return nil, nil, usageError{err}
+	}
+	lopts, err := ts.options(0)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer ts.limitMemory()()
+	list, err := lake.List(paths)
+	if err != nil {
+		return nil, nil, err
+	}
+	cols := opts.Features
+	if len(cols) == 0 {
+		// Every file column but the label and the excluded ones (hive
+		// partition columns only when asked for with --features).
+		all, err := lake.FileColumns(list)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, c := range all {
+			if c != opts.Label && !slices.Contains(opts.Exclude, c) {
+				cols = append(cols, c)
+			}
+		}
+	}
+	lopts.Columns = append(slices.Clone(cols), opts.Label)
+	if slices.Contains(cols, opts.Label) {
+		return nil, nil, usagef("--features lists the label %s", opts.Label)
+	}
+	l, err := lake.OpenFiles(list, lopts)
+	if err != nil {
+		return nil, nil, err
+	}
+	schema, recs, rep, err := l.Sample(context.Background(), lake.SampleOptions{N: n, Mode: mode, Seed: seed, Label: opts.Label})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer release(recs)
+	fopts := opts
+	fopts.Features, fopts.Exclude = cols, nil
+	fr, err := frame.FromRecords(schema, recs, fopts)
+	if err != nil {
+		return nil, nil, err
+	}
+	if fr.NRows == 0 {
+		return nil, nil, fmt.Errorf("no labelled rows sampled from %v", paths)
+	}
+	return fr, &rep, nil
+}

@@ -1,0 +1,300 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/forestd/forestd/arrowforest/dependence"
+	"github.com/forestd/forestd/arrowforest/fdm"
+	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/connectors/files"
+)
+
+// runSelect is forestd select (DESIGN.md §6): the feature-selection stage
+// of dissertation ch. 5–6. It finds the marginally dependent features and
+// the jointly dependent groups (MDS/SDS search) on labelled data, maps
+// every group with feature dependence mapping (FDM_RF, §6.3), and writes
+// the marginal columns, the mapped columns, the label and any --keep
+// columns. The mapping goes to a JSON file; --apply maps new data with a
+// stored mapping, identically.
+func runSelect(args []string, env Env) error {
+	fs := newFlagSet("select", "--in PATH... --label COL --out PATH [--mapping FILE] | --in PATH... --apply MAPPING --out PATH", env)
+	var in, keep, features, exclude listFlag
+	keep.split, features.split, exclude.split = true, true, true
+	fs.Var(&in, "in", "input file or directory (repeatable; Parquet, Arrow IPC, CSV)")
+	fs.Var(&keep, "keep", "input columns copied to the output unchanged (comma-separated), e.g. an id; never features")
+	fs.Var(&features, "features", "feature columns (comma-separated; default every numeric column but the label and --keep)")
+	fs.Var(&exclude, "exclude", "columns to leave out (comma-separated)")
+	label := fs.String("label", "", "label column (classification); copied to the output")
+	out := fs.String("out", "", "output file: .parquet, .arrow, .arrows, .csv, .csv.gz")
+	mapping := fs.String("mapping", "", "where to write the mapping (default: --out with extension .fdm.json)")
+	apply := fs.String("apply", "", "map the input with this stored mapping instead of learning one")
+	mapKind := fs.String("fdm-map", "rp", "mapping function: rp (random projection) or drl (distance to a random landmark)")
+	cands := fs.Int("candidates", fdm.DefaultCandidates, "random mappings drawn per group; the best |group| by gCor are kept")
+	groups := fs.String("groups", "", "feature groups 'a,b;c,d,e' instead of the search (with --marginal)")
+	marginal := fs.String("marginal", "", "marginally dependent features 'x,y' (with --groups)")
+	method := fs.String("method", string(dependence.MethodMDCBottomUp), "search: marginal, mdc-topdown, mdc-dc, mdc-bottomup or sdc-bottomup")
+	stat := fs.String("stat", string(dependence.StatGCor), "test statistic: gcor or dcor")
+	alpha := fs.Float64("alpha", 0, "significance level of the dependence tests (0: no permutation may reach a dependent set's statistic, the dissertation's FDM setting §6.5.2)")
+	maxPerms := fs.Int("max-perms", dependence.DefaultMaxPerms, "most permutations per adaptive test")
+	perms := fs.Int("perms", 0, "a fixed number of permutations per test instead of the adaptive count")
+	maxRows := fs.Int("max-rows", 0, "row subsample for tests of feature sets (0 = all rows)")
+	seed := fs.Uint64("seed", 1, "random seed of the tests and the mappings")
+	threads := fs.Int("threads", runtime.NumCPU(), "worker threads (results do not depend on it)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	paths := append(in.vals, pos...)
+	if *out == "" {
+		return usagef("--out is required")
+	}
+	if *apply != "" {
+		if *groups != "" || *marginal != "" || *mapping != "" {
+			return usagef("--apply uses a stored mapping: --groups, --marginal and --mapping do not apply")
+		}
+		return selectApply(paths, *apply, *label, keep.vals, *out, env)
+	}
+	if *label == "" {
+		return usagef("--label is required to learn a mapping (or give --apply MAPPING)")
+	}
+	if *mapping == "" {
+		*mapping = strings.TrimSuffix(strings.TrimSuffix(*out, ".gz"), filepath.Ext(strings.TrimSuffix(*out, ".gz"))) + ".fdm.json"
+	}
+	if *marginal != "" && *groups == "" {
+		return usagef("--marginal needs --groups")
+	}
+	opt := dependence.DefaultSearchOptions()
+	if opt.Method, err = dependence.ParseMethod(*method); err != nil {
+		return usageError{err}
+	}
+	if opt.Stat, err = dependence.ParseStat(*stat); err != nil {
+		return usageError{err}
+	}
+	if !(*alpha >= 0 && *alpha <= 1) || *maxPerms < 1 || *perms < 0 || *maxRows < 0 || *cands < 1 {
+		return usagef("--alpha must be in [0, 1], --max-perms and --candidates at least 1, --perms and --max-rows not negative")
+	}
+	opt.Alpha = *alpha
+	opt.Test = dependence.TestOptions{MaxPerms: *maxPerms, Perms: *perms, MaxRows: *maxRows, Seed: *seed, Threads: max(*threads, 1)}
+	fopts := fdm.Options{Map: *mapKind, Candidates: *cands}
+	if *mapKind != fdm.MapRP && *mapKind != fdm.MapDRL {
+		return usagef("--fdm-map %q: want rp or drl", *mapKind)
+	}
+
+	schema, recs, err := readRecords(paths, nil)
+	if err != nil {
+		return err
+	}
+	defer release(recs)
+	excl := append(slices.Clone(exclude.vals), keep.vals...)
+	if len(features.vals) > 0 {
+		excl = exclude.vals
+	}
+	fr, err := frame.FromRecords(schema, recs, frame.Options{Label: *label, Task: frame.TaskClassification, Features: features.vals, Exclude: excl})
+	if err != nil {
+		return err
+	}
+	if fr.NRows < 2 || fr.NumClasses() < 2 {
+		return fmt.Errorf("select needs labelled rows of at least two classes; %v has %d rows, %d classes", paths, fr.NRows, fr.NumClasses())
+	}
+	var plan fdm.Plan
+	var res *dependence.SearchResult
+	if *groups != "" {
+		g, err := featureIndexSets(*groups, fr, "--groups")
+		if err != nil {
+			return err
+		}
+		m, err := featureIndexSets(*marginal, fr, "--marginal")
+		if err != nil {
+			return err
+		}
+		if plan.Groups, err = fdm.ParseSets(g); err != nil {
+			return usageError{err}
+		}
+		ms, _ := fdm.ParseSets(m)
+		for _, s := range ms {
+			plan.Marginal = append(plan.Marginal, s...)
+		}
+	} else if plan, res, err = fdm.Discover(fr.Cols, fr.Y, fr.NumClasses(), opt); err != nil {
+		return err
+	}
+	if err := plan.Validate(fr.P()); err != nil {
+		if res != nil {
+			return fmt.Errorf("the %s search found nothing to select: %w", res.Method, err)
+		}
+		return usageError{err}
+	}
+	t, err := fdm.Fit(fr, plan, fopts, *seed)
+	if err != nil {
+		return err
+	}
+	if res != nil {
+		for g := range t.Groups {
+			pv := res.Groups[g].PValue
+			t.Groups[g].Kind, t.Groups[g].PValue = res.Groups[g].Kind, &pv
+		}
+	}
+	if err := writeMapping(*mapping, t); err != nil {
+		return err
+	}
+	rows, err := selectWrite(schema, recs, t, fr.Levels, fr.Names, *label, keep.vals, *out)
+	if err != nil {
+		return err
+	}
+	rep := map[string]any{"rows": rows, "out": *out, "mapping": *mapping, "columns": t.Names(),
+		"marginal": t.Marginal, "groups": t.Groups, "fdm_map": t.Map, "candidates": t.Candidates}
+	if res != nil {
+		rep["search"] = map[string]any{"method": res.Method, "stat": res.Stat, "alpha": res.Alpha, "tests": res.Tests}
+	}
+	return writeJSON(env.Stdout, rep)
+}
+
+// selectApply maps new data with a stored mapping.
+func selectApply(paths []string, mappingPath, label string, keep []string, out string, env Env) error {
+	fh, err := os.Open(mappingPath)
+	if err != nil {
+		return fmt.Errorf("--apply: %w", err)
+	}
+	t, err := fdm.ReadTransform(fh)
+	fh.Close()
+	if err != nil {
+		return fmt.Errorf("%s: %w", mappingPath, err)
+	}
+	schema, recs, err := readRecords(paths, nil)
+	if err != nil {
+		return err
+	}
+	defer release(recs)
+	if label != "" && len(schema.FieldIndices(label)) == 0 {
+		return fmt.Errorf("--label: no column %q in the input", label)
+	}
+	rows, err := selectWrite(schema, recs, t, nil, nil, label, keep, out)
+	if err != nil {
+		return err
+	}
+	return writeJSON(env.Stdout, map[string]any{"rows": rows, "out": out, "mapping": mappingPath, "columns": t.Names()})
+}
+
+func writeMapping(path string, t *fdm.Transform) error {
+	fh, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("writing mapping: %w", err)
+	}
+	if _, err := t.WriteTo(fh); err != nil {
+		fh.Close()
+		return fmt.Errorf("writing mapping %s: %w", path, err)
+	}
+	if err := fh.Close(); err != nil {
+		return fmt.Errorf("writing mapping %s: %w", path, err)
+	}
+	return nil
+}
+
+// selectWrite writes, for every input row: the --keep columns, the
+// marginal features (the input arrays themselves), the mapped columns
+// (float64) and the label when present, in that order. names/levels, when
+// set, are the training frame's features and category levels, so that
+// categorical group inputs are coded as in training.
+func selectWrite(schema *arrow.Schema, recs []arrow.Record, t *fdm.Transform, levels [][]string, names []string, label string, keep []string, out string) (int, error) {
+	inputs := t.Inputs()
+	for _, n := range inputs {
+		if len(schema.FieldIndices(n)) == 0 {
+			return 0, fmt.Errorf("the input has no column %q, which the mapping reads", n)
+		}
+	}
+	var lv [][]string
+	if levels != nil {
+		lv = make([][]string, len(inputs))
+		for a, n := range inputs {
+			if j := slices.Index(names, n); j >= 0 {
+				lv[a] = levels[j]
+			}
+		}
+	}
+	all, err := frame.FeaturesFromRecords(schema, recs, inputs, lv)
+	if err != nil {
+		return 0, fmt.Errorf("mapping input: %w", err)
+	}
+	mapped, err := t.Columns(all)
+	if err != nil {
+		return 0, err
+	}
+	var fields []arrow.Field
+	var src []int // input column per output field; -1 for mapped columns
+	used := map[string]bool{}
+	add := func(name string, what string) error {
+		if used[name] {
+			return nil
+		}
+		ix := schema.FieldIndices(name)
+		if len(ix) == 0 {
+			return fmt.Errorf("%s: no column %q in the input", what, name)
+		}
+		used[name] = true
+		fields, src = append(fields, schema.Field(ix[0])), append(src, ix[0])
+		return nil
+	}
+	for _, k := range keep {
+		if err := add(k, "--keep"); err != nil {
+			return 0, err
+		}
+	}
+	for _, m := range t.Marginal {
+		if err := add(m, "marginal feature"); err != nil {
+			return 0, err
+		}
+	}
+	firstMapped := len(fields)
+	for _, g := range t.Groups {
+		for _, o := range g.Outputs {
+			if used[o.Name] || o.Name == label {
+				return 0, fmt.Errorf("mapped column %q collides with an output column", o.Name)
+			}
+			used[o.Name] = true
+			fields, src = append(fields, arrow.Field{Name: o.Name, Type: arrow.PrimitiveTypes.Float64}), append(src, -1)
+		}
+	}
+	if label != "" && !used[label] {
+		if err := add(label, "--label"); err != nil {
+			return 0, err
+		}
+	}
+	outSchema := arrow.NewSchema(fields, nil)
+	var outRecs []arrow.Record
+	defer func() { release(outRecs) }()
+	row := 0
+	for _, r := range recs {
+		n := int(r.NumRows())
+		cols := make([]arrow.Array, len(fields))
+		var owned []arrow.Array
+		for c, s := range src {
+			if s >= 0 {
+				cols[c] = r.Column(s)
+				continue
+			}
+			b := array.NewFloat64Builder(memory.DefaultAllocator)
+			b.AppendValues(mapped[c-firstMapped][row:row+n], nil)
+			a := b.NewArray()
+			b.Release()
+			cols[c] = a
+			owned = append(owned, a)
+		}
+		outRecs = append(outRecs, array.NewRecord(outSchema, cols, int64(n)))
+		for _, a := range owned {
+			a.Release()
+		}
+		row += n
+	}
+	if err := files.WriteFile(out, outSchema, outRecs, files.WriteOptions{}); err != nil {
+		return 0, err
+	}
+	return row, nil
+}

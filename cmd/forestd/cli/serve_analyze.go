@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/forestd/forestd/operators"
+	"github.com/forestd/forestd/pipeline"
+)
+
+// analysisStages builds the stages of the training route that come before
+// train: analyze (the dependence report of the window, published to the
+// reports topic) and select (each labelled batch reduced to the selected
+// and FDM-mapped columns, published to the selected topic). The features
+// route gets a select stage too (see buildStages).
+func (d *daemon) analysisStages() ([]pipeline.Stage, error) {
+	c := d.cfg
+	if d.analyzer == nil {
+		rows, every, err := retrainSchedule(c.Train.RetrainEvery)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		a, err := operators.NewAnalyzer(operators.AnalyzeOptions{Label: c.Train.Label, Features: c.Train.Features,
+			Exclude: c.Train.Exclude, Window: min(c.Train.Window, 5000), Kind: c.Train.WindowKind, Every: rows,
+			EveryDuration: every, MinRows: min(c.Train.MinRows, min(c.Train.Window, 5000)), Seed: c.Train.Seed})
+		if err != nil {
+			return nil, usageError{err}
+		}
+		d.analyzer = a
+		d.analyzeLoop = &pipeline.AnalyzeLoop{Analyzer: a, Publish: d.publishReport, Metrics: d.metrics, Logger: d.log}
+		if err := d.analyzeLoop.Init(); err != nil {
+			return nil, err
+		}
+	}
+	st := []pipeline.Stage{&pipeline.AnalyzeStage{Analyzer: d.analyzer, Loop: d.analyzeLoop}}
+	if c.has(stageSelect) {
+		st = append(st, &pipeline.SelectStage{Analyzer: d.analyzer, Passthrough: d.passthrough(), Metrics: d.metrics})
+	}
+	return st, nil
+}
+
+func (d *daemon) passthrough() []string {
+	var p []string
+	if d.cfg.Train.Label != "" {
+		p = append(p, d.cfg.Train.Label)
+	}
+	if d.cfg.Key != "" {
+		p = append(p, d.cfg.Key)
+	}
+	return p
+}
+
+// publishReport sends one dependence report to the reports topic.
+func (d *daemon) publishReport(ctx context.Context, an *operators.Analysis) error {
+	rec, err := an.Report(nil)
+	if err != nil {
+		return err
+	}
+	defer rec.Release()
+	return d.sink.Write(ctx, []pipeline.Output{{Stream: pipeline.StreamReports, Key: []byte(fmt.Sprint("analysis/", an.Seq)), Record: rec}})
+}

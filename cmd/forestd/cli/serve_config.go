@@ -1,0 +1,370 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/forestd/forestd/connectors/broker"
+	"github.com/forestd/forestd/connectors/kafka"
+	"github.com/forestd/forestd/operators"
+)
+
+// Stage names of the daemon (serveConfig.Stages).
+const (
+	stageScore   = "score"
+	stageTrain   = "train"
+	stageAnalyze = "analyze"
+	stageSelect  = "select"
+)
+
+// serveConfig is the daemon's configuration: the YAML file given with
+// --config (unknown keys are errors), overridden by flags. Field names are
+// the YAML keys.
+type serveConfig struct {
+	Brokers  []string       `yaml:"brokers"`
+	Embedded embeddedConfig `yaml:"embedded"`
+	Group    string         `yaml:"group"`
+	Topics   topicsConfig   `yaml:"topics"`
+	// Stages run in the daemon: score (features → predictions), train
+	// (training → models, importances), analyze and select.
+	Stages       []string       `yaml:"stages"`
+	Model        string         `yaml:"model"`
+	Key          string         `yaml:"key"`
+	OutputFormat string         `yaml:"output_format"`
+	Train        trainConfig    `yaml:"train"`
+	Pipeline     pipelineConfig `yaml:"pipeline"`
+	Kafka        kafkaConfig    `yaml:"kafka"`
+	HTTP         string         `yaml:"http"`
+	Log          logConfig      `yaml:"log"`
+}
+
+type embeddedConfig struct {
+	Listen     string `yaml:"listen"`
+	DataDir    string `yaml:"data_dir"`
+	Partitions int    `yaml:"partitions"`
+}
+
+type topicsConfig struct {
+	Features    string `yaml:"features"`
+	Training    string `yaml:"training"`
+	Predictions string `yaml:"predictions"`
+	Importances string `yaml:"importances"`
+	Reports     string `yaml:"reports"`
+	Selected    string `yaml:"selected"`
+	Models      string `yaml:"models"`
+	DLQ         string `yaml:"dlq"`
+	// Partitions of the topics the daemon creates (the model topic always
+	// has one).
+	Partitions int `yaml:"partitions"`
+}
+
+type trainConfig struct {
+	Label    string   `yaml:"label"`
+	Features []string `yaml:"features"`
+	Exclude  []string `yaml:"exclude"`
+	// Window bounds the labelled rows kept; WindowKind is count or
+	// reservoir.
+	Window     int    `yaml:"window"`
+	WindowKind string `yaml:"window_kind"`
+	// RetrainEvery is a row count ("10000") or a duration ("30s").
+	RetrainEvery string `yaml:"retrain_every"`
+	MinRows      int    `yaml:"min_rows"`
+	Forest       string `yaml:"forest"`
+	Trees        int    `yaml:"trees"`
+	Seed         uint64 `yaml:"seed"`
+	MaxFeatures  string `yaml:"max_features"`
+	Threads      int    `yaml:"threads"`
+}
+
+type pipelineConfig struct {
+	Workers          int           `yaml:"workers"`
+	MaxInFlightBytes int64         `yaml:"max_inflight_bytes"`
+	MaxUncommitted   int           `yaml:"max_uncommitted"`
+	CommitInterval   time.Duration `yaml:"commit_interval"`
+	DrainTimeout     time.Duration `yaml:"drain_timeout"`
+	// MemoryLimit is the Go runtime's soft memory limit in bytes (0: none).
+	MemoryLimit int64 `yaml:"memory_limit"`
+}
+
+type kafkaConfig struct {
+	ClientID        string        `yaml:"client_id"`
+	TLS             tlsConfig     `yaml:"tls"`
+	SASL            saslConfig    `yaml:"sasl"`
+	SessionTimeout  time.Duration `yaml:"session_timeout"`
+	StartOffset     string        `yaml:"start_offset"`
+	MaxMessageBytes int           `yaml:"max_message_bytes"`
+}
+
+type tlsConfig struct {
+	Enabled            bool   `yaml:"enabled"`
+	CAFile             string `yaml:"ca_file"`
+	CertFile           string `yaml:"cert_file"`
+	KeyFile            string `yaml:"key_file"`
+	ServerName         string `yaml:"server_name"`
+	InsecureSkipVerify bool   `yaml:"insecure_skip_verify"`
+}
+
+type saslConfig struct {
+	Mechanism string `yaml:"mechanism"`
+	Username  string `yaml:"username"`
+	// Password may instead come from $FORESTD_SASL_PASSWORD.
+	Password string `yaml:"password"`
+}
+
+type logConfig struct {
+	Level  string `yaml:"level"`
+	Format string `yaml:"format"`
+}
+
+// defaultServeConfig is the configuration with no file and no flags.
+func defaultServeConfig() serveConfig {
+	return serveConfig{
+		Embedded: embeddedConfig{Listen: broker.DefaultListen, Partitions: 4},
+		Group:    "forestd",
+		Topics: topicsConfig{
+			Features: "forestd.features", Training: "forestd.training", Predictions: "forestd.predictions",
+			Importances: "forestd.importances", Reports: "forestd.reports", Selected: "forestd.selected",
+			Models: "forestd.models", DLQ: "forestd.dlq", Partitions: 4,
+		},
+		Stages:       []string{stageScore, stageTrain},
+		OutputFormat: kafka.FormatArrow,
+		Train: trainConfig{Label: "y", Window: 50000, WindowKind: operators.WindowCount, RetrainEvery: "10000",
+			MinRows: 100, Forest: "rf", Trees: 100, Seed: 1, Threads: 1},
+		Pipeline: pipelineConfig{MaxInFlightBytes: 64 << 20, MaxUncommitted: 1000,
+			CommitInterval: 200 * time.Millisecond, DrainTimeout: 10 * time.Second},
+		Kafka: kafkaConfig{SessionTimeout: 10 * time.Second, StartOffset: kafka.StartEarliest,
+			MaxMessageBytes: kafka.DefaultMaxMessageBytes},
+		HTTP: "127.0.0.1:0",
+		Log:  logConfig{Level: "info", Format: "text"},
+	}
+}
+
+// maxConfigBytes bounds a config file.
+const maxConfigBytes = 1 << 20
+
+// parseServeConfig reads YAML over the defaults. Unknown keys, a second
+// document and values of the wrong type are errors naming the line.
+func parseServeConfig(r io.Reader, name string) (serveConfig, error) {
+	cfg := defaultServeConfig()
+	b, err := io.ReadAll(io.LimitReader(r, maxConfigBytes+1))
+	if err != nil {
+		return cfg, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(b) > maxConfigBytes {
+		return cfg, fmt.Errorf("%s: larger than %d bytes", name, maxConfigBytes)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+		return cfg, fmt.Errorf("%s: %s", name, oneLine(err.Error()))
+	}
+	var extra any
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return cfg, fmt.Errorf("%s: more than one YAML document", name)
+	}
+	return cfg, nil
+}
+
+func readServeConfig(path string) (serveConfig, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return defaultServeConfig(), fmt.Errorf("--config: %w", err)
+	}
+	defer f.Close()
+	return parseServeConfig(f, path)
+}
+
+// retrainSchedule parses retrain_every: a row count or a duration.
+func retrainSchedule(s string) (rows int, every time.Duration, err error) {
+	s = strings.TrimSpace(s)
+	if n, err := strconv.Atoi(s); err == nil {
+		if n <= 0 {
+			return 0, 0, fmt.Errorf("retrain_every %q: a row count must be positive", s)
+		}
+		return n, 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, 0, fmt.Errorf("retrain_every %q is neither a row count (10000) nor a duration (30s)", s)
+	}
+	return 0, d, nil
+}
+
+func checkAddr(what, addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%s %q is not host:port", what, addr)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		return fmt.Errorf("%s %q: bad port", what, addr)
+	}
+	_ = host
+	return nil
+}
+
+func (c *serveConfig) has(stage string) bool {
+	for _, s := range c.Stages {
+		if s == stage {
+			return true
+		}
+	}
+	return false
+}
+
+// validate checks the whole configuration and says which key is wrong.
+func (c *serveConfig) validate() error {
+	if len(c.Stages) == 0 {
+		return errors.New("stages: at least one of score, train, analyze, select")
+	}
+	seen := map[string]bool{}
+	for _, s := range c.Stages {
+		switch s {
+		case stageScore, stageTrain, stageAnalyze, stageSelect:
+		default:
+			return fmt.Errorf("stages: unknown stage %q (score, train, analyze, select)", s)
+		}
+		if seen[s] {
+			return fmt.Errorf("stages: %q twice", s)
+		}
+		seen[s] = true
+	}
+	for _, b := range c.Brokers {
+		if err := checkAddr("brokers:", b); err != nil {
+			return err
+		}
+	}
+	if len(c.Brokers) == 0 {
+		if err := checkAddr("embedded.listen:", c.Embedded.Listen); err != nil {
+			return err
+		}
+		if c.Embedded.Partitions < 1 {
+			return fmt.Errorf("embedded.partitions: %d", c.Embedded.Partitions)
+		}
+	}
+	if c.Group == "" {
+		return errors.New("group: empty consumer group")
+	}
+	topics := map[string]string{"features": c.Topics.Features, "training": c.Topics.Training, "predictions": c.Topics.Predictions,
+		"importances": c.Topics.Importances, "reports": c.Topics.Reports, "selected": c.Topics.Selected,
+		"models": c.Topics.Models, "dlq": c.Topics.DLQ}
+	for k, v := range topics {
+		if !validTopic(v) {
+			return fmt.Errorf("topics.%s: %q is not a Kafka topic name (1-249 of a-z A-Z 0-9 . _ -)", k, v)
+		}
+	}
+	if c.Topics.Partitions < 1 {
+		return fmt.Errorf("topics.partitions: %d", c.Topics.Partitions)
+	}
+	switch c.OutputFormat {
+	case kafka.FormatArrow, kafka.FormatJSON:
+	default:
+		return fmt.Errorf("output_format: %q is not arrow or json", c.OutputFormat)
+	}
+	if c.has(stageTrain) || c.has(stageAnalyze) || c.has(stageSelect) {
+		if c.Train.Label == "" {
+			return errors.New("train.label: the train, analyze and select stages need a label column")
+		}
+	}
+	t := c.Train
+	if t.Window < 2 || t.MinRows < 2 || t.MinRows > t.Window {
+		return fmt.Errorf("train: window %d and min_rows %d need 2 ≤ min_rows ≤ window", t.Window, t.MinRows)
+	}
+	switch t.WindowKind {
+	case operators.WindowCount, operators.WindowReservoir:
+	default:
+		return fmt.Errorf("train.window_kind: %q is not count or reservoir", t.WindowKind)
+	}
+	if _, _, err := retrainSchedule(t.RetrainEvery); err != nil {
+		return fmt.Errorf("train.%w", err)
+	}
+	if t.Trees < 1 || t.Trees > 100000 {
+		return fmt.Errorf("train.trees: %d", t.Trees)
+	}
+	if t.Threads < 1 {
+		return fmt.Errorf("train.threads: %d", t.Threads)
+	}
+	p := c.Pipeline
+	switch {
+	case p.Workers < 0:
+		return fmt.Errorf("pipeline.workers: %d", p.Workers)
+	case p.MaxInFlightBytes < 1:
+		return fmt.Errorf("pipeline.max_inflight_bytes: %d", p.MaxInFlightBytes)
+	case p.MaxUncommitted < 1:
+		return fmt.Errorf("pipeline.max_uncommitted: %d", p.MaxUncommitted)
+	case p.CommitInterval <= 0:
+		return fmt.Errorf("pipeline.commit_interval: %v", p.CommitInterval)
+	case p.DrainTimeout <= 0:
+		return fmt.Errorf("pipeline.drain_timeout: %v", p.DrainTimeout)
+	case p.MemoryLimit < 0:
+		return fmt.Errorf("pipeline.memory_limit: %d", p.MemoryLimit)
+	}
+	k := c.Kafka
+	if k.SessionTimeout < 100*time.Millisecond {
+		return fmt.Errorf("kafka.session_timeout: %v (at least 100ms)", k.SessionTimeout)
+	}
+	switch k.StartOffset {
+	case kafka.StartEarliest, kafka.StartLatest:
+	default:
+		return fmt.Errorf("kafka.start_offset: %q is not earliest or latest", k.StartOffset)
+	}
+	if k.MaxMessageBytes < 1024 {
+		return fmt.Errorf("kafka.max_message_bytes: %d (at least 1024)", k.MaxMessageBytes)
+	}
+	if len(c.Brokers) > 0 {
+		co := c.clientOptions()
+		if err := co.Validate(); err != nil {
+			return fmt.Errorf("kafka: %w", err)
+		}
+	} else if k.TLS.Enabled || k.SASL.Mechanism != "" {
+		return errors.New("kafka.tls and kafka.sasl apply to external brokers: give brokers (the embedded broker is plaintext on loopback)")
+	}
+	if err := checkAddr("http:", c.HTTP); err != nil {
+		return err
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("log.level: %q is not debug, info, warn or error", c.Log.Level)
+	}
+	switch c.Log.Format {
+	case "text", "json":
+	default:
+		return fmt.Errorf("log.format: %q is not text or json", c.Log.Format)
+	}
+	return nil
+}
+
+func validTopic(s string) bool {
+	if len(s) == 0 || len(s) > 249 || s == "." || s == ".." {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *serveConfig) clientOptions() kafka.ClientOptions {
+	pw := c.Kafka.SASL.Password
+	if pw == "" {
+		pw = os.Getenv("FORESTD_SASL_PASSWORD")
+	}
+	return kafka.ClientOptions{
+		Brokers:  c.Brokers,
+		ClientID: c.Kafka.ClientID,
+		TLS: kafka.TLSOptions{Enabled: c.Kafka.TLS.Enabled, CAFile: c.Kafka.TLS.CAFile, CertFile: c.Kafka.TLS.CertFile,
+			KeyFile: c.Kafka.TLS.KeyFile, ServerName: c.Kafka.TLS.ServerName, InsecureSkipVerify: c.Kafka.TLS.InsecureSkipVerify},
+		SASL: kafka.SASLOptions{Mechanism: c.Kafka.SASL.Mechanism, Username: c.Kafka.SASL.Username, Password: pw},
+	}
+}

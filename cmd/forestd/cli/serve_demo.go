@@ -1,0 +1,316 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/forestd/forestd/arrowforest/synth"
+	"github.com/forestd/forestd/connectors/kafka"
+	"github.com/forestd/forestd/pipeline"
+	"github.com/forestd/forestd/schemas"
+)
+
+// Demo settings: Trunk with 10 features (Randomer Forests §3.1), whose
+// Bayes error is Φ(−‖μ‖) ≈ 0.0245.
+const (
+	demoP          = 10
+	demoTrainBatch = 400 // labelled rows per message
+	demoScoreBatch = 200 // unlabelled rows per message
+	demoTick       = 100 * time.Millisecond
+)
+
+// demoDefaults turns the configuration into the demo's unless a flag said
+// otherwise: an embedded broker on a free loopback port, train and score,
+// frequent retraining, quiet logs.
+func demoDefaults(cfg *serveConfig, set map[string]bool) {
+	if !set["embedded-listen"] {
+		cfg.Embedded.Listen = "127.0.0.1:0"
+	}
+	if !set["brokers"] {
+		cfg.Brokers = nil
+	}
+	if !set["stages"] {
+		cfg.Stages = []string{stageScore, stageTrain}
+	}
+	cfg.Train.Label = "y"
+	if !set["retrain-every"] {
+		cfg.Train.RetrainEvery = "4000"
+	}
+	if !set["window"] {
+		cfg.Train.Window = 8000
+	}
+	if !set["min-rows"] {
+		cfg.Train.MinRows = 1000
+	}
+	if !set["trees"] {
+		cfg.Train.Trees = 40
+	}
+	if !set["key"] {
+		cfg.Key = "truth"
+	}
+	if !set["log-level"] {
+		cfg.Log.Level = "warn"
+	}
+	if !set["commit-interval"] {
+		cfg.Pipeline.CommitInterval = 100 * time.Millisecond
+	}
+	if !set["session-timeout"] {
+		cfg.Kafka.SessionTimeout = 3 * time.Second
+	}
+	if !set["drain-timeout"] {
+		cfg.Pipeline.DrainTimeout = 3 * time.Second
+	}
+}
+
+// demoStats accumulates what the demo saw on the prediction topic.
+type demoStats struct {
+	mu       sync.Mutex
+	rows     map[int64]int // model version → predictions
+	correct  map[int64]int
+	shown    map[int64]int
+	lines    []string
+	dlq      int
+	firstOut time.Time
+}
+
+// runDemo is `forestd serve --demo`: it starts the daemon with an embedded
+// broker, feeds a simulated stream (labelled Trunk rows to the training
+// topic, unlabelled rows with their true class in a "truth" column to the
+// features topic, and one malformed message), and prints predictions,
+// per-version accuracy and metrics as they flow, then stops by itself.
+func runDemo(ctx context.Context, cfg serveConfig, dur time.Duration, env Env) error {
+	out := env.Stdout
+	log := newLogger(cfg.Log, env.Stderr)
+	ctx, cancel := context.WithTimeout(ctx, dur+30*time.Second)
+	defer cancel()
+	runCtx, stopRun := context.WithTimeout(ctx, dur)
+	defer stopRun()
+	fmt.Fprintf(out, "forestd demo: embedded Kafka broker, simulated Trunk stream (p=%d), train → hot-swap → score; runs %v\n", demoP, dur)
+	d, err := startDaemon(runCtx, cfg, log)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "  broker   %s (topics %s, %s → %s)\n", d.cfg.Brokers[0], cfg.Topics.Training, cfg.Topics.Features, cfg.Topics.Predictions)
+	fmt.Fprintf(out, "  metrics  http://%s/metrics   (also /healthz, /readyz)\n", d.ops.Addr())
+	fmt.Fprintf(out, "  training: window %d rows, retrain every %s rows, %d trees\n\n", cfg.Train.Window, cfg.Train.RetrainEvery, cfg.Train.Trees)
+
+	st := &demoStats{rows: map[int64]int{}, correct: map[int64]int{}, shown: map[int64]int{}}
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() { defer wg.Done(); demoProduce(runCtx, d, log) }()
+	go func() { defer wg.Done(); demoWatch(runCtx, d, st) }()
+	go func() {
+		defer wg.Done()
+		kafka.Tail(runCtx, d.co, cfg.Topics.DLQ, func(env *pipeline.Envelope) {
+			st.mu.Lock()
+			st.dlq++
+			r, _ := env.Header(pipeline.HeaderDLQReason)
+			tp, _ := env.Header(pipeline.HeaderSourceTopic)
+			pa, _ := env.Header(pipeline.HeaderSourcePartition)
+			of, _ := env.Header(pipeline.HeaderSourceOffset)
+			st.lines = append(st.lines, fmt.Sprintf("  dead letter  %s/%s/%s: %s", tp, pa, of, truncate(string(r), 100)))
+			st.mu.Unlock()
+		})
+	}()
+	tick := time.NewTicker(2 * time.Second)
+	defer tick.Stop()
+	t0 := time.Now()
+loop:
+	for {
+		select {
+		case <-runCtx.Done():
+			break loop
+		case <-tick.C:
+			st.flush(out)
+			fmt.Fprintf(out, "  [%4.1fs] rows in %6.0f  predictions %6.0f  model v%.0f  dead letters %.0f  retrains %.0f\n",
+				time.Since(t0).Seconds(), sumCounter(d.metrics, "forestd_rows_in_total"), sumCounter(d.metrics, "forestd_rows_out_total"),
+				gauge(d.metrics, "forestd_model_version"), sumCounter(d.metrics, "forestd_dead_letters_total"), sumCounter(d.metrics, "forestd_models_trained_total"))
+		}
+	}
+	wg.Wait()
+	st.flush(out)
+	err = d.wait(runCtx)
+	st.summary(out, d)
+	return err
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func gauge(m *pipeline.Metrics, name string) float64 {
+	fams, err := m.Registry.Gather()
+	if err != nil {
+		return 0
+	}
+	for _, f := range fams {
+		if f.GetName() == name && len(f.GetMetric()) > 0 && f.GetMetric()[0].GetGauge() != nil {
+			return f.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	return 0
+}
+
+// demoProduce feeds the stream until ctx is done.
+func demoProduce(ctx context.Context, d *daemon, log interface{ Warn(string, ...any) }) {
+	cfg := d.cfg
+	sink, err := kafka.NewSink(kafka.SinkOptions{Client: d.co, Topics: map[string]string{"train": cfg.Topics.Training, "score": cfg.Topics.Features}})
+	if err != nil {
+		log.Warn("demo producer", "err", err)
+		return
+	}
+	defer sink.Close()
+	// one malformed message: a string where a number belongs
+	poisonJSON := `{"x1": "not a number"`
+	for j := 2; j <= demoP; j++ {
+		poisonJSON += fmt.Sprintf(`, "x%d": 0.5`, j)
+	}
+	poison := pipeline.Output{Stream: "score", Key: []byte("poison"), Raw: []byte(poisonJSON + "}"),
+		Headers: []pipeline.Header{{Key: kafka.HeaderContentType, Value: []byte(kafka.ContentTypeJSON)}}}
+	tick := time.NewTicker(demoTick)
+	defer tick.Stop()
+	for seed := uint64(1); ; seed++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		train, err := synth.Generate(synth.Trunk, synth.Options{N: demoTrainBatch, Seed: 2 * seed, P: demoP})
+		if err != nil {
+			log.Warn("demo data", "err", err)
+			return
+		}
+		score, _ := synth.Generate(synth.Trunk, synth.Options{N: demoScoreBatch, Seed: 2*seed + 1, P: demoP})
+		tr := train.ToRecord(memory.DefaultAllocator)
+		sr := withTruth(score.ToRecord(memory.DefaultAllocator))
+		outs := []pipeline.Output{{Stream: "train", Key: []byte(fmt.Sprint("t", seed)), Record: tr},
+			{Stream: "score", Key: []byte(fmt.Sprint("s", seed)), Record: sr}}
+		if seed == 25 {
+			outs = append(outs, poison)
+		}
+		if err := sink.Write(ctx, outs); err != nil && ctx.Err() == nil {
+			log.Warn("demo producer", "err", err)
+		}
+		tr.Release()
+		sr.Release()
+	}
+}
+
+// withTruth renames the label column y to truth: the model does not read it
+// (it is not a feature), the scorer copies it into the predictions (--key).
+func withTruth(rec arrow.Record) arrow.Record {
+	defer rec.Release()
+	fields := append([]arrow.Field(nil), rec.Schema().Fields()...)
+	fields[len(fields)-1].Name = "truth"
+	return array.NewRecord(arrow.NewSchema(fields, nil), rec.Columns(), rec.NumRows())
+}
+
+// demoWatch reads the prediction topic and keeps per-version accuracy.
+func demoWatch(ctx context.Context, d *daemon, st *demoStats) {
+	kafka.Tail(ctx, d.co, d.cfg.Topics.Predictions, func(env *pipeline.Envelope) {
+		ct, _ := env.Header(kafka.HeaderContentType)
+		_, recs, err := kafka.Decode(env.Value, string(ct), memory.DefaultAllocator)
+		if err != nil {
+			return
+		}
+		defer func() {
+			for _, r := range recs {
+				r.Release()
+			}
+		}()
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		if st.firstOut.IsZero() {
+			st.firstOut = time.Now()
+		}
+		for _, r := range recs {
+			s := r.Schema()
+			col := func(name string) arrow.Array { return r.Column(s.FieldIndices(name)[0]) }
+			ver := col(schemas.ColModelVersion).(*array.Int64)
+			src := col(schemas.ColSource).(*array.String)
+			row := col(schemas.ColRow).(*array.Int64)
+			truth := col("truth")
+			pred := col(schemas.ColPrediction).(*array.String)
+			p1 := col(schemas.ProbPrefix + "1").(*array.Float32)
+			for i := 0; i < int(r.NumRows()); i++ {
+				v := ver.Value(i)
+				st.rows[v]++
+				t := fmt.Sprint(truth.GetOneForMarshal(i))
+				if t == pred.Value(i) {
+					st.correct[v]++
+				}
+				if st.shown[v] < 2 {
+					st.shown[v]++
+					st.lines = append(st.lines, fmt.Sprintf("  prediction   model v%d  %s row %-3d → class %s (p(1)=%.2f, truth %s)",
+						v, src.Value(i), row.Value(i), pred.Value(i), p1.Value(i), t))
+				}
+			}
+		}
+	})
+}
+
+func (st *demoStats) flush(w io.Writer) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, l := range st.lines {
+		fmt.Fprintln(w, l)
+	}
+	st.lines = nil
+}
+
+func (st *demoStats) summary(w io.Writer, d *daemon) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	var vs []int64
+	for v := range st.rows {
+		vs = append(vs, v)
+	}
+	sort.Slice(vs, func(i, j int) bool { return vs[i] < vs[j] })
+	fmt.Fprintf(w, "\nsummary: %d model versions scored the stream (Trunk p=%d Bayes error ≈ 0.025)\n", len(vs), demoP)
+	for _, v := range vs {
+		fmt.Fprintf(w, "  model v%-3d %7d predictions  error %.4f\n", v, st.rows[v], 1-float64(st.correct[v])/float64(st.rows[v]))
+	}
+	fmt.Fprintf(w, "  dead letters: %d (the malformed message, reason in its headers)\n", st.dlq)
+	fams, err := d.metrics.Registry.Gather()
+	if err != nil {
+		return
+	}
+	fmt.Fprintln(w, "metrics (excerpt of /metrics):")
+	for _, f := range fams {
+		name := f.GetName()
+		if !strings.HasPrefix(name, "forestd_") {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, l.GetName()+"="+l.GetValue())
+			}
+			lab := ""
+			if len(labels) > 0 {
+				lab = "{" + strings.Join(labels, ",") + "}"
+			}
+			switch {
+			case m.GetCounter() != nil && m.GetCounter().GetValue() > 0:
+				fmt.Fprintf(w, "  %s%s %g\n", name, lab, m.GetCounter().GetValue())
+			case m.GetGauge() != nil && name == "forestd_model_version":
+				fmt.Fprintf(w, "  %s%s %g\n", name, lab, m.GetGauge().GetValue())
+			case m.GetHistogram() != nil && m.GetHistogram().GetSampleCount() > 0 && (name == "forestd_end_to_end_latency_seconds" || lab == "{stage=score}"):
+				h := m.GetHistogram()
+				fmt.Fprintf(w, "  %s%s count %d mean %.4fs\n", name, lab, h.GetSampleCount(), h.GetSampleSum()/float64(h.GetSampleCount()))
+			}
+		}
+	}
+}

@@ -1,0 +1,225 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	kafkago "github.com/segmentio/kafka-go"
+
+	"github.com/forestd/forestd/pipeline"
+)
+
+// HeaderPart marks one part of an output record that was split to fit the
+// broker's message limit: "i/n".
+const HeaderPart = "forestd-part"
+
+// DefaultMaxMessageBytes is the default bound on one produced message,
+// Kafka's default message.max.bytes (1 MiB) minus room for batch framing.
+const DefaultMaxMessageBytes = 1000000
+
+// SinkOptions configure a producer sink.
+type SinkOptions struct {
+	Client ClientOptions
+	// Topics maps output streams to topics; an output whose stream is not
+	// mapped is a permanent error.
+	Topics map[string]string
+	// Format of record outputs: "arrow" (Arrow IPC stream, default) or
+	// "json" (JSON lines).
+	Format string
+	// MaxMessageBytes bounds one message value; a record that encodes larger
+	// is split by rows into several messages (default DefaultMaxMessageBytes).
+	MaxMessageBytes int
+	// Linger is how long the producer waits to batch messages (default 2 ms).
+	Linger time.Duration
+	// WriteTimeout bounds one produce request (default 10 s).
+	WriteTimeout time.Duration
+	Mem          memory.Allocator
+	Logger       *slog.Logger
+}
+
+// Sink produces outputs with acks=all: Write returns only when every
+// in-sync replica has the messages.
+type Sink struct {
+	opts SinkOptions
+	w    *kafkago.Writer
+}
+
+// NewSink checks the options and creates the producer (no connection is
+// made until the first write).
+func NewSink(opts SinkOptions) (*Sink, error) {
+	c, err := opts.Client.build()
+	if err != nil {
+		return nil, err
+	}
+	switch opts.Format {
+	case "":
+		opts.Format = FormatArrow
+	case FormatArrow, FormatJSON:
+	default:
+		return nil, fmt.Errorf("kafka: output format %q is not arrow or json", opts.Format)
+	}
+	if opts.MaxMessageBytes == 0 {
+		opts.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if opts.MaxMessageBytes < 1024 {
+		return nil, fmt.Errorf("kafka: max message bytes %d is below 1024", opts.MaxMessageBytes)
+	}
+	if opts.Linger == 0 {
+		opts.Linger = 2 * time.Millisecond
+	}
+	if opts.WriteTimeout == 0 {
+		opts.WriteTimeout = 10 * time.Second
+	}
+	if opts.Linger < 0 || opts.WriteTimeout < 0 {
+		return nil, errors.New("kafka: negative sink timeout")
+	}
+	if opts.Mem == nil {
+		opts.Mem = memory.DefaultAllocator
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	w := &kafkago.Writer{
+		Addr:         kafkago.TCP(c.brokers...),
+		Balancer:     &kafkago.Hash{},
+		RequiredAcks: kafkago.RequireAll,
+		MaxAttempts:  3, WriteBackoffMin: 50 * time.Millisecond, WriteBackoffMax: 500 * time.Millisecond,
+		BatchSize: 1000, BatchBytes: int64(opts.MaxMessageBytes) + 64<<10, BatchTimeout: opts.Linger,
+		WriteTimeout: opts.WriteTimeout, ReadTimeout: opts.WriteTimeout,
+		Transport: c.transport,
+		ErrorLogger: kafkago.LoggerFunc(func(f string, a ...any) {
+			opts.Logger.Debug(fmt.Sprintf(f, a...), "component", "producer")
+		}),
+	}
+	return &Sink{opts: opts, w: w}, nil
+}
+
+// ContentType is the content type of the sink's record outputs.
+func (s *Sink) ContentType() string {
+	if s.opts.Format == FormatJSON {
+		return ContentTypeNDJSON
+	}
+	return ContentTypeArrow
+}
+
+// Encode encodes one record in the sink's format.
+func (s *Sink) Encode(rec arrow.Record) ([]byte, error) {
+	if s.opts.Format == FormatJSON {
+		return EncodeJSON(rec)
+	}
+	return EncodeArrow(rec, s.opts.Mem)
+}
+
+// encodeFitting encodes rec, splitting it by rows into parts that each fit
+// MaxMessageBytes.
+func (s *Sink) encodeFitting(rec arrow.Record) ([][]byte, error) {
+	b, err := s.Encode(rec)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", pipeline.ErrPermanent, err)
+	}
+	if len(b) <= s.opts.MaxMessageBytes {
+		return [][]byte{b}, nil
+	}
+	n := rec.NumRows()
+	if n <= 1 {
+		return nil, fmt.Errorf("%w: one output row encodes to %d bytes, above the %d-byte message limit", pipeline.ErrPermanent, len(b), s.opts.MaxMessageBytes)
+	}
+	var out [][]byte
+	for _, r := range [][2]int64{{0, n / 2}, {n / 2, n}} {
+		part := rec.NewSlice(r[0], r[1])
+		bs, err := s.encodeFitting(part)
+		part.Release()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, bs...)
+	}
+	return out, nil
+}
+
+// Write produces outs and waits for acks=all. Outputs that fail are
+// reported in a pipeline.PartialWriteError so that only they are retried;
+// an output that cannot be produced at all (no topic for its stream, a row
+// larger than the message limit) is a pipeline.ErrPermanent error.
+func (s *Sink) Write(ctx context.Context, outs []pipeline.Output) error {
+	var msgs []kafkago.Message
+	var owner []int // message → output index
+	for i := range outs {
+		o := &outs[i]
+		topic, ok := s.opts.Topics[o.Stream]
+		if !ok {
+			return fmt.Errorf("%w: no topic for output stream %q", pipeline.ErrPermanent, o.Stream)
+		}
+		hs := make([]kafkago.Header, 0, len(o.Headers)+2)
+		for _, h := range o.Headers {
+			hs = append(hs, kafkago.Header{Key: h.Key, Value: h.Value})
+		}
+		if o.Record == nil {
+			if len(o.Raw) > s.opts.MaxMessageBytes+64<<10 {
+				return fmt.Errorf("%w: %d-byte payload for %s is above the message limit", pipeline.ErrPermanent, len(o.Raw), topic)
+			}
+			msgs = append(msgs, kafkago.Message{Topic: topic, Key: o.Key, Value: o.Raw, Headers: hs})
+			owner = append(owner, i)
+			continue
+		}
+		parts, err := s.encodeFitting(o.Record)
+		if err != nil {
+			return err
+		}
+		hs = append(hs, kafkago.Header{Key: HeaderContentType, Value: []byte(s.ContentType())})
+		for k, p := range parts {
+			h := hs
+			if len(parts) > 1 {
+				h = append(append([]kafkago.Header(nil), hs...), kafkago.Header{Key: HeaderPart, Value: []byte(strconv.Itoa(k) + "/" + strconv.Itoa(len(parts)))})
+			}
+			msgs = append(msgs, kafkago.Message{Topic: topic, Key: o.Key, Value: p, Headers: h})
+			owner = append(owner, i)
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	err := s.w.WriteMessages(ctx, msgs...)
+	if err == nil {
+		return nil
+	}
+	var we kafkago.WriteErrors
+	if errors.As(err, &we) && len(we) == len(msgs) {
+		failed := map[int]bool{}
+		var first error
+		for k, e := range we {
+			if e != nil {
+				failed[owner[k]] = true
+				if first == nil {
+					first = e
+				}
+			}
+		}
+		var tooLarge kafkago.MessageTooLargeError
+		if errors.As(first, &tooLarge) {
+			return fmt.Errorf("%w: %w", pipeline.ErrPermanent, first)
+		}
+		pe := &pipeline.PartialWriteError{Err: first}
+		for i := range outs {
+			if failed[i] {
+				pe.Failed = append(pe.Failed, i)
+			}
+		}
+		return pe
+	}
+	var tooLarge kafkago.MessageTooLargeError
+	if errors.As(err, &tooLarge) {
+		return fmt.Errorf("%w: %w", pipeline.ErrPermanent, err)
+	}
+	return err
+}
+
+// Close flushes and closes the producer.
+func (s *Sink) Close() error { return s.w.Close() }

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Reproduces the dRF paper's experiments (distance-rf-manifold-responses.txt
+# §3.1 swiss roll, §3.2.1 digit completion; issue 7) with forestd, beside
+# scikit-learn, in ONE run on this machine:
+#
+#   1. Swiss roll: `forestd gen`-equivalent data (synth.SwissRoll, one draw
+#      of 11,000 rows split 1,000 train / 10,000 test), 150 trees,
+#      3 candidate features, Isomap k = 7, embedding dimension 2 (the
+#      surface's), σ_G = 100, γ_G = 200 (§3.1). forestd drf against forestd's
+#      plain RF regression (one forest per output, same trees and candidate
+#      features, fully grown: --min-split 2) and scikit-learn's
+#      RandomForestRegressor (multi-output, mtry 3 and 6) and 5-NN: test MSE,
+#      mean distance to the noise-free surface, training and prediction
+#      times; the paper's Fig. 2 as a PNG.
+#   2. Digits: the lower 8×4 half from the upper half, 800 train / 200 test
+#      digits (100 per class of ../shared/data digits), 300 trees,
+#      5 candidate features, Isomap k = 5, embedding dimension 25
+#      (§3.2.1): 1-NN, forestd RF (one forest per pixel), scikit-learn RF and
+#      dRF with the paper's σ_G = 3, γ_G = 20 and with forestd's defaults
+#      (σ_G by the median heuristic, γ_G = 200); MSE and the share of
+#      completed digits that a 500-tree forest trained on whole digits
+#      misclassifies; the reconstructions as a PNG.
+#
+#   bash e2e/bench/drf.sh [--quick] [--forestd BIN] [--keep]
+#
+# --quick uses 2,000 swiss test rows and a third of the trees. Writes
+# e2e/bench/results/drf-<date>[-quick].md and the two PNGs beside it, and
+# prints the report.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+QUICK=0; BIN=""; KEEP=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) QUICK=1 ;;
+    --forestd) BIN="$2"; shift ;;
+    --keep) KEEP=1 ;;
+    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "drf.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+PY=/usr/bin/python3
+"$PY" -c 'import sklearn, pandas' 2>/dev/null || { echo "drf.sh: $PY needs scikit-learn and pandas (apt-get install python3-sklearn python3-pandas)" >&2; exit 1; }
+DATA=${FORESTD_DATA:-../shared/data}
+W=$(mktemp -d /tmp/forestd-drf.XXXXXX)
+if [ $KEEP = 0 ]; then trap 'rm -rf "$W"' EXIT; else echo "scratch: $W" >&2; fi
+if [ -z "$BIN" ]; then
+  go build -o "$W/forestd" ./cmd/forestd
+  BIN="$W/forestd"
+fi
+go build -o "$W/drfbench" ./e2e/bench/drf
+THREADS=2
+NTEST=10000; TS=150; TD=300
+if [ $QUICK = 1 ]; then NTEST=2000; TS=50; TD=100; fi
+"$W/drfbench" prepare -dir "$W" -data "$DATA" -seed 1 -ntrain 1000 -ntest "$NTEST" >&2
+TIM="$W/timings.jsonl"
+: > "$TIM"
+
+# seconds JSON_TEXT: the "seconds" field of a forestd report
+seconds() { "$PY" -c 'import json,sys; print(json.load(sys.stdin)["seconds"])'; }
+# record TASK TOOL TRAIN_S PREDICT_S
+record() { printf '{"task":"%s","tool":"%s","train_s":%s,"predict_s":%s}\n' "$1" "$2" "$3" "$4" >> "$TIM"; }
+sum() { "$PY" -c 'import sys; print(sum(float(x) for x in sys.argv[1:]))' "$@"; }
+
+# ---- 1. swiss roll -------------------------------------------------------
+echo "swiss roll: forestd drf" >&2
+swiss_drf() { # OUTPUT_BASENAME extra flags...
+  local base=$1; shift
+  local tr sc
+  tr=$("$BIN" train --in "$W/swiss_train.csv" --label y0,y1,y2 --forest drf --trees "$TS" --max-features 3 \
+       --isomap-k 7 --embed-dim 2 --sigma-g 100 --threads "$THREADS" --seed 1 --out "$W/$base.arrows" "$@" | seconds)
+  sc=$("$BIN" score --model "$W/$base.arrows" --in "$W/swiss_test.csv" --out "$W/$base.csv" --threads "$THREADS" | seconds)
+  echo "$tr $sc"
+}
+read -r a b < <(swiss_drf drf_swiss --gamma-g 200)
+record swiss "forestd drf" "$a" "$b"
+read -r a b < <(swiss_drf drf_swiss_alg1 --gamma-g 200 --drf-predict algorithm1)
+record swiss "forestd drf algorithm1" "$a" "$b"
+
+echo "swiss roll: forestd rf (one forest per output)" >&2
+TR=(); SC=()
+for k in 0 1 2; do
+  ex=$(printf 'y0,y1,y2' | tr ',' '\n' | grep -v "^y$k\$" | paste -sd,)
+  TR+=("$("$BIN" train --in "$W/swiss_train.csv" --label "y$k" --exclude "$ex" --trees "$TS" --max-features 3 \
+        --min-split 2 --threads "$THREADS" --seed 1 --out "$W/rf_y$k.arrows" | seconds)")
+  SC+=("$("$BIN" score --model "$W/rf_y$k.arrows" --in "$W/swiss_test.csv" --out "$W/rf_swiss_y$k.csv" --threads "$THREADS" | seconds)")
+done
+record swiss "forestd rf (3 forests)" "$(sum "${TR[@]}")" "$(sum "${SC[@]}")"
+
+echo "swiss roll: scikit-learn" >&2
+"$PY" e2e/bench/drf_sklearn.py swiss "$W" "$THREADS" >> "$TIM"
+
+# ---- 2. digits -----------------------------------------------------------
+LO=$(for r in 4 5 6 7; do for c in 0 1 2 3 4 5 6 7; do printf 'pixel_%d_%d\n' $r $c; done; done | paste -sd,)
+UP=$(for r in 0 1 2 3; do for c in 0 1 2 3 4 5 6 7; do printf 'pixel_%d_%d\n' $r $c; done; done | paste -sd,)
+digits_drf() { # OUTPUT_BASENAME TOOL extra flags...
+  local base=$1 tool=$2; shift 2
+  local tr sc
+  tr=$("$BIN" train --in "$W/digits_train.csv" --label "$LO" --features "$UP" --forest drf --trees "$TD" \
+       --max-features 5 --isomap-k 5 --embed-dim 25 --threads "$THREADS" --seed 1 --out "$W/$base.arrows" "$@" | seconds)
+  sc=$("$BIN" score --model "$W/$base.arrows" --in "$W/digits_test.csv" --out "$W/$base.csv" --threads "$THREADS" | seconds)
+  record digits "$tool" "$tr" "$sc"
+}
+echo "digits: forestd drf" >&2
+digits_drf drf_digits "forestd drf" --sigma-g 0 --gamma-g 200
+digits_drf drf_digits_paper "forestd drf sigma_G=3 gamma_G=20" --sigma-g 3 --gamma-g 20
+digits_drf drf_digits_alg1 "forestd drf algorithm1" --sigma-g 0 --gamma-g 200 --drf-predict algorithm1
+echo "digits: forestd rf (one forest per pixel)" >&2
+TR=(); SC=()
+for p in ${LO//,/ }; do
+  TR+=("$("$BIN" train --in "$W/digits_train.csv" --label "$p" --features "$UP" --task regression --trees "$TD" \
+        --max-features 5 --min-split 2 --threads "$THREADS" --seed 1 --out "$W/rf_$p.arrows" | seconds)")
+  SC+=("$("$BIN" score --model "$W/rf_$p.arrows" --in "$W/digits_test.csv" --out "$W/rf_digits_$p.csv" --threads "$THREADS" | seconds)")
+done
+record digits "forestd rf (32 forests)" "$(sum "${TR[@]}")" "$(sum "${SC[@]}")"
+echo "digits: scikit-learn" >&2
+"$PY" e2e/bench/drf_sklearn.py digits "$W" "$THREADS" >> "$TIM"
+
+# ---- report --------------------------------------------------------------
+DATE=$(date +%Y-%m-%d)
+SUFFIX=""; [ $QUICK = 1 ] && SUFFIX="-quick"
+RES=e2e/bench/results
+mkdir -p "$RES"
+MD="$RES/drf-$DATE$SUFFIX.md"
+{
+  echo "# dRF reproduction ($DATE$SUFFIX)"
+  echo
+  echo "Command: \`bash e2e/bench/drf.sh$( [ $QUICK = 1 ] && echo ' --quick')\` on $(nproc) cores ($(uname -m)), $THREADS threads for every tool;"
+  echo "forestd at $(git rev-parse --short HEAD 2>/dev/null || echo unknown) (plus working-tree changes), $("$PY" -c 'import sklearn; print("scikit-learn", sklearn.__version__)')."
+  echo
+  "$W/drfbench" report -dir "$W" -png "$RES" -threads "$THREADS" -swiss-trees "$TS" -digits-trees "$TD"
+} > "$MD.tmp"
+for f in drf-fig2-swissroll drf-fig3-digits; do mv "$RES/$f.png" "$RES/$f-$DATE$SUFFIX.png"; done
+sed -e "s#$RES/drf-fig2-swissroll.png#drf-fig2-swissroll-$DATE$SUFFIX.png#; s#$RES/drf-fig3-digits.png#drf-fig3-digits-$DATE$SUFFIX.png#" "$MD.tmp" > "$MD"
+rm -f "$MD.tmp"
+cat "$MD"

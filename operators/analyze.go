@@ -1,0 +1,250 @@
+package operators
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/forestd/forestd/arrowforest/dependence"
+	"github.com/forestd/forestd/arrowforest/fdm"
+	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/schemas"
+)
+
+// AnalyzeOptions configure an Analyzer.
+type AnalyzeOptions struct {
+	// Label is the class label of the analysed batches (required).
+	Label    string
+	Features []string
+	Exclude  []string
+	// Window bounds the labelled rows analysed (default 2000; the set
+	// tests cost O(n²) each, see Search.Test.MaxRows), Kind is count or
+	// reservoir.
+	Window int
+	Kind   string
+	// Every re-analyses after this many new rows (default Window), or
+	// EveryDuration after the last analysis.
+	Every         int
+	EveryDuration time.Duration
+	// MinRows is the least number of rows to analyse (default 200).
+	MinRows int
+	// Search configures the MDS/SDS search (dissertation ch. 5); nil means
+	// dependence.DefaultSearchOptions with α = 0 — a set is dependent only
+	// if no permutation reaches its statistic, the dissertation's FDM
+	// setting (§6.5.2), which keeps a stream of analyses from reporting
+	// chance findings at a 5% rate — at most 1000 permutations per test and
+	// set tests on at most 1000 rows.
+	Search *dependence.SearchOptions
+	// FDM configures the feature dependence mapping of the groups found
+	// (dissertation ch. 6).
+	FDM fdm.Options
+	// Seed seeds the mapping and the reservoir.
+	Seed uint64
+}
+
+// Analysis is one dependence analysis of the window: the marginal tests,
+// the MDS/SDS groups (dissertation ch. 5, Algorithms 1–6) and the FDM_RF
+// mapping of the groups (ch. 6, §6.3).
+type Analysis struct {
+	// Seq numbers the analyses of one Analyzer from 1.
+	Seq     int64
+	Rows    int
+	Names   []string
+	Classes []string
+	Result  *dependence.SearchResult
+	// Transform maps a batch to the selected columns: the marginally
+	// dependent features and the mapped groups. Nil when the search found
+	// nothing to select.
+	Transform *fdm.Transform
+	Seed      uint64
+}
+
+// Analyzer keeps a bounded window of labelled rows and runs the dependence
+// analysis on it on a schedule (the analyze stage), keeping the latest
+// result for the select stage.
+type Analyzer struct {
+	opts   AnalyzeOptions
+	win    *Trainer // the window and schedule; it never trains
+	seq    atomic.Int64
+	latest atomic.Pointer[Analysis]
+}
+
+// NewAnalyzer checks the options.
+func NewAnalyzer(opts AnalyzeOptions) (*Analyzer, error) {
+	if opts.Window == 0 {
+		opts.Window = 2000
+	}
+	if opts.MinRows == 0 {
+		opts.MinRows = min(200, opts.Window)
+	}
+	if opts.Every == 0 && opts.EveryDuration == 0 {
+		opts.Every = opts.Window
+	}
+	if opts.Search == nil {
+		s := dependence.DefaultSearchOptions()
+		s.Alpha = 0
+		s.Test.MaxPerms = 1000
+		s.Test.MaxRows = 1000
+		opts.Search = &s
+	}
+	if opts.FDM.Map == "" {
+		opts.FDM.Map = fdm.MapRP
+	}
+	win, err := NewTrainer(TrainOptions{Label: opts.Label, Task: frame.TaskClassification, Features: opts.Features, Exclude: opts.Exclude,
+		Window: opts.Window, Kind: opts.Kind, RetrainRows: opts.Every, RetrainEvery: opts.EveryDuration, MinRows: opts.MinRows, Seed: opts.Seed})
+	if err != nil {
+		return nil, fmt.Errorf("analyze: %w", err)
+	}
+	return &Analyzer{opts: opts, win: win}, nil
+}
+
+// Add appends a labelled batch to the window (see Trainer.Add).
+func (a *Analyzer) Add(schema *arrow.Schema, recs []arrow.Record) (int, error) {
+	n, _, err := a.win.Add(schema, recs)
+	return n, err
+}
+
+// Due reports whether an analysis is due.
+func (a *Analyzer) Due(now time.Time) bool { return a.win.Due(now) }
+
+// Latest returns the latest analysis (nil before the first).
+func (a *Analyzer) Latest() *Analysis { return a.latest.Load() }
+
+// Analyze runs the search on a snapshot of the window (the marginal
+// permutation tests and the MDS/SDS search of dissertation ch. 5 as
+// package dependence implements them, then FDM_RF, §6.3, on the groups),
+// stores the result as the latest and returns it.
+func (a *Analyzer) Analyze(now time.Time) (*Analysis, error) {
+	fr, err := a.win.Snapshot(now)
+	if err != nil {
+		return nil, err
+	}
+	if len(fr.Classes) < 2 {
+		return nil, fmt.Errorf("analyze: the window holds one class (%v)", fr.Classes)
+	}
+	opt := *a.opts.Search
+	opt.Test.Seed = a.opts.Seed
+	plan, res, err := fdm.Discover(fr.Cols, fr.Y, len(fr.Classes), opt)
+	if err != nil {
+		return nil, fmt.Errorf("analyze: %w", err)
+	}
+	an := &Analysis{Seq: a.seq.Add(1), Rows: fr.NRows, Names: fr.Names, Classes: fr.Classes, Result: res, Seed: a.opts.Seed}
+	if plan.Validate(fr.P()) == nil {
+		t, err := fdm.Fit(fr, plan, a.opts.FDM, a.opts.Seed)
+		if err != nil {
+			return nil, fmt.Errorf("analyze: mapping: %w", err)
+		}
+		for g := range t.Groups {
+			if g < len(res.Groups) {
+				pv := res.Groups[g].PValue
+				t.Groups[g].Kind, t.Groups[g].PValue = res.Groups[g].Kind, &pv
+			}
+		}
+		an.Transform = t
+	}
+	a.latest.Store(an)
+	return an, nil
+}
+
+// Report renders the analysis as a dependence report (schemas.DependenceReport):
+// each feature's statistic, p-value and group label, and each group with
+// its joint p-value.
+func (an *Analysis) Report(mem memory.Allocator) (arrow.Record, error) {
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	res := an.Result
+	var b schemas.ReportBatch
+	for j, name := range an.Names {
+		b.Features = append(b.Features, schemas.ReportFeature{Name: name, Group: res.Label[j],
+			Test: schemas.ReportTest{Statistic: res.Statistic[j], PValue: res.PValue[j], B: res.B[j], N: res.N[j]}})
+	}
+	for _, g := range res.Groups {
+		b.Groups = append(b.Groups, schemas.ReportGroup{Features: g.Features, Kind: g.Kind,
+			Test: schemas.ReportTest{Statistic: g.Statistic, PValue: g.PValue, B: g.B, N: g.N}})
+	}
+	spec := schemas.ReportSpec{Stat: string(res.Stat), Method: string(res.Method), Alpha: res.Alpha, Seed: an.Seed, Rows: an.Rows}
+	return schemas.BuildDependenceReport(mem, spec, b)
+}
+
+// Select reduces each record of a batch to the analysis' selected columns:
+// the marginally dependent features as they are, then the FDM-mapped
+// columns (float64), then the passthrough columns present in the batch
+// (e.g. the label or a key), in that order (dissertation §6.3:
+// X' = [X_{S_m}, f(X_{S_1}; θ*_1), …]). A batch without a column the
+// mapping reads is an ErrInput error.
+func (an *Analysis) Select(mem memory.Allocator, schema *arrow.Schema, recs []arrow.Record, passthrough []string) ([]arrow.Record, error) {
+	t := an.Transform
+	if t == nil {
+		return nil, errors.New("operators: the analysis selected nothing")
+	}
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	inputs := t.Inputs()
+	var fields []arrow.Field
+	var src []int
+	for _, m := range t.Marginal {
+		ix := schema.FieldIndices(m)
+		if len(ix) == 0 {
+			return nil, inputErr("selected feature %q is not in the batch", m)
+		}
+		fields, src = append(fields, schema.Field(ix[0])), append(src, ix[0])
+	}
+	nMapped := 0
+	for _, g := range t.Groups {
+		for _, o := range g.Outputs {
+			fields = append(fields, arrow.Field{Name: o.Name, Type: arrow.PrimitiveTypes.Float64})
+			src = append(src, -1)
+			nMapped++
+		}
+	}
+	for _, p := range passthrough {
+		if ix := schema.FieldIndices(p); len(ix) > 0 {
+			fields, src = append(fields, schema.Field(ix[0])), append(src, ix[0])
+		}
+	}
+	out := make([]arrow.Record, 0, len(recs))
+	release := func() {
+		for _, r := range out {
+			r.Release()
+		}
+	}
+	outSchema := arrow.NewSchema(fields, nil)
+	for _, r := range recs {
+		fr, err := frame.FeaturesFromRecords(schema, []arrow.Record{r}, inputs, nil)
+		if err != nil {
+			release()
+			return nil, fmt.Errorf("%w: %w", ErrInput, err)
+		}
+		mapped, err := t.Columns(fr)
+		if err != nil {
+			release()
+			return nil, fmt.Errorf("%w: %w", ErrInput, err)
+		}
+		cols := make([]arrow.Array, len(fields))
+		k := 0
+		for i, s := range src {
+			if s >= 0 {
+				cols[i] = r.Column(s)
+				cols[i].Retain()
+				continue
+			}
+			b := array.NewFloat64Builder(mem)
+			b.AppendValues(mapped[k], nil)
+			cols[i] = b.NewArray()
+			b.Release()
+			k++
+		}
+		out = append(out, array.NewRecord(outSchema, cols, r.NumRows()))
+		for _, c := range cols {
+			c.Release()
+		}
+	}
+	return out, nil
+}

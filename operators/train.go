@@ -1,0 +1,342 @@
+package operators
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+
+	"github.com/forestd/forestd/arrowforest/forest"
+	"github.com/forestd/forestd/arrowforest/frame"
+)
+
+// Window kinds.
+const (
+	// WindowCount keeps the most recent Window labelled rows (a sliding
+	// window: the oldest row is evicted first).
+	WindowCount = "count"
+	// WindowReservoir keeps a uniform random sample of Window rows out of
+	// every row seen so far (Vitter's Algorithm R).
+	WindowReservoir = "reservoir"
+)
+
+// TrainOptions configure a Trainer.
+type TrainOptions struct {
+	// Label is the label column of training batches (required).
+	Label string
+	// Task overrides how the label is learnt (frame.Task); auto by default.
+	Task frame.Task
+	// Features lists the feature columns; empty means every column of the
+	// first labelled batch except Label and Exclude.
+	Features []string
+	Exclude  []string
+	// Window bounds the rows kept for training (default 50,000): the
+	// daemon's training memory is Window × features × 4 bytes.
+	Window int
+	// Kind is WindowCount (default) or WindowReservoir.
+	Kind string
+	// RetrainRows retrains after this many new labelled rows; RetrainEvery
+	// retrains at this interval if any new row arrived. At least one of the
+	// two must be set (default RetrainRows = Window/2).
+	RetrainRows  int
+	RetrainEvery time.Duration
+	// MinRows is the least number of rows to train on (default 100).
+	MinRows int
+	// Params are the forest's training parameters (forest.DefaultParams of
+	// the task when Trees is 0). Params.Seed seeds training; the same window
+	// and seed give the same model.
+	Params forest.Params
+	// Seed seeds the reservoir's sampling.
+	Seed uint64
+}
+
+// Trainer keeps a bounded window of labelled rows and decides when to
+// retrain (DESIGN.md §5: "training windows are bounded by configuration").
+// Add is called from the pipeline's workers; Snapshot from the training
+// loop. All methods are safe for concurrent use.
+type Trainer struct {
+	opts TrainOptions
+
+	mu     sync.Mutex
+	names  []string
+	task   frame.Task
+	cols   [][]float32 // Window capacity each; ring buffer for WindowCount
+	labels []string    // classification: class name per slot
+	yreg   []float64   // regression: target per slot
+	n      int         // rows held
+	head   int         // WindowCount: slot of the oldest row
+	seen   int64       // rows offered in total
+	since  int         // rows added since the last snapshot
+	last   time.Time   // time of the last snapshot
+	rng    *rand.Rand
+	skip   int64 // rows skipped for a null label
+	evict  int64 // rows evicted from the window
+}
+
+// NewTrainer checks the options.
+func NewTrainer(opts TrainOptions) (*Trainer, error) {
+	if opts.Label == "" {
+		return nil, errors.New("operators: training needs a label column")
+	}
+	if opts.Window == 0 {
+		opts.Window = 50000
+	}
+	if opts.Window < 2 {
+		return nil, fmt.Errorf("operators: training window of %d rows", opts.Window)
+	}
+	switch opts.Kind {
+	case "":
+		opts.Kind = WindowCount
+	case WindowCount, WindowReservoir:
+	default:
+		return nil, fmt.Errorf("operators: window kind %q is not count or reservoir", opts.Kind)
+	}
+	if opts.RetrainRows < 0 || opts.RetrainEvery < 0 {
+		return nil, errors.New("operators: negative retrain schedule")
+	}
+	if opts.RetrainRows == 0 && opts.RetrainEvery == 0 {
+		opts.RetrainRows = max(opts.Window/2, 1)
+	}
+	if opts.MinRows == 0 {
+		opts.MinRows = 100
+	}
+	if opts.MinRows < 2 || opts.MinRows > opts.Window {
+		return nil, fmt.Errorf("operators: minimum of %d training rows for a window of %d", opts.MinRows, opts.Window)
+	}
+	for _, f := range opts.Features {
+		if f == opts.Label {
+			return nil, fmt.Errorf("operators: the label %q is also listed as a feature", f)
+		}
+	}
+	return &Trainer{opts: opts, rng: rand.New(rand.NewPCG(opts.Seed, 0x7e5e4701)), last: time.Now()}, nil
+}
+
+// Options returns the resolved options.
+func (t *Trainer) Options() TrainOptions { return t.opts }
+
+// Add appends the labelled rows of one message to the window. It returns
+// the rows added and the rows skipped for a null label. A batch whose
+// columns do not fit the window (a missing or unusable feature, a
+// categorical feature, a label of another kind than earlier batches) is an
+// ErrInput error and adds nothing.
+func (t *Trainer) Add(schema *arrow.Schema, recs []arrow.Record) (added, skipped int, err error) {
+	t.mu.Lock()
+	names := t.names
+	t.mu.Unlock()
+	if names == nil && len(t.opts.Features) > 0 {
+		names = t.opts.Features
+	}
+	fr, err := frame.FromRecords(schema, recs, frame.Options{Label: t.opts.Label, Task: t.opts.Task, Features: names, Exclude: t.opts.Exclude})
+	if err != nil {
+		return 0, 0, fmt.Errorf("%w: %w", ErrInput, err)
+	}
+	for j, l := range fr.Levels {
+		if l != nil {
+			return 0, 0, inputErr("feature %q is categorical; streaming training takes numeric features only", fr.Names[j])
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.names != nil && names == nil && !slices.Equal(fr.Names, t.names) {
+		// another worker fixed the feature set first, from a batch with
+		// other columns: read this batch again with that feature set
+		t.mu.Unlock()
+		a, s, err := t.Add(schema, recs)
+		t.mu.Lock()
+		return a, s, err
+	}
+	if t.names == nil {
+		if fr.P() == 0 {
+			return 0, 0, inputErr("no feature columns besides the label %q", t.opts.Label)
+		}
+		t.names = slices.Clone(fr.Names)
+		t.task = fr.Task
+		t.cols = make([][]float32, len(t.names))
+		for j := range t.cols {
+			t.cols[j] = make([]float32, t.opts.Window)
+		}
+		if t.task == frame.TaskClassification {
+			t.labels = make([]string, t.opts.Window)
+		} else {
+			t.yreg = make([]float64, t.opts.Window)
+		}
+	} else if fr.Task != t.task {
+		return 0, 0, inputErr("label %q is %v here but %v in earlier batches", t.opts.Label, fr.Task, t.task)
+	}
+	for i := 0; i < fr.NRows; i++ {
+		slot := t.slot()
+		if slot < 0 {
+			continue
+		}
+		for j := range t.cols {
+			t.cols[j][slot] = fr.Cols[j][i]
+		}
+		if t.task == frame.TaskClassification {
+			t.labels[slot] = fr.Classes[fr.Y[i]]
+		} else {
+			t.yreg[slot] = fr.YReg[i]
+		}
+	}
+	t.since += fr.NRows
+	t.skip += int64(fr.SkippedLabels)
+	return fr.NRows, fr.SkippedLabels, nil
+}
+
+// slot returns where the next row goes (-1: the reservoir drops it).
+// t.mu is held.
+func (t *Trainer) slot() int {
+	t.seen++
+	w := t.opts.Window
+	if t.n < w {
+		t.n++
+		if t.opts.Kind == WindowCount {
+			return (t.head + t.n - 1) % w
+		}
+		return t.n - 1
+	}
+	t.evict++
+	if t.opts.Kind == WindowCount {
+		s := t.head
+		t.head = (t.head + 1) % w
+		return s
+	}
+	// Algorithm R (J. S. Vitter, "Random sampling with a reservoir",
+	// ACM TOMS 11(1), 1985): the k-th row (k = seen) replaces a uniformly
+	// chosen slot with probability w/k, so every row seen so far is in the
+	// reservoir with probability w/k.
+	j := t.rng.Int64N(t.seen)
+	if j < int64(w) {
+		return int(j)
+	}
+	return -1
+}
+
+// Stats are the window's counters.
+type Stats struct {
+	Rows    int   // rows in the window
+	Seen    int64 // rows offered in total
+	Since   int   // rows added since the last training
+	Skipped int64 // rows skipped for a null label
+	Evicted int64 // rows evicted (or not taken) by the bounded window
+}
+
+// Stats returns the window's counters.
+func (t *Trainer) Stats() Stats {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return Stats{Rows: t.n, Seen: t.seen, Since: t.since, Skipped: t.skip, Evicted: t.evict}
+}
+
+// Due reports whether a retrain is due at now: enough rows in the window
+// and RetrainRows new rows, or RetrainEvery elapsed with at least one new
+// row.
+func (t *Trainer) Due(now time.Time) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.n < t.opts.MinRows || t.since == 0 {
+		return false
+	}
+	if t.opts.RetrainRows > 0 && t.since >= t.opts.RetrainRows {
+		return true
+	}
+	return t.opts.RetrainEvery > 0 && now.Sub(t.last) >= t.opts.RetrainEvery
+}
+
+// Snapshot copies the window into a training frame (oldest row first for a
+// count window, slot order for a reservoir) and restarts the retrain
+// schedule. Class names are ordered numerically when they all parse as
+// numbers, else lexicographically, as frame.FromRecords orders them.
+func (t *Trainer) Snapshot(now time.Time) (*frame.Frame, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.n < t.opts.MinRows {
+		return nil, fmt.Errorf("operators: %d rows in the training window, need %d", t.n, t.opts.MinRows)
+	}
+	fr := &frame.Frame{Names: slices.Clone(t.names), NRows: t.n, LabelName: t.opts.Label, Task: t.task,
+		Cols: make([][]float32, len(t.names))}
+	order := func(i int) int { return i }
+	if t.opts.Kind == WindowCount {
+		order = func(i int) int { return (t.head + i) % t.opts.Window }
+	}
+	for j := range fr.Cols {
+		c := make([]float32, t.n)
+		for i := range c {
+			c[i] = t.cols[j][order(i)]
+		}
+		fr.Cols[j] = c
+	}
+	if t.task == frame.TaskClassification {
+		set := map[string]bool{}
+		for i := 0; i < t.n; i++ {
+			set[t.labels[order(i)]] = true
+		}
+		fr.Classes = sortClasses(set)
+		idx := make(map[string]int32, len(fr.Classes))
+		for k, c := range fr.Classes {
+			idx[c] = int32(k)
+		}
+		fr.Y = make([]int32, t.n)
+		for i := range fr.Y {
+			fr.Y[i] = idx[t.labels[order(i)]]
+		}
+	} else {
+		fr.YReg = make([]float64, t.n)
+		for i := range fr.YReg {
+			fr.YReg[i] = t.yreg[order(i)]
+		}
+	}
+	t.since = 0
+	t.last = now
+	return fr, nil
+}
+
+func sortClasses(set map[string]bool) []string {
+	out := make([]string, 0, len(set))
+	numeric := true
+	for c := range set {
+		out = append(out, c)
+		if _, err := strconv.ParseFloat(c, 64); err != nil {
+			numeric = false
+		}
+	}
+	sort.Slice(out, func(a, b int) bool {
+		if numeric {
+			x, _ := strconv.ParseFloat(out[a], 64)
+			y, _ := strconv.ParseFloat(out[b], 64)
+			if x != y {
+				return x < y
+			}
+		}
+		return out[a] < out[b]
+	})
+	return out
+}
+
+// Train trains a forest on fr with the trainer's parameters (Breiman's
+// random forest and its oblique variants as forest.Train implements them;
+// MORF paper §2.2, Randomer paper §2). A classification window holding a
+// single class is an error: there is nothing to learn yet.
+func (t *Trainer) Train(ctx context.Context, fr *frame.Frame, threads int) (*forest.Forest, error) {
+	if fr.Task == frame.TaskClassification && len(fr.Classes) < 2 {
+		return nil, fmt.Errorf("operators: the training window holds one class (%v)", fr.Classes)
+	}
+	p := t.opts.Params
+	if p.Trees == 0 {
+		def := forest.DefaultParams(fr.Task)
+		def.Seed = p.Seed
+		p = def
+	}
+	p.Threads = threads
+	f, err := forest.Train(fr, p, forest.TrainOptions{Context: ctx})
+	if err != nil {
+		return nil, fmt.Errorf("operators: training on %d rows: %w", fr.NRows, err)
+	}
+	return f, nil
+}

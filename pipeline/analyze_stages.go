@@ -1,0 +1,158 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/forestd/forestd/operators"
+)
+
+// AnalyzeStage adds labelled batches to the dependence-analysis window and
+// wakes the analysis loop; it passes the batch on unchanged.
+type AnalyzeStage struct {
+	Analyzer *operators.Analyzer
+	Loop     *AnalyzeLoop
+}
+
+// Name implements Stage.
+func (s *AnalyzeStage) Name() string { return "analyze" }
+
+// Process implements Stage.
+func (s *AnalyzeStage) Process(ctx context.Context, in *Batch) ([]Output, *Batch, error) {
+	if _, err := s.Analyzer.Add(in.Schema, in.Records); err != nil {
+		if errors.Is(err, operators.ErrInput) {
+			return nil, nil, BadInput(err)
+		}
+		return nil, nil, err
+	}
+	if s.Loop != nil {
+		s.Loop.notify()
+	}
+	return nil, in, nil
+}
+
+// SelectStage forwards each batch reduced to the latest analysis' selected
+// and FDM-mapped columns (operators.Analysis.Select) on Stream, keyed by the
+// source coordinates. Until a first analysis exists it forwards nothing. It
+// passes the original batch on unchanged to the next stage.
+type SelectStage struct {
+	Analyzer    *operators.Analyzer
+	Stream      string
+	Passthrough []string // columns copied when present (e.g. the label)
+	Metrics     *Metrics
+}
+
+// Name implements Stage.
+func (s *SelectStage) Name() string { return "select" }
+
+// Process implements Stage.
+func (s *SelectStage) Process(ctx context.Context, in *Batch) ([]Output, *Batch, error) {
+	an := s.Analyzer.Latest()
+	if an == nil || an.Transform == nil {
+		return nil, in, nil
+	}
+	recs, err := an.Select(nil, in.Schema, in.Records, s.Passthrough)
+	if err != nil {
+		if errors.Is(err, operators.ErrInput) {
+			return nil, nil, BadInput(err)
+		}
+		return nil, nil, err
+	}
+	stream := s.Stream
+	if stream == "" {
+		stream = StreamSelected
+	}
+	src := in.Env.Source()
+	outs := make([]Output, len(recs))
+	for i, r := range recs {
+		outs[i] = Output{Stream: stream, Key: []byte(src), Record: r, Headers: []Header{{HeaderSource, []byte(src)}}}
+	}
+	if s.Metrics != nil {
+		s.Metrics.SelectedPublished.Inc()
+	}
+	return outs, in, nil
+}
+
+// AnalyzeLoop runs the dependence analysis when it is due and publishes
+// each report.
+type AnalyzeLoop struct {
+	Analyzer *operators.Analyzer
+	// Publish sends a report; it is retried with Retry until it succeeds
+	// or the loop stops.
+	Publish func(ctx context.Context, an *operators.Analysis) error
+	Retry   Backoff
+	Poll    time.Duration
+	Metrics *Metrics
+	Logger  *slog.Logger
+	wake    chan struct{}
+}
+
+func (l *AnalyzeLoop) notify() {
+	if l.wake == nil {
+		return
+	}
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Init prepares the loop; call it before the stage runs.
+func (l *AnalyzeLoop) Init() error {
+	if l.Analyzer == nil {
+		return errors.New("pipeline: analysis loop without an analyzer")
+	}
+	if l.Poll == 0 {
+		l.Poll = 200 * time.Millisecond
+	}
+	if l.Logger == nil {
+		l.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if err := l.Retry.Validate(); err != nil {
+		return err
+	}
+	l.wake = make(chan struct{}, 1)
+	return nil
+}
+
+// Run analyses until ctx is done.
+func (l *AnalyzeLoop) Run(ctx context.Context) error {
+	if l.wake == nil {
+		if err := l.Init(); err != nil {
+			return err
+		}
+	}
+	tick := time.NewTicker(l.Poll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-l.wake:
+		case <-tick.C:
+		}
+		if !l.Analyzer.Due(time.Now()) {
+			continue
+		}
+		t0 := time.Now()
+		an, err := l.Analyzer.Analyze(t0)
+		if err != nil {
+			l.Logger.Warn("dependence analysis failed", "err", err)
+			continue
+		}
+		l.Logger.Info("dependence analysis", "seq", an.Seq, "rows", an.Rows, "groups", len(an.Result.Groups),
+			"marginal", len(an.Result.Marginal), "seconds", time.Since(t0).Seconds())
+		if l.Publish == nil {
+			continue
+		}
+		err = l.Retry.Do(ctx, func() error { return l.Publish(ctx, an) }, nil, func(attempt int, err error) {
+			l.Logger.Warn("publishing the report failed; retrying", "attempt", attempt+1, "err", err)
+		})
+		if err == nil && l.Metrics != nil {
+			l.Metrics.ReportsPublished.Inc()
+		}
+	}
+}

@@ -1,0 +1,100 @@
+package pipeline
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Metrics are the daemon's Prometheus metrics (DESIGN.md §5: rows in/out,
+// dead letters, commit lag, model version, batch latency). They live in their
+// own registry (no global state), which also carries the Go runtime and
+// process collectors (resident memory, CPU).
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	MessagesIn  *prometheus.CounterVec // topic
+	RowsIn      *prometheus.CounterVec // topic
+	RowsOut     *prometheus.CounterVec // stream
+	DeadLetters *prometheus.CounterVec // stage
+	Retries     *prometheus.CounterVec // op: stage, sink, commit, ...
+	Stale       prometheus.Counter
+
+	BatchLatency *prometheus.HistogramVec // stage
+	SinkLatency  prometheus.Histogram
+	EndToEnd     prometheus.Histogram
+
+	InFlightMessages prometheus.Gauge
+	InFlightBytes    prometheus.Gauge
+
+	CommitLag    *prometheus.GaugeVec // topic, partition: high watermark − committed offset
+	Uncommitted  prometheus.Gauge
+	Commits      prometheus.Counter
+	CommitErrors prometheus.Counter
+	Generations  prometheus.Counter
+	Partitions   prometheus.Gauge
+
+	ModelVersion       prometheus.Gauge
+	ModelSwaps         prometheus.Counter
+	ModelsTrained      prometheus.Counter
+	ModelsPublished    prometheus.Counter
+	TrainingRows       prometheus.Gauge
+	TrainingSeconds    prometheus.Histogram
+	ReportsPublished   prometheus.Counter
+	SelectedPublished  prometheus.Counter
+	ModelRejected      prometheus.Counter
+	TrainingSkipped    prometheus.Counter
+	TrainingDropped    prometheus.Counter
+	ScoreWaitingModels prometheus.Gauge
+}
+
+// latency buckets from 0.5 ms to ~16 s
+var latencyBuckets = prometheus.ExponentialBuckets(0.0005, 2, 16)
+
+// NewMetrics creates the metrics in a fresh registry.
+func NewMetrics() *Metrics {
+	r := prometheus.NewRegistry()
+	f := func(c prometheus.Collector) { r.MustRegister(c) }
+	m := &Metrics{Registry: r}
+	m.MessagesIn = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "forestd_messages_in_total", Help: "Messages received, by source topic."}, []string{"topic"})
+	m.RowsIn = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "forestd_rows_in_total", Help: "Rows decoded from source messages, by source topic."}, []string{"topic"})
+	m.RowsOut = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "forestd_rows_out_total", Help: "Rows delivered and acknowledged, by output stream."}, []string{"stream"})
+	m.DeadLetters = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "forestd_dead_letters_total", Help: "Messages quarantined in the dead-letter topic, by the stage that refused them."}, []string{"stage"})
+	m.Retries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "forestd_retries_total", Help: "Retried operations, by operation."}, []string{"op"})
+	m.Stale = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_stale_messages_total", Help: "Messages refused because their offset was already tracked or before the generation's start (redeliveries)."})
+	m.BatchLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "forestd_batch_latency_seconds", Help: "Time to process one message batch, by stage (decode, score, train, ...).", Buckets: latencyBuckets}, []string{"stage"})
+	m.SinkLatency = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "forestd_sink_write_seconds", Help: "Time for the sink to acknowledge one message's outputs.", Buckets: latencyBuckets})
+	m.EndToEnd = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "forestd_end_to_end_latency_seconds", Help: "From the source message's timestamp to the acknowledgement of its outputs.", Buckets: latencyBuckets})
+	m.InFlightMessages = prometheus.NewGauge(prometheus.GaugeOpts{Name: "forestd_inflight_messages", Help: "Messages submitted and not yet finished."})
+	m.InFlightBytes = prometheus.NewGauge(prometheus.GaugeOpts{Name: "forestd_inflight_bytes", Help: "Message bytes submitted and not yet finished."})
+	m.CommitLag = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "forestd_commit_lag", Help: "High watermark minus committed offset, by topic and partition (messages not yet committed)."}, []string{"topic", "partition"})
+	m.Uncommitted = prometheus.NewGauge(prometheus.GaugeOpts{Name: "forestd_uncommitted_messages", Help: "Messages fetched whose offsets are not yet committable."})
+	m.Commits = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_commits_total", Help: "Successful offset commits."})
+	m.CommitErrors = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_commit_errors_total", Help: "Failed offset commits."})
+	m.Generations = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_group_generations_total", Help: "Consumer-group generations joined (rebalances)."})
+	m.Partitions = prometheus.NewGauge(prometheus.GaugeOpts{Name: "forestd_assigned_partitions", Help: "Partitions assigned to this member."})
+	m.ModelVersion = prometheus.NewGauge(prometheus.GaugeOpts{Name: "forestd_model_version", Help: "Version of the model currently scoring (-1 before the first model)."})
+	m.ModelVersion.Set(-1)
+	m.ModelSwaps = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_model_swaps_total", Help: "Models hot-swapped in."})
+	m.ModelsTrained = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_models_trained_total", Help: "Models trained by this daemon."})
+	m.ModelsPublished = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_models_published_total", Help: "Models published to the model topic."})
+	m.TrainingRows = prometheus.NewGauge(prometheus.GaugeOpts{Name: "forestd_training_window_rows", Help: "Labelled rows in the training window."})
+	m.TrainingSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "forestd_training_seconds", Help: "Time to train one model.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 14)})
+	m.ReportsPublished = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_reports_published_total", Help: "Dependence reports published."})
+	m.SelectedPublished = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_selected_batches_total", Help: "Batches forwarded with the selected and mapped columns."})
+	m.ModelRejected = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_models_rejected_total", Help: "Model messages that could not be decoded or were older than the current model."})
+	m.TrainingSkipped = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_training_rows_skipped_total", Help: "Labelled rows skipped (null label)."})
+	m.TrainingDropped = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_training_rows_evicted_total", Help: "Rows evicted from the bounded training window."})
+	m.ScoreWaitingModels = prometheus.NewGauge(prometheus.GaugeOpts{Name: "forestd_score_waiting_for_model", Help: "Messages waiting for a first model."})
+	for _, c := range []prometheus.Collector{
+		m.MessagesIn, m.RowsIn, m.RowsOut, m.DeadLetters, m.Retries, m.Stale,
+		m.BatchLatency, m.SinkLatency, m.EndToEnd, m.InFlightMessages, m.InFlightBytes,
+		m.CommitLag, m.Uncommitted, m.Commits, m.CommitErrors, m.Generations, m.Partitions,
+		m.ModelVersion, m.ModelSwaps, m.ModelsTrained, m.ModelsPublished, m.TrainingRows, m.TrainingSeconds,
+		m.ReportsPublished, m.SelectedPublished, m.ModelRejected, m.TrainingSkipped, m.TrainingDropped, m.ScoreWaitingModels,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	} {
+		f(c)
+	}
+	return m
+}

@@ -1,0 +1,270 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/forestd/forestd/operators"
+)
+
+// Headers on outputs derived from a scored message.
+const (
+	HeaderModelID      = "forestd-model-id"
+	HeaderModelVersion = "forestd-model-version"
+	HeaderSource       = "forestd-source"
+)
+
+// Default output streams.
+const (
+	StreamPredictions = "predictions"
+	StreamImportances = "importances"
+	StreamReports     = "reports"
+	StreamSelected    = "selected"
+)
+
+// Models installs models into an operators.Current and keeps the model
+// metrics and logs in step.
+type Models struct {
+	Current *operators.Current
+	Metrics *Metrics
+	Logger  *slog.Logger
+}
+
+// Offer installs m if it is newer than the current model (see
+// operators.Current.Offer); origin says where it came from, for the log.
+func (ms *Models) Offer(m *operators.Model, origin string) bool {
+	if !ms.Current.Offer(m) {
+		return false
+	}
+	if ms.Metrics != nil {
+		ms.Metrics.ModelVersion.Set(float64(m.Meta.Version))
+		ms.Metrics.ModelSwaps.Inc()
+	}
+	if ms.Logger != nil {
+		ms.Logger.Info("model hot-swapped", "model_id", m.Meta.ID, "model_version", m.Meta.Version, "origin", origin,
+			"trees", len(m.Forest.Trees), "features", len(m.Forest.Features))
+	}
+	return true
+}
+
+// Adopt decodes an encoded model (e.g. from the model topic) and offers it.
+func (ms *Models) Adopt(data []byte, origin string) (bool, error) {
+	m, err := operators.DecodeModel(data)
+	if err != nil {
+		if ms.Metrics != nil {
+			ms.Metrics.ModelRejected.Inc()
+		}
+		return false, err
+	}
+	return ms.Offer(m, origin), nil
+}
+
+// ScoreStage scores each batch with the current model and emits one
+// prediction record per input record on Stream, keyed by the source
+// coordinates so that a downstream consumer can drop duplicates after a
+// restart (DESIGN.md §5).
+type ScoreStage struct {
+	Scorer  *operators.Scorer
+	Current *operators.Current
+	Stream  string
+	Metrics *Metrics
+}
+
+// Name implements Stage.
+func (s *ScoreStage) Name() string { return "score" }
+
+// Pin is the score route's Route.Pin: it pins the current model (nil
+// before the first) to each message as it is submitted.
+func (s *ScoreStage) Pin() any {
+	if m := s.Current.Load(); m != nil {
+		return m
+	}
+	return nil
+}
+
+// Process implements Stage. It scores with the model pinned to the message
+// at submission (see Pin), or, for messages that arrived before any model,
+// waits for the first model (backpressure) rather than failing.
+func (s *ScoreStage) Process(ctx context.Context, in *Batch) ([]Output, *Batch, error) {
+	if s.Current != nil && s.Current.Load() == nil && s.Metrics != nil {
+		s.Metrics.ScoreWaitingModels.Inc()
+		defer s.Metrics.ScoreWaitingModels.Dec()
+	}
+	pinned, _ := in.Env.Pinned.(*operators.Model)
+	recs, m, err := s.Scorer.Score(ctx, pinned, in.Schema, in.Records, in.Env.Source())
+	if err != nil {
+		if errors.Is(err, operators.ErrInput) {
+			return nil, nil, BadInput(err)
+		}
+		return nil, nil, err
+	}
+	stream := s.Stream
+	if stream == "" {
+		stream = StreamPredictions
+	}
+	src := in.Env.Source()
+	hs := []Header{
+		{HeaderModelID, []byte(m.Meta.ID)},
+		{HeaderModelVersion, []byte(strconv.FormatInt(m.Meta.Version, 10))},
+		{HeaderSource, []byte(src)},
+	}
+	outs := make([]Output, len(recs))
+	for i, r := range recs {
+		outs[i] = Output{Stream: stream, Key: []byte(src), Headers: hs, Record: r}
+	}
+	return outs, nil, nil
+}
+
+// TrainStage adds labelled batches to the training window and wakes the
+// training loop. A training message is acknowledged once its rows are in
+// the (in-memory, bounded) window: the window is soft state that the next
+// daemon rebuilds from new labelled data, and the model it trains is
+// published on the model topic.
+type TrainStage struct {
+	Trainer *operators.Trainer
+	Loop    *TrainLoop
+	Metrics *Metrics
+}
+
+// Name implements Stage.
+func (s *TrainStage) Name() string { return "train" }
+
+// Process implements Stage; it passes the batch on unchanged.
+func (s *TrainStage) Process(ctx context.Context, in *Batch) ([]Output, *Batch, error) {
+	_, skipped, err := s.Trainer.Add(in.Schema, in.Records)
+	if err != nil {
+		if errors.Is(err, operators.ErrInput) {
+			return nil, nil, BadInput(err)
+		}
+		return nil, nil, err
+	}
+	if s.Metrics != nil {
+		st := s.Trainer.Stats()
+		s.Metrics.TrainingRows.Set(float64(st.Rows))
+		s.Metrics.TrainingSkipped.Add(float64(skipped))
+	}
+	if s.Loop != nil {
+		s.Loop.Notify()
+	}
+	return nil, in, nil
+}
+
+// TrainLoop retrains when the trainer says a retrain is due, installs the
+// new model (version = current version + 1) and publishes it.
+type TrainLoop struct {
+	Trainer *operators.Trainer
+	Models  *Models
+	// Threads bounds the training worker pool (default 1).
+	Threads int
+	// CreatedBy is written into the model (e.g. "forestd serve").
+	CreatedBy string
+	// Publish sends a new model to the model and importance topics; it is
+	// retried with Retry until it succeeds or the loop stops.
+	Publish func(ctx context.Context, m *operators.Model) error
+	Retry   Backoff
+	// Poll is how often the schedule is checked without new rows (for
+	// duration-based retraining; default 100 ms).
+	Poll   time.Duration
+	Logger *slog.Logger
+
+	notify chan struct{}
+}
+
+// Notify wakes the loop (new rows arrived). It never blocks.
+func (l *TrainLoop) Notify() {
+	if l.notify == nil {
+		return
+	}
+	select {
+	case l.notify <- struct{}{}:
+	default:
+	}
+}
+
+// Init prepares the loop; call before Notify is used concurrently.
+func (l *TrainLoop) Init() error {
+	if l.Trainer == nil || l.Models == nil || l.Models.Current == nil {
+		return errors.New("pipeline: training loop needs a trainer and a model holder")
+	}
+	if l.Threads == 0 {
+		l.Threads = 1
+	}
+	if l.Poll == 0 {
+		l.Poll = 100 * time.Millisecond
+	}
+	if l.Logger == nil {
+		l.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if err := l.Retry.Validate(); err != nil {
+		return err
+	}
+	l.notify = make(chan struct{}, 1)
+	return nil
+}
+
+// Run trains until ctx is done.
+func (l *TrainLoop) Run(ctx context.Context) error {
+	if l.notify == nil {
+		if err := l.Init(); err != nil {
+			return err
+		}
+	}
+	tick := time.NewTicker(l.Poll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-l.notify:
+		case <-tick.C:
+		}
+		if !l.Trainer.Due(time.Now()) {
+			continue
+		}
+		if err := l.trainOnce(ctx); err != nil && ctx.Err() == nil {
+			l.Logger.Warn("training failed", "err", err)
+		}
+	}
+}
+
+func (l *TrainLoop) trainOnce(ctx context.Context) error {
+	t0 := time.Now()
+	fr, err := l.Trainer.Snapshot(t0)
+	if err != nil {
+		return err
+	}
+	f, err := l.Trainer.Train(ctx, fr, l.Threads)
+	if err != nil {
+		return err
+	}
+	version := int64(1)
+	if cur := l.Models.Current.Load(); cur != nil {
+		version = cur.Meta.Version + 1
+	}
+	m, err := operators.EncodeModel(f, version, l.CreatedBy)
+	if err != nil {
+		return fmt.Errorf("encoding the trained model: %w", err)
+	}
+	secs := time.Since(t0).Seconds()
+	if mt := l.Models.Metrics; mt != nil {
+		mt.ModelsTrained.Inc()
+		mt.TrainingSeconds.Observe(secs)
+	}
+	l.Logger.Info("model trained", "model_id", m.Meta.ID, "model_version", version, "rows", fr.NRows,
+		"classes", len(fr.Classes), "seconds", secs, "bytes", len(m.Bytes))
+	l.Models.Offer(m, "trained")
+	if l.Publish == nil {
+		return nil
+	}
+	return l.Retry.Do(ctx, func() error { return l.Publish(ctx, m) }, nil, func(attempt int, err error) {
+		if l.Models.Metrics != nil {
+			l.Models.Metrics.Retries.WithLabelValues("publish-model").Inc()
+		}
+		l.Logger.Warn("publishing the model failed; retrying", "model_version", version, "attempt", attempt+1, "err", err)
+	})
+}
