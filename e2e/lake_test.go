@@ -1,0 +1,490 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/forestd/forestd/connectors/broker"
+	"github.com/forestd/forestd/connectors/files"
+)
+
+// The lake tests run the forestd binary as a subprocess on hive-layout
+// lakes made of the DuckDB-written Parquet files in ../shared/data
+// (symbolic links in a temporary directory), including the 20-row-group
+// zstd file and the bad_* files.
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// forestdBin builds cmd/forestd once per test binary.
+func forestdBin(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "forestd-e2e-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "forestd")
+		out, err := exec.Command("go", "build", "-o", binPath, "../cmd/forestd").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// forestd runs the binary and returns exit code, stdout and stderr.
+func forestd(t *testing.T, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(forestdBin(t), args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, out.String(), errb.String()
+}
+
+func forestdJSON(t *testing.T, args ...string) map[string]any {
+	t.Helper()
+	code, out, errs := forestd(t, nil, args...)
+	if code != 0 {
+		t.Fatalf("forestd %s: exit %d: %s", strings.Join(args, " "), code, errs)
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatalf("forestd %s: stdout is not one JSON object: %v\n%s", args[0], err, out)
+	}
+	return m
+}
+
+// makeLake links shared data files into a temporary lake: rel → file.
+func makeLake(t *testing.T, layout map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	src, err := filepath.Abs(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rel, name := range layout {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		target := filepath.Join(src, name)
+		if _, err := os.Stat(target); err != nil {
+			t.Fatalf("shared data missing (tests need ../shared/data): %v", err)
+		}
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+// letterModel trains a small forest on the letter data (20 trees).
+func letterModel(t *testing.T) string {
+	t.Helper()
+	m := filepath.Join(t.TempDir(), "letter.model")
+	forestdJSON(t, "train", "--in", filepath.Join(dataDir, "letter_recognition.parquet"), "--label", "label",
+		"--out", m, "--trees", "20", "--seed", "3")
+	return m
+}
+
+// readAll reads a Parquet file whole with connectors/files into one record.
+func readAll(t *testing.T, path string) arrow.Record {
+	t.Helper()
+	schema, recs, err := files.ReadFile(path, files.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	cols := make([]arrow.Array, schema.NumFields())
+	n := int64(0)
+	for _, r := range recs {
+		n += r.NumRows()
+	}
+	for j := range cols {
+		var parts []arrow.Array
+		for _, r := range recs {
+			parts = append(parts, r.Column(j))
+		}
+		if len(parts) == 0 {
+			cols[j] = array.MakeArrayOfNull(memory.DefaultAllocator, schema.Field(j).Type, 0)
+		} else {
+			a, err := array.Concatenate(parts, memory.DefaultAllocator)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cols[j] = a
+		}
+		defer cols[j].Release()
+	}
+	return array.NewRecord(schema, cols, n)
+}
+
+func column(t *testing.T, rec arrow.Record, name string) arrow.Array {
+	t.Helper()
+	ix := rec.Schema().FieldIndices(name)
+	if len(ix) != 1 {
+		t.Fatalf("no column %s in %v", name, rec.Schema())
+	}
+	return rec.Column(ix[0])
+}
+
+type skipped struct {
+	File   string `json:"file"`
+	Reason string `json:"reason"`
+}
+
+func skippedOf(t *testing.T, m map[string]any) []skipped {
+	t.Helper()
+	b, _ := json.Marshal(m["skipped"])
+	var s []skipped
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestLakeScore scores a hive lake holding good and bad files: every good
+// file gets one output with the same rows, in order, and predictions
+// equal to scoring that file alone in memory; the bad files are named in
+// the summary with their cause and do not stop the others.
+func TestLakeScore(t *testing.T) {
+	mdl := letterModel(t)
+	root := makeLake(t, map[string]string{
+		"date=2026-11-01/part-0.parquet": "letter_recognition_zstd_rg1000.parquet",
+		"date=2026-11-01/part-1.parquet": "bad_truncated.parquet",
+		"date=2026-11-02/part-0.parquet": "letter_recognition.parquet",
+		"date=2026-11-02/part-1.parquet": "bad_string_feature.parquet",
+		"date=2026-11-03/a/p.parquet":    "letter_recognition_zstd_rg1000.parquet",
+	})
+	out := filepath.Join(t.TempDir(), "preds")
+	sum := forestdJSON(t, "score", "--model", mdl, "--in", root, "--out", out, "--keep", "date,label", "--max-memory", "64MiB")
+	if sum["files"].(float64) != 3 || sum["rows"].(float64) != 60000 || sum["files_listed"].(float64) != 5 {
+		t.Fatalf("summary %v", sum)
+	}
+	for _, k := range []string{"files", "rows", "skipped", "seconds"} {
+		if _, ok := sum[k]; !ok {
+			t.Fatalf("summary lacks %s: %v", k, sum)
+		}
+	}
+	sk := skippedOf(t, sum)
+	reasons := map[string]string{}
+	for _, s := range sk {
+		rel, _ := filepath.Rel(root, s.File)
+		reasons[filepath.ToSlash(rel)] = s.Reason
+	}
+	if len(sk) != 2 ||
+		!strings.Contains(reasons["date=2026-11-01/part-1.parquet"], "not a complete Parquet file") ||
+		!strings.Contains(reasons["date=2026-11-02/part-1.parquet"], "missing columns x.box") {
+		t.Fatalf("skipped %v", sk)
+	}
+
+	for _, rel := range []string{"date=2026-11-01/part-0.parquet", "date=2026-11-02/part-0.parquet", "date=2026-11-03/a/p.parquet"} {
+		in := filepath.Join(root, rel)
+		got := readAll(t, filepath.Join(out, rel))
+		src := readAll(t, in)
+		if got.NumRows() != src.NumRows() {
+			t.Fatalf("%s: %d output rows, %d input rows", rel, got.NumRows(), src.NumRows())
+		}
+		if !array.Equal(column(t, got, "label"), column(t, src, "label")) {
+			t.Fatalf("%s: passthrough label differs from the input row for row", rel)
+		}
+		rows := column(t, got, "row").(*array.Int64)
+		source := column(t, got, "source").(*array.String)
+		date := column(t, got, "date").(*array.String)
+		for i := 0; i < rows.Len(); i++ {
+			if rows.Value(i) != int64(i) || source.Value(i) != in || date.Value(i) != strings.TrimPrefix(strings.Split(rel, "/")[0], "date=") {
+				t.Fatalf("%s row %d: row %d source %s date %s", rel, i, rows.Value(i), source.Value(i), date.Value(i))
+			}
+		}
+		// The same file scored alone, in memory, by the single-file path.
+		one := filepath.Join(t.TempDir(), "one.parquet")
+		forestdJSON(t, "score", "--model", mdl, "--in", in, "--out", one)
+		ref := readAll(t, one)
+		for _, c := range []string{"prediction", "prob_A", "prob_Z", "model_id"} {
+			if !array.Equal(column(t, got, c), column(t, ref, c)) {
+				t.Fatalf("%s: column %s differs from scoring the file alone", rel, c)
+			}
+		}
+		got.Release()
+		src.Release()
+		ref.Release()
+	}
+	// Nothing but the three outputs: no temporary files, no outputs for
+	// bad files.
+	var found []string
+	filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(out, p)
+			found = append(found, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	slices.Sort(found)
+	if want := []string{"date=2026-11-01/part-0.parquet", "date=2026-11-02/part-0.parquet", "date=2026-11-03/a/p.parquet"}; !slices.Equal(found, want) {
+		t.Fatalf("output tree %v, want %v", found, want)
+	}
+
+	// --on-error fail stops at the first bad file and names it.
+	code, _, errs := forestd(t, nil, "score", "--model", mdl, "--in", root, "--out", filepath.Join(t.TempDir(), "x"), "--on-error", "fail")
+	if code != 1 || !strings.Contains(errs, "date=2026-11-01/part-1.parquet") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+		t.Fatalf("on-error fail: exit %d, stderr %q", code, errs)
+	}
+}
+
+// TestLakeKillResume kills a lake run with SIGKILL midway and resumes it:
+// the outputs are byte for byte those of an uninterrupted run, no output
+// was ever visible half-written, and no temporary file is left.
+func TestLakeKillResume(t *testing.T) {
+	mdl := letterModel(t)
+	layout := map[string]string{}
+	for d := 1; d <= 3; d++ {
+		for p := 0; p < 3; p++ {
+			layout[fmt.Sprintf("date=2026-11-%02d/part-%d.parquet", d, p)] = "letter_recognition_zstd_rg1000.parquet"
+		}
+	}
+	root := makeLake(t, layout)
+	args := func(out string, extra ...string) []string {
+		return append([]string{"score", "--model", mdl, "--in", root, "--out", out, "--keep", "label,date", "--readers", "2"}, extra...)
+	}
+	full := filepath.Join(t.TempDir(), "full")
+	forestdJSON(t, args(full)...)
+
+	part := filepath.Join(t.TempDir(), "part")
+	cmd := exec.Command(forestdBin(t), args(part)...)
+	// 20 row groups per file at 40 ms each: about 0.8 s per file.
+	cmd.Env = append(os.Environ(), "FORESTD_TEST_SLOW_BATCH=40ms")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if n := len(outputs(t, part)); n >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("no output appeared within 30 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	done := outputs(t, part)
+	t.Logf("killed after %d of %d outputs", len(done), len(layout))
+	if len(done) >= len(layout) {
+		t.Fatalf("the run finished before it was killed (%d outputs)", len(done))
+	}
+	// Every output visible after the kill is complete and final.
+	for _, rel := range done {
+		same(t, filepath.Join(full, rel), filepath.Join(part, rel))
+	}
+	sum := forestdJSON(t, args(part, "--resume")...)
+	if int(sum["resumed"].(float64)) != len(done) || int(sum["files"].(float64)) != len(layout)-len(done) {
+		t.Fatalf("resume summary %v after %d outputs", sum, len(done))
+	}
+	all := outputs(t, part)
+	if len(all) != len(layout) {
+		t.Fatalf("%d outputs after resuming, want %d", len(all), len(layout))
+	}
+	for _, rel := range all {
+		same(t, filepath.Join(full, rel), filepath.Join(part, rel))
+	}
+	filepath.WalkDir(part, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasPrefix(d.Name(), ".") {
+			t.Errorf("temporary file left: %s", p)
+		}
+		return nil
+	})
+}
+
+// outputs lists the final-named files below dir.
+func outputs(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !strings.HasPrefix(d.Name(), ".") {
+			rel, _ := filepath.Rel(dir, p)
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	return out
+}
+
+func same(t *testing.T, a, b string) {
+	t.Helper()
+	x, err := os.ReadFile(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := os.ReadFile(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(x, y) {
+		t.Fatalf("%s (%d bytes) differs from %s (%d bytes)", b, len(y), a, len(x))
+	}
+}
+
+// TestLakeTrainSample trains from a hive lake with --sample: the sample
+// has the requested size, stratified draws follow the class shares, bad
+// files are reported, and the model bytes do not depend on the number of
+// readers.
+func TestLakeTrainSample(t *testing.T) {
+	root := makeLake(t, map[string]string{
+		"date=2026-11-01/part-0.parquet": "letter_recognition_zstd_rg1000.parquet",
+		"date=2026-11-02/part-0.parquet": "letter_recognition.parquet",
+		"date=2026-11-02/part-1.parquet": "bad_truncated.parquet",
+	})
+	dir := t.TempDir()
+	var ids []string
+	for _, readers := range []string{"1", "4"} {
+		m := filepath.Join(dir, "m"+readers+".model")
+		rep := forestdJSON(t, "train", "--in", root, "--label", "label", "--out", m, "--trees", "10",
+			"--sample", "4000", "--sample-mode", "stratified", "--seed", "5", "--readers", readers)
+		if rep["rows"].(float64) != 4000 {
+			t.Fatalf("trained on %v rows", rep["rows"])
+		}
+		s := rep["sample"].(map[string]any)
+		if s["mode"] != "stratified" || s["rows"].(float64) != 4000 || s["population"].(float64) != 40000 ||
+			len(s["strata"].([]any)) != 26 || len(s["skipped"].([]any)) != 1 {
+			t.Fatalf("sample report %v", s)
+		}
+		for _, st := range s["strata"].([]any) {
+			st := st.(map[string]any)
+			share := 4000 * st["population"].(float64) / 40000
+			if d := st["sampled"].(float64) - share; d <= -1 || d >= 1 {
+				t.Fatalf("stratum %v: sampled %v, share %.2f", st["label"], st["sampled"], share)
+			}
+		}
+		ids = append(ids, rep["model_id"].(string))
+	}
+	if ids[0] != ids[1] {
+		t.Fatalf("model differs between 1 and 4 readers: %v", ids)
+	}
+	// --sample keeps its per-tree meaning too.
+	forestdJSON(t, "train", "--in", filepath.Join(root, "date=2026-11-01"), "--label", "label", "--out", filepath.Join(dir, "b.model"),
+		"--trees", "5", "--sample", "subsample")
+	if code, _, errs := forestd(t, nil, "train", "--in", root, "--label", "label", "--out", filepath.Join(dir, "c.model"),
+		"--sample", "100", "--sample-mode", "systematic"); code != 2 || !strings.Contains(errs, "systematic") {
+		t.Fatalf("bad --sample-mode: exit %d %q", code, errs)
+	}
+}
+
+// TestLakeWorkers: two forestd processes share a lake through a topic on
+// an embedded broker (loopback, free port): one enqueues the files, both
+// score what the group assigns them; together they score every good file
+// exactly once, each output equals the single-process run's byte for
+// byte, the bad file is named once, and both stop by themselves.
+func TestLakeWorkers(t *testing.T) {
+	mdl := letterModel(t)
+	layout := map[string]string{"date=2026-11-03/bad.parquet": "bad_truncated.parquet"}
+	for i := 0; i < 8; i++ {
+		layout[fmt.Sprintf("date=2026-11-%02d/part-%d.parquet", i%2+1, i)] = "letter_recognition_zstd_rg1000.parquet"
+	}
+	root := makeLake(t, layout)
+	b, err := broker.Start(broker.Options{Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	full := filepath.Join(t.TempDir(), "full")
+	forestdJSON(t, "score", "--model", mdl, "--in", root, "--out", full, "--keep", "label")
+	out := filepath.Join(t.TempDir(), "shared")
+	args := []string{"score", "--model", mdl, "--in", root, "--out", out, "--keep", "label",
+		"--workers-topic", "lake-jobs", "--brokers", b.Addr(), "--group", "e2e", "--topic-partitions", "8"}
+	type res struct {
+		sum map[string]any
+		err error
+	}
+	results := make([]res, 2)
+	var wg sync.WaitGroup
+	for w := 0; w < 2; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a := slices.Clone(args)
+			if w == 0 {
+				a = append(a, "--enqueue")
+			} else {
+				time.Sleep(300 * time.Millisecond)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, forestdBin(t), a...)
+			cmd.Env = append(os.Environ(), "FORESTD_TEST_SLOW_BATCH=15ms")
+			var so, se bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &so, &se
+			if err := cmd.Run(); err != nil {
+				results[w].err = fmt.Errorf("worker %d: %v: %s", w, err, se.String())
+				return
+			}
+			results[w].err = json.Unmarshal(so.Bytes(), &results[w].sum)
+		}()
+	}
+	wg.Wait()
+	files, jobs := 0, 0
+	var skippedFiles []string
+	for w, r := range results {
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		t.Logf("worker %d: %v files in %v jobs", w, r.sum["files"], r.sum["worker"].(map[string]any)["jobs"])
+		files += int(r.sum["files"].(float64))
+		jobs += int(r.sum["worker"].(map[string]any)["jobs"].(float64))
+		for _, s := range skippedOf(t, r.sum) {
+			skippedFiles = append(skippedFiles, s.File)
+		}
+	}
+	if files != 8 || jobs != 9 {
+		t.Fatalf("the workers scored %d files in %d jobs, want 8 in 9", files, jobs)
+	}
+	if len(skippedFiles) != 1 || !strings.HasSuffix(skippedFiles[0], "bad.parquet") {
+		t.Fatalf("skipped %v", skippedFiles)
+	}
+	got := outputs(t, out)
+	if len(got) != 8 {
+		t.Fatalf("%d outputs: %v", len(got), got)
+	}
+	for _, rel := range got {
+		same(t, filepath.Join(full, rel), filepath.Join(out, rel))
+	}
+}
