@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= bin/forestd
 PKGS    := ./...
 
-.PHONY: build test lint bench bench-peers demo fuzz clean
+.PHONY: build test lint bench bench-peers bench-lake demo demo-batch fuzz clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/forestd
@@ -27,8 +27,16 @@ bench:
 bench-peers:
 	bash e2e/bench/peers.sh
 
-## demo: generate data, train, evaluate, score and inspect — forestd's batch job end to end
+## bench-lake: lake scoring (>= 2M rows, 100 trees) against reading alone and in-memory scoring, with peak RSS
+bench-lake:
+	bash e2e/bench/lake.sh
+
+## demo: the daemon on its embedded defaults — embedded broker, simulated stream, train → hot-swap → score, stops by itself
 demo: build
+	$(BIN) serve --demo
+
+## demo-batch: generate data, train, evaluate, score and inspect — the batch job end to end
+demo-batch: build
 	bash e2e/demo.sh $(BIN)
 
 ## fuzz: run every fuzz target briefly
@@ -42,6 +50,13 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReadCSV -fuzztime 30s ./connectors/files
 	$(GO) test -run '^$$' -fuzz FuzzReadParquet -fuzztime 30s ./connectors/files
 	$(GO) test -run '^$$' -fuzz FuzzReadIPC -fuzztime 30s ./connectors/files
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 30s ./connectors/kafka
+	$(GO) test -run '^$$' -fuzz '^FuzzAssembler$$' -fuzztime 30s ./connectors/kafka
+	$(GO) test -run '^$$' -fuzz '^FuzzServeConfig$$' -fuzztime 30s -fuzzminimizetime 5s ./cmd/forestd/cli
+	$(GO) test -run '^$$' -fuzz '^FuzzLakeFile$$' -fuzztime 30s -fuzzminimizetime 5s ./connectors/lake
+	$(GO) test -run '^$$' -fuzz '^FuzzPaths$$' -fuzztime 30s ./connectors/lake
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeJob$$' -fuzztime 30s ./connectors/lakework
+	$(GO) test -run '^$$' -fuzz '^FuzzParseBytes$$' -fuzztime 30s ./cmd/forestd/cli
 
 clean:
 	rm -rf bin

@@ -55,7 +55,7 @@ type Options struct {
 	SigmaG, GammaG float64
 	// Predict is forest.PredictAlgorithm1 (the paper's Algorithm 1) or
 	// forest.PredictWeighted (the a-weighted mean on the embedding, see
-	// forest.PredictWeighted); the default is weighted.
+	// forest.PredictWeighted); the default is the paper's Algorithm 1.
 	Predict string
 	// MaxRows bounds N, the training rows behind the N×N distance matrix
 	// (8·N² bytes, and as much again for MDS): more labelled rows are
@@ -78,7 +78,7 @@ func DefaultOptions() Options {
 		MinLeaf: 1, MinSplit: 2, Sample: "bootstrap",
 		Projection: forest.ProjectionAxis,
 		Distance:   forest.DistanceIsomap, IsomapK: DefaultIsomapK,
-		EmbedDim: 10, GammaG: 200, MaxRows: 2000, Predict: forest.PredictWeighted,
+		EmbedDim: 10, GammaG: 200, MaxRows: 2000, Predict: forest.PredictAlgorithm1,
 	}
 }
 
@@ -132,7 +132,7 @@ func (o *Options) validate(p int) (mtry int, err error) {
 	}
 	switch o.Predict {
 	case "":
-		o.Predict = forest.PredictWeighted
+		o.Predict = forest.PredictAlgorithm1
 	case forest.PredictWeighted, forest.PredictAlgorithm1:
 	default:
 		return 0, fmt.Errorf("unknown prediction mode %q (want %s or %s)", o.Predict, forest.PredictWeighted, forest.PredictAlgorithm1)

@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -293,5 +292,3 @@ func selfSignedTLS(t *testing.T) (*tls.Config, string) {
 	}
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, ca
 }
-
-func itoa(i int) string { return strconv.Itoa(i) }

@@ -74,8 +74,8 @@ swiss_drf() { # OUTPUT_BASENAME extra flags...
 }
 read -r a b < <(swiss_drf drf_swiss --gamma-g 200)
 record swiss "forestd drf" "$a" "$b"
-read -r a b < <(swiss_drf drf_swiss_alg1 --gamma-g 200 --drf-predict algorithm1)
-record swiss "forestd drf algorithm1" "$a" "$b"
+read -r a b < <(swiss_drf drf_swiss_weighted --gamma-g 200 --drf-predict weighted)
+record swiss "forestd drf weighted" "$a" "$b"
 
 echo "swiss roll: forestd rf (one forest per output)" >&2
 TR=(); SC=()
@@ -104,7 +104,7 @@ digits_drf() { # OUTPUT_BASENAME TOOL extra flags...
 echo "digits: forestd drf" >&2
 digits_drf drf_digits "forestd drf" --sigma-g 0 --gamma-g 200
 digits_drf drf_digits_paper "forestd drf sigma_G=3 gamma_G=20" --sigma-g 3 --gamma-g 20
-digits_drf drf_digits_alg1 "forestd drf algorithm1" --sigma-g 0 --gamma-g 200 --drf-predict algorithm1
+digits_drf drf_digits_weighted "forestd drf weighted" --sigma-g 0 --gamma-g 200 --drf-predict weighted
 echo "digits: forestd rf (one forest per pixel)" >&2
 TR=(); SC=()
 for p in ${LO//,/ }; do

@@ -353,7 +353,7 @@ func TestServeAnalyzeSelect(t *testing.T) {
 	go func() {
 		done <- Main([]string{"serve", "--brokers", b.Addr(), "--stages", "analyze,select", "--label", "y",
 			"--window", "600", "--min-rows", "300", "--retrain-every", "600", "--http", "127.0.0.1:0",
-			"--max-runtime", "10s", "--session-timeout", "2s", "--partitions", "1"}, Env{Stdout: &bytes.Buffer{}, Stderr: &stderr})
+			"--max-runtime", "8s", "--session-timeout", "2s", "--partitions", "1"}, Env{Stdout: &bytes.Buffer{}, Stderr: &stderr})
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
@@ -438,5 +438,21 @@ func TestServeAnalyzeSelect(t *testing.T) {
 	}
 	if code := <-done; code != 0 {
 		t.Fatalf("exit %d; log:\n%s", code, stderr.String())
+	}
+}
+
+// TestServeDemo runs the newcomer's command: it must train, hot-swap,
+// score, quarantine its malformed message and stop by itself with exit 0.
+func TestServeDemo(t *testing.T) {
+	var stdout, stderr syncBuffer
+	code := Main([]string{"serve", "--demo", "--demo-duration", "6s"}, Env{Stdout: &stdout, Stderr: &stderr})
+	out := stdout.String()
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr.String())
+	}
+	for _, want := range []string{"prediction   model v1", "summary: ", "model v2", "dead letters: 1", "forestd_rows_out_total{stream=predictions}"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -1,0 +1,107 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/forestd/forestd/arrowforest/forest"
+	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/arrowforest/synth"
+	"github.com/forestd/forestd/operators"
+)
+
+// TestTrainLoop: labelled batches through the train stage make the loop
+// train, install and publish models with increasing versions; a failing
+// publication is retried; a bad batch is quarantined as bad input.
+func TestTrainLoop(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	p := forest.DefaultParams(frame.TaskClassification)
+	p.Trees, p.Threads = 5, 1
+	tr, err := operators.NewTrainer(operators.TrainOptions{Label: "y", Window: 1000, MinRows: 50, RetrainRows: 200, Params: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewMetrics()
+	models := &Models{Current: operators.NewCurrent(), Metrics: m}
+	var mu sync.Mutex
+	var published []int64
+	fails := 2
+	loop := &TrainLoop{Trainer: tr, Models: models, CreatedBy: "test", Retry: fastRetry, Poll: 5 * time.Millisecond,
+		Publish: func(ctx context.Context, md *operators.Model) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if fails > 0 {
+				fails--
+				return errors.New("broker down")
+			}
+			published = append(published, md.Meta.Version)
+			return nil
+		}}
+	if err := loop.Init(); err != nil {
+		t.Fatal(err)
+	}
+	stage := &TrainStage{Trainer: tr, Loop: loop, Metrics: m}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go loop.Run(ctx)
+	feed := func(seed uint64) {
+		fr, err := synth.Generate(synth.Trunk, synth.Options{N: 200, Seed: seed, P: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := fr.ToRecord(mem)
+		defer rec.Release()
+		b := &Batch{Env: &Envelope{Topic: "t"}, Schema: rec.Schema(), Records: []arrow.Record{rec}}
+		if _, next, err := stage.Process(ctx, b); err != nil || next != b {
+			t.Fatalf("train stage: %v", err)
+		}
+	}
+	waitVersion := func(v int64) {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			mu.Lock()
+			n := len(published)
+			mu.Unlock()
+			if cur := models.Current.Load(); cur != nil && cur.Meta.Version == v && n >= int(v) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("model version %d not trained and published (published %v)", v, published)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	feed(1)
+	waitVersion(1)
+	feed(2)
+	waitVersion(2)
+	mu.Lock()
+	if len(published) != 2 || published[0] != 1 || published[1] != 2 {
+		t.Fatalf("published %v", published)
+	}
+	mu.Unlock()
+	if v := testutil.ToFloat64(m.ModelVersion); v != 2 {
+		t.Fatalf("model version metric %v", v)
+	}
+	if v := testutil.ToFloat64(m.ModelsTrained); v != 2 {
+		t.Fatalf("models trained %v", v)
+	}
+	// a batch without the label is bad input
+	fr, _ := synth.Generate(synth.Trunk, synth.Options{N: 10, Seed: 3, P: 4})
+	fr.LabelName = ""
+	fr.Y, fr.Classes, fr.Task = nil, nil, frame.TaskAuto
+	rec := fr.ToRecord(mem)
+	defer rec.Release()
+	_, _, err = stage.Process(ctx, &Batch{Env: &Envelope{}, Schema: rec.Schema(), Records: []arrow.Record{rec}})
+	if !errors.Is(err, ErrBadInput) {
+		t.Fatalf("unlabelled batch: %v", err)
+	}
+}
