@@ -60,13 +60,15 @@ func TestDeterministicAcrossThreads(t *testing.T) {
 	}
 }
 
-// TestPredictMatchesLiteralPipeline: Predict (which remembers the result
-// per argmax) equals the paper's steps run one by one for each row:
-// a (§2.3.1) → Algorithm 1 → eqs. (2)–(3) → eq. (7).
-func TestPredictMatchesLiteralPipeline(t *testing.T) {
+// literalSetup trains a small swiss-roll dRF in the given prediction mode
+// and returns the test frame, the predictor, its predictions, the dRF part,
+// the training squared distances and the embedding, for the tests that
+// replay the paper's steps one by one.
+func literalSetup(t *testing.T, mode string) (*frame.Frame, *Predictor, *Prediction, *forest.DRF, []float64, *Embedding) {
+	t.Helper()
 	tr, te, ytr, _, _ := swissSplit(t, 360, 300, 8)
 	o := smallOptions()
-	o.Predict = forest.PredictAlgorithm1
+	o.Predict = mode
 	f, err := Train(tr, ytr, swissTargets, o)
 	if err != nil {
 		t.Fatal(err)
@@ -80,9 +82,19 @@ func TestPredictMatchesLiteralPipeline(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := f.DRF
+	d2, err := SquaredDistances(d.Responses, d.Rows(), 3, d.Distance, d.IsomapK, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return te, p, pr, d, d2, &Embedding{N: d.Rows(), M: d.Dim(), Z: d.Embedding, Lambda: d.Eigenvalues}
+}
+
+// TestPredictMatchesLiteralPipeline: Predict (which remembers the result
+// per argmax) equals the paper's steps run one by one for each row:
+// a (§2.3.1) → Algorithm 1 → eqs. (2)–(3) → eq. (7).
+func TestPredictMatchesLiteralPipeline(t *testing.T) {
+	te, p, pr, d, d2, e := literalSetup(t, forest.PredictAlgorithm1)
 	n := d.Rows()
-	d2, _ := SquaredDistances(d.Responses, n, 3, d.Distance, d.IsomapK, 1)
-	e := &Embedding{N: n, M: d.Dim(), Z: d.Embedding, Lambda: d.Eigenvalues}
 	for r := 0; r < te.NRows; r++ {
 		a := p.Similarity(te.Cols, r)
 		if l := Argmax(a); int32(l) != pr.Nearest[r] {
@@ -353,25 +365,8 @@ func firstInBag(l []int32) int {
 // eq. (7). Predict instead averages the training rows' own out-of-sample
 // points, which is the same by the affinity of eqs. (2)–(3) in d̂².
 func TestPredictWeightedMatchesLiteral(t *testing.T) {
-	tr, te, ytr, _, _ := swissSplit(t, 360, 300, 8)
-	o := smallOptions()
-	o.Predict = forest.PredictWeighted
-	f, err := Train(tr, ytr, swissTargets, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := NewPredictor(f, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pr, err := p.Predict(te, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := f.DRF
+	te, p, pr, d, d2, e := literalSetup(t, forest.PredictWeighted)
 	n := d.Rows()
-	d2, _ := SquaredDistances(d.Responses, n, 3, d.Distance, d.IsomapK, 1)
-	e := &Embedding{N: n, M: d.Dim(), Z: d.Embedding, Lambda: d.Eigenvalues}
 	for r := 0; r < te.NRows; r++ {
 		a := p.Similarity(te.Cols, r)
 		var sa float64
