@@ -193,7 +193,7 @@ func TestLakeScore(t *testing.T) {
 		"date=2026-11-03/a/p.parquet":    "letter_recognition_zstd_rg1000.parquet",
 	})
 	out := filepath.Join(t.TempDir(), "preds")
-	sum := forestdJSON(t, "score", "--model", mdl, "--in", root, "--out", out, "--keep", "date,label", "--max-memory", "64MiB")
+	sum := forestdJSON(t, "score", "--model", mdl, "--in", root, "--out", out, "--keep", "date,label", "--max-memory", "128MiB")
 	if sum["files"].(float64) != 3 || sum["rows"].(float64) != 60000 || sum["files_listed"].(float64) != 5 {
 		t.Fatalf("summary %v", sum)
 	}
@@ -486,5 +486,91 @@ func TestLakeWorkers(t *testing.T) {
 	}
 	for _, rel := range got {
 		same(t, filepath.Join(full, rel), filepath.Join(out, rel))
+	}
+}
+
+// TestLakeSelectAnalyze: select writes the mapped lake in the input's
+// layout (one output per good file, each equal to mapping that file alone
+// with the stored mapping), and analyze learns from a lake sample.
+func TestLakeSelectAnalyze(t *testing.T) {
+	root := makeLake(t, map[string]string{
+		"day=1/a.parquet": "iris.parquet",
+		"day=2/a.parquet": "iris.parquet",
+		"day=2/b.parquet": "bad_string_feature.parquet",
+	})
+	dir := t.TempDir()
+	out, mapping := filepath.Join(dir, "mapped"), filepath.Join(dir, "m.fdm.json")
+	rep := forestdJSON(t, "select", "--in", root, "--label", "label", "--out", out, "--mapping", mapping,
+		"--groups", "sepal_length_cm,sepal_width_cm", "--marginal", "petal_length_cm", "--keep", "day", "--sample", "250")
+	lk := rep["lake"].(map[string]any)
+	// bad_string_feature has the columns select reads with other types:
+	// it is skipped by name, the good files are mapped.
+	if lk["files"].(float64) != 2 || rep["rows"].(float64) != 300 || len(lk["skipped"].([]any)) != 1 ||
+		rep["sample"].(map[string]any)["rows"].(float64) != 250 {
+		t.Fatalf("select report %v", rep)
+	}
+	for _, rel := range []string{"day=1/a.parquet", "day=2/a.parquet"} {
+		got := readAll(t, filepath.Join(out, rel))
+		one := filepath.Join(dir, "one.parquet")
+		forestdJSON(t, "select", "--in", filepath.Join(root, rel), "--apply", mapping, "--label", "label", "--out", one)
+		ref := readAll(t, one)
+		if got.NumRows() != 150 || column(t, got, "day").ValueStr(0) != strings.TrimPrefix(filepath.Dir(rel), "day=") {
+			t.Fatalf("%s: %d rows, day %v", rel, got.NumRows(), column(t, got, "day"))
+		}
+		for _, c := range []string{"petal_length_cm", "fdm_g1_1", "fdm_g1_2", "label"} {
+			if !array.Equal(column(t, got, c), column(t, ref, c)) {
+				t.Fatalf("%s: column %s differs from mapping the file alone", rel, c)
+			}
+		}
+		got.Release()
+		ref.Release()
+	}
+	an := forestdJSON(t, "analyze", "--in", root, "--label", "label", "--sample", "120", "--method", "marginal", "--max-perms", "200")
+	if an["rows"].(float64) != 120 || an["sample"].(map[string]any)["population"].(float64) != 300 {
+		t.Fatalf("analyze over a lake sample: rows %v, sample %v", an["rows"], an["sample"])
+	}
+}
+
+// TestLakeResumeOtherModel: --resume keeps outputs of the same model and
+// scores again those another model wrote.
+func TestLakeResumeOtherModel(t *testing.T) {
+	root := makeLake(t, map[string]string{
+		"d=1/p.parquet": "letter_recognition_zstd_rg1000.parquet",
+		"d=2/p.parquet": "letter_recognition.parquet",
+	})
+	m1 := letterModel(t)
+	m2 := filepath.Join(t.TempDir(), "other.model")
+	forestdJSON(t, "train", "--in", filepath.Join(dataDir, "letter_recognition.parquet"), "--label", "label", "--out", m2, "--trees", "5", "--seed", "9")
+	out := filepath.Join(t.TempDir(), "o")
+	forestdJSON(t, "score", "--model", m1, "--in", root, "--out", out)
+	if s := forestdJSON(t, "score", "--model", m1, "--in", root, "--out", out, "--resume"); s["resumed"].(float64) != 2 || s["files"].(float64) != 0 {
+		t.Fatalf("same model: %v", s)
+	}
+	s := forestdJSON(t, "score", "--model", m2, "--in", root, "--out", out, "--resume")
+	if s["resumed"].(float64) != 0 || s["files"].(float64) != 2 {
+		t.Fatalf("other model: %v", s)
+	}
+	rec := readAll(t, filepath.Join(out, "d=1", "p.parquet"))
+	defer rec.Release()
+	if id := column(t, rec, "model_id").ValueStr(0); id != s["model_id"] {
+		t.Fatalf("output model %s, want %v", id, s["model_id"])
+	}
+}
+
+// TestLakeWrongType: a file whose model feature has the wrong type
+// (bad_string_feature: petal_length_cm as text) is named with the column
+// and its type; the good file is scored.
+func TestLakeWrongType(t *testing.T) {
+	root := makeLake(t, map[string]string{
+		"k=a/good.parquet": "iris.parquet",
+		"k=b/bad.parquet":  "bad_string_feature.parquet",
+	})
+	m := filepath.Join(t.TempDir(), "iris.model")
+	forestdJSON(t, "train", "--in", filepath.Join(dataDir, "iris.parquet"), "--label", "label", "--out", m, "--trees", "5")
+	s := forestdJSON(t, "score", "--model", m, "--in", root, "--out", filepath.Join(t.TempDir(), "o"))
+	sk := skippedOf(t, s)
+	if s["files"].(float64) != 1 || s["rows"].(float64) != 150 || len(sk) != 1 ||
+		!strings.HasSuffix(sk[0].File, "k=b/bad.parquet") || sk[0].Reason != "column petal_length_cm is utf8, the model needs a number" {
+		t.Fatalf("summary %v", s)
 	}
 }

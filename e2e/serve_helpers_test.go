@@ -20,8 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow/go/v17/arrow/memory"
-
 	"github.com/forestd/forestd/connectors/kafka"
 	"github.com/forestd/forestd/pipeline"
 )
@@ -551,8 +549,6 @@ func checkAllPredicted(t *testing.T, ids []int, ps []prediction) int {
 	}
 	return dups
 }
-
-var _ = memory.DefaultAllocator
 
 func ctxT(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)

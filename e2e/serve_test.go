@@ -94,7 +94,7 @@ func TestServeKcatJSONAndArrow(t *testing.T) {
 	b := startBroker(t, "", t.TempDir())
 	brokers := b.logField("broker listening", "addr", time.Second)
 	d := startServe(t, brokers, "--model", model, "--stages", "score", "--output-format", "json")
-	d.waitReady(30 * time.Second)
+	d.waitReady(60 * time.Second)
 
 	rows := digitsJSONRows(t, 12)
 	// 10 messages of one object each, in kcat's line mode
@@ -132,7 +132,7 @@ func TestServeKcatJSONAndArrow(t *testing.T) {
 	for _, n := range want {
 		total += n
 	}
-	ps := waitPredictions(t, brokers, "forestd.predictions", 40*time.Second, func(ps []prediction) bool { return len(ps) >= total })
+	ps := waitPredictions(t, brokers, "forestd.predictions", 120*time.Second, func(ps []prediction) bool { return len(ps) >= total })
 	if len(ps) != total {
 		t.Fatalf("%d predictions for %d input rows", len(ps), total)
 	}
@@ -178,7 +178,7 @@ func TestServePoisonToDLQ(t *testing.T) {
 	b := startBroker(t, "", t.TempDir())
 	brokers := b.logField("broker listening", "addr", time.Second)
 	d := startServe(t, brokers, "--model", model, "--stages", "score")
-	d.waitReady(30 * time.Second)
+	d.waitReady(60 * time.Second)
 	rows := digitsJSONRows(t, 6)
 	badSchema, err := os.ReadFile(filepath.Join(dataDir, "bad_schema.arrows"))
 	if err != nil {
@@ -191,7 +191,7 @@ func TestServePoisonToDLQ(t *testing.T) {
 	kcatLines(t, brokers, featuresTopic, []string{"content-type=application/json"}, []string{wrongType})
 	kcatLines(t, brokers, featuresTopic, []string{"content-type=application/json"}, rows[3:])
 
-	deadline := time.Now().Add(40 * time.Second)
+	deadline := time.Now().Add(120 * time.Second)
 	var dlq []kmsg
 	for {
 		dlq = kcatConsume(t, brokers, "forestd.dlq")
@@ -225,8 +225,6 @@ func TestServePoisonToDLQ(t *testing.T) {
 	if len(msgs) != 6 {
 		t.Fatalf("%d prediction messages for 6 good rows", len(msgs))
 	}
-	co := kafka.ClientOptions{Brokers: []string{brokers}}
-	_ = co
 	for _, m := range msgs {
 		if m.header(kafka.HeaderContentType) != kafka.ContentTypeArrow || m.header(pipeline.HeaderModelVersion) == "" {
 			t.Fatalf("prediction headers %v", m.Headers)
@@ -274,7 +272,7 @@ func TestServeKill9Cycles(t *testing.T) {
 		t.Fatal("no committed offsets observed at the kills: the check below would be vacuous")
 	}
 	d := startServe(t, brokers, args...)
-	ps := waitPredictions(t, brokers, "forestd.predictions", 40*time.Second, func(ps []prediction) bool {
+	ps := waitPredictions(t, brokers, "forestd.predictions", 120*time.Second, func(ps []prediction) bool {
 		seen := map[int]bool{}
 		for _, p := range ps {
 			seen[int(p.ID)] = true
@@ -327,7 +325,7 @@ func TestServeBrokerRestart(t *testing.T) {
 	addr := freePort(t)
 	b := startBroker(t, addr, dataDir)
 	d := startServe(t, addr, "--model", model, "--stages", "score", "--output-format", "json", "--key", "id")
-	d.waitReady(30 * time.Second)
+	d.waitReady(60 * time.Second)
 	pr := startProducer(t, addr, featuresTopic, 4, 5, 20*time.Millisecond)
 	time.Sleep(1500 * time.Millisecond)
 	b.kill()
@@ -339,7 +337,7 @@ func TestServeBrokerRestart(t *testing.T) {
 	if len(ids) < 100 {
 		t.Fatalf("only %d rows produced", len(ids))
 	}
-	ps := waitPredictions(t, addr, "forestd.predictions", 45*time.Second, func(ps []prediction) bool {
+	ps := waitPredictions(t, addr, "forestd.predictions", 120*time.Second, func(ps []prediction) bool {
 		seen := map[int]bool{}
 		for _, p := range ps {
 			seen[int(p.ID)] = true
@@ -368,23 +366,23 @@ func TestServeTwoDaemonsOneGroup(t *testing.T) {
 	args := []string{"--model", model, "--stages", "score", "--output-format", "json", "--key", "id", "--session-timeout", "1s"}
 	d1 := startServe(t, brokers, args...)
 	d2 := startServe(t, brokers, args...)
-	d1.waitReady(30 * time.Second)
-	d2.waitReady(30 * time.Second)
+	d1.waitReady(60 * time.Second)
+	d2.waitReady(60 * time.Second)
 	pr := startProducer(t, brokers, featuresTopic, 4, 5, 20*time.Millisecond)
-	waitCond(t, 20*time.Second, "the partitions split 2 + 2", func() bool {
+	waitCond(t, 90*time.Second, "the partitions split 2 + 2", func() bool {
 		return d1.metric("forestd_assigned_partitions") == 2 && d2.metric("forestd_assigned_partitions") == 2
 	})
-	waitCond(t, 20*time.Second, "both daemons scoring", func() bool {
+	waitCond(t, 90*time.Second, "both daemons scoring", func() bool {
 		return d1.metric("forestd_rows_out_total") > 0 && d2.metric("forestd_rows_out_total") > 0
 	})
 	d1.kill()
-	waitCond(t, 20*time.Second, "the survivor owning all four partitions", func() bool {
+	waitCond(t, 90*time.Second, "the survivor owning all four partitions", func() bool {
 		return d2.metric("forestd_assigned_partitions") == 4
 	})
 	time.Sleep(time.Second)
 	pr.stop()
 	ids := pr.ids()
-	ps := waitPredictions(t, brokers, "forestd.predictions", 40*time.Second, func(ps []prediction) bool {
+	ps := waitPredictions(t, brokers, "forestd.predictions", 120*time.Second, func(ps []prediction) bool {
 		seen := map[int]bool{}
 		for _, p := range ps {
 			seen[int(p.ID)] = true
@@ -420,11 +418,11 @@ func TestServeHotSwapMonotonic(t *testing.T) {
 		"--exclude", "id", "--retrain-every", "300", "--window", "2000", "--min-rows", "200", "--trees", "10")
 	train := startLabelledProducer(t, brokers, "forestd.training", 50, 25*time.Millisecond)
 	score := startProducer(t, brokers, featuresTopic, 4, 10, 20*time.Millisecond)
-	waitCond(t, 40*time.Second, "four model versions", func() bool { return d.metric("forestd_model_version") >= 4 })
+	waitCond(t, 90*time.Second, "four model versions", func() bool { return d.metric("forestd_model_version") >= 4 })
 	score.stop()
 	train.stop()
 	ids := score.ids()
-	ps := waitPredictions(t, brokers, "forestd.predictions", 40*time.Second, func(ps []prediction) bool {
+	ps := waitPredictions(t, brokers, "forestd.predictions", 120*time.Second, func(ps []prediction) bool {
 		seen := map[int]bool{}
 		for _, p := range ps {
 			seen[int(p.ID)] = true
@@ -544,4 +542,41 @@ func labelledRecord(first, n int) arrow.Record {
 		c.Release()
 	}
 	return rec
+}
+
+// TestServeReplicaAdoptsPublishedModel: daemon A is seeded with a model
+// larger than the broker's 1 MiB message limit and publishes it, chunked,
+// on forestd.models; daemon B, started without a model in another group,
+// reassembles it from the topic, becomes ready and scores with it.
+func TestServeReplicaAdoptsPublishedModel(t *testing.T) {
+	needKcat(t)
+	model, version := trainModel(t, "digits.parquet", "label", 150)
+	if fi, err := os.Stat(model); err != nil || fi.Size() <= 1<<20 {
+		t.Fatalf("model of %v bytes: the test needs one above 1 MiB (%v)", fi.Size(), err)
+	}
+	b := startBroker(t, "", t.TempDir())
+	brokers := b.logField("broker listening", "addr", time.Second)
+	a := startServe(t, brokers, "--model", model, "--stages", "score", "--group", "a")
+	a.waitReady(60 * time.Second)
+	bd := startServe(t, brokers, "--stages", "score", "--group", "b", "--output-format", "json", "--topic", "predictions=b.predictions")
+	bd.waitReady(60 * time.Second)
+	if v := bd.metric("forestd_model_version"); v != float64(version) {
+		t.Fatalf("replica B scores with model version %v, want %d", v, version)
+	}
+	chunks := 0
+	for _, m := range kcatConsume(t, brokers, "forestd.models") {
+		if m.header("forestd-chunk") != "" {
+			chunks++
+		}
+	}
+	if chunks < 2 {
+		t.Fatalf("the model travelled in %d chunks", chunks)
+	}
+	kcatLines(t, brokers, featuresTopic, []string{"content-type=application/json"}, digitsJSONRows(t, 3))
+	ps := waitPredictions(t, brokers, "b.predictions", 30*time.Second, func(ps []prediction) bool { return len(ps) >= 3 })
+	for _, p := range ps {
+		if p.ModelVersion != version {
+			t.Fatalf("B predicted with version %d", p.ModelVersion)
+		}
+	}
 }

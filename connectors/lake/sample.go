@@ -79,8 +79,10 @@ type SampleReport struct {
 	Strata     []Stratum `json:"strata,omitempty"`
 }
 
-// Sample draws opts.N rows from the lake's usable files without holding
-// more than about 2·N rows plus the batches in flight, and returns them as
+// Sample draws opts.N rows from the lake's usable files while holding at
+// most about 4·N rows (those drawn so far, the candidates of the file being
+// read, and rows not yet compacted away) plus the batches in flight, and
+// returns them as
 // records of the projected columns, in lake order (file, then row), with
 // a report of what it drew from. The caller releases the records.
 //
@@ -94,15 +96,16 @@ type SampleReport struct {
 // Because a row's key does not depend on when it is read, the sample does
 // not depend on the order in which concurrent readers finish.
 //
-// Stratified sampling first counts each label value's rows (a scan of the
-// label column alone), gives stratum h the quota ⌊N·n_h/n⌋ and hands the
-// remaining rows to the largest remainders (ties by label), so the
-// quotas sum to N (proportional allocation; every stratum with rows gets
-// at least one row when N is at least the number of strata), and then
-// keeps each stratum's quota of smallest keys as above.
+// Stratified sampling first counts each label value's rows n_h (a scan of
+// the label column alone) and allocates the quotas by Hamilton's
+// largest-remainder method: stratum h gets ⌊N·n_h/n⌋, raised to one row
+// when N is at least the number of strata (so no class is left out), and
+// the total is then corrected to N from the largest remainders (ties by
+// label); each stratum then keeps its quota of smallest keys as above.
 //
 // Files that fail while being read are skipped or fail the run as for
-// Scan; their rows drawn before the failure are dropped.
+// Scan; a file's rows join the sample only once it has been read to the
+// end, so the sample equals that of the lake without the failed file.
 func (l *Lake) Sample(ctx context.Context, opts SampleOptions) (*arrow.Schema, []arrow.Record, SampleReport, error) {
 	rep := SampleReport{Mode: opts.Mode.String(), Seed: opts.Seed, Requested: opts.N}
 	if opts.N < 1 {

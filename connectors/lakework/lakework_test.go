@@ -25,7 +25,7 @@ func startBroker(t *testing.T) kafka.ClientOptions {
 	return kafka.ClientOptions{Brokers: []string{b.Addr()}}
 }
 
-// TestTwoWorkers: two workers share 24 jobs; every job is handled exactly
+// TestTwoWorkers: two workers share 40 jobs; every job is handled exactly
 // once and both workers stop by themselves when the topic is done.
 func TestTwoWorkers(t *testing.T) {
 	co := startBroker(t)
@@ -33,7 +33,7 @@ func TestTwoWorkers(t *testing.T) {
 	defer cancel()
 	opts := Options{Client: co, Topic: "lake-jobs", Group: "g1", Partitions: 6, SessionTimeout: 3 * time.Second}
 	var jobs []string
-	for i := 0; i < 24; i++ {
+	for i := 0; i < 40; i++ {
 		jobs = append(jobs, fmt.Sprintf("date=2026-11-%02d/part-%d.parquet", i%3+1, i))
 	}
 	if err := Enqueue(ctx, opts, jobs); err != nil {

@@ -14,11 +14,13 @@
 # Defaults: 8 files x 250,000 rows (Trunk, p = 16, one day partition each),
 # 100 trees trained on a 50,000-row reservoir sample of the lake, 512MiB.
 # With --repeat R the three measurements alternate R times and the medians
-# are reported. Prints a markdown report; exit 0 when every step ran.
+# are reported. Prints a markdown report and writes it to
+# e2e/bench/results/lake-<date>.md; exit 0 when every step ran.
 set -euo pipefail
 
 main() {
 FILES=8 ROWS=250000 P=16 TREES=100 MAXMEM=512MiB REPEAT=1 BIN="" KEEP=0
+ORIG_ARGS="$*"
 while [ $# -gt 0 ]; do
   case "$1" in
     --files) FILES="$2"; shift ;;
@@ -29,7 +31,7 @@ while [ $# -gt 0 ]; do
     --repeat) REPEAT="$2"; shift ;;
     --forestd) BIN="$2"; shift ;;
     --keep) KEEP=1 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "lake.sh: unknown argument $1 (try --help)" >&2; exit 1 ;;
   esac
   shift
@@ -77,7 +79,9 @@ median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[
 LAKE=$(median "${lake_r[@]}") READ=$(median "${read_r[@]}") MEM=$(median "${mem_r[@]}") RSS=$(median "${rss_r[@]}")
 MAXB=$(json "$TMP/lake.json" "['max_memory']")
 NODES=$(json "$TMP/train.json" "['nodes']")
-/usr/bin/python3 - "$LAKE" "$READ" "$MEM" "$RSS" "$MAXB" <<EOF
+REPORT="$HERE/results/lake-$(date +%F).md"
+mkdir -p "$HERE/results"
+/usr/bin/python3 - "$LAKE" "$READ" "$MEM" "$RSS" "$MAXB" <<EOF | tee "$REPORT"
 import sys
 lake, read, mem, rss_kb, maxb = map(float, sys.argv[1:])
 rss = rss_kb * 1024
@@ -93,7 +97,10 @@ ok = "met" if lake / mem >= 0.8 else "NOT met"
 print(f"target lake ≥ 0.8 × in-memory: {lake/mem:.2f}× → {ok}")
 okm = "met" if rss < maxb else "NOT met"
 print(f"peak RSS {rss/2**20:.0f} MiB vs --max-memory {maxb/2**20:.0f} MiB → {okm}")
-print(f"(medians of $REPEAT run(s); runs: lake {' '.join('${lake_r[*]}'.split())}; read {' '.join('${read_r[*]}'.split())}; in-memory {' '.join('${mem_r[*]}'.split())})")
+runs = lambda s: ", ".join(f"{float(x):,.0f}" for x in s.split())
+print(f"(medians of $REPEAT run(s); rows/s per run: lake {runs('${lake_r[*]}')}; read {runs('${read_r[*]}')}; in-memory {runs('${mem_r[*]}')}; peak RSS KiB {' '.join('${rss_r[*]}'.split())})")
+print()
+print("Command: bash e2e/bench/lake.sh $ORIG_ARGS")
 EOF
 }
 main "$@"

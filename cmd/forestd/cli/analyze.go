@@ -41,6 +41,7 @@ func runAnalyze(args []string, env Env) error {
 	seed := fs.Uint64("seed", 1, "random seed of the permutations (same seed, same report at any thread count)")
 	threads := fs.Int("threads", runtime.NumCPU(), "worker threads")
 	out := fs.String("out", "", "also write the report as a table: .parquet, .arrow, .arrows, .csv or .csv.gz")
+	lakeIn := addLakeInputFlags(fs) // --sample N over a lake (lake_select.go)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -76,7 +77,7 @@ func runAnalyze(args []string, env Env) error {
 	opt.Alpha, opt.MaxSize = *alpha, *maxSize
 	opt.Test = dependence.TestOptions{Perms: *perms, MaxPerms: *maxPerms, MaxRows: *maxRows, Seed: *seed, Threads: *threads}
 
-	fr, err := loadLabelled(paths, frame.Options{Label: *label, Task: frame.TaskClassification, Features: features.vals, Exclude: exclude.vals})
+	fr, err := lakeIn.loadLabelled(paths, frame.Options{Label: *label, Task: frame.TaskClassification, Features: features.vals, Exclude: exclude.vals}, *seed)
 	if err != nil {
 		return err
 	}
@@ -101,6 +102,9 @@ func runAnalyze(args []string, env Env) error {
 	secs := time.Since(t0).Seconds()
 	rep := analyzeReport(fr, res, opt)
 	rep["seconds"] = secs
+	if lakeIn.report != nil {
+		rep["sample"] = lakeIn.report
+	}
 	if *out != "" {
 		if err := writeReport(*out, fr, res, opt); err != nil {
 			return err

@@ -6,10 +6,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -89,6 +91,27 @@ func (lf *lakeFlags) options(rowBytes int64) (lake.Options, error) {
 	return lake.Options{MaxMemory: int64(lf.maxMemory) / 2, RowBytes: rowBytes, Readers: lf.readers, OnError: oe}, nil
 }
 
+// fitBudget returns the memory a lake run may fill with data: half of
+// what --max-memory leaves beside the memory already in use (the model,
+// the runtime), the other half being room for the garbage collector and
+// for buffers the estimates miss. A --max-memory below twice what is in
+// use is an error.
+func (lf *lakeFlags) fitBudget() (int64, error) {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	// live memory after a collection: the model and whatever else the
+	// process holds (not the heap the runtime keeps for reuse, which in a
+	// long-lived process says more about its past than about this run)
+	inUse := int64(ms.HeapAlloc + ms.StackInuse)
+	free := int64(lf.maxMemory) - inUse
+	if free < inUse {
+		return 0, fmt.Errorf("--max-memory %d MiB is too small: %d MiB are in use before reading (the model and the runtime); give at least %d MiB",
+			int64(lf.maxMemory)>>20, inUse>>20, (2*inUse)>>20+1)
+	}
+	return free / 2, nil
+}
+
 // limitMemory sets the Go runtime's soft memory limit to the flag's value
 // for the duration of a lake run and returns the function that restores it.
 func (lf *lakeFlags) limitMemory() func() {
@@ -145,6 +168,7 @@ type lakeScorer struct {
 	keepIdx  []int // per keep column, its position in the lake schema
 	wopts    files.WriteOptions
 	slow     time.Duration
+	chunk    int64 // rows scored at a time
 	progress func(rows int64, fileDone bool)
 }
 
@@ -193,6 +217,7 @@ type scoreSummary struct {
 	Seconds     float64        `json:"seconds"`
 	RowsPerSec  float64        `json:"rows_per_second"`
 	PeakBytes   int64          `json:"peak_batch_bytes"`
+	ChunkRows   int64          `json:"chunk_rows"`
 	MaxMemory   int64          `json:"max_memory"`
 	DryRun      bool           `json:"dry_run,omitempty"`
 	Worker      *workSummary   `json:"worker,omitempty"`
@@ -231,12 +256,36 @@ func runScoreLake(env Env, sl *scoreLakeFlags, modelPath string, paths []string,
 	}
 	k := max(f.NumClasses(), 1)
 	// Working memory per row besides the decoded columns: the float32
-	// feature copy, the prediction buffers and the output record (model
-	// id, version, source, row, class name, probabilities).
-	rowBytes := int64(4*len(f.Features) + 3*4*k + 64)
-	opts, err := sl.options(rowBytes)
+	// feature copy and the prediction buffers (class, probabilities), and
+	// the output record (model id, version, source path, row, class name
+	// or value, probabilities, passthrough columns) twice: as Arrow
+	// arrays and in the Parquet writer's buffers.
+	out1 := int64(len(meta.ID)+4) + 8 + 128 + 8 + 16 + int64(4*k) + int64(16*len(keep))
+	perRow := int64(4*len(f.Features)+3*4*k) + 2*out1
+	opts, err := sl.options(0)
 	if err != nil {
 		return err
+	}
+	free, err := sl.fitBudget()
+	if err != nil {
+		return err
+	}
+	// Rows are scored in chunks whose working memory is fixed, so a large
+	// row group costs its decoded columns only; the chunks in flight
+	// (2·threads+1: being scored, queued, being written) are set aside
+	// from the budget. The chunk size (a power of two, 1Ki..128Ki rows,
+	// whose chunks in flight take at most 3/8 of --max-memory) depends on
+	// --max-memory, --threads and the model only, so that outputs are byte
+	// for byte the same from run to run (each chunk is one output row
+	// group). Larger chunks score faster: Predict orders a block's rows by
+	// their leaf in the first tree.
+	inflight := int64(2*max(threads, 1) + 1)
+	ls.chunk = 1 << 10
+	for ls.chunk < 1<<17 && 2*ls.chunk*perRow*inflight*8 <= 3*int64(sl.maxMemory) {
+		ls.chunk *= 2
+	}
+	if opts.MaxMemory = free - inflight*ls.chunk*perRow; opts.MaxMemory < free/4 {
+		opts.MaxMemory = free / 4
 	}
 	opts.Columns = cols
 	opts.Check = featureCheck(f)
@@ -265,7 +314,7 @@ func runScoreLake(env Env, sl *scoreLakeFlags, modelPath string, paths []string,
 			return fmt.Errorf("%s and %s would both write %s (give inputs with distinct paths below their roots)", prev, pf.Path, op)
 		}
 		outs[op] = pf.Path
-		if sl.resume && !sl.dryRun && lake.Done(op) {
+		if sl.resume && !sl.dryRun && ls.done(op) {
 			sum.Resumed++
 			continue
 		}
@@ -288,7 +337,7 @@ func runScoreLake(env Env, sl *scoreLakeFlags, modelPath string, paths []string,
 	if err != nil {
 		return err
 	}
-	sum.Files, sum.Rows, sum.PeakBytes = res.files, res.rows, res.peak
+	sum.Files, sum.Rows, sum.PeakBytes, sum.ChunkRows = res.files, res.rows, res.peak, ls.chunk
 	sum.Skipped = l.Skipped()
 	if sum.Skipped == nil {
 		sum.Skipped = []lake.Skipped{}
@@ -296,6 +345,43 @@ func runScoreLake(env Env, sl *scoreLakeFlags, modelPath string, paths []string,
 	sum.Seconds = time.Since(t0).Seconds()
 	sum.RowsPerSec = float64(sum.Rows) / math.Max(sum.Seconds, 1e-9)
 	return writeJSON(env.Stdout, sum)
+}
+
+// done reports whether op is a complete output of this model: a complete
+// Parquet file (lake.Done) whose model_id is the model's. An output of
+// another model is scored again.
+func (ls *lakeScorer) done(op string) bool {
+	if !lake.Done(op) {
+		return false
+	}
+	fh, err := os.Open(op)
+	if err != nil {
+		return false
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return false
+	}
+	pf, err := files.OpenParquet(op, fh, st.Size())
+	if err != nil {
+		return false
+	}
+	if pf.NumRows() == 0 {
+		return true
+	}
+	for g := 0; g < pf.NumRowGroups(); g++ {
+		if pf.RowGroupRows(g) == 0 {
+			continue
+		}
+		rec, err := pf.ReadRowGroup(g, []string{schemas.ColModelID}, memory.DefaultAllocator)
+		if err != nil {
+			return false
+		}
+		defer rec.Release()
+		return rec.Column(0).ValueStr(0) == ls.meta.ID
+	}
+	return false
 }
 
 type discard struct{}
@@ -349,63 +435,93 @@ type scoreResult struct {
 	peak  int64
 }
 
-// scored is a batch on its way from scoring to the writer.
+// scored is a chunk of a batch on its way from scoring to the writer.
 type scored struct {
-	b    *lake.Batch
-	pred arrow.Record // nil for an error batch or a dry run
-	err  error        // scoring failed: the file is abandoned
+	b      *lake.Batch
+	r0, r1 int64         // the chunk's rows in the batch
+	final  bool          // the batch's last chunk: the writer releases the batch
+	done   chan struct{} // closed when pred and err are set
+	pred   arrow.Record  // nil for an error batch, an empty file or a dry run
+	err    error         // scoring failed: the file is abandoned
 }
 
-// scoreFiles scans files which of l, scores every row group as it is
-// delivered and hands the predictions to a writer goroutine, so reading
-// (the lake's readers), scoring (this goroutine, on all threads) and
-// writing overlap. A file's output is committed after its last row group.
+// scoreFiles scans files which of l and cuts every row group, as it is
+// delivered, into chunks of at most ls.chunk rows that ls.threads scorer
+// goroutines predict concurrently (each chunk on one thread, so no core
+// idles at the end of a chunk), while a writer goroutine writes them in
+// order: reading (the lake's readers), scoring and writing overlap. Each
+// chunk becomes one row group of its file's output, which is committed
+// after the file's last chunk. At most 2·threads+1 chunks are in flight.
 func (ls *lakeScorer) scoreFiles(ctx context.Context, l *lake.Lake, which []int, dry bool) (scoreResult, error) {
 	if ls.progress == nil {
 		ls.progress = func(int64, bool) {}
 	}
+	if ls.chunk <= 0 {
+		ls.chunk = 1 << 16
+	}
+	workers := max(ls.threads, 1)
 	var res scoreResult
 	if len(which) == 0 {
 		return res, nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ch := make(chan scored, 2)
+	jobs := make(chan *scored, workers)
+	ch := make(chan *scored, workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for s := range jobs {
+				s.pred, s.err = ls.score(l, s.b, s.r0, s.r1)
+				if s.err != nil {
+					s.err = fmt.Errorf("%s: %w", l.Files()[s.b.File].Path, s.err)
+				}
+				close(s.done)
+			}
+		}()
+	}
 	werr := make(chan error, 1)
 	go func() { werr <- ls.writeLoop(l, ch, dry, &res, cancel) }()
-	failed := -1
+	// queue hands a chunk to the scorers, then (in order) to the writer,
+	// which releases the batch with its final chunk.
+	queue := func(s *scored, score bool) error {
+		if !score {
+			close(s.done)
+		} else {
+			select {
+			case jobs <- s:
+			case <-ctx.Done():
+				s.b.Release()
+				return ctx.Err()
+			}
+		}
+		select {
+		case ch <- s:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err() // the scorer's result is left to the collector
+		}
+	}
 	stats, err := l.Scan(ctx, which, func(b *lake.Batch) error {
-		if b.File == failed {
-			b.Release()
-			return nil
+		n := b.Rows()
+		if b.Err != nil || dry || n == 0 {
+			return queue(&scored{b: b, final: true, done: make(chan struct{})}, false)
 		}
-		if b.Err != nil || dry {
-			ch <- scored{b: b}
-			return nil
-		}
-		pred, err := ls.score(l, b)
-		if err != nil {
-			failed = b.File
-			err = fmt.Errorf("%s: %w", l.Files()[b.File].Path, err)
-			if l.OnError() == lake.Fail {
-				b.Release()
+		for r0 := int64(0); r0 < n; r0 += ls.chunk {
+			r1 := min(n, r0+ls.chunk)
+			if err := queue(&scored{b: b, r0: r0, r1: r1, final: r1 == n, done: make(chan struct{})}, true); err != nil {
 				return err
 			}
 		}
 		if ls.slow > 0 {
 			time.Sleep(ls.slow)
 		}
-		select {
-		case ch <- scored{b: b, pred: pred, err: err}:
-		case <-ctx.Done():
-			b.Release()
-			if pred != nil {
-				pred.Release()
-			}
-			return ctx.Err()
-		}
 		return nil
 	})
+	close(jobs)
+	wg.Wait()
 	close(ch)
 	wErr := <-werr
 	res.peak = stats.PeakBytes
@@ -415,18 +531,20 @@ func (ls *lakeScorer) scoreFiles(ctx context.Context, l *lake.Lake, which []int,
 	return res, err
 }
 
-// score predicts one batch and builds its predictions record.
-func (ls *lakeScorer) score(l *lake.Lake, b *lake.Batch) (arrow.Record, error) {
-	rec := b.Record
+// score predicts rows [r0, r1) of a batch on one thread and builds their
+// predictions record.
+func (ls *lakeScorer) score(l *lake.Lake, b *lake.Batch, r0, r1 int64) (arrow.Record, error) {
+	rec := b.Record.NewSlice(r0, r1)
+	defer rec.Release()
 	fr, err := frame.FeaturesFromRecords(rec.Schema(), []arrow.Record{rec}, ls.f.Features, ls.levels)
 	if err != nil {
 		return nil, err
 	}
-	pred, err := ls.c.Predict(fr, ls.threads)
+	pred, err := ls.c.Predict(fr, 1)
 	if err != nil {
 		return nil, err
 	}
-	pb := schemas.PredictionBatch{Source: l.Files()[b.File].Path, FirstRow: b.FirstRow,
+	pb := schemas.PredictionBatch{Source: l.Files()[b.File].Path, FirstRow: b.FirstRow + r0,
 		Class: pred.Class, Prob: pred.Prob, Value: pred.Value}
 	for _, ix := range ls.keepIdx {
 		pb.Keep = append(pb.Keep, rec.Column(ix))
@@ -434,11 +552,12 @@ func (ls *lakeScorer) score(l *lake.Lake, b *lake.Batch) (arrow.Record, error) {
 	return schemas.BuildPredictions(memory.DefaultAllocator, ls.spec, pb)
 }
 
-// writeLoop writes the scored batches in order: one output per file,
-// committed after the file's last batch and abandoned when the file fails
+// writeLoop writes the scored chunks in order: one output per file,
+// committed after the file's last chunk and abandoned when the file fails
 // (a read error, already recorded by the lake, or a scoring error, which
-// is recorded here). A write error ends the run.
-func (ls *lakeScorer) writeLoop(l *lake.Lake, ch <-chan scored, dry bool, res *scoreResult, cancel func()) error {
+// is recorded here). A write error ends the run. A batch is released with
+// its final chunk, never earlier: the scorer may still be slicing it.
+func (ls *lakeScorer) writeLoop(l *lake.Lake, ch <-chan *scored, dry bool, res *scoreResult, cancel func()) error {
 	var (
 		w       *lake.FileWriter
 		wFile   = -1
@@ -453,12 +572,15 @@ func (ls *lakeScorer) writeLoop(l *lake.Lake, ch <-chan scored, dry bool, res *s
 	}
 	defer abort()
 	for s := range ch {
+		<-s.done
 		b := s.b
 		release := func() {
 			if s.pred != nil {
 				s.pred.Release()
 			}
-			b.Release()
+			if s.final {
+				b.Release()
+			}
 		}
 		switch {
 		case runErr != nil || b.File == dropped:
@@ -472,11 +594,21 @@ func (ls *lakeScorer) writeLoop(l *lake.Lake, ch <-chan scored, dry bool, res *s
 		case s.err != nil:
 			abort()
 			dropped = b.File
-			l.AddSkipped(l.Files()[b.File].Path, s.err)
 			release()
+			if l.OnError() == lake.Fail {
+				runErr = s.err
+				cancel()
+				continue
+			}
+			l.AddSkipped(l.Files()[b.File].Path, s.err)
 			continue
 		}
-		rows := b.Rows()
+		var rows int64
+		if s.pred != nil {
+			rows = s.pred.NumRows()
+		} else if dry {
+			rows = b.Rows()
+		}
 		if !dry {
 			if err := ls.writeBatch(l, &w, &wFile, b, s.pred); err != nil {
 				runErr = err
@@ -487,7 +619,8 @@ func (ls *lakeScorer) writeLoop(l *lake.Lake, ch <-chan scored, dry bool, res *s
 		}
 		release()
 		res.rows += rows
-		if b.Last {
+		last := s.final && b.Last
+		if last {
 			if !dry {
 				if err := w.Commit(); err != nil {
 					runErr = err
@@ -498,7 +631,7 @@ func (ls *lakeScorer) writeLoop(l *lake.Lake, ch <-chan scored, dry bool, res *s
 			}
 			res.files++
 		}
-		ls.progress(rows, b.Last)
+		ls.progress(rows, last)
 	}
 	return runErr
 }
@@ -513,6 +646,9 @@ func (ls *lakeScorer) writeBatch(l *lake.Lake, w **lake.FileWriter, wFile *int, 
 			return err
 		}
 		*w, *wFile = nw, b.File
+	}
+	if pred == nil { // an empty file: an output without rows
+		return nil
 	}
 	return (*w).Write(pred)
 }

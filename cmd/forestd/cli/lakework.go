@@ -70,7 +70,7 @@ func (ls *lakeScorer) runWorker(sl *scoreLakeFlags, paths []string, opts lake.Op
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	sum := scoreSummary{Model: ls.model, ModelID: ls.meta.ID, Out: ls.out, MaxMemory: int64(sl.maxMemory),
+	sum := scoreSummary{Model: ls.model, ModelID: ls.meta.ID, Out: ls.out, MaxMemory: int64(sl.maxMemory), ChunkRows: ls.chunk,
 		Skipped: []lake.Skipped{}, Worker: &workSummary{Topic: w.topic, Group: w.group}}
 	if w.enqueue {
 		list, err := lake.List([]string{root})
@@ -106,7 +106,7 @@ func (ls *lakeScorer) runWorker(sl *scoreLakeFlags, paths []string, opts lake.Op
 			return bad(err)
 		}
 		f.Partitions = parts
-		if lake.Done(lake.OutputPath(ls.out, f)) {
+		if ls.done(lake.OutputPath(ls.out, f)) {
 			sum.Resumed++ // delivered again after a crash or a rebalance
 			return nil
 		}

@@ -49,6 +49,7 @@ func runSelect(args []string, env Env) error {
 	maxRows := fs.Int("max-rows", 0, "row subsample for tests of feature sets (0 = all rows)")
 	seed := fs.Uint64("seed", 1, "random seed of the tests and the mappings")
 	threads := fs.Int("threads", runtime.NumCPU(), "worker threads (results do not depend on it)")
+	lakeIn := addLakeInputFlags(fs) // --sample N, and a directory --out: the mapped lake (lake_select.go)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -60,6 +61,9 @@ func runSelect(args []string, env Env) error {
 	if *apply != "" {
 		if *groups != "" || *marginal != "" || *mapping != "" {
 			return usagef("--apply uses a stored mapping: --groups, --marginal and --mapping do not apply")
+		}
+		if dirOut(*out) {
+			return lakeIn.selectApplyLake(paths, *apply, *label, keep.vals, *out, env)
 		}
 		return selectApply(paths, *apply, *label, keep.vals, *out, env)
 	}
@@ -89,7 +93,7 @@ func runSelect(args []string, env Env) error {
 		return usagef("--fdm-map %q: want rp or drl", *mapKind)
 	}
 
-	schema, recs, err := readRecords(paths, nil)
+	schema, recs, err := lakeIn.learnRecords(paths, *label, keep.vals, *seed)
 	if err != nil {
 		return err
 	}
@@ -145,7 +149,7 @@ func runSelect(args []string, env Env) error {
 	if err := writeMapping(*mapping, t); err != nil {
 		return err
 	}
-	rows, err := selectWrite(schema, recs, t, fr.Levels, fr.Names, *label, keep.vals, *out)
+	rows, lakeRep, err := lakeIn.selectOut(paths, schema, recs, t, fr.Levels, fr.Names, *label, keep.vals, *out)
 	if err != nil {
 		return err
 	}
@@ -153,6 +157,12 @@ func runSelect(args []string, env Env) error {
 		"marginal": t.Marginal, "groups": t.Groups, "fdm_map": t.Map, "candidates": t.Candidates}
 	if res != nil {
 		rep["search"] = map[string]any{"method": res.Method, "stat": res.Stat, "alpha": res.Alpha, "tests": res.Tests}
+	}
+	if lakeRep != nil {
+		rep["lake"] = lakeRep
+	}
+	if lakeIn.report != nil {
+		rep["sample"] = lakeIn.report
 	}
 	return writeJSON(env.Stdout, rep)
 }
@@ -204,10 +214,24 @@ func writeMapping(path string, t *fdm.Transform) error {
 // set, are the training frame's features and category levels, so that
 // categorical group inputs are coded as in training.
 func selectWrite(schema *arrow.Schema, recs []arrow.Record, t *fdm.Transform, levels [][]string, names []string, label string, keep []string, out string) (int, error) {
+	outSchema, outRecs, rows, err := selectRecords(schema, recs, t, levels, names, label, keep)
+	if err != nil {
+		return 0, err
+	}
+	defer release(outRecs)
+	if err := files.WriteFile(out, outSchema, outRecs, files.WriteOptions{}); err != nil {
+		return 0, err
+	}
+	return rows, nil
+}
+
+// selectRecords maps recs into selectWrite's output records (one per input
+// record); the caller releases them.
+func selectRecords(schema *arrow.Schema, recs []arrow.Record, t *fdm.Transform, levels [][]string, names []string, label string, keep []string) (*arrow.Schema, []arrow.Record, int, error) {
 	inputs := t.Inputs()
 	for _, n := range inputs {
 		if len(schema.FieldIndices(n)) == 0 {
-			return 0, fmt.Errorf("the input has no column %q, which the mapping reads", n)
+			return nil, nil, 0, fmt.Errorf("the input has no column %q, which the mapping reads", n)
 		}
 	}
 	var lv [][]string
@@ -221,11 +245,11 @@ func selectWrite(schema *arrow.Schema, recs []arrow.Record, t *fdm.Transform, le
 	}
 	all, err := frame.FeaturesFromRecords(schema, recs, inputs, lv)
 	if err != nil {
-		return 0, fmt.Errorf("mapping input: %w", err)
+		return nil, nil, 0, fmt.Errorf("mapping input: %w", err)
 	}
 	mapped, err := t.Columns(all)
 	if err != nil {
-		return 0, err
+		return nil, nil, 0, err
 	}
 	var fields []arrow.Field
 	var src []int // input column per output field; -1 for mapped columns
@@ -244,19 +268,19 @@ func selectWrite(schema *arrow.Schema, recs []arrow.Record, t *fdm.Transform, le
 	}
 	for _, k := range keep {
 		if err := add(k, "--keep"); err != nil {
-			return 0, err
+			return nil, nil, 0, err
 		}
 	}
 	for _, m := range t.Marginal {
 		if err := add(m, "marginal feature"); err != nil {
-			return 0, err
+			return nil, nil, 0, err
 		}
 	}
 	firstMapped := len(fields)
 	for _, g := range t.Groups {
 		for _, o := range g.Outputs {
 			if used[o.Name] || o.Name == label {
-				return 0, fmt.Errorf("mapped column %q collides with an output column", o.Name)
+				return nil, nil, 0, fmt.Errorf("mapped column %q collides with an output column", o.Name)
 			}
 			used[o.Name] = true
 			fields, src = append(fields, arrow.Field{Name: o.Name, Type: arrow.PrimitiveTypes.Float64}), append(src, -1)
@@ -264,12 +288,11 @@ func selectWrite(schema *arrow.Schema, recs []arrow.Record, t *fdm.Transform, le
 	}
 	if label != "" && !used[label] {
 		if err := add(label, "--label"); err != nil {
-			return 0, err
+			return nil, nil, 0, err
 		}
 	}
 	outSchema := arrow.NewSchema(fields, nil)
 	var outRecs []arrow.Record
-	defer func() { release(outRecs) }()
 	row := 0
 	for _, r := range recs {
 		n := int(r.NumRows())
@@ -293,8 +316,5 @@ func selectWrite(schema *arrow.Schema, recs []arrow.Record, t *fdm.Transform, le
 		}
 		row += n
 	}
-	if err := files.WriteFile(out, outSchema, outRecs, files.WriteOptions{}); err != nil {
-		return 0, err
-	}
-	return row, nil
+	return outSchema, outRecs, row, nil
 }
