@@ -87,17 +87,7 @@ type AnalyzeLoop struct {
 	Poll    time.Duration
 	Metrics *Metrics
 	Logger  *slog.Logger
-	wake    chan struct{}
-}
-
-func (l *AnalyzeLoop) notify() {
-	if l.wake == nil {
-		return
-	}
-	select {
-	case l.wake <- struct{}{}:
-	default:
-	}
+	waker
 }
 
 // Init prepares the loop; call it before the stage runs.
@@ -114,45 +104,36 @@ func (l *AnalyzeLoop) Init() error {
 	if err := l.Retry.Validate(); err != nil {
 		return err
 	}
-	l.wake = make(chan struct{}, 1)
+	l.waker.init()
 	return nil
 }
 
 // Run analyses until ctx is done.
 func (l *AnalyzeLoop) Run(ctx context.Context) error {
-	if l.wake == nil {
+	if !l.waker.ready() {
 		if err := l.Init(); err != nil {
 			return err
 		}
 	}
-	tick := time.NewTicker(l.Poll)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-l.wake:
-		case <-tick.C:
-		}
-		if !l.Analyzer.Due(time.Now()) {
-			continue
-		}
-		t0 := time.Now()
-		an, err := l.Analyzer.Analyze(t0)
-		if err != nil {
-			l.Logger.Warn("dependence analysis failed", "err", err)
-			continue
-		}
-		l.Logger.Info("dependence analysis", "seq", an.Seq, "rows", an.Rows, "groups", len(an.Result.Groups),
-			"marginal", len(an.Result.Marginal), "seconds", time.Since(t0).Seconds())
-		if l.Publish == nil {
-			continue
-		}
-		err = l.Retry.Do(ctx, func() error { return l.Publish(ctx, an) }, nil, func(attempt int, err error) {
-			l.Logger.Warn("publishing the report failed; retrying", "attempt", attempt+1, "err", err)
-		})
-		if err == nil && l.Metrics != nil {
-			l.Metrics.ReportsPublished.Inc()
-		}
+	return l.waker.run(ctx, l.Poll, l.Analyzer.Due, l.analyzeOnce)
+}
+
+func (l *AnalyzeLoop) analyzeOnce(ctx context.Context) {
+	t0 := time.Now()
+	an, err := l.Analyzer.Analyze(t0)
+	if err != nil {
+		l.Logger.Warn("dependence analysis failed", "err", err)
+		return
+	}
+	l.Logger.Info("dependence analysis", "seq", an.Seq, "rows", an.Rows, "groups", len(an.Result.Groups),
+		"marginal", len(an.Result.Marginal), "seconds", time.Since(t0).Seconds())
+	if l.Publish == nil {
+		return
+	}
+	err = l.Retry.Do(ctx, func() error { return l.Publish(ctx, an) }, nil, func(attempt int, err error) {
+		l.Logger.Warn("publishing the report failed; retrying", "attempt", attempt+1, "err", err)
+	})
+	if err == nil && l.Metrics != nil {
+		l.Metrics.ReportsPublished.Inc()
 	}
 }

@@ -172,19 +172,11 @@ type TrainLoop struct {
 	Poll   time.Duration
 	Logger *slog.Logger
 
-	notify chan struct{}
+	waker
 }
 
 // Notify wakes the loop (new rows arrived). It never blocks.
-func (l *TrainLoop) Notify() {
-	if l.notify == nil {
-		return
-	}
-	select {
-	case l.notify <- struct{}{}:
-	default:
-	}
-}
+func (l *TrainLoop) Notify() { l.waker.notify() }
 
 // Init prepares the loop; call before Notify is used concurrently.
 func (l *TrainLoop) Init() error {
@@ -203,33 +195,22 @@ func (l *TrainLoop) Init() error {
 	if err := l.Retry.Validate(); err != nil {
 		return err
 	}
-	l.notify = make(chan struct{}, 1)
+	l.waker.init()
 	return nil
 }
 
 // Run trains until ctx is done.
 func (l *TrainLoop) Run(ctx context.Context) error {
-	if l.notify == nil {
+	if !l.waker.ready() {
 		if err := l.Init(); err != nil {
 			return err
 		}
 	}
-	tick := time.NewTicker(l.Poll)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-l.notify:
-		case <-tick.C:
-		}
-		if !l.Trainer.Due(time.Now()) {
-			continue
-		}
+	return l.waker.run(ctx, l.Poll, l.Trainer.Due, func(ctx context.Context) {
 		if err := l.trainOnce(ctx); err != nil && ctx.Err() == nil {
 			l.Logger.Warn("training failed", "err", err)
 		}
-	}
+	})
 }
 
 func (l *TrainLoop) trainOnce(ctx context.Context) error {
@@ -267,4 +248,41 @@ func (l *TrainLoop) trainOnce(ctx context.Context) error {
 		}
 		l.Logger.Warn("publishing the model failed; retrying", "model_version", version, "attempt", attempt+1, "err", err)
 	})
+}
+
+// waker is the scheduling the training and analysis loops share: a
+// one-slot wake-up channel that never blocks the notifier, and a poll
+// ticker for schedules that fall due with time alone.
+type waker struct{ wake chan struct{} }
+
+func (w *waker) init()       { w.wake = make(chan struct{}, 1) }
+func (w *waker) ready() bool { return w.wake != nil }
+
+// notify wakes the loop; it never blocks and is a no-op before init.
+func (w *waker) notify() {
+	if w.wake == nil {
+		return
+	}
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run calls work whenever due reports true after a wake-up or a tick of
+// poll, until ctx is done.
+func (w *waker) run(ctx context.Context, poll time.Duration, due func(time.Time) bool, work func(context.Context)) error {
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-w.wake:
+		case <-tick.C:
+		}
+		if due(time.Now()) {
+			work(ctx)
+		}
+	}
 }

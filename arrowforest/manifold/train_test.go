@@ -89,6 +89,25 @@ func literalSetup(t *testing.T, mode string) (*frame.Frame, *Predictor, *Predict
 	return te, p, pr, d, d2, &Embedding{N: d.Rows(), M: d.Dim(), Z: d.Embedding, Lambda: d.Eigenvalues}
 }
 
+// checkLiteral runs eqs. (2)–(3) and (7) on the predicted squared
+// distances dn of test row r and compares the result with got.
+func checkLiteral(t *testing.T, r int, d *forest.DRF, d2 []float64, e *Embedding, dn, got []float64, tol float64) {
+	t.Helper()
+	z, err := Embed(d2, e, dn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := Backscore(d.Embedding, d.Dim(), d.Coef, len(got), d.SigmaG, z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range y {
+		if math.Abs(y[k]-got[k]) > tol*(1+math.Abs(y[k])) {
+			t.Fatalf("row %d output %d: Predict %v, literal pipeline %v", r, k, got[k], y[k])
+		}
+	}
+}
+
 // TestPredictMatchesLiteralPipeline: Predict (which remembers the result
 // per argmax) equals the paper's steps run one by one for each row:
 // a (§2.3.1) → Algorithm 1 → eqs. (2)–(3) → eq. (7).
@@ -104,19 +123,7 @@ func TestPredictMatchesLiteralPipeline(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		z, err := Embed(d2, e, dn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		y, err := Backscore(d.Embedding, d.Dim(), d.Coef, 3, d.SigmaG, z)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for k := range y {
-			if math.Abs(y[k]-pr.Values[r*3+k]) > 1e-12*(1+math.Abs(y[k])) {
-				t.Fatalf("row %d output %d: Predict %v, literal pipeline %v", r, k, pr.Values[r*3+k], y[k])
-			}
-		}
+		checkLiteral(t, r, d, d2, e, dn, pr.Values[r*3:r*3+3], 1e-12)
 	}
 	// a second call answers from what the first remembered
 	again, _ := p.Predict(te, 1)
@@ -379,19 +386,7 @@ func TestPredictWeightedMatchesLiteral(t *testing.T) {
 				dn[i] += aj / sa * d2[j*n+i]
 			}
 		}
-		z, err := Embed(d2, e, dn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		y, err := Backscore(d.Embedding, d.Dim(), d.Coef, 3, d.SigmaG, z)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for k := range y {
-			if math.Abs(y[k]-pr.Values[r*3+k]) > 1e-9*(1+math.Abs(y[k])) {
-				t.Fatalf("row %d output %d: Predict %v, literal pipeline %v", r, k, pr.Values[r*3+k], y[k])
-			}
-		}
+		checkLiteral(t, r, d, d2, e, dn, pr.Values[r*3:r*3+3], 1e-9)
 	}
 	one, _ := p.Predict(te, 1)
 	if !slices.Equal(one.Values, pr.Values) {
