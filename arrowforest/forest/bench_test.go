@@ -73,3 +73,49 @@ func BenchmarkTrainTrunk(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkWalk compares the two walks of one 32,768-row block of trunk
+// rows through all 100 trees, rows ordered by their tree-0 leaf as Predict
+// orders them: Compiled.leaf (branchy, one row at a time) and the
+// branch-free axis layout (eight rows in lock step, axiswalk.go).
+func BenchmarkWalk(b *testing.B) {
+	f, te := benchTrunk(b)
+	c, err := Compile(f)
+	if err != nil || c.axis == nil {
+		b.Fatal("no axis layout", err)
+	}
+	const bs = 32768
+	w, p := c.axis, c.p
+	x := make([]float32, bs*p)
+	c.transpose(te.Cols, 0, bs, x)
+	kx := make([]uint32, bs*w.stride)
+	w.keys(te.Cols, nil, 0, bs, kx)
+	s0 := make([]int32, bs)
+	w.leaves(c.roots[0], kx, bs, s0)
+	keys := sortByLeaf(s0, make([]uint64, bs))
+	y := make([]float32, bs*p)
+	ky := make([]uint32, bs*w.stride)
+	for q, k := range keys {
+		i := int(uint32(k))
+		copy(y[q*p:(q+1)*p], x[i*p:(i+1)*p])
+		copy(ky[q*w.stride:(q+1)*w.stride], kx[i*w.stride:(i+1)*w.stride])
+	}
+	out := make([]int32, bs)
+	run := func(name string, fn func(root int32)) {
+		b.Run(name, func(b *testing.B) {
+			cpu0 := cpuTime()
+			for range b.N {
+				for _, root := range c.roots {
+					fn(root)
+				}
+			}
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(bs*b.N), "cpu-ns/row")
+		})
+	}
+	run("leaf", func(root int32) {
+		for q := range bs {
+			out[q] = c.leaf(root, y[q*p:(q+1)*p])
+		}
+	})
+	run("axis8", func(root int32) { w.leaves(root, ky, bs, out) })
+}

@@ -1,0 +1,194 @@
+package forest
+
+import (
+	"math"
+)
+
+// axisWalk is the branch-free scoring layout of a forest whose nodes are
+// all axis splits (Breiman RF, LFS, RerF(r) after its rank map; DESIGN §8).
+//
+// Rows are scored as order keys: every float32 becomes a uint32 whose
+// unsigned order is the float order (orderKey), so a node's test is one
+// integer comparison that the compiler turns into SETcc, and the child
+// index is selected arithmetically instead of by a branch. Eight rows walk
+// one tree in lock step (walk8): their loads are independent, so the core
+// overlaps eight chains of node and feature loads where a branchy walk of
+// one row waits on each load and mispredicts about half of the turns. On
+// trunk (100 trees of ~9,000 nodes, average depth 15.6) this cut CPU time
+// per row by about 40% against Compiled.leaf (BenchmarkWalk, 2026-11-21).
+//
+// Missing values keep the trained direction without a second comparison:
+// in the key row NaN is the largest key (it fails every "key ≤ threshold"
+// and goes right), and each feature that has a node sending missing values
+// left gets a second key column in which NaN is the smallest key (0), so
+// those nodes read that column and send NaN left. Leaves point to
+// themselves and read a sentinel column whose key (MaxUint32) exceeds their
+// threshold (MaxUint32−1), so a row that reached its leaf stays there
+// while the others of its group go on.
+type axisWalk struct {
+	nodes  []anode
+	leafOf []int32 // per node: its leaf slot (read only at leaves)
+	roots  []int32
+	p      int     // input features
+	stride int     // key columns per row: p, the NaN-low copies, the sentinel
+	lowOf  []int32 // for key columns p..stride-2: the feature copied NaN-low
+}
+
+// anode is one node of axisWalk (12 bytes, preorder: left child i+1).
+type anode struct {
+	thr   uint32 // orderKey of the threshold; MaxUint32−1 at leaves
+	col   int32  // key column tested; the sentinel column at leaves
+	right int32  // right child; the node itself at leaves
+}
+
+// orderKey maps v to a uint32 with the same order as float comparison:
+// −0 and +0 share a key, and every NaN maps to MaxUint32, above +Inf.
+func orderKey(v float32) uint32 {
+	if v != v {
+		return math.MaxUint32
+	}
+	if v == 0 {
+		v = 0 // −0 → +0
+	}
+	b := math.Float32bits(v)
+	if b&(1<<31) != 0 {
+		return ^b
+	}
+	return b | 1<<31
+}
+
+// newAxisWalk builds the layout from c, or returns nil when c has an
+// oblique node or a NaN threshold (scored by Compiled.leaf instead).
+func newAxisWalk(c *Compiled) *axisWalk {
+	if len(c.atomOff) > 1 {
+		return nil
+	}
+	w := &axisWalk{p: c.p, roots: c.roots, nodes: make([]anode, len(c.nodes)), leafOf: make([]int32, len(c.nodes))}
+	low := make([]int32, c.p) // feature → its NaN-low column, or 0
+	for _, n := range c.nodes {
+		if n.right >= 0 && n.feat&missBit != 0 && low[n.feat&featMask] == 0 {
+			f := n.feat & featMask
+			low[f] = int32(c.p + len(w.lowOf))
+			w.lowOf = append(w.lowOf, f)
+		}
+	}
+	w.stride = c.p + len(w.lowOf) + 1
+	sentinel := int32(w.stride - 1)
+	for i, n := range c.nodes {
+		if n.right < 0 {
+			w.nodes[i] = anode{thr: math.MaxUint32 - 1, col: sentinel, right: int32(i)}
+			w.leafOf[i] = -1 - n.right
+			continue
+		}
+		if n.thr != n.thr {
+			return nil
+		}
+		f := n.feat & featMask
+		col := f
+		if n.feat&missBit != 0 {
+			col = low[f]
+		}
+		w.nodes[i] = anode{thr: orderKey(n.thr), col: col, right: n.right}
+	}
+	return w
+}
+
+// keys writes rows [r0, r1) of the column-major cols into x as key rows of
+// w.stride columns, through the rank map when there is one.
+func (w *axisWalk) keys(cols [][]float32, rank *RankMap, r0, r1 int, x []uint32) {
+	s := w.stride
+	for j, col := range cols {
+		if rank != nil {
+			for i, v := range col[r0:r1] {
+				x[i*s+j] = orderKey(rank.Apply(j, v))
+			}
+			continue
+		}
+		for i, v := range col[r0:r1] {
+			x[i*s+j] = orderKey(v)
+		}
+	}
+	for q, f := range w.lowOf {
+		for i := range r1 - r0 {
+			k := x[i*s+int(f)]
+			if k == math.MaxUint32 {
+				k = 0
+			}
+			x[i*s+w.p+q] = k
+		}
+	}
+	for i := range r1 - r0 {
+		x[i*s+s-1] = math.MaxUint32
+	}
+}
+
+// step moves from node i one level down for the key row starting at o.
+func step(nodes []anode, i int32, x []uint32, o int32) int32 {
+	n := &nodes[i]
+	var g int32
+	if x[o+n.col] <= n.thr {
+		g = 1
+	}
+	return n.right + (i+1-n.right)&(-g) // g == 1: left child i+1
+}
+
+// leaf1 walks one key row (at offset o of x) from root to its leaf slot.
+func (w *axisWalk) leaf1(root int32, x []uint32, o int32) int32 {
+	i := root
+	for {
+		j := step(w.nodes, i, x, o)
+		if j == i {
+			return w.leafOf[i]
+		}
+		i = j
+	}
+}
+
+// walk8 walks the eight consecutive key rows of x (8·stride keys) through
+// the tree at root and writes their leaf slots to out[:8]. It is unrolled
+// by hand: eight independent chains, two levels per exit test (measured:
+// 8 rows beat 4, 6, 12 and 16 on trunk; see BenchmarkWalk).
+func (w *axisWalk) walk8(root int32, x []uint32, out []int32) {
+	nodes := w.nodes
+	p := int32(w.stride)
+	_ = x[8*p-1]
+	i0, i1, i2, i3, i4, i5, i6, i7 := root, root, root, root, root, root, root, root
+	for {
+		j0 := step(nodes, i0, x, 0)
+		j1 := step(nodes, i1, x, p)
+		j2 := step(nodes, i2, x, 2*p)
+		j3 := step(nodes, i3, x, 3*p)
+		j4 := step(nodes, i4, x, 4*p)
+		j5 := step(nodes, i5, x, 5*p)
+		j6 := step(nodes, i6, x, 6*p)
+		j7 := step(nodes, i7, x, 7*p)
+		k0 := step(nodes, j0, x, 0)
+		k1 := step(nodes, j1, x, p)
+		k2 := step(nodes, j2, x, 2*p)
+		k3 := step(nodes, j3, x, 3*p)
+		k4 := step(nodes, j4, x, 4*p)
+		k5 := step(nodes, j5, x, 5*p)
+		k6 := step(nodes, j6, x, 6*p)
+		k7 := step(nodes, j7, x, 7*p)
+		if (k0^i0)|(k1^i1)|(k2^i2)|(k3^i3)|(k4^i4)|(k5^i5)|(k6^i6)|(k7^i7) == 0 {
+			break
+		}
+		i0, i1, i2, i3, i4, i5, i6, i7 = k0, k1, k2, k3, k4, k5, k6, k7
+	}
+	_ = out[7]
+	out[0], out[1], out[2], out[3] = w.leafOf[i0], w.leafOf[i1], w.leafOf[i2], w.leafOf[i3]
+	out[4], out[5], out[6], out[7] = w.leafOf[i4], w.leafOf[i5], w.leafOf[i6], w.leafOf[i7]
+}
+
+// leaves writes the leaf slots of the m key rows of x in the tree at root
+// to out[:m].
+func (w *axisWalk) leaves(root int32, x []uint32, m int, out []int32) {
+	s := w.stride
+	q := 0
+	for ; q+8 <= m; q += 8 {
+		w.walk8(root, x[q*s:(q+8)*s], out[q:q+8])
+	}
+	for ; q < m; q++ {
+		out[q] = w.leaf1(root, x, int32(q*s))
+	}
+}

@@ -1,0 +1,118 @@
+package forest
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/forestd/forestd/arrowforest/frame"
+)
+
+// specials are the float32 values whose comparison orderKey must keep.
+var specials = []float32{float32(math.NaN()), -float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)),
+	0, float32(math.Copysign(0, -1)), math.SmallestNonzeroFloat32, -math.SmallestNonzeroFloat32,
+	math.MaxFloat32, -math.MaxFloat32, 1, -1, 0.5, -0.5}
+
+// TestOrderKeyKeepsComparison checks that key(v) ≤ key(t) exactly when
+// v ≤ t for every non-NaN threshold t, and that NaN fails every test.
+func TestOrderKeyKeepsComparison(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	vals := append([]float32{}, specials...)
+	for range 2000 {
+		vals = append(vals, math.Float32frombits(rng.Uint32()), float32(rng.NormFloat64()))
+	}
+	for _, thr := range vals {
+		if thr != thr {
+			continue
+		}
+		for _, v := range vals {
+			if got, want := orderKey(v) <= orderKey(thr), v <= thr; got != want {
+				t.Fatalf("v=%v (%#x) thr=%v (%#x): key test %v, float test %v", v, math.Float32bits(v), thr, math.Float32bits(thr), got, want)
+			}
+		}
+	}
+}
+
+// TestAxisWalkMatchesLeaf scores rows full of NaN, ±0 and ±Inf with the
+// branch-free layout and with Compiled.leaf, tree by tree, on forests
+// trained with missing values (so nodes send NaN both ways), for
+// classification and regression and for row counts that leave a partial
+// group of eight.
+func TestAxisWalkMatchesLeaf(t *testing.T) {
+	for _, task := range []frame.Task{frame.TaskClassification, frame.TaskRegression} {
+		tr := trunkFrame(3000, 8, 1)
+		withMissing(tr, 0.1, 1)
+		if task == frame.TaskRegression {
+			tr.Task, tr.YReg = frame.TaskRegression, make([]float64, tr.NRows)
+			for i, y := range tr.Y {
+				tr.YReg[i] = float64(y) + float64(tr.Cols[0][i])
+				if tr.YReg[i] != tr.YReg[i] {
+					tr.YReg[i] = 0
+				}
+			}
+			tr.Y, tr.Classes = nil, nil
+		}
+		p := DefaultParams(task)
+		p.Trees, p.Threads = 10, 2
+		f, err := Train(tr, p, TrainOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := Compile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := c.axis
+		if w == nil {
+			t.Fatal("an axis-only forest did not get the axis layout")
+		}
+		if len(w.lowOf) == 0 {
+			t.Fatal("no node sends missing values left: the test would not cover the NaN-low columns")
+		}
+		te := trunkFrame(1003, 8, 2)
+		withMissing(te, 0.1, 2)
+		rng := rand.New(rand.NewPCG(3, 4))
+		for _, col := range te.Cols {
+			for i := range col {
+				if rng.IntN(5) == 0 {
+					col[i] = specials[rng.IntN(len(specials))]
+				}
+			}
+		}
+		m := te.NRows
+		kx := make([]uint32, m*w.stride)
+		w.keys(te.Cols, c.rank, 0, m, kx)
+		got := make([]int32, m)
+		row := make([]float32, c.p)
+		for ti, root := range c.roots {
+			w.leaves(root, kx, m, got)
+			for r := 0; r < m; r++ {
+				for j := range row {
+					row[j] = te.Cols[j][r]
+				}
+				if want := c.leaf(root, row); got[r] != want {
+					t.Fatalf("task %v tree %d row %d: axis walk leaf %d, Compiled.leaf %d (row %v)", task, ti, r, got[r], want, row)
+				}
+			}
+		}
+	}
+}
+
+// TestObliqueForestKeepsPlainWalk: a forest with an oblique node is scored
+// by Compiled.leaf (the axis layout cannot evaluate atoms).
+func TestObliqueForestKeepsPlainWalk(t *testing.T) {
+	tr := trunkFrame(500, 6, 1)
+	p := DefaultParams(frame.TaskClassification)
+	p.Trees, p.Forest, p.Threads = 5, "sporf", 1
+	f, err := Train(tr, p, TrainOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Compile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.atomOff) > 1 && c.axis != nil {
+		t.Fatal("a forest with oblique nodes got the axis layout")
+	}
+}
