@@ -3,7 +3,10 @@
 # Randomer paper's Trunk comparison with forestd, and prints the published
 # numbers beside ours with the targets of the oblique-forests issue.
 #
-#   bash e2e/bench/morf.sh [--quick] [--forestd BIN]
+#   bash e2e/bench/morf.sh [--quick] [--forestd BIN] [--only PREFIX]
+#
+# --only PREFIX runs only the experiments whose name starts with PREFIX
+# (circle, hvbars, impulse, trunk); the report then has just those rows.
 #
 # Protocol: forestd gen data, 10,000 test rows (seed 1000+s), 500 trees
 # (100 with --quick), mean over seeds 1..3 (1 with --quick) of the test
@@ -12,10 +15,12 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 QUICK=0
 BIN=""
+ONLY=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1 ;;
     --forestd) BIN="$2"; shift ;;
+    --only) ONLY="$2"; shift ;;
     *) echo "morf.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -34,6 +39,7 @@ OUT="$W/results.tsv"
 # run NAME DATA N "GEN FLAGS" train flags...
 run() {
   local name=$1 data=$2 n=$3 genflags=$4; shift 4
+  case "$name" in "$ONLY"*) ;; *) return 0 ;; esac
   for s in $SEEDS; do
     # shellcheck disable=SC2086
     "$BIN" gen "$data" --n "$n" --seed "$s" $genflags --out "$W/tr.parquet" >/dev/null
@@ -69,16 +75,21 @@ run trunk100_sporf trunk 1000 "--p 100" --forest sporf
 
 # The "patch bank" of the issue, measured on the same impulse data: scikit-
 # learn's RF over the sums of every contiguous window (5,050 features).
-for s in $SEEDS; do
+case impulse in "$ONLY"*) IMP_SEEDS=$SEEDS ;; *) IMP_SEEDS="" ;; esac
+for s in $IMP_SEEDS; do
   "$BIN" gen impulse --n 1000 --seed "$s" --out "$W/tr.csv" >/dev/null
   "$BIN" gen impulse --n "$NTEST" --seed $((1000 + s)) --out "$W/te.csv" >/dev/null
   e=$(/usr/bin/python3 e2e/bench/patch_bank.py "$W/tr.csv" "$W/te.csv" "$TREES" "$s")
   printf 'impulse_bank\t%s\t%s\t0\n' "$s" "$e" >> "$OUT"
+  # the floor on these test draws (Bayes rule) and a CV-tuned logistic regression
+  read -r bayes lr < <(/usr/bin/python3 e2e/bench/impulse_refs.py "$W/tr.csv" "$W/te.csv")
+  printf 'impulse_bayes\t%s\t%s\t0\nimpulse_logreg\t%s\t%s\t0\n' "$s" "$bayes" "$s" "$lr" >> "$OUT"
 done
 
 # RerF(δ+r) invariance (Randomer paper §3.2): the same trunk data before and
 # after a random rotation followed by per-feature scaling (numpy, seeded).
-for s in $SEEDS; do
+case trunk in "$ONLY"*) ROT_SEEDS=$SEEDS ;; *) ROT_SEEDS="" ;; esac
+for s in $ROT_SEEDS; do
   "$BIN" gen trunk --p 100 --n 1000 --seed "$s" --out "$W/tr.csv" >/dev/null
   "$BIN" gen trunk --p 100 --n "$NTEST" --seed $((1000 + s)) --out "$W/te.csv" >/dev/null
   /usr/bin/python3 e2e/bench/rotate_scale.py "$s" "$W/tr.csv" "$W/te.csv" "$W/trR.csv" "$W/teR.csv"
@@ -114,6 +125,8 @@ table = [
   ("impulse_morf", "impulse n=1000 (MORF, 1x2..1x20, mtry 1.0, min-leaf 10)", "0.1435", "≤ 0.127"),
   ("impulse_bank", "impulse n=1000 (patch bank: sklearn RF on all 5,050 window sums, same data)", "0.127 (issue's run)", "—"),
   ("impulse_rf", "impulse n=1000 (RF)", "0.147 (RF here)", "—"),
+  ("impulse_logreg", "impulse n=1000 (logistic regression, C by 5-fold CV on the training rows, same data)", "—", "—"),
+  ("impulse_bayes", "impulse: Bayes rule (matched filter, knows the signal) on the same test rows", "≈ 0.12", "floor"),
   ("trunk100_rf", "trunk p=100, n=1000 (RF)", "0.040 (ranger here)", "—"),
   ("trunk100_sporf", "trunk p=100, n=1000 (SPORF)", "Bayes 0.011", "≤ 0.035"),
   ("trunk100_rerf_delta", "trunk p=100, n=1000 (RerF(δ))", "Bayes 0.011", "≤ 0.015"),
@@ -122,7 +135,7 @@ table = [
   ("trunk100_rerf_deltaR", "RerF(δ) without ranks on the rotated and scaled inputs", "Bayes 0.011", "— (shows why r matters)"),
 ]
 print(f"forestd MORF/SPORF reproductions: {sys.argv[2]} trees, seeds {sys.argv[3]}, test error (mean)\n")
-print("| experiment | forestd | published / reference | target |")
+print("| experiment | forestd (or the reference named) | published / reference | target |")
 print("|---|---:|---:|---|")
 for key, label, pub, target in table:
     if key in err:
