@@ -201,6 +201,12 @@ def main():
         ft = g(name, "train_seconds")
         r = ft / min(peers_train) if ft and peers_train else None
         ratios["train_" + name] = r
+        if name == "forestd exact":
+            # the issue sets the training target for the default (binned)
+            # search and asks for the exact search to be reported beside it
+            L.append("| (%s train time / min(ranger, sklearn)) | %s | (≤ %.2f applies to the default search) | reported |" % (
+                name, fmt(r, ".3f"), TARGET_TRAIN))
+            continue
         L.append("| %s train time / min(ranger, sklearn) | %s | ≤ %.2f | %s |" % (
             name, fmt(r, ".3f"), TARGET_TRAIN, status(None if r is None else r <= TARGET_TRAIN)))
     peers_cpu = [v for v in (g("ranger", "train_cpu_seconds"), g("sklearn", "train_cpu_seconds")) if v]
