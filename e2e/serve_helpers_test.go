@@ -98,8 +98,18 @@ func forestdBinTB(tb testing.TB) string {
 // startProc starts the forestd binary with args.
 func startProc(t testing.TB, name string, args ...string) *proc {
 	t.Helper()
+	return startProcEnv(t, name, nil, args...)
+}
+
+// startProcEnv starts the forestd binary with args and env (NAME=VALUE)
+// added to the test's environment.
+func startProcEnv(t testing.TB, name string, env []string, args ...string) *proc {
+	t.Helper()
 	p := &proc{t: t, name: name, done: make(chan struct{})}
 	p.cmd = exec.Command(forestdBinTB(t), args...)
+	if env != nil {
+		p.cmd.Env = append(os.Environ(), env...)
+	}
 	p.cmd.Stderr = p
 	p.cmd.Stdout = p
 	if err := p.cmd.Start(); err != nil {
@@ -248,8 +258,15 @@ func (d *daemon) metric(name string) float64 {
 // per message, so binary values pass untouched) with the given headers.
 func kcatProduce(t *testing.T, brokers, topic string, headers []string, values ...[]byte) {
 	t.Helper()
+	kcatProduceX(t, brokers, topic, nil, headers, values...)
+}
+
+// kcatProduceX is kcatProduce with extra kcat arguments (e.g. -X
+// security.protocol=SASL_SSL).
+func kcatProduceX(t *testing.T, brokers, topic string, extra, headers []string, values ...[]byte) {
+	t.Helper()
 	dir := t.TempDir()
-	args := []string{"-b", brokers, "-P", "-t", topic, "-X", "message.max.bytes=2000000"}
+	args := append([]string{"-b", brokers, "-P", "-t", topic, "-X", "message.max.bytes=2000000"}, extra...)
 	for _, h := range headers {
 		args = append(args, "-H", h)
 	}
@@ -307,10 +324,17 @@ func (m kmsg) header(k string) string {
 // kcatConsume reads topic from the beginning to its current end with kcat.
 func kcatConsume(t *testing.T, brokers, topic string) []kmsg {
 	t.Helper()
+	return kcatConsumeX(t, brokers, topic, nil)
+}
+
+// kcatConsumeX is kcatConsume with extra kcat arguments.
+func kcatConsumeX(t *testing.T, brokers, topic string, extra []string) []kmsg {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, kcatPath, "-b", brokers, "-C", "-t", topic, "-o", "beginning", "-e", "-J", "-q",
-		"-X", "fetch.message.max.bytes=16000000").Output()
+	args := append([]string{"-b", brokers, "-C", "-t", topic, "-o", "beginning", "-e", "-J", "-q",
+		"-X", "fetch.message.max.bytes=16000000"}, extra...)
+	out, err := exec.CommandContext(ctx, kcatPath, args...).Output()
 	if err != nil {
 		t.Fatalf("kcat -C %s: %v", topic, err)
 	}

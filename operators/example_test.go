@@ -3,6 +3,7 @@ package operators_test
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -36,4 +37,35 @@ func ExampleScorer() {
 	defer out[0].Release()
 	fmt.Println(used.Meta.Version, out[0].NumRows(), out[0].Schema().Field(2).Name, out[0].Column(2).ValueStr(0))
 	// Output: 3 5 source forestd.features/0/42
+}
+
+// Train behind the select stage: the latest analysis of the labelled
+// window selects the marginal feature m0 and maps the XOR pair of xor3
+// (dissertation §6.3); the model is trained on those columns, carries the
+// mapping, and reads the raw columns when it scores.
+func ExampleTrainer_TrainMapped() {
+	data, _ := synth.Generate(synth.XOR3, synth.Options{N: 400, Seed: 4})
+	rec := data.ToRecord(memory.DefaultAllocator)
+	defer rec.Release()
+	an, _ := operators.NewAnalyzer(operators.AnalyzeOptions{Label: "y", Window: 400, MinRows: 100, Seed: 4})
+	an.Add(rec.Schema(), []arrow.Record{rec})
+	an.Analyze(time.Now())
+	sel, seq := an.Selection()
+
+	p := forest.DefaultParams(frame.TaskClassification)
+	p.Trees, p.Threads = 10, 1
+	tr, _ := operators.NewTrainer(operators.TrainOptions{Label: "y", Window: 400, Params: p})
+	tr.Add(rec.Schema(), []arrow.Record{rec})
+	window, _ := tr.Snapshot(time.Now())
+	f, err := tr.TrainMapped(context.Background(), window, sel, 1)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	source, _ := f.SourceColumns()
+	fmt.Println("analysis", seq, "trees read", f.Features)
+	fmt.Println("scoring reads", source)
+	// Output:
+	// analysis 1 trees read [m0 fdm_g1_1 fdm_g1_2]
+	// scoring reads [m0 x2a_0 x2a_1]
 }

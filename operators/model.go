@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/forestd/forestd/arrowforest/forest"
+	"github.com/forestd/forestd/arrowforest/manifold"
 	"github.com/forestd/forestd/arrowforest/model"
 )
 
@@ -25,13 +26,19 @@ func inputErr(format string, a ...any) error {
 type Model struct {
 	Forest   *forest.Forest
 	Compiled *forest.Compiled
-	Meta     model.Meta
+	// DRF predicts a distance random forest's multivariate responses
+	// (Compiled is nil then): score_drf.go.
+	DRF  *manifold.Predictor
+	Meta model.Meta
 	// Bytes is the encoded model (nil when unknown).
 	Bytes []byte
 }
 
 // NewModel compiles f for scoring.
 func NewModel(f *forest.Forest, meta model.Meta, data []byte) (*Model, error) {
+	if f.Kind == forest.KindDRF {
+		return newDRFModel(f, meta, data)
+	}
 	c, err := forest.Compile(f)
 	if err != nil {
 		return nil, fmt.Errorf("operators: compiling model %s: %w", meta.ID, err)

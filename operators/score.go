@@ -54,7 +54,8 @@ func NewScorer(cur *Current, opts ScoreOptions) (*Scorer, error) {
 // Score scores the records of one message (sharing schema) with model m;
 // a nil m means the first model installed in the scorer's holder, waited
 // for until ctx is done (Current.First). It returns one prediction record
-// per input record, following schemas.Predictions: source is the message's
+// per input record, following schemas.Predictions (schemas.MultiPredictions
+// for a drf model: score_drf.go): source is the message's
 // coordinates ("topic/partition/offset") and row counts rows across the
 // message's records from 0. A schema without the model's features, or with
 // a column the model cannot read, is an ErrInput error.
@@ -66,8 +67,14 @@ func (s *Scorer) Score(ctx context.Context, m *Model, schema *arrow.Schema, recs
 		}
 	}
 	f := m.Forest
-	fr, err := frame.FeaturesFromRecords(schema, recs, f.Features, f.Levels)
+	// the model's own source columns and mapping (forest.SourceColumns,
+	// FromSource): a model pinned with its FDM mapping is scored with it
+	names, levels := f.SourceColumns()
+	fr, err := frame.FeaturesFromRecords(schema, recs, names, levels)
 	if err != nil {
+		return nil, m, fmt.Errorf("%w: %w", ErrInput, err)
+	}
+	if fr, err = f.FromSource(fr); err != nil {
 		return nil, m, fmt.Errorf("%w: %w", ErrInput, err)
 	}
 	spec := schemas.PredictionSpec{ModelID: m.Meta.ID, ModelVersion: m.Meta.Version, Classes: f.Classes}
@@ -79,6 +86,10 @@ func (s *Scorer) Score(ctx context.Context, m *Model, schema *arrow.Schema, recs
 		}
 		keyIdx = ix[0]
 		spec.Keep = []arrow.Field{schema.Field(keyIdx)}
+	}
+	if m.DRF != nil { // one column per response (score_drf.go)
+		out, err := s.scoreDRF(m, fr, spec, keyIdx, recs, source)
+		return out, m, err
 	}
 	pred, err := m.Compiled.Predict(fr, s.opts.Threads)
 	if err != nil {

@@ -50,8 +50,9 @@ type TrainOptions struct {
 	// MinRows is the least number of rows to train on (default 100).
 	MinRows int
 	// Params are the forest's training parameters (forest.DefaultParams of
-	// the task when Trees is 0). Params.Seed seeds training; the same window
-	// and seed give the same model.
+	// the task when Trees is 0; an empty Criterion is the task's default,
+	// gini or mse, once the labels tell the task). Params.Seed seeds
+	// training; the same window and seed give the same model.
 	Params forest.Params
 	// Seed seeds the reservoir's sampling.
 	Seed uint64
@@ -332,6 +333,9 @@ func (t *Trainer) Train(ctx context.Context, fr *frame.Frame, threads int) (*for
 		def := forest.DefaultParams(fr.Task)
 		def.Seed = p.Seed
 		p = def
+	}
+	if p.Criterion == "" {
+		p.Criterion = forest.DefaultParams(fr.Task).Criterion
 	}
 	p.Threads = threads
 	f, err := forest.Train(fr, p, forest.TrainOptions{Context: ctx})

@@ -7,8 +7,10 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/forestd/forestd/arrowforest/fdm"
 	"github.com/forestd/forestd/operators"
 )
 
@@ -156,9 +158,20 @@ func (s *TrainStage) Process(ctx context.Context, in *Batch) ([]Output, *Batch, 
 
 // TrainLoop retrains when the trainer says a retrain is due, installs the
 // new model (version = current version + 1) and publishes it.
+//
+// With Compose set (a select → train pipeline), the loop trains behind the
+// select stage: each model is trained on the window mapped to the latest
+// analysis' selected and FDM-mapped columns, exactly as the select stage
+// maps batches, and carries that mapping (operators.Trainer.TrainMapped),
+// so that scoring applies it to raw feature batches. Training waits while
+// there is no analysis yet or the latest one selected nothing — the select
+// stage forwards nothing then either.
 type TrainLoop struct {
 	Trainer *operators.Trainer
 	Models  *Models
+	// Compose, when set, is the analyzer whose latest selection the loop
+	// trains behind.
+	Compose *operators.Analyzer
 	// Threads bounds the training worker pool (default 1).
 	Threads int
 	// CreatedBy is written into the model (e.g. "forestd serve").
@@ -206,20 +219,49 @@ func (l *TrainLoop) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	return l.waker.run(ctx, l.Poll, l.Trainer.Due, func(ctx context.Context) {
+	return l.waker.run(ctx, l.Poll, l.due(), func(ctx context.Context) {
 		if err := l.trainOnce(ctx); err != nil && ctx.Err() == nil {
 			l.Logger.Warn("training failed", "err", err)
 		}
 	})
 }
 
+// due is the training schedule; a composed loop is also waiting for a
+// selection (logged once).
+func (l *TrainLoop) due() func(time.Time) bool {
+	if l.Compose == nil {
+		return l.Trainer.Due
+	}
+	logged := false
+	return func(now time.Time) bool {
+		if !l.Trainer.Due(now) {
+			return false
+		}
+		if t, _ := l.Compose.Selection(); t == nil {
+			if !logged {
+				l.Logger.Info("training waits for the first analysis that selects features (stages select → train)")
+				logged = true
+			}
+			return false
+		}
+		return true
+	}
+}
+
 func (l *TrainLoop) trainOnce(ctx context.Context) error {
+	var sel *fdm.Transform
+	var seq int64
+	if l.Compose != nil {
+		if sel, seq = l.Compose.Selection(); sel == nil {
+			return errors.New("no analysis has selected features yet")
+		}
+	}
 	t0 := time.Now()
 	fr, err := l.Trainer.Snapshot(t0)
 	if err != nil {
 		return err
 	}
-	f, err := l.Trainer.Train(ctx, fr, l.Threads)
+	f, err := l.Trainer.TrainMapped(ctx, fr, sel, l.Threads)
 	if err != nil {
 		return err
 	}
@@ -236,8 +278,13 @@ func (l *TrainLoop) trainOnce(ctx context.Context) error {
 		mt.ModelsTrained.Inc()
 		mt.TrainingSeconds.Observe(secs)
 	}
-	l.Logger.Info("model trained", "model_id", m.Meta.ID, "model_version", version, "rows", fr.NRows,
-		"classes", len(fr.Classes), "seconds", secs, "bytes", len(m.Bytes))
+	attrs := []any{"model_id", m.Meta.ID, "model_version", version, "rows", fr.NRows,
+		"classes", len(fr.Classes), "seconds", secs, "bytes", len(m.Bytes)}
+	if sel != nil {
+		attrs = append(attrs, "analysis_seq", seq, "features", strings.Join(f.Features, ","),
+			"source_columns", strings.Join(sel.Inputs(), ","))
+	}
+	l.Logger.Info("model trained", attrs...)
 	l.Models.Offer(m, "trained")
 	if l.Publish == nil {
 		return nil

@@ -58,3 +58,42 @@ func Example_rfFDM() {
 	// Output:
 	// groups "0,1,2", map rp, 10 candidates
 }
+
+// RF_FDM with distance-to-landmark mappings: each tree splits on
+// |x_G − x_l| for landmarks drawn from its in-bag rows, as linear atoms
+// over the features and one derived input per group (the group norm,
+// recorded in the forest). Scoring appends the same derived column
+// (Forest.Derive) before Predict.
+func Example_rfFDMLandmarks() {
+	train, _ := synth.Generate(synth.XOR2, synth.Options{N: 800, Seed: 2})
+	test, _ := synth.Generate(synth.XOR2, synth.Options{N: 400, Seed: 3})
+	p := forest.DefaultParams(frame.TaskClassification)
+	p.Forest, p.FDMMap = "fdm", fdm.MapDRL
+	f, err := forest.Train(train, p, forest.TrainOptions{})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("inputs:", f.InputFeatures(), "derived:", f.Features[f.NumInputs():])
+	c, err := forest.Compile(f)
+	if err != nil {
+		panic(err)
+	}
+	in, err := f.Derive(test)
+	if err != nil {
+		panic(err)
+	}
+	pr, err := c.Predict(in, 2)
+	if err != nil {
+		panic(err)
+	}
+	ok := 0
+	for i, y := range test.Y {
+		if pr.Class[i] == y {
+			ok++
+		}
+	}
+	fmt.Println("accuracy ≥ 0.95:", float64(ok)/float64(test.NRows) >= 0.95)
+	// Output:
+	// inputs: [x3a_0 x3a_1 x3a_2] derived: [fdm_norm_g1]
+	// accuracy ≥ 0.95: true
+}

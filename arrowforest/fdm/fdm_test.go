@@ -204,8 +204,8 @@ func TestTreeSampler(t *testing.T) {
 	if err := s.BeginTree(rand.New(rand.NewPCG(2, 1)), rows); err != nil || reflect.DeepEqual(s.Mappings(), maps) {
 		t.Fatal("another stream gave the same mappings")
 	}
-	if _, err := NewTreeSampler(fr.Cols, fr.Y, 2, pl, Options{Map: MapDRL}, func(n int) int { return n }); err == nil {
-		t.Fatal("drl accepted for per-tree mapping")
+	if _, err := NewTreeSampler(fr.Cols, fr.Y, 2, pl, Options{Map: "pca"}, func(n int) int { return n }); err == nil {
+		t.Fatal("unknown mapping accepted for per-tree mapping")
 	}
 	if err := s.BeginTree(rand.New(rand.NewPCG(2, 1)), rows[:1]); err == nil {
 		t.Fatal("one in-bag row accepted")

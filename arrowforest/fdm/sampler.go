@@ -9,18 +9,20 @@ import (
 
 // TreeSampler is RF_FDM (dissertation §6.4, Fig. 6.2): every tree has its
 // own mapped feature space. At the start of a tree it draws, for each
-// group G of the plan, m random projections on the tree's in-bag rows and
+// group G of the plan, m random mappings on the tree's in-bag rows and
 // keeps the |G| with the largest gCor_n (eq. 6.2); the tree's candidate
 // features are then the marginally dependent features (axis atoms) and
-// the kept projections. A projection X_G·r is a linear atom over the
-// original features (weights r on G), so the tree stores its mapping in
-// its own split atoms: the model file carries every mapping a tree uses,
-// and scoring new data needs nothing else. Each node draws MTry(count) of
-// the tree's candidates without replacement, count = |S_m| + Σ|G|.
+// the kept mappings, each as one linear split atom, so the tree stores
+// its mappings in its own split atoms and the model file carries every
+// mapping a tree uses. Each node draws MTry(count) of the tree's
+// candidates without replacement, count = |S_m| + Σ|G|.
 //
-// Only random projections are linear; a distance to a landmark (drl) is
-// not an atom, so TreeSampler accepts MapRP only (use FDM_RF, Fit, for
-// drl).
+// A random projection X_G·r (MapRP, §6.1.1) is an atom over the original
+// features (weights r on G). A distance to a landmark |X_G − x_l| (MapDRL,
+// §6.1.2) is an atom over the features and one derived input per group,
+// s_G of Norms (landmark.go): the split atoms of group g reference column
+// len(cols)+g, which the caller must append to the data the trees split
+// on (and to scored data) as Norms()[g].Eval of the input columns.
 type TreeSampler struct {
 	cols [][]float32
 	y    []int32
@@ -31,6 +33,7 @@ type TreeSampler struct {
 
 	sel   selector
 	ysub  []int32
+	norms []Norm // MapDRL: the derived inputs, column len(cols)+g
 	atoms projection.Candidates
 	maps  []Mapping
 	perm  []int32
@@ -45,9 +48,6 @@ func NewTreeSampler(cols [][]float32, y []int32, k int, plan Plan, opts Options,
 	if err := opts.resolve(); err != nil {
 		return nil, err
 	}
-	if opts.Map != MapRP {
-		return nil, fmt.Errorf("fdm: per-tree mapping (RF_FDM) needs linear mappings, rp; map once with FDM_RF for %s", opts.Map)
-	}
 	if err := plan.Validate(len(cols)); err != nil {
 		return nil, err
 	}
@@ -60,8 +60,16 @@ func NewTreeSampler(cols [][]float32, y []int32, k int, plan Plan, opts Options,
 			return nil, fmt.Errorf("fdm: column %d has %d rows, labels %d", j, len(c), len(y))
 		}
 	}
-	return &TreeSampler{cols: cols, y: y, k: k, plan: plan, opts: opts, mtry: mtry}, nil
+	s := &TreeSampler{cols: cols, y: y, k: k, plan: plan, opts: opts, mtry: mtry}
+	if opts.Map == MapDRL {
+		s.norms = NewNorms(cols, plan.Groups)
+	}
+	return s, nil
 }
+
+// Norms returns the derived inputs the tree's landmark atoms split on
+// (MapDRL; nil for MapRP): group g's s_G is column len(cols)+g.
+func (s *TreeSampler) Norms() []Norm { return s.norms }
 
 // BeginTree draws the tree's mappings on its in-bag rows.
 func (s *TreeSampler) BeginTree(rng *rand.Rand, rows []int32) error {
@@ -79,16 +87,21 @@ func (s *TreeSampler) BeginTree(rng *rand.Rand, rows []int32) error {
 	}
 	idx := make([]int32, 0, 8)
 	w := make([]float32, 0, 8)
-	for _, g := range s.plan.Groups {
-		best := s.sel.best(rng, MapRP, s.cols, rows, s.ysub, s.k, g, s.opts.Candidates, s.opts.keep(len(g)))
-		for _, mp := range best {
-			idx, w = idx[:0], w[:0]
-			for a, j := range mp.Inputs {
-				idx = append(idx, int32(j))
-				w = append(w, float32(mp.Theta[a]))
+	for gi, g := range s.plan.Groups {
+		best := s.sel.best(rng, s.opts.Map, s.cols, rows, s.ysub, s.k, g, s.opts.Candidates, s.opts.keep(len(g)))
+		for q := range best {
+			mp := &best[q]
+			if s.opts.Map == MapDRL {
+				idx, w = landmarkAtom(mp, &s.norms[gi], int32(len(s.cols)+gi), idx, w)
+			} else {
+				idx, w = idx[:0], w[:0]
+				for a, j := range mp.Inputs {
+					idx = append(idx, int32(j))
+					w = append(w, float32(mp.Theta[a]))
+				}
 			}
 			s.atoms.Add(idx, w)
-			s.maps = append(s.maps, mp)
+			s.maps = append(s.maps, *mp)
 		}
 	}
 	n := s.atoms.Len()

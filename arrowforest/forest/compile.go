@@ -414,6 +414,9 @@ func (f *Forest) Validate() error {
 			return fmt.Errorf("forest: %w", err)
 		}
 	}
+	if err := f.ValidateMapping(); err != nil {
+		return err
+	}
 	for kind, v := range f.Importances {
 		if len(v) != len(f.Features) {
 			return fmt.Errorf("forest: %s importance has %d values for %d features", kind, len(v), len(f.Features))

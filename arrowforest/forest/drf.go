@@ -34,6 +34,10 @@ const (
 	PredictWeighted = "weighted"
 )
 
+// SelectedByLOO is DRF.SelectedBy when σ_G and γ_G were chosen by
+// leave-one-out cross-validation (package manifold).
+const SelectedByLOO = "loo"
+
 // Projection kinds of a DRF's split atoms.
 const (
 	ProjectionAxis   = "axis"
@@ -77,6 +81,16 @@ type DRF struct {
 	Eigenvalues []float64
 	// Coef is N×q row-major: the backscoring coefficients C of eq. (8).
 	Coef []float64
+	// Offset (q values, or nil for none as in the paper) is added to
+	// eq. (7): the training responses' mean when the backscoring map was
+	// fitted to centred responses (package manifold, Options.Center).
+	Offset []float64
+	// SelectedBy is "" when SigmaG and GammaG were given, or "loo" when
+	// package manifold chose them by leave-one-out cross-validation of
+	// the backscoring map; LOOMSE is then that choice's leave-one-out mean
+	// squared error per response coordinate (0 otherwise).
+	SelectedBy string
+	LOOMSE     float64
 	// Leaves[t][i] is the node index of the leaf of tree t that training
 	// row i was grown into, or -1 when row i was out of bag for tree t.
 	Leaves [][]int32
@@ -162,10 +176,19 @@ func (f *Forest) ValidateDRF() error {
 		return fmt.Errorf("drf: embedding has %d values, coefficients %d; want %d×%d and %d×%d",
 			len(d.Embedding), len(d.Coef), n, m, n, q)
 	}
-	for k, v := range [][]float64{d.Responses, d.Embedding, d.Coef} {
+	if d.Offset != nil && len(d.Offset) != q {
+		return fmt.Errorf("drf: %d offset values for %d targets", len(d.Offset), q)
+	}
+	switch {
+	case d.SelectedBy != "" && d.SelectedBy != SelectedByLOO:
+		return fmt.Errorf("drf: selected_by %q is neither empty nor %s", d.SelectedBy, SelectedByLOO)
+	case d.SelectedBy == "" && d.LOOMSE != 0, !(d.LOOMSE >= 0) || math.IsInf(d.LOOMSE, 0):
+		return fmt.Errorf("drf: leave-one-out error %v (selected by %q)", d.LOOMSE, d.SelectedBy)
+	}
+	for k, v := range [][]float64{d.Responses, d.Embedding, d.Coef, d.Offset} {
 		for i, x := range v {
 			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return fmt.Errorf("drf: %s value %d is %v", [...]string{"response", "embedding", "coefficient"}[k], i, x)
+				return fmt.Errorf("drf: %s value %d is %v", [...]string{"response", "embedding", "coefficient", "offset"}[k], i, x)
 			}
 		}
 	}

@@ -10,15 +10,19 @@ import (
 )
 
 // fdmSampler is RF_FDM (dissertation §6.4): every tree maps each feature
-// group to the best |G| of FDMCandidates random projections by gCor_n on
-// its in-bag rows (eq. 6.2) and splits on those and on the marginally
-// dependent features (fdm.TreeSampler). The groups are FDMGroups and
-// FDMMarginal or, when both are empty, those the MDS/SDS search finds on
-// the training data (dissertation ch. 5; no ground truth), recorded in
+// group to the best |G| of FDMCandidates random mappings by gCor_n on its
+// in-bag rows (eq. 6.2) and splits on those and on the marginally
+// dependent features (fdm.TreeSampler). FDMMap "rp" draws random
+// projections (§6.1.1), linear atoms over the features; "drl" draws
+// distances to a random in-bag landmark (§6.1.2), linear atoms over the
+// features and one derived input per group (fdm.Norm), which it returns
+// for Train to append to the data (derived.go). The groups are FDMGroups
+// and FDMMarginal or, when both are empty, those the MDS/SDS search finds
+// on the training data (dissertation ch. 5; no ground truth), recorded in
 // the params so the model says what its trees were built on.
-func (p *Params) fdmSampler(fr *frame.Frame, cols [][]float32) (func() (projection.Sampler, error), error) {
+func (p *Params) fdmSampler(fr *frame.Frame, cols [][]float32) (func() (projection.Sampler, error), *Derived, error) {
 	if fr.Task != frame.TaskClassification {
-		return nil, fmt.Errorf("fdm selects mappings by the Gini correlation with a class label; it needs a classification task")
+		return nil, nil, fmt.Errorf("fdm selects mappings by the Gini correlation with a class label; it needs a classification task")
 	}
 	if p.FDMMap == "" {
 		p.FDMMap = fdm.MapRP
@@ -27,7 +31,7 @@ func (p *Params) fdmSampler(fr *frame.Frame, cols [][]float32) (func() (projecti
 		p.FDMCandidates = fdm.DefaultCandidates
 	}
 	if p.FDMAlpha < 0 || p.FDMAlpha > 1 || p.FDMMaxPerms < 0 {
-		return nil, fmt.Errorf("fdm search alpha %v must be in [0, 1] and max perms %d not negative", p.FDMAlpha, p.FDMMaxPerms)
+		return nil, nil, fmt.Errorf("fdm search alpha %v must be in [0, 1] and max perms %d not negative", p.FDMAlpha, p.FDMMaxPerms)
 	}
 	var plan fdm.Plan
 	if p.FDMGroups == "" && p.FDMMarginal == "" {
@@ -46,7 +50,7 @@ func (p *Params) fdmSampler(fr *frame.Frame, cols [][]float32) (func() (projecti
 		var res *dependence.SearchResult
 		var err error
 		if plan, res, err = fdm.Discover(cols, fr.Y, fr.NumClasses(), opt); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		p.FDMSearch, p.FDMAlpha = string(res.Method), res.Alpha
 		if p.FDMMaxPerms == 0 {
@@ -58,18 +62,18 @@ func (p *Params) fdmSampler(fr *frame.Frame, cols [][]float32) (func() (projecti
 		}
 	} else {
 		if p.FDMSearch != "" || p.FDMAlpha != 0 || p.FDMMaxPerms != 0 {
-			return nil, fmt.Errorf("fdm search settings apply only when the groups are not given")
+			return nil, nil, fmt.Errorf("fdm search settings apply only when the groups are not given")
 		}
 		groups, err := fdm.ParseSets(p.FDMGroups)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		marg, err := fdm.ParseSets(p.FDMMarginal)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if len(marg) > 1 {
-			return nil, fmt.Errorf("fdm marginal features %q: one comma-separated list, not sets", p.FDMMarginal)
+			return nil, nil, fmt.Errorf("fdm marginal features %q: one comma-separated list, not sets", p.FDMMarginal)
 		}
 		plan.Groups = groups
 		if len(marg) == 1 {
@@ -77,14 +81,19 @@ func (p *Params) fdmSampler(fr *frame.Frame, cols [][]float32) (func() (projecti
 		}
 	}
 	if err := plan.Validate(len(cols)); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	opts := fdm.Options{Map: p.FDMMap, Candidates: p.FDMCandidates}
 	rule := p.mtryRule(fr.Task)
-	if _, err := fdm.NewTreeSampler(cols, fr.Y, fr.NumClasses(), plan, opts, rule); err != nil {
-		return nil, err
+	ts, err := fdm.NewTreeSampler(cols, fr.Y, fr.NumClasses(), plan, opts, rule)
+	if err != nil {
+		return nil, nil, err
+	}
+	var derived *Derived
+	if norms := ts.Norms(); len(norms) > 0 {
+		derived = &Derived{Norms: norms}
 	}
 	return func() (projection.Sampler, error) {
 		return fdm.NewTreeSampler(cols, fr.Y, fr.NumClasses(), plan, opts, rule)
-	}, nil
+	}, derived, nil
 }

@@ -5,6 +5,7 @@
 package forest
 
 import (
+	"github.com/forestd/forestd/arrowforest/fdm"
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/tree"
 )
@@ -52,9 +53,18 @@ type Forest struct {
 	// Rank, when set (RerF(r)), maps inputs to marginal ranks before the
 	// trees see them, in training and in scoring.
 	Rank *RankMap
+	// Derived, when set (RF_FDM with landmark mappings), lists the input
+	// columns computed from the features before the trees see them; they
+	// are the last Derived.Len() entries of Features (derived.go).
+	Derived *Derived
 	// DRF, set exactly when Kind is "drf", holds what a distance random
 	// forest predicts with besides its trees (see DRF and package manifold).
 	DRF *DRF
+	// Mapping, when set, is the FDM_RF feature mapping the trees were
+	// trained behind (dissertation §6.3): Features are its output columns,
+	// and scoring reads its input columns and maps them first
+	// (SourceColumns, FromSource in mapping.go).
+	Mapping *fdm.Transform
 }
 
 // NumClasses is len(Classes); 0 for regression.

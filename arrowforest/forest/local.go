@@ -33,15 +33,17 @@ func (p *Params) checkLocal() error {
 // dataSampler returns the per-worker sampler constructor of the kinds whose
 // atoms depend on the training data: lfs (a locality learnt from cols
 // unless a layout gives it) and fdm (mappings chosen by gCor_n on the
-// training labels).
-func (p *Params) dataSampler(fr *frame.Frame, cols [][]float32) (func() (projection.Sampler, error), error) {
+// training labels), and the derived input columns the atoms split on
+// (fdm with landmark mappings; nil otherwise, see derived.go).
+func (p *Params) dataSampler(fr *frame.Frame, cols [][]float32) (func() (projection.Sampler, error), *Derived, error) {
 	switch p.Forest {
 	case "lfs":
-		return p.lfsSampler(cols, fr.Task)
+		f, err := p.lfsSampler(cols, fr.Task)
+		return f, nil, err
 	case "fdm":
 		return p.fdmSampler(fr, cols)
 	}
-	return nil, fmt.Errorf("forest %q has no data-dependent sampler", p.Forest)
+	return nil, nil, fmt.Errorf("forest %q has no data-dependent sampler", p.Forest)
 }
 
 // mtryRule resolves MaxFeatures on a tree's own feature count: a count is

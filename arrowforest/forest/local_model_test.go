@@ -2,6 +2,7 @@ package forest_test
 
 import (
 	"bytes"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -35,6 +36,10 @@ func TestLocalKindsModelBytes(t *testing.T) {
 		{"lfs-grid", digits, digits, func(p *forest.Params) { p.Forest, p.Layout, p.Width, p.Height = "lfs", "grid", 28, 28 }},
 		{"fdm-search", xor, xorTest, func(p *forest.Params) { p.Forest = "fdm" }},
 		{"fdm-given", xor, xorTest, func(p *forest.Params) { p.Forest, p.FDMGroups, p.FDMCandidates = "fdm", "1,2,3", 4 }},
+		{"fdm-drl-search", xor, xorTest, func(p *forest.Params) { p.Forest, p.FDMMap = "fdm", "drl" }},
+		{"fdm-drl-given", xor, xorTest, func(p *forest.Params) {
+			p.Forest, p.FDMMap, p.FDMGroups, p.FDMMarginal, p.Split = "fdm", "drl", "1,2,3", "0", "exact"
+		}},
 	}
 	for _, c := range cases {
 		var ref []byte
@@ -61,8 +66,12 @@ func TestLocalKindsModelBytes(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: decode: %v", c.name, err)
 		}
-		if back.Kind != refF.Kind || back.Params.FDMGroups != refF.Params.FDMGroups || back.Params.LFSSize != refF.Params.LFSSize {
-			t.Fatalf("%s: params lost: %+v", c.name, back.Params)
+		if back.Kind != refF.Kind || back.Params.FDMGroups != refF.Params.FDMGroups || back.Params.LFSSize != refF.Params.LFSSize ||
+			back.Params.FDMMap != refF.Params.FDMMap || !reflect.DeepEqual(back.Derived, refF.Derived) {
+			t.Fatalf("%s: params lost: %+v, derived %+v", c.name, back.Params, back.Derived)
+		}
+		if (refF.Params.FDMMap == "drl") != (refF.Derived.Len() == 1) || refF.NumInputs() != c.fr.P() {
+			t.Fatalf("%s: map %q with %d derived inputs, %d inputs", c.name, refF.Params.FDMMap, refF.Derived.Len(), refF.NumInputs())
 		}
 		pa, pb := predict(t, refF, c.test), predict(t, back, c.test)
 		if !slices.Equal(pa, pb) {
@@ -75,6 +84,9 @@ func predict(t *testing.T, f *forest.Forest, fr *frame.Frame) []float32 {
 	t.Helper()
 	c, err := forest.Compile(f)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if fr, err = f.Derive(fr); err != nil {
 		t.Fatal(err)
 	}
 	pr, err := c.Predict(fr, 2)

@@ -143,7 +143,7 @@ func TestLocalParamsValidation(t *testing.T) {
 		func(p *Params) { p.Forest, p.FDMGroups = "fdm", "0,x" },                  // not an index
 		func(p *Params) { p.Forest, p.FDMGroups = "fdm", "0,9" },                  // out of range
 		func(p *Params) { p.Forest, p.FDMMarginal = "fdm", "0;1" },                // marginal as sets
-		func(p *Params) { p.Forest, p.FDMGroups, p.FDMMap = "fdm", "0,1", "drl" }, // not linear
+		func(p *Params) { p.Forest, p.FDMGroups, p.FDMMap = "fdm", "0,1", "pca" }, // unknown mapping
 		func(p *Params) { p.Forest, p.FDMGroups, p.FDMAlpha = "fdm", "0,1", 0.1 }, // search setting, no search
 		func(p *Params) { p.Forest, p.FDMSearch = "fdm", "sideways" },             // unknown method
 	} {

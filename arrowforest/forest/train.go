@@ -98,17 +98,24 @@ func Train(fr *frame.Frame, p Params, opts TrainOptions) (*Forest, error) {
 		rank = NewRankMap(fr.Cols)
 		cols = rank.Transform(fr.Cols)
 	}
+	newSampler := r.sampler
+	var derived *Derived
+	if newSampler == nil { // lfs and fdm draw on the training data (local.go)
+		if newSampler, derived, err = p.dataSampler(fr, cols); err != nil {
+			return nil, fmt.Errorf("forest: %w", err)
+		}
+	}
+	// The trees see fr plus the derived columns (RF_FDM landmark norms,
+	// derived.go), computed as scoring computes them.
+	if derived != nil {
+		fr = derived.extend(fr)
+		cols = fr.Cols
+	}
 	d := &tree.Data{Cols: cols, Y: fr.Y, K: fr.NumClasses(), YReg: fr.YReg}
 	if r.binned {
 		d.Bins = tree.NewBinned(cols, p.Bins, p.Threads)
 	}
 	cfg := tree.Config{Criterion: r.criterion, MinLeaf: float64(p.MinLeaf), MinSplit: float64(p.MinSplit), MaxDepth: p.MaxDepth}
-	newSampler := r.sampler
-	if newSampler == nil { // lfs and fdm draw on the training data (local.go)
-		if newSampler, err = p.dataSampler(fr, cols); err != nil {
-			return nil, fmt.Errorf("forest: %w", err)
-		}
-	}
 
 	f := &Forest{
 		Kind:      p.Forest,
@@ -119,9 +126,13 @@ func Train(fr *frame.Frame, p Params, opts TrainOptions) (*Forest, error) {
 		Trees:     make([]*tree.Tree, p.Trees),
 		Params:    p,
 		Rank:      rank,
+		Derived:   derived,
 	}
 	if fr.Levels != nil {
 		f.Levels = fr.Levels
+	}
+	if err := f.ValidateDerived(); err != nil {
+		return nil, fmt.Errorf("forest: %w", err)
 	}
 	n := fr.NRows
 	inbag := make([]bitset, p.Trees)

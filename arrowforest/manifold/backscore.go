@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/forestd/forestd/arrowforest/forest"
 )
 
 // gaussian is the kernel of eq. (9): exp(−‖v − w‖²/σ_G) on the diagonal
@@ -59,10 +61,15 @@ func BackscoreCoef(z []float64, n, m int, y []float64, q int, sigma, gamma float
 	return out, nil
 }
 
-// backscore evaluates eq. (7) at the embedded point zn:
-// ŷ_r = Σ_i C_ir·k_G(z_i, ẑ). out receives the q outputs.
-func backscore(z []float64, m int, coef []float64, q int, sigma float64, zn, out []float64) {
-	clear(out)
+// backscore evaluates eq. (7) at the embedded point zn, plus the offset
+// (nil: none): ŷ_r = offset_r + Σ_i C_ir·k_G(z_i, ẑ). out receives the q
+// outputs.
+func backscore(z []float64, m int, coef []float64, q int, sigma float64, offset, zn, out []float64) {
+	if offset != nil {
+		copy(out, offset)
+	} else {
+		clear(out)
+	}
 	n := len(z) / m
 	for i := 0; i < n; i++ {
 		w := gaussian(z[i*m:i*m+m], zn, sigma)
@@ -81,13 +88,62 @@ func Backscore(z []float64, m int, coef []float64, q int, sigma float64, zn []fl
 		return nil, fmt.Errorf("manifold: Backscore: shapes do not match")
 	}
 	out := make([]float64, q)
-	backscore(z, m, coef, q, sigma, zn, out)
+	backscore(z, m, coef, q, sigma, nil, zn, out)
 	return out, nil
 }
 
+// SelectedByLOO is forest.DRF.SelectedBy when σ_G and/or γ_G were chosen
+// by SelectBackscore.
+const SelectedByLOO = forest.SelectedByLOO
+
+// backscoreFit is the fitted backscoring map of a forest.
+type backscoreFit struct {
+	sigma, gamma float64
+	coef, offset []float64
+	selectedBy   string
+	looMSE       float64
+}
+
+// fitBackscore fits the backscoring map g of §2.3.3 to the training
+// embedding and responses: with o.Center the responses minus their mean
+// (the offset, added back by eq. (7)); σ_G and γ_G as o gives them, or
+// chosen by SelectBackscore when either is 0; then eq. (8).
+func fitBackscore(emb *Embedding, y []float64, n, q int, o *Options) (*backscoreFit, error) {
+	fit := &backscoreFit{sigma: o.SigmaG, gamma: o.GammaG}
+	yc := y
+	if o.Center {
+		fit.offset = make([]float64, q)
+		for i := 0; i < n; i++ {
+			for r := 0; r < q; r++ {
+				fit.offset[r] += y[i*q+r]
+			}
+		}
+		for r := range fit.offset {
+			fit.offset[r] /= float64(n)
+		}
+		yc = make([]float64, n*q)
+		for i := range yc {
+			yc[i] = y[i] - fit.offset[i%q]
+		}
+	}
+	if fit.sigma == 0 || fit.gamma == 0 {
+		sel, err := SelectBackscore(emb.Z, n, emb.M, yc, q, fit.sigma, fit.gamma, o.Threads)
+		if err != nil {
+			return nil, err
+		}
+		fit.sigma, fit.gamma, fit.selectedBy, fit.looMSE = sel.Sigma, sel.Gamma, SelectedByLOO, sel.LOOMSE
+	}
+	coef, err := BackscoreCoef(emb.Z, n, emb.M, yc, q, fit.sigma, fit.gamma)
+	if err != nil {
+		return nil, err
+	}
+	fit.coef = coef
+	return fit, nil
+}
+
 // medianSquaredDistance is the median of ‖z_i − z_j‖² over pairs i < j of
-// at most 2000 evenly spaced rows: the default σ_G (our choice; the paper
-// tunes σ_G per data set).
+// at most 2000 evenly spaced rows: the scale of the σ_G grid of
+// SelectBackscore (the paper tunes σ_G per data set).
 func medianSquaredDistance(z []float64, n, m int) float64 {
 	step := max(1, n/2000)
 	var v []float64

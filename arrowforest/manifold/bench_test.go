@@ -83,3 +83,24 @@ func BenchmarkSquaredDistancesEuclidean(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSelectBackscore: choosing σ_G and γ_G by leave-one-out for the
+// 2-D MDS embedding of 1000 swiss-roll responses, 2 threads (the part of
+// Train that DefaultOptions add to BenchmarkTrainSwiss).
+func BenchmarkSelectBackscore(b *testing.B) {
+	y := benchResponses(b, 1000)
+	d2, err := SquaredDistances(y, 1000, 3, forest.DistanceIsomap, 7, 2)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e, err := ClassicalMDS(d2, 1000, 2)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := SelectBackscore(e.Z, 1000, e.M, y, 3, 0, 0, 2); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -20,11 +20,15 @@
 //     changes the model.
 //   - Prediction (§2.3): the forest similarity vector a (leaf co-occurrence
 //     with the in-bag training rows, divided by the number of trees), the
-//     distances to the training responses by Algorithm 1, the classical MDS
-//     embedding of the training responses with the out-of-sample point of
-//     eqs. (2)–(3), and backscoring to R^q by the kernel interpolation of
-//     eqs. (7)–(8) with the Gaussian kernel of eq. (9): one N×N system
-//     solved for all q outputs at training time.
+//     distances to the training responses — by Algorithm 1, or (the
+//     default, forest.PredictWeighted) as the a-weighted mean of the
+//     training rows' distances —, the classical MDS embedding of the
+//     training responses with the out-of-sample point of eqs. (2)–(3), and
+//     backscoring to R^q by the kernel interpolation of eqs. (7)–(8) with
+//     the Gaussian kernel of eq. (9): one N×N system solved for all q
+//     outputs at training time. σ_G and γ_G, which the paper sets per data
+//     set, are chosen by leave-one-out cross-validation of the backscoring
+//     map on the training rows unless given (select.go).
 //
 // Train returns a forest.Forest of kind "drf" (LabelName: the targets,
 // comma-separated) whose forest.DRF part holds
@@ -52,5 +56,14 @@
 //   - Ties of argmax a go to the lowest training row index.
 //   - Eq. (9) divides by σ_G, not σ_G²; so does this package.
 //   - Eq. (8)'s regulariser is N/γ_G: large γ_G interpolates the training
-//     responses, small γ_G shrinks towards 0.
+//     responses, small γ_G shrinks towards 0 — towards the origin of the
+//     response coordinates, the one place where dRF would depend on where
+//     that origin is. By default (Options.Center) the map is fitted to the
+//     responses minus their mean and the mean is added back (an offset in
+//     eq. (7), forest.DRF.Offset), so it shrinks towards the mean response
+//     and prediction is translation invariant like the rest of dRF.
+//   - Out-of-sample point of a training response: eqs. (2)–(3) applied to
+//     training row j's own distances give N/(N+1)·z_j exactly, for any
+//     symmetric distance (TestOOSOfTrainingPoint), so the weighted
+//     prediction's mean of those points is a mean on the embedding.
 package manifold

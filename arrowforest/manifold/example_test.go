@@ -10,8 +10,10 @@ import (
 )
 
 // Example trains a distance random forest on the swiss roll of the dRF
-// paper (§3.1) with Isomap distances, stores it as a model, and predicts
-// the three response coordinates of new rows with the decoded model.
+// paper (§3.1) with Isomap distances — σ_G and γ_G of the backscoring map
+// chosen by leave-one-out on the training rows, as by default — stores it
+// as a model, and predicts the three response coordinates of new rows with
+// the decoded model.
 func Example() {
 	x, targets, names, err := synth.GenerateMulti("swissroll", synth.Options{N: 400, Seed: 1})
 	if err != nil {
@@ -29,9 +31,8 @@ func Example() {
 		y = append(y, targets[0][i], targets[1][i], targets[2][i])
 	}
 
-	opts := manifold.DefaultOptions() // Isomap distance, k = 7
-	opts.Trees, opts.MaxFeatures = 30, "3"
-	opts.EmbedDim, opts.SigmaG, opts.GammaG = 2, 100, 200
+	opts := manifold.DefaultOptions() // Isomap distance, k = 7; weighted prediction
+	opts.Trees, opts.MaxFeatures, opts.EmbedDim = 30, "3", 2
 	f, err := manifold.Train(train, y, names, opts)
 	if err != nil {
 		panic(err)
@@ -54,7 +55,9 @@ func Example() {
 	}
 	fmt.Println("forest:", g.Kind, "targets:", p.Targets())
 	fmt.Println("embedding dimension:", g.DRF.Dim(), "predictions:", len(pred.Values)/pred.Q, "rows ×", pred.Q)
+	fmt.Println("prediction:", g.DRF.Predict, "sigma_g, gamma_g chosen by:", g.DRF.SelectedBy)
 	// Output:
 	// forest: drf targets: [y0 y1 y2]
 	// embedding dimension: 2 predictions: 100 rows × 3
+	// prediction: weighted sigma_g, gamma_g chosen by: loo
 }

@@ -223,7 +223,7 @@ func (p *Predictor) Predict(fr *frame.Frame, threads int) (*Prediction, error) {
 			alg1ClosedForm(p.d2, p.n, todo[k], p.d2min, dn)
 			zn := emb[k*p.m : k*p.m+p.m]
 			p.oos.embed(dn, zn)
-			backscore(p.d.Embedding, p.m, p.d.Coef, p.q, p.d.SigmaG, zn, res[k*p.q:k*p.q+p.q])
+			backscore(p.d.Embedding, p.m, p.d.Coef, p.q, p.d.SigmaG, p.d.Offset, zn, res[k*p.q:k*p.q+p.q])
 		})
 		p.mu.Lock()
 		for k, l := range todo {
@@ -268,5 +268,5 @@ func (p *Predictor) predictWeighted(cols [][]float32, r int, cnt []int32, touche
 	for k := range zn {
 		zn[k] /= total
 	}
-	backscore(p.d.Embedding, p.m, p.d.Coef, p.q, p.d.SigmaG, zn, out.Values[r*p.q:r*p.q+p.q])
+	backscore(p.d.Embedding, p.m, p.d.Coef, p.q, p.d.SigmaG, p.d.Offset, zn, out.Values[r*p.q:r*p.q+p.q])
 }

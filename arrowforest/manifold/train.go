@@ -50,12 +50,21 @@ type Options struct {
 	// EmbedDim is m, the MDS embedding dimension (§2.3.2; fewer when the
 	// distance matrix has fewer positive eigenvalues).
 	EmbedDim int
-	// SigmaG and GammaG are σ_G and γ_G of eqs. (8)–(9). SigmaG 0 picks
-	// the median squared distance between embedded training responses.
+	// SigmaG and GammaG are σ_G and γ_G of eqs. (8)–(9). Either left 0 is
+	// chosen by leave-one-out cross-validation of the backscoring map on
+	// the training responses (SelectBackscore; the other, when given,
+	// stays fixed).
 	SigmaG, GammaG float64
-	// Predict is forest.PredictAlgorithm1 (the paper's Algorithm 1) or
-	// forest.PredictWeighted (the a-weighted mean on the embedding, see
-	// forest.PredictWeighted); the default is the paper's Algorithm 1.
+	// Center fits the backscoring map to the responses minus their mean
+	// and adds the mean back (forest.DRF.Offset): eq. (7) plus a constant
+	// term. Everything else in dRF depends on the responses through their
+	// distances only, so it is translation invariant; the paper's eq. (7)
+	// alone shrinks towards the origin of the response coordinates
+	// wherever the kernel weights are small. False is the paper's map.
+	Center bool
+	// Predict is forest.PredictWeighted (the a-weighted mean on the
+	// embedding, the default) or forest.PredictAlgorithm1 (the paper's
+	// Algorithm 1, which depends on a only through its argmax).
 	Predict string
 	// MaxRows bounds N, the training rows behind the N×N distance matrix
 	// (8·N² bytes, and as much again for MDS): more labelled rows are
@@ -68,17 +77,17 @@ type Options struct {
 }
 
 // DefaultOptions are the paper's swiss-roll settings where it gives them
-// (§3.1: Isomap distance with k = 7, trees grown without pruning,
-// γ_G = 200) and our choices elsewhere: 100 trees, p/3 candidate
-// features, embedding dimension 10, σ_G by the median heuristic, at most
-// 2000 training rows.
+// (§3.1: Isomap distance with k = 7, trees grown without pruning) and our
+// choices elsewhere: 100 trees, p/3 candidate features, embedding
+// dimension 10, σ_G and γ_G by leave-one-out cross-validation, a centred
+// backscoring map, the weighted prediction, at most 2000 training rows.
 func DefaultOptions() Options {
 	return Options{
 		Trees: 100, Seed: 1, Threads: runtime.NumCPU(),
 		MinLeaf: 1, MinSplit: 2, Sample: "bootstrap",
 		Projection: forest.ProjectionAxis,
 		Distance:   forest.DistanceIsomap, IsomapK: DefaultIsomapK,
-		EmbedDim: 10, GammaG: 200, MaxRows: 2000, Predict: forest.PredictAlgorithm1,
+		EmbedDim: 10, Center: true, MaxRows: 2000, Predict: forest.PredictWeighted,
 	}
 }
 
@@ -132,7 +141,7 @@ func (o *Options) validate(p int) (mtry int, err error) {
 	}
 	switch o.Predict {
 	case "":
-		o.Predict = forest.PredictAlgorithm1
+		o.Predict = forest.PredictWeighted
 	case forest.PredictWeighted, forest.PredictAlgorithm1:
 	default:
 		return 0, fmt.Errorf("unknown prediction mode %q (want %s or %s)", o.Predict, forest.PredictWeighted, forest.PredictAlgorithm1)
@@ -154,10 +163,10 @@ func (o *Options) validate(p int) (mtry int, err error) {
 		return 0, fmt.Errorf("embedding dimension %d must be at least 1", o.EmbedDim)
 	}
 	if o.SigmaG < 0 || math.IsNaN(o.SigmaG) || math.IsInf(o.SigmaG, 0) {
-		return 0, fmt.Errorf("sigma_g %v must be positive and finite (0 = median heuristic)", o.SigmaG)
+		return 0, fmt.Errorf("sigma_g %v must be positive and finite (0 = leave-one-out)", o.SigmaG)
 	}
-	if !(o.GammaG > 0) || math.IsInf(o.GammaG, 0) {
-		return 0, fmt.Errorf("gamma_g %v must be positive and finite", o.GammaG)
+	if o.GammaG < 0 || math.IsNaN(o.GammaG) || math.IsInf(o.GammaG, 0) {
+		return 0, fmt.Errorf("gamma_g %v must be positive and finite (0 = leave-one-out)", o.GammaG)
 	}
 	if o.MaxRows < 2 {
 		return 0, fmt.Errorf("max rows %d must be at least 2", o.MaxRows)
@@ -282,11 +291,7 @@ func Train(x *frame.Frame, y []float64, targets []string, opts Options) (*forest
 	if err != nil {
 		return nil, err
 	}
-	sigma := opts.SigmaG
-	if sigma == 0 {
-		sigma = medianSquaredDistance(emb.Z, n, emb.M)
-	}
-	coef, err := BackscoreCoef(emb.Z, n, emb.M, y, q, sigma, opts.GammaG)
+	bs, err := fitBackscore(emb, y, n, q, &opts)
 	if err != nil {
 		return nil, err
 	}
@@ -307,8 +312,9 @@ func Train(x *frame.Frame, y []float64, targets []string, opts Options) (*forest
 		},
 		DRF: &forest.DRF{
 			Targets: slices.Clone(targets), Distance: opts.Distance, IsomapK: opts.IsomapK,
-			Projection: opts.Projection, SigmaG: sigma, GammaG: opts.GammaG, Predict: opts.Predict, InputRows: inputRows,
-			Responses: y, Embedding: emb.Z, Eigenvalues: emb.Lambda, Coef: coef, Leaves: leaves,
+			Projection: opts.Projection, SigmaG: bs.sigma, GammaG: bs.gamma, Predict: opts.Predict, InputRows: inputRows,
+			Responses: y, Embedding: emb.Z, Eigenvalues: emb.Lambda, Coef: bs.coef, Offset: bs.offset,
+			SelectedBy: bs.selectedBy, LOOMSE: bs.looMSE, Leaves: leaves,
 		},
 	}
 	if err := f.ValidateDRF(); err != nil {

@@ -14,7 +14,7 @@ import (
 
 // TestDeterministicAcrossThreads: the same seed gives the same model bytes
 // and the same predictions at 1, 2 and 5 threads, for axis and sparse
-// atoms.
+// atoms (the latter with σ_G and γ_G chosen by leave-one-out).
 func TestDeterministicAcrossThreads(t *testing.T) {
 	tr, te, ytr, _, _ := swissSplit(t, 400, 250, 5)
 	for _, proj := range []string{forest.ProjectionAxis, forest.ProjectionSparse} {
@@ -23,6 +23,9 @@ func TestDeterministicAcrossThreads(t *testing.T) {
 		for _, threads := range []int{1, 2, 5} {
 			o := smallOptions()
 			o.Threads, o.Projection = threads, proj
+			if proj == forest.ProjectionSparse {
+				o.SigmaG, o.GammaG = 0, 0
+			}
 			f, err := Train(tr, ytr, swissTargets, o)
 			if err != nil {
 				t.Fatal(err)
@@ -100,6 +103,9 @@ func checkLiteral(t *testing.T, r int, d *forest.DRF, d2 []float64, e *Embedding
 	y, err := Backscore(d.Embedding, d.Dim(), d.Coef, len(got), d.SigmaG, z)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for k := range y { // the centred map's constant term (Options.Center)
+		y[k] += d.Offset[k]
 	}
 	for k := range y {
 		if math.Abs(y[k]-got[k]) > tol*(1+math.Abs(y[k])) {
@@ -237,7 +243,9 @@ func TestTrainRejects(t *testing.T) {
 	bad("isomap k", func(o *Options) { o.IsomapK = 60 }, nil, nil)
 	bad("embed dim", func(o *Options) { o.EmbedDim = 0 }, nil, nil)
 	bad("sigma", func(o *Options) { o.SigmaG = -1 }, nil, nil)
-	bad("gamma", func(o *Options) { o.GammaG = 0 }, nil, nil)
+	bad("gamma", func(o *Options) { o.GammaG = -2 }, nil, nil)
+	bad("gamma NaN", func(o *Options) { o.GammaG = math.NaN() }, nil, nil)
+	bad("sigma Inf", func(o *Options) { o.SigmaG = math.Inf(1) }, nil, nil)
 	bad("max rows", func(o *Options) { o.MaxRows = 1 }, nil, nil)
 	bad("max features", func(o *Options) { o.MaxFeatures = "99" }, nil, nil)
 	bad("short y", none, ytr[:30], nil)

@@ -174,6 +174,9 @@ func decodeStream(rdr *ipc.Reader, mr *msgReader) (*forest.Forest, Meta, error) 
 	if err := checkForest(st.f); err != nil {
 		return nil, Meta{}, corrupt("%v", err)
 	}
+	if v := formatVersionFor(st.f); v > st.version {
+		return nil, Meta{}, corrupt("%s %d cannot hold what this model carries (it needs version %d)", KeyFormatVersion, st.version, v)
+	}
 	return st.f, st.meta, nil
 }
 
@@ -217,9 +220,6 @@ func readMetadata(schema *arrow.Schema) ([]metaEntry, *decodeState, error) {
 	if version > FormatVersion {
 		return nil, nil, futureVersion(version)
 	}
-	if version != FormatVersion {
-		return nil, nil, corrupt("unsupported %s %d", KeyFormatVersion, version)
-	}
 	for _, key := range []string{KeyChecksum, KeyModelID} {
 		if _, ok := seen[key]; !ok {
 			return nil, nil, corrupt("missing %s", key)
@@ -238,7 +238,7 @@ func readMetadata(schema *arrow.Schema) ([]metaEntry, *decodeState, error) {
 			return nil, nil, corrupt("missing %s", k.key)
 		}
 	}
-	st := &decodeState{f: &forest.Forest{}}
+	st := &decodeState{version: int(version), f: &forest.Forest{}}
 	for _, key := range []string{KeyTrees, KeyNodes} {
 		if err := lookupMetaKey(key).dec(seen[key], st); err != nil {
 			return nil, nil, corrupt("metadata %s: %v", key, err)

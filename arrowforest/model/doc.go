@@ -55,9 +55,10 @@
 // not covered by the checksum; an unknown "forestd." key is an error.
 //
 //	forestd.format          "forestd-model"
-//	forestd.format_version  "1" (decimal); a reader rejects a larger number
-//	                        with "model format version N is newer than this
-//	                        forestd supports (1); upgrade forestd"
+//	forestd.format_version  "1" or "2" (decimal; the lowest that holds the
+//	                        model); a reader rejects a larger number with
+//	                        "model format version N is newer than this
+//	                        forestd supports (2); upgrade forestd"
 //	forestd.model_id        content hash, see below
 //	forestd.model_version   caller-chosen model version, decimal int64
 //	forestd.created_by      writer, e.g. "forestd dev"
@@ -85,6 +86,18 @@
 //	                        is required; see model/drf.go. Its size grows with
 //	                        trees × N, so keep N (forestd train --max-rows)
 //	                        moderate when models travel as 1 MiB messages.
+//	forestd.derived         only for an RF_FDM forest with landmark mappings
+//	                        (kind "fdm", fdm_map "drl"): JSON {"norms":[{"inputs":
+//	                        [...],"centre":[...]}]}, one group norm per feature
+//	                        group, the derived input columns that end
+//	                        forestd.features (forest.Derived); strict decoder,
+//	                        checked by forest.ValidateDerived. See model/derived.go.
+//	forestd.mapping         only for a forest trained behind a feature mapping
+//	                        (forest.Mapping, FDM_RF): the fdm.Transform as the
+//	                        JSON mapping file of forestd select (format
+//	                        "forestd-fdm/1", compact), read with its strict
+//	                        decoder fdm.ReadTransform; its output columns must
+//	                        equal forestd.features. See model/mapping.go.
 //	forestd.trees           number of trees, decimal
 //	forestd.nodes           number of node-table rows, decimal
 //	forestd.checksum        "crc32c:" + 8 lowercase hex digits, see below
@@ -151,6 +164,10 @@
 // The node-table columns are listed once, in nodeColumns (columns.go), and
 // the metadata keys once, in metaKeys (meta.go); tests fail when a field of
 // tree.Tree or forest.Forest is not carried by either. Adding a column or a
-// key changes what version-1 readers accept, so it needs a new
-// FormatVersion.
+// key changes what older readers accept, so it needs a new FormatVersion;
+// the writer stamps each model with the lowest version that holds it
+// (formatVersionFor), so models that use nothing new stay readable by older
+// readers, and a reader refuses a stream whose claimed version cannot hold
+// what it carries. Version 2 added forestd.mapping, forestd.derived and the
+// offset and selection fields of forestd.drf.
 package model

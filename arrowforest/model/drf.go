@@ -36,6 +36,11 @@ type drfJSON struct {
 	Eigenvalues string   `json:"eigenvalues"`
 	Coef        string   `json:"coef"`
 	Leaves      string   `json:"leaves"`
+	// Optional (absent in models without them): the backscoring offset
+	// (q float64s), how σ_G and γ_G were chosen and the leave-one-out error.
+	Offset     string  `json:"offset,omitempty"`
+	SelectedBy string  `json:"selected_by,omitempty"`
+	LOOMSE     float64 `json:"loo_mse,omitempty"`
 }
 
 func encodeDRF(f *forest.Forest, _ Meta, _ int) (string, bool, error) {
@@ -55,7 +60,11 @@ func encodeDRF(f *forest.Forest, _ Meta, _ int) (string, bool, error) {
 		Rows: d.Rows(), Dim: d.Dim(),
 		Responses: floats64(d.Responses), Embedding: floats64(d.Embedding),
 		Eigenvalues: floats64(d.Eigenvalues), Coef: floats64(d.Coef),
-		Leaves: base64.StdEncoding.EncodeToString(leaves),
+		Leaves:     base64.StdEncoding.EncodeToString(leaves),
+		SelectedBy: d.SelectedBy, LOOMSE: d.LOOMSE,
+	}
+	if d.Offset != nil {
+		v.Offset = floats64(d.Offset)
 	}
 	return jsonString(v)
 }
@@ -84,9 +93,10 @@ func unfloats64(s string, want int, what string) ([]float64, error) {
 	return v, nil
 }
 
-// decodeDRF parses forestd.drf strictly: every field present, no unknown
-// field, array lengths matching rows, dim, the number of targets and the
-// number of trees. Semantic checks follow in checkForest
+// decodeDRF parses forestd.drf strictly: every field present (but the
+// optional offset, selected_by and loo_mse), no unknown field, array
+// lengths matching rows, dim, the number of targets and the number of
+// trees. Semantic checks follow in checkForest
 // (forest.ValidateDRF), once the trees are decoded.
 func decodeDRF(v string, st *decodeState) error {
 	dec := json.NewDecoder(bytes.NewReader([]byte(v)))
@@ -113,8 +123,14 @@ func decodeDRF(v string, st *decodeState) error {
 		return fmt.Errorf("bad shape: %d rows, %d targets, dimension %d", n, q, m)
 	}
 	d := &forest.DRF{Targets: j.Targets, Distance: j.Distance, IsomapK: j.IsomapK, Projection: j.Projection,
-		SigmaG: j.SigmaG, GammaG: j.GammaG, Predict: j.Predict, InputRows: j.InputRows}
+		SigmaG: j.SigmaG, GammaG: j.GammaG, Predict: j.Predict, InputRows: j.InputRows,
+		SelectedBy: j.SelectedBy, LOOMSE: j.LOOMSE}
 	var err error
+	if _, ok := raw["offset"]; ok {
+		if d.Offset, err = unfloats64(j.Offset, q, "offset"); err != nil {
+			return err
+		}
+	}
 	if d.Responses, err = unfloats64(j.Responses, n*q, "responses"); err != nil {
 		return err
 	}

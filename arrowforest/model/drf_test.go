@@ -25,7 +25,9 @@ func drfForest() *forest.Forest {
 		Embedding:   []float64{-1.5, -0.5, 0.5, 1.5},
 		Eigenvalues: []float64{5},
 		Coef:        []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 1e-300},
-		Leaves:      [][]int32{{1, 2, -1, 1}, {0, 0, 0, -1}},
+		Offset:      []float64{3, -0.0625},
+		SelectedBy:  "loo", LOOMSE: 0.123456789,
+		Leaves: [][]int32{{1, 2, -1, 1}, {0, 0, 0, -1}},
 	}
 	return f
 }
@@ -51,6 +53,16 @@ func TestDRFRoundTrip(t *testing.T) {
 	rb, _ := mustEncode(t, c, regForest(), Meta{})
 	if bytes.Contains(rb, []byte(KeyDRF)) {
 		t.Fatal("a plain forest carries forestd.drf")
+	}
+	// without the optional offset and selection (the paper's map with
+	// given σ_G, γ_G) the keys are absent and the part still round-trips
+	f.DRF.Offset, f.DRF.SelectedBy, f.DRF.LOOMSE = nil, "", 0
+	b, m = mustEncode(t, c, f, Meta{Version: 2})
+	if bytes.Contains(b, []byte(`"offset"`)) || bytes.Contains(b, []byte(`"selected_by"`)) {
+		t.Fatal("optional dRF fields written when unset")
+	}
+	if g, _, err := c.DecodeBytes(b); err != nil || !sameForest(f, g) {
+		t.Fatalf("dRF forest without offset: %v", err)
 	}
 }
 
@@ -91,6 +103,13 @@ func TestDRFCorrupt(t *testing.T) {
 		"k out of range":    edit(func(j map[string]any) { j["isomap_k"] = 4 }),
 		"kind is rf":        func(_ *table, md map[string]string) { md[KeyKind] = "rf" },
 		"part missing":      func(_ *table, md map[string]string) { delete(md, KeyDRF) },
+		"short offset":      edit(func(j map[string]any) { j["offset"] = j["coef"].(string)[:12] }),
+		"offset not finite": edit(func(j map[string]any) {
+			j["offset"] = base64.StdEncoding.EncodeToString([]byte{0, 0, 0, 0, 0, 0, 0xf0, 0x7f, 0, 0, 0, 0, 0, 0, 0, 0})
+		}),
+		"selected by what":     edit(func(j map[string]any) { j["selected_by"] = "guess" }),
+		"negative loo error":   edit(func(j map[string]any) { j["loo_mse"] = -1 }),
+		"loo error unselected": edit(func(j map[string]any) { delete(j, "selected_by") }),
 		"eigenvalue zero": edit(func(j map[string]any) {
 			j["eigenvalues"] = base64.StdEncoding.EncodeToString(make([]byte, 8))
 		}),

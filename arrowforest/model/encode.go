@@ -380,6 +380,12 @@ func checkForest(f *forest.Forest) error {
 			return fmt.Errorf("tree %d: %d atom weights for %d atom features", i, len(t.AtomWeight), len(t.AtomFeature))
 		}
 	}
+	if err := f.ValidateMapping(); err != nil {
+		return err
+	}
+	if err := f.ValidateDerived(); err != nil {
+		return err
+	}
 	return f.ValidateDRF()
 }
 

@@ -30,10 +30,26 @@ type Meta struct {
 const (
 	// FormatName is the value of forestd.format.
 	FormatName = "forestd-model"
-	// FormatVersion is the format version this package writes and the
-	// newest it reads.
-	FormatVersion = 1
+	// FormatVersion is the newest format version this package reads and
+	// writes. Version 2 added forestd.mapping, forestd.derived and the
+	// backscoring offset and selection fields of forestd.drf; a model that
+	// uses none of them is still written as version 1 (formatVersionFor),
+	// so version-1 readers keep reading it, and a version-1 reader given a
+	// model that needs version 2 says so (ErrFutureVersion) instead of
+	// calling an unknown key corrupt.
+	FormatVersion = 2
 )
+
+// formatVersionFor is the lowest format version that holds f.
+func formatVersionFor(f *forest.Forest) int {
+	if f.Mapping != nil || f.Derived != nil {
+		return 2
+	}
+	if d := f.DRF; d != nil && (d.Offset != nil || d.SelectedBy != "" || d.LOOMSE != 0) {
+		return 2
+	}
+	return 1
+}
 
 // Schema metadata keys.
 const (
@@ -64,6 +80,7 @@ type metaEntry struct{ key, value string }
 
 // decodeState collects what the metadata decoders produce.
 type decodeState struct {
+	version      int // forestd.format_version of the stream
 	f            *forest.Forest
 	meta         Meta
 	trees, nodes int64
@@ -89,8 +106,8 @@ var metaKeys = []metaKey{
 	{key: KeyFormat,
 		enc: func(*forest.Forest, Meta, int) (string, bool, error) { return FormatName, true, nil }},
 	{key: KeyFormatVersion,
-		enc: func(*forest.Forest, Meta, int) (string, bool, error) {
-			return strconv.Itoa(FormatVersion), true, nil
+		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) {
+			return strconv.Itoa(formatVersionFor(f)), true, nil
 		}},
 	{key: KeyModelVersion,
 		enc: func(_ *forest.Forest, m Meta, _ int) (string, bool, error) {
@@ -184,7 +201,9 @@ var metaKeys = []metaKey{
 			st.f.Rank = new(forest.RankMap)
 			return json.Unmarshal([]byte(v), st.f.Rank)
 		}},
-	{key: KeyDRF, fields: []string{"DRF"}, optional: true, enc: encodeDRF, dec: decodeDRF}, // drf.go
+	{key: KeyDRF, fields: []string{"DRF"}, optional: true, enc: encodeDRF, dec: decodeDRF},                 // drf.go
+	{key: KeyDerived, fields: []string{"Derived"}, optional: true, enc: encodeDerived, dec: decodeDerived}, // derived.go
+	{key: KeyMapping, fields: []string{"Mapping"}, optional: true, enc: encodeMapping, dec: decodeMapping}, // mapping.go
 	{key: KeyTrees, fields: []string{"Trees"},
 		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) {
 			return strconv.Itoa(len(f.Trees)), true, nil

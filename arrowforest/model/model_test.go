@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -409,17 +411,57 @@ func craft(t testing.TB, f *forest.Forest, edit func(tab *table, md map[string]s
 }
 
 func TestFutureVersion(t *testing.T) {
+	next := strconv.Itoa(FormatVersion + 1)
 	b := craft(t, classForest(), func(_ *table, md map[string]string) {
-		md[KeyFormatVersion] = "2"
+		md[KeyFormatVersion] = next
 		md["forestd.something_new"] = "x"
 	})
 	_, _, err := DecodeBytes(b)
 	if !errors.Is(err, ErrFutureVersion) {
 		t.Fatalf("got %v", err)
 	}
-	want := "model format version 2 is newer than this forestd supports (1); upgrade forestd"
+	want := fmt.Sprintf("model format version %s is newer than this forestd supports (%d); upgrade forestd", next, FormatVersion)
 	if err.Error() != want {
 		t.Errorf("message %q, want %q", err, want)
+	}
+}
+
+// TestFormatVersionIsTheLowestThatHolds: a forest without version-2
+// content is written as version 1 (old readers keep reading it); one with
+// a mapping, derived inputs or dRF backscoring selection is written as 2,
+// and a stream that claims 1 for such content is rejected.
+func TestFormatVersionIsTheLowestThatHolds(t *testing.T) {
+	f := classForest()
+	b, _, err := EncodeBytes(f, Meta{Version: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ipc.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	if v, _ := r.Schema().Metadata().GetValue(KeyFormatVersion); v != "1" {
+		t.Fatalf("plain forest written as format version %s, want 1", v)
+	}
+	if formatVersionFor(f) != 1 {
+		t.Fatal("plain forest needs version 1")
+	}
+	for name, g := range map[string]*forest.Forest{"derived": derivedForest(), "mapping": mappedForest()} {
+		if formatVersionFor(g) != 2 {
+			t.Fatalf("a forest with %s needs version 2", name)
+		}
+		if _, _, err := DecodeBytes(craft(t, g, func(*table, map[string]string) {})); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		_, _, err := DecodeBytes(craft(t, g, func(_ *table, md map[string]string) { md[KeyFormatVersion] = "1" }))
+		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "needs version 2") {
+			t.Fatalf("%s claimed as version 1: got %v", name, err)
+		}
+	}
+	f.DRF = &forest.DRF{SelectedBy: "loo"}
+	if formatVersionFor(f) != 2 {
+		t.Fatal("a dRF forest with selected backscoring needs version 2")
 	}
 }
 

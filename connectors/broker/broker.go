@@ -9,6 +9,11 @@
 //
 // The broker binds to loopback unless told otherwise, so `forestd serve`
 // with no --brokers never exposes a port beyond the machine.
+//
+// With SASL users, the broker's connections pass through a small shim
+// (saslcompat.go) that lists SaslHandshake from version 0 in ApiVersions
+// responses, without which librdkafka clients such as kcat refuse to
+// authenticate against kfake.
 package broker
 
 import (
@@ -174,12 +179,21 @@ func Start(opts Options) (*Broker, error) {
 		kfake.GroupMinSessionTimeout(opts.MinSessionTimeout),
 		kfake.BrokerConfigs(map[string]string{"message.max.bytes": strconv.Itoa(opts.MaxMessageBytes)}),
 		// kfake binds 127.0.0.1; bind the host the user asked for instead.
+		// With SASL, TLS is done here, under the librdkafka shim
+		// (saslcompat.go), which must see the plaintext.
 		kfake.ListenFn(func(network, address string) (net.Listener, error) {
 			_, p, err := net.SplitHostPort(address)
 			if err != nil {
 				return nil, err
 			}
-			return net.Listen(network, net.JoinHostPort(host, p))
+			ln, err := net.Listen(network, net.JoinHostPort(host, p))
+			if err != nil || len(opts.Users) == 0 {
+				return ln, err
+			}
+			if opts.TLS != nil {
+				ln = tls.NewListener(ln, opts.TLS)
+			}
+			return saslCompatListener{ln}, nil
 		}),
 		kfake.WithLogger(slogLogger{opts.Logger}),
 	}
@@ -192,7 +206,7 @@ func Start(opts Options) (*Broker, error) {
 	if opts.AutoCreateTopics {
 		kopts = append(kopts, kfake.AllowAutoTopicCreation())
 	}
-	if opts.TLS != nil {
+	if opts.TLS != nil && len(opts.Users) == 0 {
 		kopts = append(kopts, kfake.TLS(opts.TLS))
 	}
 	if len(opts.Users) > 0 {

@@ -6,35 +6,44 @@
 #   1. Swiss roll: `forestd gen`-equivalent data (synth.SwissRoll, one draw
 #      of 11,000 rows split 1,000 train / 10,000 test), 150 trees,
 #      3 candidate features, Isomap k = 7, embedding dimension 2 (the
-#      surface's), σ_G = 100, γ_G = 200 (§3.1). forestd drf against forestd's
-#      plain RF regression (one forest per output, same trees and candidate
-#      features, fully grown: --min-split 2) and scikit-learn's
-#      RandomForestRegressor (multi-output, mtry 3 and 6) and 5-NN: test MSE,
-#      mean distance to the noise-free surface, training and prediction
-#      times; the paper's Fig. 2 as a PNG.
+#      surface's) (§3.1). forestd drf three ways: the default (weighted
+#      prediction, centred backscoring map, σ_G and γ_G by leave-one-out on
+#      the training rows), Algorithm 1 with the same map, and the paper as
+#      printed (Algorithm 1, σ_G = 100, γ_G = 200, eq. 7 without offset);
+#      against forestd's plain RF regression (one forest per output, same
+#      trees and candidate features, fully grown: --min-split 2) and
+#      scikit-learn's RandomForestRegressor (multi-output, mtry 3 and 6; one
+#      forest per output, mtry 3) and 5-NN: test MSE, mean distance to the
+#      noise-free surface, training and prediction times; the paper's
+#      Fig. 2 as a PNG.
 #   2. Digits: the lower 8×4 half from the upper half, 800 train / 200 test
 #      digits (100 per class of ../shared/data digits), 300 trees,
 #      5 candidate features, Isomap k = 5, embedding dimension 25
 #      (§3.2.1): 1-NN, forestd RF (one forest per pixel), scikit-learn RF and
-#      dRF with the paper's σ_G = 3, γ_G = 20 and with forestd's defaults
-#      (σ_G by the median heuristic, γ_G = 200); MSE and the share of
-#      completed digits that a 500-tree forest trained on whole digits
-#      misclassifies; the reconstructions as a PNG.
+#      dRF the same three ways (the paper's σ_G = 3, γ_G = 20); MSE and the
+#      share of completed digits that a 500-tree forest trained on whole
+#      digits misclassifies; the reconstructions as a PNG.
 #
-#   bash e2e/bench/drf.sh [--quick] [--forestd BIN] [--keep]
+#   Every dRF parameter not given by the paper (σ_G, γ_G) is chosen on the
+#   training rows alone (leave-one-out) and printed in the report.
 #
-# --quick uses 2,000 swiss test rows and a third of the trees. Writes
-# e2e/bench/results/drf-<date>[-quick].md and the two PNGs beside it, and
-# prints the report.
+#   bash e2e/bench/drf.sh [--quick] [--seed S] [--forestd BIN] [--keep]
+#
+# --quick uses 2,000 swiss test rows and a third of the trees. --seed draws
+# another swiss roll (default 1; the digits split is fixed), to check that
+# the outcome is not one draw's luck. Writes
+# e2e/bench/results/drf-<date>[-quick][-seedS].md and the two PNGs beside
+# it, and prints the report.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-QUICK=0; BIN=""; KEEP=0
+QUICK=0; BIN=""; KEEP=0; SEED=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1 ;;
     --forestd) BIN="$2"; shift ;;
     --keep) KEEP=1 ;;
-    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --seed) SEED="$2"; shift ;;
+    -h|--help) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "drf.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -52,30 +61,39 @@ go build -o "$W/drfbench" ./e2e/bench/drf
 THREADS=2
 NTEST=10000; TS=150; TD=300
 if [ $QUICK = 1 ]; then NTEST=2000; TS=50; TD=100; fi
-"$W/drfbench" prepare -dir "$W" -data "$DATA" -seed 1 -ntrain 1000 -ntest "$NTEST" >&2
+"$W/drfbench" prepare -dir "$W" -data "$DATA" -seed "$SEED" -ntrain 1000 -ntest "$NTEST" >&2
 TIM="$W/timings.jsonl"
+PAR="$W/drf_params.jsonl"
 : > "$TIM"
+: > "$PAR"
 
 # seconds JSON_TEXT: the "seconds" field of a forestd report
 seconds() { "$PY" -c 'import json,sys; print(json.load(sys.stdin)["seconds"])'; }
+# drfseconds TOOL: the "seconds" of a `train --forest drf` report, and its
+# backscoring parameters appended to $PAR
+drfseconds() {
+  "$PY" -c 'import json,sys; r=json.load(sys.stdin); d=r["drf"]
+print(json.dumps({"tool": sys.argv[1], "sigma_g": d["sigma_g"], "gamma_g": d["gamma_g"], "selected_by": d["sigma_gamma_selected_by"],
+  "loo_mse": d["loo_mse"], "center": d["backscore_center"], "predict": d["predict"]}), file=open(sys.argv[2], "a"))
+print(r["seconds"])' "$1" "$PAR"
+}
 # record TASK TOOL TRAIN_S PREDICT_S
 record() { printf '{"task":"%s","tool":"%s","train_s":%s,"predict_s":%s}\n' "$1" "$2" "$3" "$4" >> "$TIM"; }
 sum() { "$PY" -c 'import sys; print(sum(float(x) for x in sys.argv[1:]))' "$@"; }
 
 # ---- 1. swiss roll -------------------------------------------------------
 echo "swiss roll: forestd drf" >&2
-swiss_drf() { # OUTPUT_BASENAME extra flags...
-  local base=$1; shift
+swiss_drf() { # OUTPUT_BASENAME TOOL extra flags...
+  local base=$1 tool=$2; shift 2
   local tr sc
   tr=$("$BIN" train --in "$W/swiss_train.csv" --label y0,y1,y2 --forest drf --trees "$TS" --max-features 3 \
-       --isomap-k 7 --embed-dim 2 --sigma-g 100 --threads "$THREADS" --seed 1 --out "$W/$base.arrows" "$@" | seconds)
+       --isomap-k 7 --embed-dim 2 --threads "$THREADS" --seed 1 --out "$W/$base.arrows" "$@" | drfseconds "swiss $tool")
   sc=$("$BIN" score --model "$W/$base.arrows" --in "$W/swiss_test.csv" --out "$W/$base.csv" --threads "$THREADS" | seconds)
-  echo "$tr $sc"
+  record swiss "$tool" "$tr" "$sc"
 }
-read -r a b < <(swiss_drf drf_swiss --gamma-g 200)
-record swiss "forestd drf" "$a" "$b"
-read -r a b < <(swiss_drf drf_swiss_weighted --gamma-g 200 --drf-predict weighted)
-record swiss "forestd drf weighted" "$a" "$b"
+swiss_drf drf_swiss "forestd drf"
+swiss_drf drf_swiss_alg1 "forestd drf algorithm1" --drf-predict algorithm1
+swiss_drf drf_swiss_paper "forestd drf paper" --drf-predict algorithm1 --sigma-g 100 --gamma-g 200 --backscore-center=false
 
 echo "swiss roll: forestd rf (one forest per output)" >&2
 TR=(); SC=()
@@ -97,14 +115,14 @@ digits_drf() { # OUTPUT_BASENAME TOOL extra flags...
   local base=$1 tool=$2; shift 2
   local tr sc
   tr=$("$BIN" train --in "$W/digits_train.csv" --label "$LO" --features "$UP" --forest drf --trees "$TD" \
-       --max-features 5 --isomap-k 5 --embed-dim 25 --threads "$THREADS" --seed 1 --out "$W/$base.arrows" "$@" | seconds)
+       --max-features 5 --isomap-k 5 --embed-dim 25 --threads "$THREADS" --seed 1 --out "$W/$base.arrows" "$@" | drfseconds "digits $tool")
   sc=$("$BIN" score --model "$W/$base.arrows" --in "$W/digits_test.csv" --out "$W/$base.csv" --threads "$THREADS" | seconds)
   record digits "$tool" "$tr" "$sc"
 }
 echo "digits: forestd drf" >&2
-digits_drf drf_digits "forestd drf" --sigma-g 0 --gamma-g 200
-digits_drf drf_digits_paper "forestd drf sigma_G=3 gamma_G=20" --sigma-g 3 --gamma-g 20
-digits_drf drf_digits_weighted "forestd drf weighted" --sigma-g 0 --gamma-g 200 --drf-predict weighted
+digits_drf drf_digits "forestd drf"
+digits_drf drf_digits_alg1 "forestd drf algorithm1" --drf-predict algorithm1
+digits_drf drf_digits_paper "forestd drf paper" --drf-predict algorithm1 --sigma-g 3 --gamma-g 20 --backscore-center=false
 echo "digits: forestd rf (one forest per pixel)" >&2
 TR=(); SC=()
 for p in ${LO//,/ }; do
@@ -118,14 +136,14 @@ echo "digits: scikit-learn" >&2
 
 # ---- report --------------------------------------------------------------
 DATE=$(date +%Y-%m-%d)
-SUFFIX=""; [ $QUICK = 1 ] && SUFFIX="-quick"
+SUFFIX=""; [ $QUICK = 1 ] && SUFFIX="-quick"; [ "$SEED" != 1 ] && SUFFIX="$SUFFIX-seed$SEED"
 RES=e2e/bench/results
 mkdir -p "$RES"
 MD="$RES/drf-$DATE$SUFFIX.md"
 {
   echo "# dRF reproduction ($DATE$SUFFIX)"
   echo
-  echo "Command: \`bash e2e/bench/drf.sh$( [ $QUICK = 1 ] && echo ' --quick')\` on $(nproc) cores ($(uname -m)), $THREADS threads for every tool;"
+  echo "Command: \`bash e2e/bench/drf.sh$( [ $QUICK = 1 ] && echo ' --quick')$( [ "$SEED" != 1 ] && echo " --seed $SEED")\` on $(nproc) cores ($(uname -m)), $THREADS threads for every tool;"
   echo "forestd at $(git rev-parse --short HEAD 2>/dev/null || echo unknown) (plus working-tree changes), $("$PY" -c 'import sklearn; print("scikit-learn", sklearn.__version__)')."
   echo
   "$W/drfbench" report -dir "$W" -png "$RES" -threads "$THREADS" -swiss-trees "$TS" -digits-trees "$TD"

@@ -31,6 +31,7 @@ type drfFlags struct {
 	maxRows    *int
 	projection *string
 	predict    *string
+	center     *bool
 }
 
 func addDRFFlags(fs *flags) *drfFlags {
@@ -39,11 +40,12 @@ func addDRFFlags(fs *flags) *drfFlags {
 		distance:   fs.String("distance", d.Distance, "drf: response distance, isomap (geodesic on the k-nearest-neighbour graph) or euclidean"),
 		isomapK:    fs.Int("isomap-k", d.IsomapK, "drf: neighbours of the isomap graph"),
 		embedDim:   fs.Int("embed-dim", d.EmbedDim, "drf: MDS embedding dimension m"),
-		sigmaG:     fs.Float64("sigma-g", 0, "drf: backscoring kernel bandwidth σ_G of exp(-‖v-w‖²/σ_G) (0 = median squared distance of the embedding)"),
-		gammaG:     fs.Float64("gamma-g", d.GammaG, "drf: backscoring weight γ_G (regulariser N/γ_G)"),
+		sigmaG:     fs.Float64("sigma-g", d.SigmaG, "drf: backscoring kernel bandwidth σ_G of exp(-‖v-w‖²/σ_G) (0 = chosen by leave-one-out on the training responses)"),
+		gammaG:     fs.Float64("gamma-g", d.GammaG, "drf: backscoring weight γ_G, regulariser N/γ_G (0 = chosen by leave-one-out on the training responses)"),
+		center:     fs.Bool("backscore-center", d.Center, "drf: fit the backscoring map to the responses minus their mean and add it back (false: the paper's eq. 7 alone)"),
 		maxRows:    fs.Int("max-rows", d.MaxRows, "drf: training rows kept for the N×N distance matrix (more are subsampled)"),
 		projection: fs.String("projection", forest.ProjectionAxis, "drf: split atoms, axis or sparse (SPORF; --lambda non-zeros)"),
-		predict:    fs.String("drf-predict", d.Predict, "drf: distance prediction, weighted (a-weighted mean on the embedding) or algorithm1 (the paper's Algorithm 1: argmax a only)"),
+		predict:    fs.String("drf-predict", d.Predict, "drf: distance prediction, weighted (a-weighted mean on the embedding) or algorithm1 (the paper's Algorithm 1, which uses argmax a only)"),
 	}
 }
 
@@ -51,7 +53,7 @@ func addDRFFlags(fs *flags) *drfFlags {
 // any other is a usage error.
 var drfTrainFlags = []string{"in", "label", "out", "forest", "trees", "seed", "threads", "max-features",
 	"min-leaf", "min-split", "max-depth", "sample", "sample-fraction", "lambda", "features", "exclude",
-	"model-version", "distance", "isomap-k", "embed-dim", "sigma-g", "gamma-g", "max-rows", "projection", "drf-predict"}
+	"model-version", "distance", "isomap-k", "embed-dim", "sigma-g", "gamma-g", "max-rows", "projection", "drf-predict", "backscore-center"}
 
 func flagValue[T any](fs *flags, name string) T {
 	return fs.Lookup(name).Value.(flag.Getter).Get().(T)
@@ -141,7 +143,7 @@ func (d *drfFlags) train(fs *flags, env Env, paths []string) error {
 	o.Sample, o.SampleFraction = flagValue[string](fs, "sample"), flagValue[float64](fs, "sample-fraction")
 	o.Lambda, o.Projection = flagValue[float64](fs, "lambda"), *d.projection
 	o.Distance, o.IsomapK, o.EmbedDim = *d.distance, *d.isomapK, *d.embedDim
-	o.SigmaG, o.GammaG, o.MaxRows, o.Predict = *d.sigmaG, *d.gammaG, *d.maxRows, *d.predict
+	o.SigmaG, o.GammaG, o.MaxRows, o.Predict, o.Center = *d.sigmaG, *d.gammaG, *d.maxRows, *d.predict, *d.center
 	switch {
 	case o.Predict != forest.PredictWeighted && o.Predict != forest.PredictAlgorithm1:
 		return usagef("--drf-predict %q: want weighted or algorithm1", o.Predict)
@@ -152,9 +154,9 @@ func (d *drfFlags) train(fs *flags, env Env, paths []string) error {
 	case o.EmbedDim < 1:
 		return usagef("--embed-dim must be at least 1, got %d", o.EmbedDim)
 	case o.SigmaG < 0 || math.IsNaN(o.SigmaG) || math.IsInf(o.SigmaG, 0):
-		return usagef("--sigma-g must be positive (or 0 for the median heuristic), got %v", o.SigmaG)
-	case !(o.GammaG > 0) || math.IsInf(o.GammaG, 0):
-		return usagef("--gamma-g must be positive, got %v", o.GammaG)
+		return usagef("--sigma-g must be positive (or 0: chosen by leave-one-out), got %v", o.SigmaG)
+	case o.GammaG < 0 || math.IsNaN(o.GammaG) || math.IsInf(o.GammaG, 0):
+		return usagef("--gamma-g must be positive (or 0: chosen by leave-one-out), got %v", o.GammaG)
 	case o.MaxRows < 2:
 		return usagef("--max-rows must be at least 2, got %d", o.MaxRows)
 	case o.Projection != forest.ProjectionAxis && o.Projection != forest.ProjectionSparse:
@@ -228,7 +230,8 @@ func drfInfo(f *forest.Forest) map[string]any {
 		"targets": d.Targets, "label_columns": strings.Split(f.LabelName, ","),
 		"distance": d.Distance, "isomap_k": d.IsomapK, "projection": d.Projection,
 		"embed_dim": d.Dim(), "eigenvalues": d.Eigenvalues, "sigma_g": d.SigmaG, "gamma_g": d.GammaG,
-		"rows": d.Rows(), "input_rows": d.InputRows,
+		"rows": d.Rows(), "input_rows": d.InputRows, "predict": d.Predict, "backscore_center": d.Offset != nil,
+		"backscore_offset": d.Offset, "sigma_gamma_selected_by": selectedBy(d), "loo_mse": d.LOOMSE,
 	}
 }
 
@@ -351,4 +354,12 @@ func scoreDRF(env Env, f *forest.Forest, meta model.Meta, modelPath string, path
 		"model": modelPath, "model_id": meta.ID, "rows": fr.NRows, "out": out, "seconds": secs,
 		"rows_per_second": float64(fr.NRows) / math.Max(secs, 1e-9), "targets": targets,
 	})
+}
+
+// selectedBy says how a model's σ_G and γ_G were set, for reports.
+func selectedBy(d *forest.DRF) string {
+	if d.SelectedBy == "" {
+		return "flags"
+	}
+	return "leave-one-out"
 }

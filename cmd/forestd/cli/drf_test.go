@@ -112,7 +112,7 @@ func TestDRFCommands(t *testing.T) {
 	mdl2 := filepath.Join(dir, "m2.arrows")
 	mustRun(t, "train", "--in", data, "--label", "y0,y1,y2", "--exclude", "y0_true,y1_true,y2_true",
 		"--forest", "drf", "--trees", "20", "--max-features", "3", "--embed-dim", "2", "--sigma-g", "100",
-		"--out", mdl2, "--threads", "1")
+		"--gamma-g", "200", "--out", mdl2, "--threads", "1")
 	b1, _ := os.ReadFile(mdl)
 	b2, _ := os.ReadFile(mdl2)
 	if !bytes.Equal(b1, b2) {
@@ -210,7 +210,7 @@ func TestDRFBadInput(t *testing.T) {
 		{"eval", "--model", mdl, "--in", data, "--label", "y0"},
 		{"score", "--model", mdl, "--in", data, "--out", filepath.Join(dir, "p.csv"), "--keep", "y1"},
 		{"score", "--model", mdl, "--in", data, "--out", filepath.Join(dir, "p.csv"), "--keep", "nope"},
-		// lake scoring compiles the forest, which a drf forest refuses
+		// a lake holds Parquet files only (lake scoring of drf models: lake_drf_test.go)
 		{"score", "--model", mdl, "--in", data, "--out", filepath.Join(dir, "lake") + "/"},
 	} {
 		code, _, errs := run(t, args...)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/arrowforest/manifold"
 	"github.com/forestd/forestd/arrowforest/model"
 	"github.com/forestd/forestd/connectors/files"
 	"github.com/forestd/forestd/connectors/lake"
@@ -159,11 +160,13 @@ type lakeScorer struct {
 	f        *forest.Forest
 	meta     model.Meta
 	c        *forest.Compiled
+	drf      *manifold.Predictor // a drf model (c is nil): lake_drf.go
 	model    string
 	out      string
 	keep     []string
 	threads  int
-	levels   [][]string
+	names    []string   // the model's source columns (forest.SourceColumns)
+	levels   [][]string // and their category levels
 	spec     schemas.PredictionSpec
 	keepIdx  []int // per keep column, its position in the lake schema
 	wopts    files.WriteOptions
@@ -176,14 +179,15 @@ type lakeScorer struct {
 // string for a categorical feature the model has levels for; the other
 // projected columns (passthrough) keep the first file's type.
 func featureCheck(f *forest.Forest) func(string, arrow.DataType) error {
+	names, lv := f.SourceColumns() // a mapped model reads its mapping's inputs
 	levels := map[string]bool{}
-	for j, n := range f.Features {
-		if f.Levels != nil && f.Levels[j] != nil {
+	for j, n := range names {
+		if lv != nil && lv[j] != nil {
 			levels[n] = true
 		}
 	}
 	feats := map[string]bool{}
-	for _, n := range f.Features {
+	for _, n := range names {
 		feats[n] = true
 	}
 	return func(name string, dt arrow.DataType) error {
@@ -231,15 +235,19 @@ func runScoreLake(env Env, sl *scoreLakeFlags, modelPath string, paths []string,
 		return usagef("--enqueue needs --workers-topic")
 	}
 	t0 := time.Now()
-	f, meta, c, err := loadModel(modelPath)
+	f, meta, c, err := loadModelOrDRF(modelPath)
 	if err != nil {
 		return err
 	}
-	if f.Kind == forest.KindDRF {
-		return fmt.Errorf("%s: lake scoring does not handle drf (multivariate) models; score to one output file instead", modelPath)
-	}
 	ls := &lakeScorer{env: env, f: f, meta: meta, c: c, model: modelPath, out: out, keep: keep, threads: threads,
-		levels: f.Levels, wopts: files.WriteOptions{Compression: sl.compression}}
+		wopts: files.WriteOptions{Compression: sl.compression}}
+	// the columns read: a mapped model reads its mapping's inputs
+	ls.names, ls.levels = f.SourceColumns()
+	if f.Kind == forest.KindDRF { // one column per response (lake_drf.go)
+		if err := ls.setupDRF(); err != nil {
+			return err
+		}
+	}
 	if _, err := files.NewParquetWriter(discard{}, arrow.NewSchema(nil, nil), ls.wopts); err != nil {
 		return usageError{fmt.Errorf("--compression: %w", err)}
 	}
@@ -248,7 +256,7 @@ func runScoreLake(env Env, sl *scoreLakeFlags, modelPath string, paths []string,
 			return fmt.Errorf("%s: %w", slowBatchEnv, err)
 		}
 	}
-	cols := slices.Clone(f.Features)
+	cols := slices.Clone(ls.names)
 	for _, k := range keep {
 		if !slices.Contains(cols, k) {
 			cols = append(cols, k)
@@ -261,7 +269,7 @@ func runScoreLake(env Env, sl *scoreLakeFlags, modelPath string, paths []string,
 	// or value, probabilities, passthrough columns) twice: as Arrow
 	// arrays and in the Parquet writer's buffers.
 	out1 := int64(len(meta.ID)+4) + 8 + 128 + 8 + 16 + int64(4*k) + int64(16*len(keep))
-	perRow := int64(4*len(f.Features)+3*4*k) + 2*out1
+	perRow := int64(4*(len(ls.names)+len(f.Features))+3*4*k) + 2*out1 + ls.drfRowBytes()
 	opts, err := sl.options(0)
 	if err != nil {
 		return err
@@ -401,7 +409,7 @@ func (ls *lakeScorer) prepare(l *lake.Lake) error {
 		ls.keepIdx = append(ls.keepIdx, ix[0])
 		ls.spec.Keep = append(ls.spec.Keep, schema.Field(ix[0]))
 	}
-	return nil
+	return ls.checkDRFNames()
 }
 
 func (ls *lakeScorer) progressBar(total int64, nfiles int) *progressbar.ProgressBar {
@@ -536,9 +544,15 @@ func (ls *lakeScorer) scoreFiles(ctx context.Context, l *lake.Lake, which []int,
 func (ls *lakeScorer) score(l *lake.Lake, b *lake.Batch, r0, r1 int64) (arrow.Record, error) {
 	rec := b.Record.NewSlice(r0, r1)
 	defer rec.Release()
-	fr, err := frame.FeaturesFromRecords(rec.Schema(), []arrow.Record{rec}, ls.f.Features, ls.levels)
+	fr, err := frame.FeaturesFromRecords(rec.Schema(), []arrow.Record{rec}, ls.names, ls.levels)
+	if err == nil {
+		fr, err = ls.f.FromSource(fr) // the model's own FDM mapping (forest.Mapping)
+	}
 	if err != nil {
 		return nil, err
+	}
+	if ls.drf != nil {
+		return ls.scoreDRF(l, b, r0, rec, fr)
 	}
 	pred, err := ls.c.Predict(fr, 1)
 	if err != nil {
@@ -641,7 +655,7 @@ func (ls *lakeScorer) writeBatch(l *lake.Lake, w **lake.FileWriter, wFile *int, 
 		if *w != nil {
 			(*w).Abort()
 		}
-		nw, err := lake.Create(lake.OutputPath(ls.out, l.Files()[b.File].File), schemas.Predictions(ls.spec), ls.wopts)
+		nw, err := lake.Create(lake.OutputPath(ls.out, l.Files()[b.File].File), ls.outSchema(), ls.wopts)
 		if err != nil {
 			return err
 		}

@@ -42,19 +42,6 @@ func timedPredict(c *forest.Compiled, fr *frame.Frame, threads int) (*forest.Pre
 	return pred, time.Since(t0).Seconds(), err
 }
 
-func levelsMap(f *forest.Forest) map[string][]string {
-	if f.Levels == nil {
-		return nil
-	}
-	m := map[string][]string{}
-	for j, l := range f.Levels {
-		if l != nil {
-			m[f.Features[j]] = l
-		}
-	}
-	return m
-}
-
 func runEval(args []string, env Env) error {
 	fs := newFlagSet("eval", "--model MODEL --in PATH... --label COL", env)
 	var in listFlag
@@ -73,8 +60,10 @@ func runEval(args []string, env Env) error {
 	if f.Kind == forest.KindDRF { // multivariate responses (drf.go)
 		return evalDRF(env, f, meta, *modelPath, append(in.vals, pos...), *label, *threads)
 	}
-	fr, err := loadLabelled(append(in.vals, pos...), frame.Options{
-		Label: *label, Task: f.Task, Features: f.Features, Levels: levelsMap(f)})
+	fr, err := loadLabelled(append(in.vals, pos...), sourceOptions(f, *label)) // source.go
+	if err == nil {
+		fr, err = f.FromSource(fr)
+	}
 	if err != nil {
 		return err
 	}
@@ -153,7 +142,7 @@ func runScore(args []string, env Env) error {
 		return err
 	}
 	defer release(recs)
-	fr, err := frame.FeaturesFromRecords(schema, recs, f.Features, f.Levels)
+	fr, err := sourceFrame(f, schema, recs) // source.go: the model's mapping applied
 	if err != nil {
 		return err
 	}
@@ -254,6 +243,12 @@ func runInspect(args []string, env Env) error {
 	}
 	if f.DRF != nil {
 		rep["drf"] = drfInfo(f)
+	}
+	if f.Kind == "fdm" { // RF_FDM: which mapping the trees draw (inspect_fdm.go)
+		rep["fdm"] = fdmInfo(f)
+	}
+	if f.Mapping != nil { // the FDM mapping the trees read through (forestd serve select → train)
+		rep["mapping"] = f.Mapping
 	}
 	if g, ok, err := modelGrid(f.Params, *grid, len(f.Features)); err != nil {
 		return err

@@ -144,6 +144,8 @@ func TestTrainLocalKindsCLI(t *testing.T) {
 		{"--forest", "lfs", "--series", "--lfs-random", "--lfs-min", "1", "--lfs-size", "3"},
 		{"--forest", "fdm"},
 		{"--forest", "fdm", "--fdm-groups", "x2a_0,x2a_1", "--fdm-marginal", "m0", "--fdm-candidates", "5"},
+		{"--forest", "fdm", "--fdm-map", "drl"},
+		{"--forest", "fdm", "--fdm-map", "drl", "--fdm-groups", "x2a_0,x2a_1", "--fdm-marginal", "m0"},
 	} {
 		var ref []byte
 		for _, th := range []string{"1", "2"} {
@@ -168,6 +170,17 @@ func TestTrainLocalKindsCLI(t *testing.T) {
 		in := mustRun(t, "inspect", "--model", filepath.Join(dir, "m1.model"))
 		if in["forest"] != kind[1] {
 			t.Fatalf("inspect forest %v", in["forest"])
+		}
+		if kind[1] == "fdm" { // inspect names the mapping kind and, for landmarks, the derived inputs
+			info, _ := in["fdm"].(map[string]any)
+			want := "rp"
+			if slices.Contains(kind, "drl") {
+				want = "drl"
+			}
+			der, _ := info["derived_inputs"].([]any)
+			if info["map"] != want || (want == "drl") != (len(der) == 1) {
+				t.Fatalf("%v: inspect fdm %v", kind, info)
+			}
 		}
 	}
 	// the learnt locality graph as an Arrow edge table
@@ -198,7 +211,7 @@ func TestTrainLocalKindsCLI(t *testing.T) {
 		{[]string{"--forest", "lfs", "--lfs-size", "9"}, "window"},
 		{[]string{"--forest", "fdm", "--fdm-groups", "x2a_0,zz"}, "zz"},
 		{[]string{"--forest", "fdm", "--fdm-marginal", "m0"}, "--fdm-groups"},
-		{[]string{"--forest", "fdm", "--fdm-map", "drl", "--fdm-groups", "x2a_0,x2a_1"}, "rp"},
+		{[]string{"--forest", "fdm", "--fdm-map", "pca", "--fdm-groups", "x2a_0,x2a_1"}, "pca"},
 	} {
 		args := append([]string{"train", "--in", tr, "--label", "y", "--out", filepath.Join(dir, "x.model"), "--trees", "3"}, c.args...)
 		code, _, errs := run(t, args...)

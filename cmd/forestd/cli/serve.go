@@ -29,9 +29,23 @@ const serveUsage = `[--config FILE] [--brokers HOST:PORT,...] [flags]
 The Kafka daemon: scores feature batches from the features topic with the
 current model, retrains on labelled batches from the training topic, hot-swaps
 models, and publishes predictions, importances, models and dead letters.
-With no --brokers it starts an embedded broker on --embedded-listen.
-Flags override the YAML config file. --demo runs a self-contained demo that
-stops by itself.`
+With no --brokers it starts an embedded broker on --embedded-listen (with TLS
+and SASL when --embedded-tls-cert/--embedded-sasl-user are given; the daemon
+connects with the matching settings).
+
+--stages lists the stages in order: score, train, analyze, select. Listing
+select before train composes them, e.g. --stages select,train,score: train
+learns on the selected and FDM-mapped columns of the labelled batches, each
+model carries its mapping, and score applies a model's own mapping to the raw
+feature batches. In any other order the stages run side by side (train on the
+raw columns; select only publishes to the selected topic).
+
+Passwords: the embedded broker's users read theirs from
+--embedded-sasl-password-file (NAME:PASSWORD lines) or $FORESTD_SASL_PASSWORD,
+never from a flag; the client's comes from kafka.sasl.password in the config
+file or $FORESTD_SASL_PASSWORD (--sasl-password works too, but shows in ps).
+Flags override the YAML config file.
+--demo runs a self-contained demo that stops by itself.`
 
 // serveFlags holds the flag values; only flags given on the command line
 // override the config file.
@@ -46,6 +60,8 @@ type serveFlags struct {
 	sessionTimeout, drainTimeout, commitInterval, maxRuntime, demoDuration                 time.Duration
 	tls, tlsInsecure, demo                                                                 bool
 	topics                                                                                 listFlag
+	embeddedTLSCert, embeddedTLSKey, embeddedPasswords                                     string
+	embeddedUsers                                                                          listFlag
 }
 
 func runServe(args []string, env Env) error {
@@ -82,7 +98,11 @@ func serveConfigFromArgs(args []string, env Env) (serveConfig, *serveFlags, erro
 	fs.StringVar(&f.embeddedListen, "embedded-listen", d.Embedded.Listen, "address of the embedded broker")
 	fs.StringVar(&f.dataDir, "data-dir", "", "directory where the embedded broker persists its logs and offsets (empty: memory only)")
 	fs.StringVar(&f.group, "group", d.Group, "consumer group")
-	fs.StringVar(&f.stages, "stages", strings.Join(d.Stages, ","), "stages to run: score, train, analyze, select")
+	fs.StringVar(&f.stages, "stages", strings.Join(d.Stages, ","), "stages to run, in order: score, train, analyze, select (select before train composes them)")
+	fs.StringVar(&f.embeddedTLSCert, "embedded-tls-cert", "", "PEM certificate: the embedded broker accepts TLS only (with --embedded-tls-key)")
+	fs.StringVar(&f.embeddedTLSKey, "embedded-tls-key", "", "PEM key of --embedded-tls-cert")
+	fs.Var(&f.embeddedUsers, "embedded-sasl-user", "NAME:MECHANISM (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512): the embedded broker requires SASL; the daemon authenticates as the first (repeatable)")
+	fs.StringVar(&f.embeddedPasswords, "embedded-sasl-password-file", "", "NAME:PASSWORD lines for --embedded-sasl-user (default: $FORESTD_SASL_PASSWORD for every user)")
 	fs.StringVar(&f.model, "model", "", "model file that seeds the first model")
 	fs.StringVar(&f.key, "key", "", "input column copied into every prediction (besides the source coordinates)")
 	fs.StringVar(&f.outputFormat, "output-format", d.OutputFormat, "format of produced records: arrow or json")
@@ -172,6 +192,8 @@ func applyServeFlags(cfg *serveConfig, f *serveFlags, set map[string]bool) error
 		"start-offset": &cfg.Kafka.StartOffset, "client-id": &cfg.Kafka.ClientID, "tls-ca": &cfg.Kafka.TLS.CAFile,
 		"tls-cert": &cfg.Kafka.TLS.CertFile, "tls-key": &cfg.Kafka.TLS.KeyFile, "tls-server-name": &cfg.Kafka.TLS.ServerName,
 		"sasl-mechanism": &cfg.Kafka.SASL.Mechanism, "sasl-username": &cfg.Kafka.SASL.Username, "sasl-password": &cfg.Kafka.SASL.Password,
+		"embedded-tls-cert": &cfg.Embedded.TLSCert, "embedded-tls-key": &cfg.Embedded.TLSKey,
+		"embedded-sasl-password-file": &cfg.Embedded.SASLPasswordFile,
 	}
 	val := map[string]string{
 		"embedded-listen": f.embeddedListen, "data-dir": f.dataDir, "group": f.group, "model": f.model, "key": f.key,
@@ -179,6 +201,7 @@ func applyServeFlags(cfg *serveConfig, f *serveFlags, set map[string]bool) error
 		"forest": f.forest, "max-features": f.maxFeatures, "http": f.httpAddr, "log-level": f.logLevel, "log-format": f.logFormat,
 		"start-offset": f.startOffset, "client-id": f.clientID, "tls-ca": f.tlsCA, "tls-cert": f.tlsCert, "tls-key": f.tlsKey,
 		"tls-server-name": f.tlsServerName, "sasl-mechanism": f.saslMechanism, "sasl-username": f.saslUsername, "sasl-password": f.saslPassword,
+		"embedded-tls-cert": f.embeddedTLSCert, "embedded-tls-key": f.embeddedTLSKey, "embedded-sasl-password-file": f.embeddedPasswords,
 	}
 	for name, p := range str {
 		if set[name] {
@@ -210,6 +233,9 @@ func applyServeFlags(cfg *serveConfig, f *serveFlags, set map[string]bool) error
 	}
 	if set["stages"] {
 		cfg.Stages = splitList(f.stages)
+	}
+	if set["embedded-sasl-user"] {
+		cfg.Embedded.SASLUsers = f.embeddedUsers.vals
 	}
 	if set["features"] {
 		cfg.Train.Features = splitList(f.features)
@@ -285,8 +311,10 @@ type daemon struct {
 
 // startDaemon builds and starts everything; ctx's end is the signal to
 // shut down (see wait).
-func startDaemon(ctx context.Context, cfg serveConfig, log *slog.Logger) (d *daemon, err error) {
-	d = &daemon{cfg: cfg, log: log, metrics: pipeline.NewMetrics(), cur: operators.NewCurrent(), srcDone: make(chan error, 1)}
+func startDaemon(ctx context.Context, cfg serveConfig, log *slog.Logger) (_ *daemon, err error) {
+	// d is not the named result: every failure returns nil, and the
+	// deferred cleanup must still see the daemon built so far
+	d := &daemon{cfg: cfg, log: log, metrics: pipeline.NewMetrics(), cur: operators.NewCurrent(), srcDone: make(chan error, 1)}
 	defer func() {
 		if err != nil {
 			d.closeAll()
@@ -308,18 +336,30 @@ func startDaemon(ctx context.Context, cfg serveConfig, log *slog.Logger) (d *dae
 		d.seed = m
 		d.models.Offer(m, "seed file "+cfg.Model)
 	}
+	var embeddedUsers []broker.User
 	if len(cfg.Brokers) == 0 {
+		tc, users, err := cfg.Embedded.resolve(os.Getenv)
+		if err != nil {
+			return nil, fmt.Errorf("embedded broker: %w", err)
+		}
 		b, err := broker.Start(broker.Options{Listen: cfg.Embedded.Listen, DataDir: cfg.Embedded.DataDir,
-			Partitions: cfg.Embedded.Partitions, AutoCreateTopics: true, Logger: log})
+			Partitions: cfg.Embedded.Partitions, AutoCreateTopics: true, Logger: log, TLS: tc, Users: users})
 		if err != nil {
 			return nil, fmt.Errorf("embedded broker: %w", err)
 		}
 		d.broker = b
+		embeddedUsers = users
 		cfg.Brokers = []string{b.Addr()}
 		d.cfg.Brokers = cfg.Brokers
-		log.Info("embedded broker listening", "addr", b.Addr(), "data_dir", cfg.Embedded.DataDir)
+		log.Info("embedded broker listening", "addr", b.Addr(), "data_dir", cfg.Embedded.DataDir,
+			"tls", tc != nil, "sasl_users", len(users))
 	}
 	d.co = cfg.clientOptions()
+	if d.broker != nil { // reach the embedded broker with its own TLS and SASL settings
+		if d.co.TLS, d.co.SASL, err = cfg.Embedded.clientFor(embeddedUsers, cfg.Kafka.TLS.CAFile, cfg.Kafka.TLS.ServerName); err != nil {
+			return nil, fmt.Errorf("embedded broker: %w", err)
+		}
+	}
 	if err := d.ensureTopics(ctx); err != nil {
 		return nil, err
 	}
@@ -393,7 +433,8 @@ func startDaemon(ctx context.Context, cfg serveConfig, log *slog.Logger) (d *dae
 	}
 	go func() { d.srcDone <- d.src.Run(ctx, d.rt.Submit) }()
 	log.Info("forestd serve started", "brokers", strings.Join(cfg.Brokers, ","), "group", cfg.Group,
-		"stages", strings.Join(cfg.Stages, ","), "topics", strings.Join(d.rt.Topics(), ","), "output_format", cfg.OutputFormat)
+		"stages", strings.Join(cfg.Stages, ","), "composed", cfg.composed(), "topics", strings.Join(d.rt.Topics(), ","),
+		"output_format", cfg.OutputFormat)
 	return d, nil
 }
 
@@ -409,18 +450,35 @@ func (d *daemon) ensureTopics(ctx context.Context) error {
 		{Name: c.Topics.Models, Partitions: 1, Compact: true},
 		{Name: c.Topics.DLQ, Partitions: c.Topics.Partitions},
 	}
-	if c.has(stageAnalyze) {
+	if c.has(stageAnalyze) || c.has(stageSelect) { // select runs the analysis too, and publishes its reports
 		specs = append(specs, kafka.TopicSpec{Name: c.Topics.Reports, Partitions: 1})
 	}
 	if c.has(stageSelect) {
 		specs = append(specs, kafka.TopicSpec{Name: c.Topics.Selected, Partitions: c.Topics.Partitions})
 	}
+	// A refused password or certificate (kafka.ErrAuth) is not retried for
+	// ever: after authFailures refusals in a row the daemon stops with that
+	// error, so a misconfigured daemon fails with one clear line.
+	const authFailures = 3
+	refused := 0
 	return pipeline.DefaultBackoff().Do(ctx, func() error {
 		tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
+		if err := kafka.CheckAuth(tctx, d.co); err != nil {
+			return err
+		}
 		return kafka.EnsureTopics(tctx, d.co, specs)
-	}, nil, func(attempt int, err error) {
-		d.log.Warn("creating topics failed; retrying", "attempt", attempt+1, "err", err)
+	}, func(err error) bool {
+		if !errors.Is(err, kafka.ErrAuth) {
+			refused = 0
+			return true
+		}
+		refused++
+		return refused < authFailures
+	}, func(attempt int, err error) {
+		if refused == 0 {
+			d.log.Warn("creating topics failed; retrying", "attempt", attempt+1, "err", err)
+		}
 	})
 }
 
@@ -464,6 +522,9 @@ func (d *daemon) buildStages() ([]pipeline.Route, error) {
 			}
 			d.loop = &pipeline.TrainLoop{Trainer: tr, Models: d.models, Threads: c.Train.Threads, CreatedBy: "forestd serve",
 				Publish: d.publishModel, Logger: d.log}
+			if c.composed() { // select → train: train behind the select stage's mapping
+				d.loop.Compose = d.analyzer
+			}
 			if err := d.loop.Init(); err != nil {
 				return nil, err
 			}
@@ -485,7 +546,16 @@ func (d *daemon) newTrainer() (*operators.Trainer, error) {
 	}
 	p := forest.DefaultParams(frame.TaskAuto)
 	p.Forest, p.Trees, p.Seed, p.MaxFeatures = c.Forest, c.Trees, c.Seed, c.MaxFeatures
-	return operators.NewTrainer(operators.TrainOptions{Label: c.Label, Features: c.Features, Exclude: c.Exclude,
+	p.Criterion = "" // the label's task picks it (gini or mse), see operators.Trainer.Train
+	task := frame.TaskAuto
+	if d.cfg.composed() {
+		// the analysis behind select treats the label as classes (FDM picks
+		// mappings by their Gini correlation with it, dissertation §6.3), so
+		// the model trained behind it classifies too, even when the label
+		// arrives as JSON numbers
+		task = frame.TaskClassification
+	}
+	return operators.NewTrainer(operators.TrainOptions{Label: c.Label, Task: task, Features: c.Features, Exclude: c.Exclude,
 		Window: c.Window, Kind: c.WindowKind, RetrainRows: rows, RetrainEvery: every, MinRows: c.MinRows,
 		Params: p, Seed: c.Seed})
 }
@@ -531,6 +601,9 @@ func (d *daemon) publishSeed(ctx context.Context) {
 // consumer-group generation and has read the model topic.
 func (d *daemon) ready() error {
 	if d.cfg.has(stageScore) && d.cur.Load() == nil {
+		if d.cfg.composed() {
+			return errors.New("no model yet (give --model, or wait for the first analysis that selects features and the training behind it)")
+		}
 		return errors.New("no model yet (give --model, or wait for the first training)")
 	}
 	if !d.src.Joined() {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,7 +36,17 @@ type serveConfig struct {
 	Group    string         `yaml:"group"`
 	Topics   topicsConfig   `yaml:"topics"`
 	// Stages run in the daemon: score (features → predictions), train
-	// (training → models, importances), analyze and select.
+	// (training → models, importances), analyze (training → dependence
+	// reports) and select (features and training → the selected and
+	// FDM-mapped columns on the selected topic, using the latest analysis).
+	// The order composes select and train: with select listed before
+	// train (e.g. [select, train, score]) train learns on the selected and
+	// FDM-mapped columns of the labelled batches (in process, mapped as the
+	// select stage maps them), every model carries that mapping in its
+	// file, and score — like forestd score and eval — applies the model's
+	// own mapping to raw feature batches; training waits for the first
+	// analysis that selects features. In any other order the stages run
+	// side by side: train learns on the raw columns (see composed).
 	Stages       []string       `yaml:"stages"`
 	Model        string         `yaml:"model"`
 	Key          string         `yaml:"key"`
@@ -51,6 +62,11 @@ type embeddedConfig struct {
 	Listen     string `yaml:"listen"`
 	DataDir    string `yaml:"data_dir"`
 	Partitions int    `yaml:"partitions"`
+	// tls_cert, tls_key, sasl_users, sasl_password_file: the embedded
+	// broker's TLS and SASL, as forestd broker's flags set them
+	// (broker_auth.go). The daemon connects to it with matching settings:
+	// TLS trusting tls_cert (or kafka.tls.ca_file), SASL as the first user.
+	brokerAuth `yaml:",inline"`
 }
 
 type topicsConfig struct {
@@ -211,6 +227,13 @@ func checkAddr(what, addr string) error {
 	return nil
 }
 
+// composed reports whether select is listed before train: train then
+// learns behind the select stage (see serveConfig.Stages).
+func (c *serveConfig) composed() bool {
+	s, t := slices.Index(c.Stages, stageSelect), slices.Index(c.Stages, stageTrain)
+	return s >= 0 && t > s
+}
+
 func (c *serveConfig) has(stage string) bool {
 	for _, s := range c.Stages {
 		if s == stage {
@@ -324,8 +347,17 @@ func (c *serveConfig) validate() error {
 		if err := co.Validate(); err != nil {
 			return fmt.Errorf("kafka: %w", err)
 		}
-	} else if k.TLS.Enabled || k.SASL.Mechanism != "" {
-		return errors.New("kafka.tls and kafka.sasl apply to external brokers: give brokers (the embedded broker is plaintext on loopback)")
+	} else {
+		if err := c.Embedded.validate(authKeys); err != nil {
+			return err
+		}
+		if k.SASL.Mechanism != "" || k.SASL.Username != "" || k.SASL.Password != "" {
+			return errors.New("kafka.sasl applies to external brokers; the embedded broker's users are embedded.sasl_users (the daemon authenticates as the first)")
+		}
+		t := k.TLS
+		if t.CertFile != "" || t.KeyFile != "" || t.InsecureSkipVerify || (t.Enabled || t.CAFile != "" || t.ServerName != "") && !c.Embedded.tls() {
+			return errors.New("kafka.tls applies to external brokers; the embedded broker's TLS is embedded.tls_cert and embedded.tls_key (the daemon trusts that certificate, or kafka.tls.ca_file)")
+		}
 	}
 	if err := checkAddr("http:", c.HTTP); err != nil {
 		return err
@@ -358,7 +390,7 @@ func validTopic(s string) bool {
 func (c *serveConfig) clientOptions() kafka.ClientOptions {
 	pw := c.Kafka.SASL.Password
 	if pw == "" {
-		pw = os.Getenv("FORESTD_SASL_PASSWORD")
+		pw = os.Getenv(saslPasswordEnv)
 	}
 	return kafka.ClientOptions{
 		Brokers:  c.Brokers,

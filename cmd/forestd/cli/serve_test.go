@@ -145,7 +145,7 @@ func TestServeConfigErrors(t *testing.T) {
 		"kafka: {session_timeout: 1ms}\n":                 "kafka.session_timeout",
 		"kafka: {start_offset: middle}\n":                 "kafka.start_offset",
 		"kafka: {max_message_bytes: 10}\n":                "kafka.max_message_bytes",
-		"kafka: {sasl: {mechanism: PLAIN}}\n":             "kafka.tls and kafka.sasl apply to external brokers",
+		"kafka: {sasl: {mechanism: PLAIN}}\n":             "kafka.sasl applies to external brokers",
 		"brokers: [h:1]\nkafka: {sasl: {mechanism: X}}\n": "SASL mechanism",
 		"http: nowhere\n":                                 "http:",
 		"log: {level: loud}\n":                            "log.level",
@@ -200,6 +200,7 @@ func FuzzServeConfig(f *testing.F) {
 	f.Add([]byte("group: g\n"))
 	f.Add([]byte("train: {retrain_every: 30s}\n"))
 	f.Add([]byte("stages: [score]\nbrokers: ['[::1]:9092']\n"))
+	f.Add([]byte(composedConfig))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := parseServeConfig(bytes.NewReader(b), "fuzz.yaml")
 		if err != nil {

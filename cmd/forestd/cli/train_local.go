@@ -37,7 +37,7 @@ func addLocalFlags(fs *flags) *localFlags {
 		lfsK:        fs.Int("lfs-k", 0, "lfs: neighbours per feature in the geodesic k-NN graph (default 8)"),
 		lfsComps:    fs.Int("lfs-components", 0, "lfs: principal components of the pca distance (default 20)"),
 		lfsGraph:    fs.String("lfs-graph", "", "lfs without a layout: also write the learnt feature-locality graph (each feature's --lfs-k nearest features) as an Arrow edge table to this file"),
-		fdmMap:      fs.String("fdm-map", "", "fdm: mapping of each feature group, rp (random projection, default)"),
+		fdmMap:      fs.String("fdm-map", "", "fdm: mapping of each feature group per tree, rp (random projection, default) or drl (distance to a random landmark)"),
 		fdmCands:    fs.Int("fdm-candidates", 0, "fdm: random mappings drawn per group and tree, the best |group| kept by gCor (default 10)"),
 		fdmGroups:   fs.String("fdm-groups", "", "fdm: feature groups as 'a,b;c,d,e' (default: found by the MDS/SDS search)"),
 		fdmMarginal: fs.String("fdm-marginal", "", "fdm: marginally dependent features kept as they are, 'x,y' (with --fdm-groups)"),

@@ -1,0 +1,46 @@
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/forestd/forestd/arrowforest/forest"
+)
+
+// KeyDerived carries forest.Derived, the input columns a forest computes
+// from its features before its trees see them (RF_FDM with landmark
+// mappings: one group norm per feature group, dissertation §6.1.2 and
+// §6.4), as JSON {"norms":[{"inputs":[…],"centre":[…]},…]}. Centres are
+// finite float64s, which encoding/json writes in their shortest exact form,
+// so scoring recomputes the training values bit for bit. Absent when the
+// forest has none.
+const KeyDerived = "forestd.derived"
+
+func encodeDerived(f *forest.Forest, _ Meta, _ int) (string, bool, error) {
+	if f.Derived == nil {
+		return "", false, nil
+	}
+	return jsonString(f.Derived)
+}
+
+// decodeDerived reads forestd.derived strictly: one JSON object, no
+// unknown fields, nothing after it. forest.ValidateDerived checks the
+// content once the trees are decoded (checkForest).
+func decodeDerived(v string, st *decodeState) error {
+	d := new(forest.Derived)
+	dec := json.NewDecoder(strings.NewReader(v))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(d); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("data after the derived inputs")
+	}
+	if d.Norms == nil {
+		return fmt.Errorf("no norms")
+	}
+	st.f.Derived = d
+	return nil
+}
