@@ -81,24 +81,7 @@ func TestServeDRFModel(t *testing.T) {
 	}
 	version := int64(forestdJSON(t, "inspect", "--model", model)["model_version"].(float64))
 
-	b := startBroker(t, "", t.TempDir())
-	brokers := b.logField("broker listening", "addr", time.Second)
-	a := startServe(t, brokers, "--model", model, "--stages", "score", "--group", "a")
-	a.waitReady(60 * time.Second)
-	bd := startServe(t, brokers, "--stages", "score", "--group", "b", "--output-format", "json", "--topic", "predictions=b.predictions")
-	bd.waitReady(60 * time.Second)
-	if v := bd.metric("forestd_model_version"); v != float64(version) {
-		t.Fatalf("replica B scores with model version %v, want %d", v, version)
-	}
-	chunks := 0
-	for _, m := range kcatConsume(t, brokers, "forestd.models") {
-		if m.header("forestd-chunk") != "" {
-			chunks++
-		}
-	}
-	if chunks < 2 {
-		t.Fatalf("the drf model travelled in %d chunks", chunks)
-	}
+	brokers, bd := replicaFromChunkedModel(t, model, version)
 
 	const n = 6
 	kcatLines(t, brokers, featuresTopic, []string{"content-type=application/json"}, digitsJSONRows(t, n))

@@ -544,21 +544,18 @@ func labelledRecord(first, n int) arrow.Record {
 	return rec
 }
 
-// TestServeReplicaAdoptsPublishedModel: daemon A is seeded with a model
-// larger than the broker's 1 MiB message limit and publishes it, chunked,
-// on forestd.models; daemon B, started without a model in another group,
-// reassembles it from the topic, becomes ready and scores with it.
-func TestServeReplicaAdoptsPublishedModel(t *testing.T) {
-	needKcat(t)
-	model, version := trainModel(t, "digits.parquet", "label", 150)
-	if fi, err := os.Stat(model); err != nil || fi.Size() <= 1<<20 {
-		t.Fatalf("model of %v bytes: the test needs one above 1 MiB (%v)", fi.Size(), err)
-	}
+// replicaFromChunkedModel starts a broker, daemon A seeded with model (in
+// group a) and replica B without a model (group b, JSON predictions to
+// b.predictions); it returns once B is ready, after checking that B scores
+// with the model's version and that the model crossed forestd.models in at
+// least two chunks. The caller's model must exceed the 1 MiB message limit.
+func replicaFromChunkedModel(t *testing.T, model string, version int64) (brokers string, bd *daemon) {
+	t.Helper()
 	b := startBroker(t, "", t.TempDir())
-	brokers := b.logField("broker listening", "addr", time.Second)
+	brokers = b.logField("broker listening", "addr", time.Second)
 	a := startServe(t, brokers, "--model", model, "--stages", "score", "--group", "a")
 	a.waitReady(60 * time.Second)
-	bd := startServe(t, brokers, "--stages", "score", "--group", "b", "--output-format", "json", "--topic", "predictions=b.predictions")
+	bd = startServe(t, brokers, "--stages", "score", "--group", "b", "--output-format", "json", "--topic", "predictions=b.predictions")
 	bd.waitReady(60 * time.Second)
 	if v := bd.metric("forestd_model_version"); v != float64(version) {
 		t.Fatalf("replica B scores with model version %v, want %d", v, version)
@@ -572,6 +569,20 @@ func TestServeReplicaAdoptsPublishedModel(t *testing.T) {
 	if chunks < 2 {
 		t.Fatalf("the model travelled in %d chunks", chunks)
 	}
+	return brokers, bd
+}
+
+// TestServeReplicaAdoptsPublishedModel: daemon A is seeded with a model
+// larger than the broker's 1 MiB message limit and publishes it, chunked,
+// on forestd.models; daemon B, started without a model in another group,
+// reassembles it from the topic, becomes ready and scores with it.
+func TestServeReplicaAdoptsPublishedModel(t *testing.T) {
+	needKcat(t)
+	model, version := trainModel(t, "digits.parquet", "label", 150)
+	if fi, err := os.Stat(model); err != nil || fi.Size() <= 1<<20 {
+		t.Fatalf("model of %v bytes: the test needs one above 1 MiB (%v)", fi.Size(), err)
+	}
+	brokers, _ := replicaFromChunkedModel(t, model, version)
 	kcatLines(t, brokers, featuresTopic, []string{"content-type=application/json"}, digitsJSONRows(t, 3))
 	ps := waitPredictions(t, brokers, "b.predictions", 30*time.Second, func(ps []prediction) bool { return len(ps) >= 3 })
 	for _, p := range ps {

@@ -279,6 +279,24 @@ func sortByLeaf(s0 []int32, keys []uint64) []uint64 {
 	return keys[:len(s0)]
 }
 
+// reorderRows copies the rows of x (stride s) into y in the order of the
+// sorted keys (row in block in the low 32 bits).
+func reorderRows[T any](y, x []T, keys []uint64, s int) {
+	for q, k := range keys {
+		i := int(uint32(k))
+		copy(y[q*s:(q+1)*s], x[i*s:(i+1)*s])
+	}
+}
+
+// addTree0 clears the accumulator of the sorted rows and adds each row's
+// tree-0 leaf (s0, indexed by row in block).
+func (c *Compiled) addTree0(acc []float64, keys []uint64, s0 []int32) {
+	clear(acc[:len(keys)*c.stride])
+	for q, k := range keys {
+		c.addLeaf(acc[q*c.stride:(q+1)*c.stride], s0[uint32(k)])
+	}
+}
+
 // addLeaf adds leaf slot's values to the accumulator a.
 func (c *Compiled) addLeaf(a []float64, slot int32) {
 	lv := c.leafVal[int(slot)*c.stride : int(slot+1)*c.stride]
@@ -299,14 +317,8 @@ func (c *Compiled) blockPlain(cols [][]float32, r0, r1 int, x []float32, sc *scr
 	}
 	keys := sortByLeaf(sc.s0[:m], sc.keys)
 	y := sc.y[:m*p]
-	for q, k := range keys {
-		i := int(uint32(k))
-		copy(y[q*p:(q+1)*p], x[i*p:(i+1)*p])
-	}
-	clear(acc[:m*stride])
-	for q, k := range keys {
-		c.addLeaf(acc[q*stride:(q+1)*stride], sc.s0[uint32(k)])
-	}
+	reorderRows(y, x, keys, p)
+	c.addTree0(acc, keys, sc.s0)
 	for _, root := range c.roots[1:] {
 		for q := 0; q < m; q++ {
 			c.addLeaf(acc[q*stride:(q+1)*stride], c.leaf(root, y[q*p:(q+1)*p]))
@@ -324,14 +336,8 @@ func (c *Compiled) blockAxis(cols [][]float32, r0, r1 int, sc *scratch, acc []fl
 	w.leaves(c.roots[0], x, m, sc.s0)
 	keys := sortByLeaf(sc.s0[:m], sc.keys)
 	y := sc.ky[:m*s]
-	for q, k := range keys {
-		i := int(uint32(k))
-		copy(y[q*s:(q+1)*s], x[i*s:(i+1)*s])
-	}
-	clear(acc[:m*stride])
-	for q, k := range keys {
-		c.addLeaf(acc[q*stride:(q+1)*stride], sc.s0[uint32(k)])
-	}
+	reorderRows(y, x, keys, s)
+	c.addTree0(acc, keys, sc.s0)
 	slots := sc.slots[:m]
 	for _, root := range c.roots[1:] {
 		w.leaves(root, y, m, slots)

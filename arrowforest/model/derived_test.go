@@ -84,17 +84,7 @@ func TestDerivedCorrupt(t *testing.T) {
 			md[KeyFeatures] = strings.Replace(md[KeyFeatures], fdm.NormName(1), "norm", 1)
 		},
 	}
-	for name, e := range cases {
-		_, _, err := DecodeBytes(craft(t, derivedForest(), e))
-		if !errors.Is(err, ErrCorrupt) {
-			t.Errorf("%s: %v, want ErrCorrupt", name, err)
-			continue
-		}
-		checkOneLine(t, err)
-	}
-	if _, _, err := DecodeBytes(craft(t, derivedForest(), func(*table, map[string]string) {})); err != nil {
-		t.Fatalf("unedited crafted model: %v", err)
-	}
+	expectCorrupt(t, derivedForest, cases)
 }
 
 // FuzzDerivedPart fuzzes the value of forestd.derived inside an otherwise

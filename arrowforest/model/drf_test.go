@@ -114,19 +114,7 @@ func TestDRFCorrupt(t *testing.T) {
 			j["eigenvalues"] = base64.StdEncoding.EncodeToString(make([]byte, 8))
 		}),
 	}
-	for name, e := range cases {
-		b := craft(t, drfForest(), e)
-		_, _, err := DecodeBytes(b)
-		if !errors.Is(err, ErrCorrupt) {
-			t.Errorf("%s: %v, want ErrCorrupt", name, err)
-			continue
-		}
-		checkOneLine(t, err)
-	}
-	// the untouched crafted file decodes, so the edits are what fails
-	if _, _, err := DecodeBytes(craft(t, drfForest(), func(*table, map[string]string) {})); err != nil {
-		t.Fatalf("unedited crafted model: %v", err)
-	}
+	expectCorrupt(t, drfForest, cases)
 }
 
 // FuzzDRFPart fuzzes the value of forestd.drf inside an otherwise valid,

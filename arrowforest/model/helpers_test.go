@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -198,4 +199,23 @@ func nanToSentinel(f *forest.Forest) *forest.Forest {
 		}
 	}
 	return &g
+}
+
+// expectCorrupt crafts one model of f() per edit (re-checksummed, so only
+// the decoder's own checks can catch it) and wants each rejected as
+// ErrCorrupt on one line; the unedited crafted model must decode, so the
+// edits are what fails.
+func expectCorrupt(t *testing.T, f func() *forest.Forest, cases map[string]func(*table, map[string]string)) {
+	t.Helper()
+	for name, e := range cases {
+		_, _, err := DecodeBytes(craft(t, f(), e))
+		if !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: %v, want ErrCorrupt", name, err)
+			continue
+		}
+		checkOneLine(t, err)
+	}
+	if _, _, err := DecodeBytes(craft(t, f(), func(*table, map[string]string) {})); err != nil {
+		t.Fatalf("unedited crafted model: %v", err)
+	}
 }
