@@ -184,11 +184,9 @@ func FeaturesFromRecords(schema *arrow.Schema, recs []arrow.Record, names []stri
 			plural(len(missing)), strings.Join(missing, ", "), len(names), listNames(names, 40))
 	}
 	lv := make([][]string, len(names))
-	if levels != nil {
-		for k := range levels {
-			if levels[k] != nil {
-				lv[k] = slices.Clone(levels[k])
-			}
+	for k := range levels {
+		if levels[k] != nil {
+			lv[k] = slices.Clone(levels[k])
 		}
 	}
 	for k, j := range idx {

@@ -18,7 +18,8 @@ import (
 // a deterministic function of the records and the flush points. Not safe
 // for concurrent use.
 type ParquetWriter struct {
-	schema  *arrow.Schema
+	schema *arrow.Schema
+	//lint:ignore SA1019 parquet.Writer is parquet-go's writer for schemas known only at run time (GenericWriter needs a Go row type)
 	pw      *parquet.Writer
 	opts    WriteOptions
 	buf     []parquet.Value

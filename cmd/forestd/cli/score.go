@@ -12,27 +12,10 @@ import (
 
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
-	"github.com/forestd/forestd/arrowforest/model"
 	"github.com/forestd/forestd/arrowforest/projection"
 	"github.com/forestd/forestd/connectors/files"
 	"github.com/forestd/forestd/schemas"
 )
-
-// loadModel reads and compiles a model file.
-func loadModel(path string) (*forest.Forest, model.Meta, *forest.Compiled, error) {
-	if path == "" {
-		return nil, model.Meta{}, nil, usagef("--model is required")
-	}
-	f, meta, err := model.ReadFile(path)
-	if err != nil {
-		return nil, meta, nil, err
-	}
-	c, err := forest.Compile(f)
-	if err != nil {
-		return nil, meta, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return f, meta, c, nil
-}
 
 // timedPredict scores fr and returns the seconds spent in scoring alone
 // (the "seconds" that eval and score report).
