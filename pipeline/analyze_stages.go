@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"time"
 
@@ -95,17 +94,7 @@ func (l *AnalyzeLoop) Init() error {
 	if l.Analyzer == nil {
 		return errors.New("pipeline: analysis loop without an analyzer")
 	}
-	if l.Poll == 0 {
-		l.Poll = 200 * time.Millisecond
-	}
-	if l.Logger == nil {
-		l.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	if err := l.Retry.Validate(); err != nil {
-		return err
-	}
-	l.waker.init()
-	return nil
+	return l.waker.setup(&l.Poll, 200*time.Millisecond, &l.Logger, l.Retry)
 }
 
 // Run analyses until ctx is done.

@@ -199,17 +199,7 @@ func (l *TrainLoop) Init() error {
 	if l.Threads == 0 {
 		l.Threads = 1
 	}
-	if l.Poll == 0 {
-		l.Poll = 100 * time.Millisecond
-	}
-	if l.Logger == nil {
-		l.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	if err := l.Retry.Validate(); err != nil {
-		return err
-	}
-	l.waker.init()
-	return nil
+	return l.waker.setup(&l.Poll, 100*time.Millisecond, &l.Logger, l.Retry)
 }
 
 // Run trains until ctx is done.
@@ -303,6 +293,23 @@ func (l *TrainLoop) trainOnce(ctx context.Context) error {
 type waker struct{ wake chan struct{} }
 
 func (w *waker) init()       { w.wake = make(chan struct{}, 1) }
+
+// setup is the common part of a loop's Init: the poll interval defaults
+// to def, the logger to a discarding one, the retry policy is validated,
+// and the waker is made ready.
+func (w *waker) setup(poll *time.Duration, def time.Duration, logger **slog.Logger, retry Backoff) error {
+	if *poll == 0 {
+		*poll = def
+	}
+	if *logger == nil {
+		*logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if err := retry.Validate(); err != nil {
+		return err
+	}
+	w.init()
+	return nil
+}
 func (w *waker) ready() bool { return w.wake != nil }
 
 // notify wakes the loop; it never blocks and is a no-op before init.

@@ -69,39 +69,14 @@ func BuildMultiPredictions(mem memory.Allocator, spec PredictionSpec, targets []
 		return nil, err
 	}
 	n := len(values) / q
-	if len(keep) != len(spec.Keep) {
-		return nil, fmt.Errorf("schemas: %d passthrough arrays for %d fields", len(keep), len(spec.Keep))
-	}
-	id := array.NewStringBuilder(mem)
-	ver := array.NewInt64Builder(mem)
-	src := array.NewStringBuilder(mem)
-	row := array.NewInt64Builder(mem)
-	id.Reserve(n)
-	ver.Reserve(n)
-	src.Reserve(n)
-	row.Reserve(n)
-	for i := 0; i < n; i++ {
-		id.Append(spec.ModelID)
-		ver.UnsafeAppend(spec.ModelVersion)
-		src.Append(source)
-		row.UnsafeAppend(firstRow + int64(i))
-	}
-	var owned []arrow.Array
+	owned, cols, err := leadColumns(mem, spec, source, firstRow, n, keep)
 	defer func() {
 		for _, a := range owned {
 			a.Release()
 		}
 	}()
-	for _, bld := range []array.Builder{id, ver, src, row} {
-		owned = append(owned, bld.NewArray())
-		bld.Release()
-	}
-	cols := append([]arrow.Array(nil), owned...)
-	for k, a := range keep {
-		if a.Len() != n {
-			return nil, fmt.Errorf("schemas: passthrough column %s has %d rows, want %d", spec.Keep[k].Name, a.Len(), n)
-		}
-		cols = append(cols, a)
+	if err != nil {
+		return nil, err
 	}
 	for r := 0; r < q; r++ {
 		fb := array.NewFloat64Builder(mem)

@@ -68,18 +68,14 @@ type PredictionBatch struct {
 	Value    []float64
 }
 
-// BuildPredictions assembles a record following Predictions(spec).
-func BuildPredictions(mem memory.Allocator, spec PredictionSpec, b PredictionBatch) (arrow.Record, error) {
-	schema := Predictions(spec)
-	n := len(b.Value)
-	if spec.Classes != nil {
-		n = len(b.Class)
-		if len(b.Prob) != n*len(spec.Classes) {
-			return nil, fmt.Errorf("schemas: %d probabilities for %d rows × %d classes", len(b.Prob), n, len(spec.Classes))
-		}
-	}
-	if len(b.Keep) != len(spec.Keep) {
-		return nil, fmt.Errorf("schemas: %d passthrough arrays for %d fields", len(b.Keep), len(spec.Keep))
+// leadColumns builds the columns every prediction record starts with —
+// model_id, model_version, source and row for n rows from firstRow — and
+// appends the passthrough arrays keep after them. owned holds the arrays
+// it built (the caller releases them, also on error); cols is owned plus
+// keep, in schema order.
+func leadColumns(mem memory.Allocator, spec PredictionSpec, source string, firstRow int64, n int, keep []arrow.Array) (owned, cols []arrow.Array, err error) {
+	if len(keep) != len(spec.Keep) {
+		return nil, nil, fmt.Errorf("schemas: %d passthrough arrays for %d fields", len(keep), len(spec.Keep))
 	}
 	id := array.NewStringBuilder(mem)
 	ver := array.NewInt64Builder(mem)
@@ -92,26 +88,41 @@ func BuildPredictions(mem memory.Allocator, spec PredictionSpec, b PredictionBat
 	for i := 0; i < n; i++ {
 		id.Append(spec.ModelID)
 		ver.UnsafeAppend(spec.ModelVersion)
-		src.Append(b.Source)
-		row.UnsafeAppend(b.FirstRow + int64(i))
+		src.Append(source)
+		row.UnsafeAppend(firstRow + int64(i))
 	}
-	var owned []arrow.Array
+	for _, bld := range []array.Builder{id, ver, src, row} {
+		owned = append(owned, bld.NewArray())
+		bld.Release()
+	}
+	cols = append(cols, owned...)
+	for k, a := range keep {
+		if a.Len() != n {
+			return owned, nil, fmt.Errorf("schemas: passthrough column %s has %d rows, want %d", spec.Keep[k].Name, a.Len(), n)
+		}
+		cols = append(cols, a)
+	}
+	return owned, cols, nil
+}
+
+// BuildPredictions assembles a record following Predictions(spec).
+func BuildPredictions(mem memory.Allocator, spec PredictionSpec, b PredictionBatch) (arrow.Record, error) {
+	schema := Predictions(spec)
+	n := len(b.Value)
+	if spec.Classes != nil {
+		n = len(b.Class)
+		if len(b.Prob) != n*len(spec.Classes) {
+			return nil, fmt.Errorf("schemas: %d probabilities for %d rows × %d classes", len(b.Prob), n, len(spec.Classes))
+		}
+	}
+	owned, cols, err := leadColumns(mem, spec, b.Source, b.FirstRow, n, b.Keep)
 	defer func() {
 		for _, a := range owned {
 			a.Release()
 		}
 	}()
-	for _, bld := range []array.Builder{id, ver, src, row} {
-		owned = append(owned, bld.NewArray())
-		bld.Release()
-	}
-	cols := make([]arrow.Array, 0, len(schema.Fields()))
-	cols = append(cols, owned...)
-	for q, a := range b.Keep {
-		if a.Len() != n {
-			return nil, fmt.Errorf("schemas: passthrough column %s has %d rows, want %d", spec.Keep[q].Name, a.Len(), n)
-		}
-		cols = append(cols, a)
+	if err != nil {
+		return nil, err
 	}
 	nFixed := len(owned)
 	if spec.Classes != nil {

@@ -41,6 +41,7 @@ type Compiled struct {
 	stride  int
 	rank    *RankMap
 	axis    *axisWalk // branch-free layout when every node is an axis split
+	scratch sync.Pool // *scratch buffers reused across Predict calls
 }
 
 // Compile flattens f. The forest must be valid (see Forest.Validate).
@@ -211,10 +212,9 @@ func (c *Compiled) Predict(fr *frame.Frame, threads int) (*Prediction, error) {
 		threads = runtime.NumCPU()
 	}
 	bs := blockRows(n, threads, c.p, 0)
-	pool := sync.Pool{New: func() any { return c.newScratch(bs) }}
 	c.forBlocksBuf(n, threads, bs, c.axis == nil, func(r0, r1 int, x []float32, acc []float64) {
-		sc := pool.Get().(*scratch)
-		defer pool.Put(sc)
+		sc := c.getScratch(bs)
+		defer c.scratch.Put(sc)
 		m := r1 - r0
 		stride := c.stride
 		var keys []uint64
@@ -252,6 +252,16 @@ type scratch struct {
 	keys  []uint64  // tree-0 leaf << 32 | row in block
 	s0    []int32
 	slots []int32
+}
+
+// getScratch returns buffers for blocks of up to bs rows, reusing those of
+// earlier calls (a daemon scores one small batch per message) when they
+// are large enough.
+func (c *Compiled) getScratch(bs int) *scratch {
+	if sc, ok := c.scratch.Get().(*scratch); ok && len(sc.keys) >= bs {
+		return sc
+	}
+	return c.newScratch(bs)
 }
 
 func (c *Compiled) newScratch(bs int) *scratch {
