@@ -292,7 +292,7 @@ func (l *TrainLoop) trainOnce(ctx context.Context) error {
 // ticker for schedules that fall due with time alone.
 type waker struct{ wake chan struct{} }
 
-func (w *waker) init()       { w.wake = make(chan struct{}, 1) }
+func (w *waker) init() { w.wake = make(chan struct{}, 1) }
 
 // setup is the common part of a loop's Init: the poll interval defaults
 // to def, the logger to a discarding one, the retry policy is validated,
