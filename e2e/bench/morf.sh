@@ -82,8 +82,8 @@ for s in $IMP_SEEDS; do
   e=$(/usr/bin/python3 e2e/bench/patch_bank.py "$W/tr.csv" "$W/te.csv" "$TREES" "$s")
   printf 'impulse_bank\t%s\t%s\t0\n' "$s" "$e" >> "$OUT"
   # the floor on these test draws (Bayes rule) and a CV-tuned logistic regression
-  read -r bayes lr < <(/usr/bin/python3 e2e/bench/impulse_refs.py "$W/tr.csv" "$W/te.csv")
-  printf 'impulse_bayes\t%s\t%s\t0\nimpulse_logreg\t%s\t%s\t0\n' "$s" "$bayes" "$s" "$lr" >> "$OUT"
+  read -r bayes lr plugin onset < <(/usr/bin/python3 e2e/bench/impulse_refs.py "$W/tr.csv" "$W/te.csv")
+  printf 'impulse_%s\t%s\t%s\t0\n' bayes "$s" "$bayes" logreg "$s" "$lr" plugin "$s" "$plugin" onset "$s" "$onset" >> "$OUT"
 done
 
 # RerF(δ+r) invariance (Randomer paper §3.2): the same trunk data before and
@@ -126,6 +126,8 @@ table = [
   ("impulse_bank", "impulse n=1000 (patch bank: sklearn RF on all 5,050 window sums, same data)", "0.127 (issue's run)", "—"),
   ("impulse_rf", "impulse n=1000 (RF)", "0.147 (RF here)", "—"),
   ("impulse_logreg", "impulse n=1000 (logistic regression, C by 5-fold CV on the training rows, same data)", "—", "—"),
+  ("impulse_plugin", "impulse: plug-in matched filter (told the noise is white N(0,1); learns the signal as the class-mean difference), same data", "—", "—"),
+  ("impulse_onset", "impulse: the same, also told the signal starts at t = 20", "—", "—"),
   ("impulse_bayes", "impulse: Bayes rule (matched filter, knows the signal) on the same test rows", "≈ 0.12", "floor"),
   ("trunk100_rf", "trunk p=100, n=1000 (RF)", "0.040 (ranger here)", "—"),
   ("trunk100_sporf", "trunk p=100, n=1000 (SPORF)", "Bayes 0.011", "≤ 0.035"),
