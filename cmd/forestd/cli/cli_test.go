@@ -171,6 +171,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"train", "--in", sharedData(t, "iris.parquet"), "--label", "label", "--out", filepath.Join(dir, "x"), "--max-features", "9"}, "max features", 1},
 		{[]string{"train", "--in", sharedData(t, "iris.parquet"), "--label", "label", "--out", filepath.Join(dir, "x"), "--criterion", "mse"}, "mse", 1},
 		{[]string{"train", "--in", sharedData(t, "iris.parquet"), "--label", "label"}, "--out", 2},
+		{[]string{"train", "--in", sharedData(t, "iris.parquet"), "--label", "label,petal_length_cm", "--out", filepath.Join(dir, "x")}, "--forest drf", 2},
 		{[]string{"train", "--trees", "x"}, "trees", 2},
 		{[]string{"gen", "nosuch", "--out", filepath.Join(dir, "g.csv")}, "nosuch", 1},
 		{[]string{"gen", "trunk", "--out", filepath.Join(dir, "g.xlsx")}, "xlsx", 1},

@@ -60,7 +60,7 @@ type serveFlags struct {
 	sessionTimeout, drainTimeout, commitInterval, maxRuntime, demoDuration                 time.Duration
 	tls, tlsInsecure, demo                                                                 bool
 	topics                                                                                 listFlag
-	embeddedTLSCert, embeddedTLSKey, embeddedPasswords                                     string
+	embeddedTLSCert, embeddedTLSKey, embeddedPasswords, task                               string
 	embeddedUsers                                                                          listFlag
 }
 
@@ -114,6 +114,7 @@ func serveConfigFromArgs(args []string, env Env) (serveConfig, *serveFlags, erro
 	fs.StringVar(&f.windowKind, "window-kind", d.Train.WindowKind, "training window: count (most recent rows) or reservoir (uniform sample)")
 	fs.IntVar(&f.minRows, "min-rows", d.Train.MinRows, "least rows to train a model on")
 	fs.StringVar(&f.forest, "forest", d.Train.Forest, "forest kind for training: rf or sporf")
+	fs.StringVar(&f.task, "task", d.Train.Task, "how the label is learnt: auto (numbers regress, strings classify), classification or regression")
 	fs.IntVar(&f.trees, "trees", d.Train.Trees, "trees per trained model")
 	fs.Uint64Var(&f.seed, "seed", d.Train.Seed, "training seed")
 	fs.StringVar(&f.maxFeatures, "max-features", "", "candidate features per split (sqrt, log2, all, N or a fraction)")
@@ -187,7 +188,7 @@ func applyServeFlags(cfg *serveConfig, f *serveFlags, set map[string]bool) error
 	str := map[string]*string{
 		"embedded-listen": &cfg.Embedded.Listen, "data-dir": &cfg.Embedded.DataDir, "group": &cfg.Group,
 		"model": &cfg.Model, "key": &cfg.Key, "output-format": &cfg.OutputFormat, "label": &cfg.Train.Label,
-		"retrain-every": &cfg.Train.RetrainEvery, "window-kind": &cfg.Train.WindowKind, "forest": &cfg.Train.Forest,
+		"retrain-every": &cfg.Train.RetrainEvery, "window-kind": &cfg.Train.WindowKind, "forest": &cfg.Train.Forest, "task": &cfg.Train.Task,
 		"max-features": &cfg.Train.MaxFeatures, "http": &cfg.HTTP, "log-level": &cfg.Log.Level, "log-format": &cfg.Log.Format,
 		"start-offset": &cfg.Kafka.StartOffset, "client-id": &cfg.Kafka.ClientID, "tls-ca": &cfg.Kafka.TLS.CAFile,
 		"tls-cert": &cfg.Kafka.TLS.CertFile, "tls-key": &cfg.Kafka.TLS.KeyFile, "tls-server-name": &cfg.Kafka.TLS.ServerName,
@@ -198,7 +199,7 @@ func applyServeFlags(cfg *serveConfig, f *serveFlags, set map[string]bool) error
 	val := map[string]string{
 		"embedded-listen": f.embeddedListen, "data-dir": f.dataDir, "group": f.group, "model": f.model, "key": f.key,
 		"output-format": f.outputFormat, "label": f.label, "retrain-every": f.retrainEvery, "window-kind": f.windowKind,
-		"forest": f.forest, "max-features": f.maxFeatures, "http": f.httpAddr, "log-level": f.logLevel, "log-format": f.logFormat,
+		"forest": f.forest, "task": f.task, "max-features": f.maxFeatures, "http": f.httpAddr, "log-level": f.logLevel, "log-format": f.logFormat,
 		"start-offset": f.startOffset, "client-id": f.clientID, "tls-ca": f.tlsCA, "tls-cert": f.tlsCert, "tls-key": f.tlsKey,
 		"tls-server-name": f.tlsServerName, "sasl-mechanism": f.saslMechanism, "sasl-username": f.saslUsername, "sasl-password": f.saslPassword,
 		"embedded-tls-cert": f.embeddedTLSCert, "embedded-tls-key": f.embeddedTLSKey, "embedded-sasl-password-file": f.embeddedPasswords,
@@ -546,8 +547,11 @@ func (d *daemon) newTrainer() (*operators.Trainer, error) {
 	}
 	p := forest.DefaultParams(frame.TaskAuto)
 	p.Forest, p.Trees, p.Seed, p.MaxFeatures = c.Forest, c.Trees, c.Seed, c.MaxFeatures
-	p.Criterion = "" // the label's task picks it (gini or mse), see operators.Trainer.Train
-	task := frame.TaskAuto
+	p.Criterion = ""                     // the label's task picks it (gini or mse), see operators.Trainer.Train
+	task, err := frame.ParseTask(c.Task) // checked by serveConfig.validate
+	if err != nil {
+		return nil, usageError{fmt.Errorf("train.task: %w", err)}
+	}
 	if d.cfg.composed() {
 		// the analysis behind select treats the label as classes (FDM picks
 		// mappings by their Gini correlation with it, dissertation §6.3), so

@@ -14,6 +14,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/connectors/broker"
 	"github.com/forestd/forestd/connectors/kafka"
 	"github.com/forestd/forestd/operators"
@@ -94,11 +95,15 @@ type trainConfig struct {
 	// RetrainEvery is a row count ("10000") or a duration ("30s").
 	RetrainEvery string `yaml:"retrain_every"`
 	MinRows      int    `yaml:"min_rows"`
-	Forest       string `yaml:"forest"`
-	Trees        int    `yaml:"trees"`
-	Seed         uint64 `yaml:"seed"`
-	MaxFeatures  string `yaml:"max_features"`
-	Threads      int    `yaml:"threads"`
+	// Task is how the label is learnt: auto (JSON numbers and numeric
+	// Arrow columns regress, strings classify), classification or
+	// regression (frame.ParseTask).
+	Task        string `yaml:"task"`
+	Forest      string `yaml:"forest"`
+	Trees       int    `yaml:"trees"`
+	Seed        uint64 `yaml:"seed"`
+	MaxFeatures string `yaml:"max_features"`
+	Threads     int    `yaml:"threads"`
 }
 
 type pipelineConfig struct {
@@ -305,6 +310,13 @@ func (c *serveConfig) validate() error {
 	case operators.WindowCount, operators.WindowReservoir:
 	default:
 		return fmt.Errorf("train.window_kind: %q is not count or reservoir", t.WindowKind)
+	}
+	tk, err := frame.ParseTask(t.Task)
+	if err != nil {
+		return fmt.Errorf("train.task: %w", err)
+	}
+	if tk == frame.TaskRegression && c.composed() {
+		return errors.New("train.task: regression cannot follow the select stage, whose analysis treats the label as classes (use classification or auto)")
 	}
 	if _, _, err := retrainSchedule(t.RetrainEvery); err != nil {
 		return fmt.Errorf("train.%w", err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/connectors/broker"
 	"github.com/forestd/forestd/connectors/kafka"
 	"github.com/forestd/forestd/pipeline"
@@ -48,6 +49,7 @@ train:
   exclude: [ts]
   window: 2000
   window_kind: reservoir
+  task: classification
   retrain_every: 30s
   min_rows: 50
   forest: sporf
@@ -87,7 +89,7 @@ func TestServeConfigParse(t *testing.T) {
 		"topics":       c.Topics.Features == "in.features" && c.Topics.DLQ == "out.dlq" && c.Topics.Partitions == 8,
 		"stages":       fmt.Sprint(c.Stages) == "[train score]",
 		"output":       c.OutputFormat == "json" && c.Key == "id" && c.Model == "seed.model",
-		"train":        c.Train.Label == "target" && c.Train.Window == 2000 && c.Train.WindowKind == "reservoir" && c.Train.RetrainEvery == "30s" && c.Train.Trees == 64 && c.Train.Seed == 9,
+		"train":        c.Train.Label == "target" && c.Train.Window == 2000 && c.Train.WindowKind == "reservoir" && c.Train.RetrainEvery == "30s" && c.Train.Trees == 64 && c.Train.Seed == 9 && c.Train.Task == "classification",
 		"train lists":  fmt.Sprint(c.Train.Features, c.Train.Exclude) == "[a b] [ts]",
 		"pipeline":     c.Pipeline.Workers == 3 && c.Pipeline.CommitInterval == time.Second && c.Pipeline.DrainTimeout == 5*time.Second && c.Pipeline.MemoryLimit == 512<<20,
 		"kafka":        c.Kafka.SessionTimeout == 6*time.Second && c.Kafka.StartOffset == "latest" && c.Kafka.MaxMessageBytes == 500000,
@@ -126,30 +128,32 @@ func TestServeConfigErrors(t *testing.T) {
 		}
 	}
 	invalid := map[string]string{
-		"stages: []\n":                                    "stages:",
-		"stages: [score, fly]\n":                          `unknown stage "fly"`,
-		"stages: [score, score]\n":                        "twice",
-		"brokers: [nohost]\n":                             "brokers:",
-		"embedded: {listen: 'x'}\n":                       "embedded.listen",
-		"group: ''\n":                                     "group:",
-		"topics: {features: 'bad topic'}\n":               "topics.features",
-		"output_format: csv\n":                            "output_format",
-		"train: {label: ''}\n":                            "train.label",
-		"train: {window: 10, min_rows: 20}\n":             "min_rows",
-		"train: {window_kind: lru}\n":                     "train.window_kind",
-		"train: {retrain_every: soon}\n":                  "train.retrain_every",
-		"train: {retrain_every: '-5'}\n":                  "train.retrain_every",
-		"train: {trees: 0}\n":                             "train.trees",
-		"pipeline: {max_inflight_bytes: 0}\n":             "pipeline.max_inflight_bytes",
-		"pipeline: {commit_interval: 0s}\n":               "pipeline.commit_interval",
-		"kafka: {session_timeout: 1ms}\n":                 "kafka.session_timeout",
-		"kafka: {start_offset: middle}\n":                 "kafka.start_offset",
-		"kafka: {max_message_bytes: 10}\n":                "kafka.max_message_bytes",
-		"kafka: {sasl: {mechanism: PLAIN}}\n":             "kafka.sasl applies to external brokers",
-		"brokers: [h:1]\nkafka: {sasl: {mechanism: X}}\n": "SASL mechanism",
-		"http: nowhere\n":                                 "http:",
-		"log: {level: loud}\n":                            "log.level",
-		"log: {format: xml}\n":                            "log.format",
+		"stages: []\n":                                         "stages:",
+		"stages: [score, fly]\n":                               `unknown stage "fly"`,
+		"stages: [score, score]\n":                             "twice",
+		"brokers: [nohost]\n":                                  "brokers:",
+		"embedded: {listen: 'x'}\n":                            "embedded.listen",
+		"group: ''\n":                                          "group:",
+		"topics: {features: 'bad topic'}\n":                    "topics.features",
+		"output_format: csv\n":                                 "output_format",
+		"train: {label: ''}\n":                                 "train.label",
+		"train: {window: 10, min_rows: 20}\n":                  "min_rows",
+		"train: {window_kind: lru}\n":                          "train.window_kind",
+		"train: {retrain_every: soon}\n":                       "train.retrain_every",
+		"train: {retrain_every: '-5'}\n":                       "train.retrain_every",
+		"train: {trees: 0}\n":                                  "train.trees",
+		"train: {task: ordinal}\n":                             "train.task",
+		"stages: [select, train]\ntrain: {task: regression}\n": "train.task: regression cannot follow the select stage",
+		"pipeline: {max_inflight_bytes: 0}\n":                  "pipeline.max_inflight_bytes",
+		"pipeline: {commit_interval: 0s}\n":                    "pipeline.commit_interval",
+		"kafka: {session_timeout: 1ms}\n":                      "kafka.session_timeout",
+		"kafka: {start_offset: middle}\n":                      "kafka.start_offset",
+		"kafka: {max_message_bytes: 10}\n":                     "kafka.max_message_bytes",
+		"kafka: {sasl: {mechanism: PLAIN}}\n":                  "kafka.sasl applies to external brokers",
+		"brokers: [h:1]\nkafka: {sasl: {mechanism: X}}\n":      "SASL mechanism",
+		"http: nowhere\n":                                      "http:",
+		"log: {level: loud}\n":                                 "log.level",
+		"log: {format: xml}\n":                                 "log.format",
 	}
 	for in, want := range invalid {
 		c, err := parseServeConfig(strings.NewReader(in), "cfg.yaml")
@@ -191,6 +195,37 @@ func TestServeFlagsOverrideConfig(t *testing.T) {
 	if code != ExitUsage || !strings.Contains(errs, "train: window 1") || strings.Count(errs, "\n") != 1 {
 		t.Fatalf("bad flag: exit %d, stderr %q", code, errs)
 	}
+	code, _, errs = run(t, "serve", "--task", "ordinal")
+	if code != ExitUsage || !strings.Contains(errs, "train.task") || strings.Count(errs, "\n") != 1 {
+		t.Fatalf("bad --task: exit %d, stderr %q", code, errs)
+	}
+}
+
+// TestServeTrainTask: train.task (--task) reaches the trainer, so numeric
+// JSON labels can be learnt as classes; composing select before train
+// classifies whatever the setting says about auto.
+func TestServeTrainTask(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want frame.Task
+	}{
+		{nil, frame.TaskAuto},
+		{[]string{"--task", "classification"}, frame.TaskClassification},
+		{[]string{"--task", "regression"}, frame.TaskRegression},
+		{[]string{"--stages", "select,train"}, frame.TaskClassification},
+	} {
+		cfg, _, err := serveConfigFromArgs(append([]string{"--brokers", "127.0.0.1:1"}, c.args...), Env{})
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		tr, err := (&daemon{cfg: cfg}).newTrainer()
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		if got := tr.Options().Task; got != c.want {
+			t.Errorf("%v: trainer task %v, want %v", c.args, got, c.want)
+		}
+	}
 }
 
 // FuzzServeConfig: any config file is parsed and validated without a
@@ -213,6 +248,9 @@ func FuzzServeConfig(f *testing.F) {
 			t.Fatalf("validated config breaks an invariant: %+v", c)
 		}
 		if _, _, err := retrainSchedule(c.Train.RetrainEvery); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := frame.ParseTask(c.Train.Task); err != nil {
 			t.Fatal(err)
 		}
 	})

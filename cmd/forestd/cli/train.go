@@ -69,6 +69,9 @@ func runTrain(args []string, env Env) error {
 	default:
 		return usagef("--forest %s is not available in this build (available: rf, sporf, morf, lfs, fdm, drf)", *kind)
 	}
+	if strings.Contains(*label, ",") {
+		return usagef("--label %s names several columns: --forest %s learns one label per model (train one model per column), while --forest drf learns a multivariate response from several label columns", *label, *kind)
+	}
 	tk, err := frame.ParseTask(*task)
 	if err != nil {
 		return usageError{err}
