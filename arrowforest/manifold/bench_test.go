@@ -1,6 +1,7 @@
 package manifold
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -93,7 +94,7 @@ func BenchmarkSelectBackscore(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	e, err := ClassicalMDS(d2, 1000, 2)
+	e, err := ClassicalMDS(d2, 1000, 2, 2)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -101,6 +102,32 @@ func BenchmarkSelectBackscore(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		if _, err := SelectBackscore(e.Z, 1000, e.M, y, 3, 0, 0, 2); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkClassicalMDS: the MDS embedding of N swiss-roll responses
+// (Isomap distances, k = 7) in m = 2 and m = 25 dimensions, by gonum's
+// full decomposition of all N eigenpairs ("full", the former path) and by
+// the partial block Lanczos solver of eigen.go ("lanczos"), one thread.
+// Run once: go test ./arrowforest/manifold -run '^$' -bench ClassicalMDS -benchtime 1x
+func BenchmarkClassicalMDS(b *testing.B) {
+	for _, n := range []int{1000, 2000} {
+		y := benchResponses(b, n)
+		d2, err := SquaredDistances(y, n, 3, forest.DistanceIsomap, 7, 2)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, solver := range []string{"full", "lanczos"} {
+			for _, m := range []int{2, 25} {
+				b.Run(fmt.Sprintf("N=%d/%s/m=%d", n, solver, m), func(b *testing.B) {
+					for i := 0; i < b.N; i++ {
+						if _, err := classicalMDS(d2, n, m, 1, solver == "full"); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
 		}
 	}
 }

@@ -66,4 +66,10 @@
 //     training row j's own distances give N/(N+1)·z_j exactly, for any
 //     symmetric distance (TestOOSOfTrainingPoint), so the weighted
 //     prediction's mean of those points is a mean on the embedding.
+//   - Classical MDS needs only the m largest eigenpairs of K (§2.3.2);
+//     they come from block Lanczos with full reorthogonalisation
+//     (eigen.go), bit-identical at any thread count, and gonum's full
+//     decomposition is the fallback (N ≤ 64, m a large share of N, no
+//     convergence within the step budget, or four or more equal wanted
+//     eigenvalues followed by a smaller wanted one).
 package manifold

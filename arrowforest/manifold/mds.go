@@ -18,13 +18,30 @@ type Embedding struct {
 }
 
 // ClassicalMDS embeds the n responses whose squared distances are d2 (n×n
-// row-major) in m dimensions. Fewer dimensions are returned when K has
-// fewer than m eigenvalues above 1e-10·λ_1 (a distance that is not
-// Euclidean-embeddable has negative ones; they are dropped). Each
-// eigenvector's sign is fixed so that its largest-magnitude entry is
-// positive, so the result does not depend on the eigen-solver's sign
-// choice.
-func ClassicalMDS(d2 []float64, n, m int) (*Embedding, error) {
+// row-major) in m dimensions (dRF paper §2.3.2; Mardia 1978). Fewer
+// dimensions are returned when K has fewer than m eigenvalues above
+// 1e-10·λ_1 (a distance that is not Euclidean-embeddable has negative
+// ones; they are dropped). Each eigenvector's sign is fixed so that its
+// largest-magnitude entry is positive, so the result does not depend on
+// the eigen-solver's sign choice.
+//
+// Only the m largest eigenpairs of K are computed, by block Lanczos with
+// full reorthogonalisation (eigen.go: Lanczos 1950; Golub & Van Loan,
+// Matrix Computations, 4th ed., §10.1–10.3) on up to threads goroutines
+// (threads < 1: one per CPU); the result is bit-identical at any thread
+// count. The full dense decomposition (gonum mat.EigenSym) is used when
+// n ≤ 64, when m is too large a share of n for a Krylov space to pay off
+// (m > n/4 − 4), when Lanczos does not converge within its step budget,
+// or when four or more wanted eigenvalues coincide ahead of a smaller
+// wanted one (eigen.go: topEigenSym, eigBudget, clusterRisk).
+func ClassicalMDS(d2 []float64, n, m, threads int) (*Embedding, error) {
+	return classicalMDS(d2, n, m, threads, false)
+}
+
+// classicalMDS is ClassicalMDS; full forces the dense decomposition of
+// all n eigenpairs (the reference the tests compare the partial solver
+// with).
+func classicalMDS(d2 []float64, n, m, threads int, full bool) (*Embedding, error) {
 	if n < 2 || len(d2) != n*n {
 		return nil, fmt.Errorf("manifold: MDS needs an n×n distance matrix with n ≥ 2, got %d values for n = %d", len(d2), n)
 	}
@@ -32,7 +49,54 @@ func ClassicalMDS(d2 []float64, n, m int) (*Embedding, error) {
 		return nil, fmt.Errorf("manifold: embedding dimension %d must be at least 1", m)
 	}
 	m = min(m, n-1)
-	// K_ij = −½(D²_ij − S_i/N − S_j/N + S/N²)   (§2.3.2)
+	k := centredKernel(d2, n)
+	var (
+		vals, vecs []float64 // descending; vecs[l*n:(l+1)*n] belongs to vals[l]
+		ok         bool
+	)
+	if !full {
+		vals, vecs, ok = topEigenSym(k, n, m, threads)
+	}
+	if !ok {
+		var err error
+		if vals, vecs, err = fullTopEigenSym(k, n, m); err != nil {
+			return nil, err
+		}
+	}
+	top := vals[0]
+	if !(top > 0) {
+		return nil, fmt.Errorf("manifold: MDS found no positive eigenvalue (all responses at distance 0?)")
+	}
+	e := &Embedding{N: n}
+	for l := 0; l < m; l++ {
+		lam := vals[l]
+		if !(lam > 1e-10*top) {
+			break
+		}
+		e.Lambda = append(e.Lambda, lam)
+	}
+	e.M = len(e.Lambda)
+	e.Z = make([]float64, n*e.M)
+	for l := 0; l < e.M; l++ {
+		u := vecs[l*n : (l+1)*n]
+		big, sign := 0.0, 1.0
+		for _, v := range u {
+			if math.Abs(v) > big {
+				big = math.Abs(v)
+				sign = math.Copysign(1, v)
+			}
+		}
+		s := sign * math.Sqrt(e.Lambda[l])
+		for i, v := range u {
+			e.Z[i*e.M+l] = s * v
+		}
+	}
+	return e, nil
+}
+
+// centredKernel is K = −½·H·D⁽²⁾·H as a full n×n row-major matrix:
+// K_ij = −½(D²_ij − S_i/N − S_j/N + S/N²) (§2.3.2), with D² symmetrised.
+func centredKernel(d2 []float64, n int) []float64 {
 	rowMean := make([]float64, n)
 	var total float64
 	for i := 0; i < n; i++ {
@@ -44,50 +108,39 @@ func ClassicalMDS(d2 []float64, n, m int) (*Embedding, error) {
 		total += s
 	}
 	grand := total / float64(n*n)
-	k := mat.NewSymDense(n, nil)
+	k := make([]float64, n*n)
 	for i := 0; i < n; i++ {
 		for j := i; j < n; j++ {
 			// average the two halves so an asymmetric rounding cannot matter
 			x := 0.5 * (d2[i*n+j] + d2[j*n+i])
-			k.SetSym(i, j, -0.5*(x-rowMean[i]-rowMean[j]+grand))
+			v := -0.5 * (x - rowMean[i] - rowMean[j] + grand)
+			k[i*n+j], k[j*n+i] = v, v
 		}
 	}
+	return k
+}
+
+// fullTopEigenSym is the m largest eigenpairs of the symmetric n×n
+// row-major matrix a from gonum's dense decomposition of all n
+// (mat.EigenSym), in topEigenSym's layout.
+func fullTopEigenSym(a []float64, n, m int) (vals, vecs []float64, err error) {
 	var es mat.EigenSym
-	if !es.Factorize(k, true) {
-		return nil, fmt.Errorf("manifold: MDS eigendecomposition of the %d×%d matrix did not converge", n, n)
+	if !es.Factorize(mat.NewSymDense(n, a), true) {
+		return nil, nil, fmt.Errorf("manifold: MDS eigendecomposition of the %d×%d matrix did not converge", n, n)
 	}
-	vals := es.Values(nil) // ascending
-	var vecs mat.Dense
-	es.VectorsTo(&vecs)
-	top := vals[n-1]
-	if !(top > 0) {
-		return nil, fmt.Errorf("manifold: MDS found no positive eigenvalue (all responses at distance 0?)")
-	}
-	e := &Embedding{N: n}
+	all := es.Values(nil) // ascending
+	var u mat.Dense
+	es.VectorsTo(&u)
+	vals = make([]float64, m)
+	vecs = make([]float64, m*n)
 	for l := 0; l < m; l++ {
-		lam := vals[n-1-l]
-		if !(lam > 1e-10*top) {
-			break
-		}
-		e.Lambda = append(e.Lambda, lam)
-	}
-	e.M = len(e.Lambda)
-	e.Z = make([]float64, n*e.M)
-	for l := 0; l < e.M; l++ {
 		col := n - 1 - l
-		big, sign := 0.0, 1.0
+		vals[l] = all[col]
 		for i := 0; i < n; i++ {
-			if v := vecs.At(i, col); math.Abs(v) > big {
-				big = math.Abs(v)
-				sign = math.Copysign(1, v)
-			}
-		}
-		s := sign * math.Sqrt(e.Lambda[l])
-		for i := 0; i < n; i++ {
-			e.Z[i*e.M+l] = s * vecs.At(i, col)
+			vecs[l*n+i] = u.At(i, col)
 		}
 	}
-	return e, nil
+	return vals, vecs, nil
 }
 
 // oos holds what the out-of-sample extension needs of the training set.

@@ -111,7 +111,7 @@ func TestMDSMatchesGonum(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := ClassicalMDS(d2, n, 5)
+	e, err := ClassicalMDS(d2, n, 5, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestMDSMatchesGonum(t *testing.T) {
 		pts[i] = 10 * rng.NormFloat64()
 	}
 	pd2, _ := SquaredDistances(pts, 20, 2, forest.DistanceEuclidean, 0, 1)
-	pe, err := ClassicalMDS(pd2, 20, 2)
+	pe, err := ClassicalMDS(pd2, 20, 2, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestOOSOfTrainingPoint(t *testing.T) {
 	ref := readIsomapRef(t)
 	n := ref.N
 	d2, _ := SquaredDistances(ref.Points, n, ref.Q, forest.DistanceIsomap, 7, 1)
-	e, err := ClassicalMDS(d2, n, 4)
+	e, err := ClassicalMDS(d2, n, 4, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -287,7 +287,7 @@ func Train(x *frame.Frame, y []float64, targets []string, opts Options) (*forest
 	if err != nil {
 		return nil, err
 	}
-	emb, err := ClassicalMDS(d2, n, opts.EmbedDim)
+	emb, err := ClassicalMDS(d2, n, opts.EmbedDim, opts.Threads)
 	if err != nil {
 		return nil, err
 	}
