@@ -604,8 +604,8 @@ func reportSwiss(dir, pngDir string, tim []timing) error {
 		"and y0, y2 depend on t alone and y1 on u alone, so each forest solves a 1-D problem. scikit-learn with the same 3 candidate features: "+
 		"one multi-output forest %.4f, one forest per output %.4f. The dRF forest's own weights a averaged in R³ give %.4f, the default dRF %.4f. "+
 		"Placing predictions on the manifold does not cost MSE in itself: forestd RF's predictions moved to the nearest point of the true surface score %.4f "+
-		"(from %.4f). But the dRF forest's neighbourhoods, averaged in R³ and moved onto the true surface the same way — what a perfect embedding "+
-		"and backscoring could make of them — score %.4f, still above forestd RF's %.4f: the gap is in the single forest's neighbourhoods, "+
+		"(from %.4f). But the dRF forest's neighbourhoods, averaged in R³ and moved onto the true surface the same way by an oracle that knows it, "+
+		"score %.4f, still above forestd RF's %.4f: most of the gap is in the single forest's neighbourhoods, "+
 		"not in the embedding or backscoring.\n", m3[0], po[0], dg[0], d[0], rs[0], r[0], ds[0], r[0])
 	fmt.Println()
 	printTimings("swiss", tim)
@@ -663,7 +663,8 @@ const diagSwiss = "(dRF forest weights a, mean in R³: diagnostic)"
 // onSurfaceName names the oracle row of method name moved onto the true
 // surface.
 func onSurfaceName(name string) string {
-	return "(" + strings.Trim(name, "()") + ", moved to the nearest point of the true surface: oracle)"
+	name = strings.TrimSuffix(strings.Trim(name, "()"), ": diagnostic")
+	return "(" + name + ", moved to the nearest point of the true surface: oracle)"
 }
 
 // forestWeightsMean predicts every row of the test file by the a-weighted
