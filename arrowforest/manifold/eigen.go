@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -82,7 +83,7 @@ const (
 // eigBlock is the block size b: multiplicities up to 4 are captured, and
 // four products per pass over K were the fastest of b = 1…8 on swiss-roll
 // Isomap matrices (N = 1000, 2000; m = 2, 10, 25).
-func eigBlock(int) int { return 4 }
+const eigBlock = 4
 
 // eigBudget is the largest Krylov dimension tried for m wanted pairs of
 // an n×n matrix with block size b, a multiple of b; 0 means the partial
@@ -119,7 +120,7 @@ func topEigenSym(a []float64, n, m, threads int) (vals, vecs []float64, ok bool)
 	if threads < 1 {
 		threads = runtime.NumCPU()
 	}
-	b := eigBlock(m)
+	b := eigBlock
 	kmax := eigBudget(n, m, b)
 	if kmax == 0 {
 		return nil, nil, false
@@ -240,10 +241,10 @@ func (lz *lanczos) appendRandom() {
 		for i := range v {
 			v[i] = lz.rng.NormFloat64()
 		}
-		r0 := norm2(v)
+		r0 := floats.Norm(v, 2)
 		r1, r2 := lz.orthogonalise(v, nil)
 		if r2 > 0.5*r1 && r2 > 1e-8*r0 {
-			scale(v, 1/r2)
+			floats.Scale(1/r2, v)
 			lz.q = append(lz.q, v)
 			return
 		}
@@ -263,7 +264,7 @@ func (lz *lanczos) orthogonalise(v, coef []float64) (r1, r2 float64) {
 	for pass := 0; pass < 2; pass++ {
 		lz.parallel(k, func(lo, hi int) {
 			for t := lo; t < hi; t++ {
-				c[t] = dot(lz.q[t], v)
+				c[t] = floats.Dot(lz.q[t], v)
 			}
 		})
 		lz.parallel(lz.n, func(lo, hi int) {
@@ -280,9 +281,9 @@ func (lz *lanczos) orthogonalise(v, coef []float64) (r1, r2 float64) {
 			}
 		}
 		if pass == 0 {
-			r1 = norm2(v)
+			r1 = floats.Norm(v, 2)
 		} else {
-			r2 = norm2(v)
+			r2 = floats.Norm(v, 2)
 		}
 	}
 	return r1, r2
@@ -309,7 +310,7 @@ func (lz *lanczos) extend(j int) {
 		for i := range w {
 			w[i] = lz.y[i*b+c]
 		}
-		lz.anorm = max(lz.anorm, norm2(w))
+		lz.anorm = max(lz.anorm, floats.Norm(w, 2))
 		r1, r2 := lz.orthogonalise(w, coef)
 		// diagonal block: coefficients on block j
 		for c2 := 0; c2 < b; c2++ {
@@ -326,7 +327,7 @@ func (lz *lanczos) extend(j int) {
 			continue
 		}
 		lz.h[(k1+c)*ld+k0+c] = r2
-		scale(w, 1/r2)
+		floats.Scale(1/r2, w)
 		lz.q = append(lz.q, w)
 		w = make([]float64, n)
 	}
@@ -405,7 +406,7 @@ func (lz *lanczos) verify(k, m int, theta []float64, s *mat.Dense, tol float64) 
 				y[i] += st * qi
 			}
 		}
-		scale(y, 1/norm2(y))
+		floats.Scale(1/floats.Norm(y, 2), y)
 	}
 	res := lz.residuals(vals, vecs)
 	for _, r := range res {
@@ -491,20 +492,4 @@ func (lz *lanczos) parallel(n int, fn func(lo, hi int)) {
 		}()
 	}
 	wg.Wait()
-}
-
-func dot(x, y []float64) float64 {
-	var s float64
-	for i, v := range x {
-		s += v * y[i]
-	}
-	return s
-}
-
-func norm2(x []float64) float64 { return math.Sqrt(dot(x, x)) }
-
-func scale(x []float64, f float64) {
-	for i := range x {
-		x[i] *= f
-	}
 }

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"gonum.org/v1/gonum/floats"
+
 	"github.com/forestd/forestd/arrowforest/forest"
 )
 
@@ -25,11 +27,11 @@ func spectralMatrix(lam []float64, seed uint64) []float64 {
 		for i := range v {
 			v[i] = rng.NormFloat64()
 		}
-		scale(v, 1/norm2(v))
+		floats.Scale(1/floats.Norm(v, 2), v)
 		for i := range u {
-			u[i] = dot(a[i*n:(i+1)*n], v)
+			u[i] = floats.Dot(a[i*n:(i+1)*n], v)
 		}
-		alpha := dot(v, u)
+		alpha := floats.Dot(v, u)
 		// (I − 2vvᵀ)A(I − 2vvᵀ) = A − 2v·uᵀ − 2u·vᵀ + 4α·v·vᵀ with u = A·v
 		for i := 0; i < n; i++ {
 			for j := i; j < n; j++ {
@@ -67,7 +69,7 @@ func checkTop(t *testing.T, name string, n int, vals, vecs, refVals, refVecs []f
 		u := vecs[l*n : (l+1)*n]
 		w := refVecs[l*n : (l+1)*n]
 		sign := 1.0
-		if dot(u, w) < 0 {
+		if floats.Dot(u, w) < 0 {
 			sign = -1
 		}
 		var dd float64
@@ -83,7 +85,7 @@ func checkTop(t *testing.T, name string, n int, vals, vecs, refVals, refVecs []f
 			if l2 == l {
 				want = 1
 			}
-			if g := dot(u, vecs[l2*n:(l2+1)*n]); math.Abs(g-want) > 1e-12 {
+			if g := floats.Dot(u, vecs[l2*n:(l2+1)*n]); math.Abs(g-want) > 1e-12 {
 				t.Fatalf("%s: eigenvectors %d·%d = %v, want %v", name, l, l2, g, want)
 			}
 		}
@@ -196,7 +198,7 @@ func TestTopEigenSymRepeated(t *testing.T) {
 	copy(lam, []float64{10, 10, 10, 10, 10, 7, 5, -20})
 	bulk(lam, 8)
 	a = spectralMatrix(lam, 6)
-	_, _, _, stop := lanczosTop(a, n, 7, eigBlock(7), eigBudget(n, 7, eigBlock(7)), 1)
+	_, _, _, stop := lanczosTop(a, n, 7, eigBlock, eigBudget(n, 7, eigBlock), 1)
 	if stop != lanczosCluster {
 		t.Fatalf("multiplicity 5 with m = 7: stop %v, want the cluster refusal", stop)
 	}
@@ -222,7 +224,7 @@ func TestTopEigenSymRepeated(t *testing.T) {
 		u := vecs[l*n : (l+1)*n]
 		pu := make([]float64, n)
 		for i := range pu {
-			pu[i] = dot(p5[i*n:(i+1)*n], u)
+			pu[i] = floats.Dot(p5[i*n:(i+1)*n], u)
 		}
 		if d := frobDiff(pu, u); d > 1e-7 {
 			t.Fatalf("multiplicity 5: vector %d is %.3g outside the eigenspace", l, d)
@@ -305,7 +307,7 @@ func bitsEqual(a, b []float64) bool {
 func TestLanczosResidualEstimate(t *testing.T) {
 	n := 600
 	a := swissKernel(t, n)
-	m, b := 10, eigBlock(10)
+	m, b := 10, eigBlock
 	lz := newLanczos(a, n, b, 200, 2)
 	for _, k := range []int{40, 160} {
 		for len(lz.q) <= k {
