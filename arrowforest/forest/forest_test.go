@@ -318,6 +318,7 @@ func TestParamsValidation(t *testing.T) {
 		func(p *Params) { p.Bins = 300 },
 		func(p *Params) { p.Sample, p.SampleFraction = "subsample", 1.5 },
 		func(p *Params) { p.MaxDepth = -1 },
+		func(p *Params) { p.MeanDiff = true }, // rf: mean-diff is for sporf and morf
 	}
 	for i, mod := range bad {
 		p := DefaultParams(frame.TaskClassification)

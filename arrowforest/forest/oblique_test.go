@@ -37,6 +37,7 @@ func TestObliqueCompiledMatchesTrees(t *testing.T) {
 			p.Forest, p.Layout, p.Width, p.Height, p.PatchHMax, p.PatchWMax = "morf", "grid", 4, 3, 2, 3
 		},
 		func(p *Params) { p.Forest, p.Layout, p.Honest = "morf", "cyclic", 0.4 },
+		func(p *Params) { p.Forest, p.Layout, p.PatchWMax, p.MeanDiff = "morf", "series", 6, true },
 	} {
 		p := DefaultParams(frame.TaskClassification)
 		p.Trees = 15
@@ -166,5 +167,60 @@ func TestHonestLeaves(t *testing.T) {
 	}
 	if pd, ph := pure(dishonest), pure(honest); !(pd > 0.99 && ph < 0.9) {
 		t.Fatalf("pure leaves: %v without honesty, %v with; want ~1 and clearly less", pd, ph)
+	}
+}
+
+// TestMorfMeanDiff: on impulse (MORF paper §5.1 (C)), MORF with the
+// patches' class-mean-difference twins splits on non-unit weights, is the
+// same forest at any thread count, and errs less on held-out rows than the
+// same MORF without twins — the signal's shape, which a patch sum
+// flattens, is what the twin keeps (projection.Patch.SampleNode).
+func TestMorfMeanDiff(t *testing.T) {
+	tr, err := synth.Generate("impulse", synth.Options{N: 1000, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	te, err := synth.Generate("impulse", synth.Options{N: 4000, Seed: 1001})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testErr := func(meanDiff bool, threads int) (float64, *Forest) {
+		p := DefaultParams(frame.TaskClassification)
+		p.Forest, p.Layout, p.PatchWMin, p.PatchWMax = "morf", "series", 2, 40
+		p.Trees, p.MaxFeatures, p.MinLeaf, p.MeanDiff, p.Threads = 60, "0.3", 100, meanDiff, threads
+		f, err := Train(tr, p, TrainOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := Compile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pred, err := c.Predict(te, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Params.Threads = 0
+		return errorRate(pred.Class, te.Y), f
+	}
+	plain, _ := testErr(false, 2)
+	twin, f := testErr(true, 1)
+	if _, f3 := testErr(true, 3); !reflect.DeepEqual(f, f3) {
+		t.Fatal("morf --mean-diff: the forest trained with 3 threads differs from 1 thread")
+	}
+	weighted := 0
+	for _, x := range f.Trees {
+		for _, w := range x.AtomWeight {
+			if w != 1 {
+				weighted++
+			}
+		}
+	}
+	if weighted == 0 {
+		t.Fatal("no split uses a mean-difference twin")
+	}
+	t.Logf("impulse test error: MORF %.4f, MORF with mean-difference twins %.4f", plain, twin)
+	if twin >= plain-0.003 {
+		t.Fatalf("mean-difference twins err %.4f, plain MORF %.4f: want at least 0.003 less", twin, plain)
 	}
 }

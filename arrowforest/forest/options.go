@@ -33,8 +33,11 @@ func (p *Params) Topology(nFeatures int) (projection.Topology, error) {
 
 // samplerFactory returns a constructor of per-worker samplers for the kind.
 func (p *Params) samplerFactory(nFeatures, m int) (func() (projection.Sampler, error), error) {
-	if p.Forest != "sporf" && (p.MeanDiff || p.Rank || p.Lambda != 0) {
-		return nil, fmt.Errorf("lambda, mean-diff and rank apply to --forest sporf only")
+	if p.Forest != "sporf" && (p.Rank || p.Lambda != 0) {
+		return nil, fmt.Errorf("lambda and rank apply to --forest sporf only")
+	}
+	if p.MeanDiff && p.Forest != "sporf" && p.Forest != "morf" {
+		return nil, fmt.Errorf("mean-diff applies to --forest sporf and morf only")
 	}
 	if p.Forest != "morf" && ((p.Layout != "" && p.Forest != "lfs") || p.PatchHMax != 0 || p.PatchWMax != 0) {
 		return nil, fmt.Errorf("layouts and patch sizes apply to --forest morf (and layouts to lfs) only")
@@ -79,7 +82,12 @@ func (p *Params) samplerFactory(nFeatures, m int) (func() (projection.Sampler, e
 			return nil, err
 		}
 		return func() (projection.Sampler, error) {
-			return projection.NewPatch(top, nFeatures, m, p.PatchHMin, p.PatchHMax, p.PatchWMin, p.PatchWMax)
+			s, err := projection.NewPatch(top, nFeatures, m, p.PatchHMin, p.PatchHMax, p.PatchWMin, p.PatchWMax)
+			if err != nil {
+				return nil, err
+			}
+			s.MeanDiff = p.MeanDiff
+			return s, nil
 		}, nil
 	case "lfs", "fdm":
 		return nil, nil // drawn on the training data: Train calls dataSampler (local.go)

@@ -41,8 +41,8 @@ type Sparse struct {
 	js   []int32
 	idx  []int32
 	w    []float32
-	sums []float64
-	cnts []float64
+	cm   classMeans
+	all  []int32 // 0..p−1, the support of a dense δ atom
 }
 
 // NewSparse returns a SPORF sampler drawing d atoms over p features.
@@ -127,65 +127,26 @@ func (s *Sparse) SampleNode(rng *rand.Rand, c *Candidates, node *Node) {
 		return
 	}
 	prob := float64(s.D) / float64(s.P)
-	K, p := node.K, s.P
 	meansDone := false
-	for k := 1; k < K; k++ {
+	for k := 1; k < node.K; k++ {
 		if rng.Float64() >= prob {
 			continue
 		}
 		if !meansDone {
-			if s.sums == nil {
-				s.sums = make([]float64, K*p)
-				s.cnts = make([]float64, K*p)
-			}
 			meansDone = true
-			if !s.classMeans(node) {
+			if !s.cm.fill(node, s.P, nil) {
 				return
 			}
-		}
-		s.idx, s.w = s.idx[:0], s.w[:0]
-		for j := 0; j < p; j++ {
-			m0, mk := s.mean(0, j), s.mean(k, j)
-			if d := float32(mk - m0); d != 0 && !math.IsNaN(float64(d)) && !math.IsInf(float64(d), 0) {
-				s.idx = append(s.idx, int32(j))
-				s.w = append(s.w, d)
+			if len(s.all) != s.P {
+				s.all = make([]int32, s.P)
+				for j := range s.all {
+					s.all[j] = int32(j)
+				}
 			}
 		}
+		s.idx, s.w = s.cm.delta(k, s.all, s.idx[:0], s.w[:0])
 		if len(s.idx) > 0 {
 			c.Add(s.idx, s.w)
 		}
 	}
-}
-
-func (s *Sparse) mean(k, j int) float64 {
-	n := s.cnts[k*s.P+j]
-	if n == 0 {
-		return 0
-	}
-	return s.sums[k*s.P+j] / n
-}
-
-// classMeans fills the per-class feature sums over the node's rows; it
-// returns false when class 0 is absent (no reference mean).
-func (s *Sparse) classMeans(node *Node) bool {
-	clear(s.sums)
-	clear(s.cnts)
-	p := s.P
-	for q, r := range node.Rows {
-		y := int(node.Y[q])
-		w := node.W[q]
-		for j, col := range node.Cols {
-			v := col[r]
-			if v == v {
-				s.sums[y*p+j] += w * float64(v)
-				s.cnts[y*p+j] += w
-			}
-		}
-	}
-	for j := 0; j < p; j++ {
-		if s.cnts[j] > 0 {
-			return true
-		}
-	}
-	return false
 }

@@ -219,6 +219,7 @@ func TestObliqueForestsCLI(t *testing.T) {
 		{"--forest", "sporf", "--lambda", "2", "--mean-diff", "--rank"},
 		{"--forest", "morf", "--grid", "28x28", "--patch-min", "1x1", "--patch-max", "4x4", "--max-features", "28"},
 		{"--forest", "morf", "--grid", "28x28", "--patch-max", "2x9", "--honest", "0.3"},
+		{"--forest", "morf", "--grid", "28x28", "--patch-max", "1x12", "--mean-diff"},
 	} {
 		mdl := filepath.Join(dir, "m")
 		args := append([]string{"train", "--in", tr, "--label", "y", "--out", mdl, "--trees", "50"}, extra...)
@@ -245,6 +246,7 @@ func TestObliqueForestsCLI(t *testing.T) {
 		{[]string{"--forest", "morf", "--grid", "28x28", "--patch-max", "0x2"}, "patch-max"},
 		{[]string{"--forest", "morf", "--grid", "28x28", "--patch-max", "40x2"}, "fit"},
 		{[]string{"--forest", "rf", "--rank"}, "sporf"},
+		{[]string{"--forest", "lfs", "--mean-diff"}, "morf"},
 		{[]string{"--forest", "sporf", "--lambda", "-1"}, "lambda"},
 		{[]string{"--honest", "1.5"}, "honest"},
 		{[]string{"--forest", "morf", "--grid", "28x28", "--series"}, "exclude"},

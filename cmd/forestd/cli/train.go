@@ -25,7 +25,7 @@ func runTrain(args []string, env Env) error {
 	local := addLocalFlags(fs)
 	drf := addDRFFlags(fs) // --forest drf (drf.go)
 	lambda := fs.Float64("lambda", 0, "sporf: mean non-zeros per atom, Poisson rate (default 1.5)")
-	meanDiff := fs.Bool("mean-diff", false, "sporf: add class-mean-difference atoms, RerF(δ)")
+	meanDiff := fs.Bool("mean-diff", false, "sporf: add class-mean-difference atoms, RerF(δ); morf: add each patch weighted by the class-mean difference over it")
 	rank := fs.Bool("rank", false, "sporf: train on marginal ranks and rank new data the same way, RerF(r)")
 	grid := fs.String("grid", "", "morf: features form WxH images (row-major), e.g. 28x28")
 	series := fs.Bool("series", false, "morf: features form a 1-D series")
