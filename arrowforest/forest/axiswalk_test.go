@@ -54,14 +54,7 @@ func TestAxisWalkMatchesLeaf(t *testing.T) {
 		}
 		p := DefaultParams(task)
 		p.Trees, p.Threads = 10, 2
-		f, err := Train(tr, p, TrainOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := Compile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, c := trainCompiled(t, tr, p)
 		w := c.axis
 		if w == nil {
 			t.Fatal("an axis-only forest did not get the axis layout")
@@ -104,14 +97,7 @@ func TestObliqueForestKeepsPlainWalk(t *testing.T) {
 	tr := trunkFrame(500, 6, 1)
 	p := DefaultParams(frame.TaskClassification)
 	p.Trees, p.Forest, p.Threads = 5, "sporf", 1
-	f, err := Train(tr, p, TrainOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := Compile(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, c := trainCompiled(t, tr, p)
 	if len(c.atomOff) > 1 && c.axis != nil {
 		t.Fatal("a forest with oblique nodes got the axis layout")
 	}

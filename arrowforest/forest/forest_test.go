@@ -70,14 +70,7 @@ func TestCompiledMatchesTrees(t *testing.T) {
 		withMissing(te, 0.05, 2)
 		p := DefaultParams(frame.TaskClassification)
 		p.Trees, p.Threads, p.Split = 20, 2, split
-		f, err := Train(tr, p, TrainOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := Compile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+		f, c := trainCompiled(t, tr, p)
 		pred, err := c.Predict(te, 3)
 		if err != nil {
 			t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"testing"
 
 	"github.com/forestd/forestd/arrowforest/frame"
 )
@@ -40,4 +41,18 @@ func errorRate(pred []int32, y []int32) float64 {
 		}
 	}
 	return float64(bad) / float64(len(y))
+}
+
+// trainCompiled trains a forest on fr and compiles it for scoring.
+func trainCompiled(t testing.TB, fr *frame.Frame, p Params) (*Forest, *Compiled) {
+	t.Helper()
+	f, err := Train(fr, p, TrainOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Compile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, c
 }

@@ -42,14 +42,7 @@ func TestObliqueCompiledMatchesTrees(t *testing.T) {
 		p := DefaultParams(frame.TaskClassification)
 		p.Trees = 15
 		mod(&p)
-		f, err := Train(tr, p, TrainOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := Compile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+		f, c := trainCompiled(t, tr, p)
 		pred, _ := c.Predict(te, 2)
 		oblique := 0
 		for _, x := range f.Trees {
@@ -188,14 +181,7 @@ func TestMorfMeanDiff(t *testing.T) {
 		p := DefaultParams(frame.TaskClassification)
 		p.Forest, p.Layout, p.PatchWMin, p.PatchWMax = "morf", "series", 2, 40
 		p.Trees, p.MaxFeatures, p.MinLeaf, p.MeanDiff, p.Threads = 60, "0.3", 100, meanDiff, threads
-		f, err := Train(tr, p, TrainOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := Compile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+		f, c := trainCompiled(t, tr, p)
 		pred, err := c.Predict(te, 2)
 		if err != nil {
 			t.Fatal(err)
