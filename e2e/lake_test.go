@@ -36,8 +36,8 @@ var (
 )
 
 // forestdBin builds cmd/forestd once per test binary.
-func forestdBin(t *testing.T) string {
-	t.Helper()
+func forestdBin(tb testing.TB) string {
+	tb.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "forestd-e2e-")
 		if err != nil {
@@ -51,7 +51,7 @@ func forestdBin(t *testing.T) string {
 		}
 	})
 	if buildErr != nil {
-		t.Fatal(buildErr)
+		tb.Fatal(buildErr)
 	}
 	return binPath
 }

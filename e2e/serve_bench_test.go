@@ -224,7 +224,7 @@ func runServeBench(b *testing.B, p, batch, batches, trees int) benchResult {
 // benchRun runs the forestd binary and returns its stdout.
 func benchRun(b *testing.B, args ...string) string {
 	b.Helper()
-	cmd := exec.Command(forestdBinTB(b), args...)
+	cmd := exec.Command(forestdBin(b), args...)
 	out, err := cmd.Output()
 	if err != nil {
 		b.Fatalf("forestd %v: %v", args, err)

@@ -71,30 +71,6 @@ func (p *proc) Log() string {
 	return p.log.String()
 }
 
-// forestdBinTB is forestdBin (lake_test.go) for tests and benchmarks.
-func forestdBinTB(tb testing.TB) string {
-	tb.Helper()
-	if t, ok := tb.(*testing.T); ok {
-		return forestdBin(t)
-	}
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "forestd-e2e-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "forestd")
-		out, err := exec.Command("go", "build", "-o", binPath, "../cmd/forestd").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		tb.Fatal(buildErr)
-	}
-	return binPath
-}
-
 // startProc starts the forestd binary with args.
 func startProc(t testing.TB, name string, args ...string) *proc {
 	t.Helper()
@@ -106,7 +82,7 @@ func startProc(t testing.TB, name string, args ...string) *proc {
 func startProcEnv(t testing.TB, name string, env []string, args ...string) *proc {
 	t.Helper()
 	p := &proc{t: t, name: name, done: make(chan struct{})}
-	p.cmd = exec.Command(forestdBinTB(t), args...)
+	p.cmd = exec.Command(forestdBin(t), args...)
 	if env != nil {
 		p.cmd.Env = append(os.Environ(), env...)
 	}

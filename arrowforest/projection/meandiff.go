@@ -1,5 +1,7 @@
 package projection
 
+import "math"
+
 // classMeans accumulates the class-conditional feature means μ_k(j) of a
 // node's in-bag rows (weighted by bootstrap multiplicity, NaN ignored),
 // the ingredient of the Randomer paper's RerF(δ) atoms δ = μ_k − μ_0
@@ -10,10 +12,9 @@ type classMeans struct {
 	sums, cnts []float64 // [class*p + feature]
 }
 
-// fill computes the per-class sums and counts of feature j for every j in
-// feats (all p features when feats is nil) over the node's rows. It
-// returns false when class 0 has no row with a value in any of those
-// features (no reference mean).
+// fill computes the per-class sums and counts of every feature in feats
+// over the node's rows. It returns false when class 0 has no row with a
+// value in any of those features (no reference mean).
 func (m *classMeans) fill(node *Node, p int, feats []int32) bool {
 	if m.p != p || m.k != node.K {
 		m.p, m.k = p, node.K
@@ -21,7 +22,8 @@ func (m *classMeans) fill(node *Node, p int, feats []int32) bool {
 		m.cnts = make([]float64, node.K*p)
 	}
 	any0 := false
-	one := func(j int) {
+	for _, f := range feats {
+		j := int(f)
 		for c := 0; c < m.k; c++ {
 			m.sums[c*p+j], m.cnts[c*p+j] = 0, 0
 		}
@@ -33,18 +35,7 @@ func (m *classMeans) fill(node *Node, p int, feats []int32) bool {
 				m.cnts[i] += node.W[q]
 			}
 		}
-		if m.cnts[j] > 0 {
-			any0 = true
-		}
-	}
-	if feats == nil {
-		for j := 0; j < p; j++ {
-			one(j)
-		}
-	} else {
-		for _, j := range feats {
-			one(int(j))
-		}
+		any0 = any0 || m.cnts[j] > 0
 	}
 	return any0
 }
@@ -63,7 +54,7 @@ func (m *classMeans) mean(k, j int) float64 {
 func (m *classMeans) delta(k int, feats []int32, idx []int32, w []float32) ([]int32, []float32) {
 	for _, j := range feats {
 		d := float32(m.mean(k, int(j)) - m.mean(0, int(j)))
-		if d != 0 && d == d && d-d == 0 {
+		if d != 0 && !math.IsNaN(float64(d)) && !math.IsInf(float64(d), 0) {
 			idx = append(idx, j)
 			w = append(w, d)
 		}

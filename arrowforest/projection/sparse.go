@@ -56,9 +56,10 @@ func NewSparse(p, d int, lambda float64, meanDiff bool) (*Sparse, error) {
 	if !(lambda > 0) || math.IsInf(lambda, 0) {
 		return nil, fmt.Errorf("projection: lambda %v must be positive", lambda)
 	}
-	s := &Sparse{P: p, D: d, Lambda: lambda, MeanDiff: meanDiff, perm: make([]int32, p)}
+	s := &Sparse{P: p, D: d, Lambda: lambda, MeanDiff: meanDiff, perm: make([]int32, p), all: make([]int32, p)}
 	for i := range s.perm {
 		s.perm[i] = int32(i)
+		s.all[i] = int32(i)
 	}
 	return s, nil
 }
@@ -134,14 +135,8 @@ func (s *Sparse) SampleNode(rng *rand.Rand, c *Candidates, node *Node) {
 		}
 		if !meansDone {
 			meansDone = true
-			if !s.cm.fill(node, s.P, nil) {
+			if !s.cm.fill(node, s.P, s.all) {
 				return
-			}
-			if len(s.all) != s.P {
-				s.all = make([]int32, s.P)
-				for j := range s.all {
-					s.all[j] = int32(j)
-				}
 			}
 		}
 		s.idx, s.w = s.cm.delta(k, s.all, s.idx[:0], s.w[:0])
