@@ -300,15 +300,7 @@ func TestServeInProcess(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	// wait for the daemon's topics, then produce
-	for {
-		if _, err := kafka.Partitions(ctx, co, "forestd.features"); err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("daemon never created its topics; log:\n%s", stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitForTopic(ctx, t, co, "forestd.features", &stderr)
 	sink, err := kafka.NewSink(kafka.SinkOptions{Client: co, Topics: map[string]string{"f": "forestd.features"}})
 	if err != nil {
 		t.Fatal(err)
@@ -396,15 +388,7 @@ func TestServeAnalyzeSelect(t *testing.T) {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
-	for {
-		if _, err := kafka.Partitions(ctx, co, "forestd.training"); err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("no topics; log:\n%s", stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitForTopic(ctx, t, co, "forestd.training", &stderr)
 	raw, err := os.ReadFile(data)
 	if err != nil {
 		t.Fatal(err)
@@ -493,5 +477,20 @@ func TestServeDemo(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// waitForTopic polls until the daemon has created topic, failing the test
+// with the daemon's log when ctx ends first.
+func waitForTopic(ctx context.Context, t *testing.T, co kafka.ClientOptions, topic string, log *syncBuffer) {
+	t.Helper()
+	for {
+		if _, err := kafka.Partitions(ctx, co, topic); err == nil {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("daemon never created topic %s; log:\n%s", topic, log.String())
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
