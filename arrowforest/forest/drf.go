@@ -34,9 +34,14 @@ const (
 	PredictWeighted = "weighted"
 )
 
-// SelectedByLOO is DRF.SelectedBy when σ_G and γ_G were chosen by
-// leave-one-out cross-validation (package manifold).
-const SelectedByLOO = "loo"
+// DRF.SelectedBy values when package manifold chose σ_G and γ_G:
+// SelectedByLOO by leave-one-out cross-validation of the backscoring map
+// on the training pairs (z_i, y_i), SelectedByOOB by its error at the
+// training rows' out-of-bag predictions on the embedding.
+const (
+	SelectedByLOO = "loo"
+	SelectedByOOB = "oob"
+)
 
 // Projection kinds of a DRF's split atoms.
 const (
@@ -85,12 +90,12 @@ type DRF struct {
 	// eq. (7): the training responses' mean when the backscoring map was
 	// fitted to centred responses (package manifold, Options.Center).
 	Offset []float64
-	// SelectedBy is "" when SigmaG and GammaG were given, or "loo" when
-	// package manifold chose them by leave-one-out cross-validation of
-	// the backscoring map; LOOMSE is then that choice's leave-one-out mean
-	// squared error per response coordinate (0 otherwise).
+	// SelectedBy is "" when SigmaG and GammaG were given, or
+	// SelectedByLOO or SelectedByOOB when package manifold chose them;
+	// SelectMSE is then that choice's cross-validated mean squared error
+	// per response coordinate (0 otherwise).
 	SelectedBy string
-	LOOMSE     float64
+	SelectMSE  float64
 	// Leaves[t][i] is the node index of the leaf of tree t that training
 	// row i was grown into, or -1 when row i was out of bag for tree t.
 	Leaves [][]int32
@@ -180,10 +185,10 @@ func (f *Forest) ValidateDRF() error {
 		return fmt.Errorf("drf: %d offset values for %d targets", len(d.Offset), q)
 	}
 	switch {
-	case d.SelectedBy != "" && d.SelectedBy != SelectedByLOO:
-		return fmt.Errorf("drf: selected_by %q is neither empty nor %s", d.SelectedBy, SelectedByLOO)
-	case d.SelectedBy == "" && d.LOOMSE != 0, !(d.LOOMSE >= 0) || math.IsInf(d.LOOMSE, 0):
-		return fmt.Errorf("drf: leave-one-out error %v (selected by %q)", d.LOOMSE, d.SelectedBy)
+	case d.SelectedBy != "" && d.SelectedBy != SelectedByLOO && d.SelectedBy != SelectedByOOB:
+		return fmt.Errorf("drf: selected_by %q is neither empty, %s nor %s", d.SelectedBy, SelectedByLOO, SelectedByOOB)
+	case d.SelectedBy == "" && d.SelectMSE != 0, !(d.SelectMSE >= 0) || math.IsInf(d.SelectMSE, 0):
+		return fmt.Errorf("drf: selection error %v (selected by %q)", d.SelectMSE, d.SelectedBy)
 	}
 	for k, v := range [][]float64{d.Responses, d.Embedding, d.Coef, d.Offset} {
 		for i, x := range v {

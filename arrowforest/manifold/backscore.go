@@ -92,23 +92,28 @@ func Backscore(z []float64, m int, coef []float64, q int, sigma float64, zn []fl
 	return out, nil
 }
 
-// SelectedByLOO is forest.DRF.SelectedBy when σ_G and/or γ_G were chosen
-// by SelectBackscore.
-const SelectedByLOO = forest.SelectedByLOO
+// Ways of choosing σ_G and γ_G (Options.Select); each is also the
+// forest.DRF.SelectedBy of a model whose σ_G and/or γ_G were chosen so.
+const (
+	SelectLOO = forest.SelectedByLOO // SelectBackscore
+	SelectOOB = forest.SelectedByOOB // SelectBackscoreOOB
+)
 
 // backscoreFit is the fitted backscoring map of a forest.
 type backscoreFit struct {
 	sigma, gamma float64
 	coef, offset []float64
 	selectedBy   string
-	looMSE       float64
+	selectMSE    float64
 }
 
 // fitBackscore fits the backscoring map g of §2.3.3 to the training
 // embedding and responses: with o.Center the responses minus their mean
 // (the offset, added back by eq. (7)); σ_G and γ_G as o gives them, or
-// chosen by SelectBackscore when either is 0; then eq. (8).
-func fitBackscore(emb *Embedding, y []float64, n, q int, o *Options) (*backscoreFit, error) {
+// chosen when either is 0 — by SelectBackscoreOOB at the out-of-bag
+// points oob when there are at least 3 of them, else by SelectBackscore —;
+// then eq. (8).
+func fitBackscore(emb *Embedding, y []float64, n, q int, oob *OOBPoints, o *Options) (*backscoreFit, error) {
 	fit := &backscoreFit{sigma: o.SigmaG, gamma: o.GammaG}
 	yc := y
 	if o.Center {
@@ -127,11 +132,19 @@ func fitBackscore(emb *Embedding, y []float64, n, q int, o *Options) (*backscore
 		}
 	}
 	if fit.sigma == 0 || fit.gamma == 0 {
-		sel, err := SelectBackscore(emb.Z, n, emb.M, yc, q, fit.sigma, fit.gamma, o.Threads)
+		var sel Selection
+		var err error
+		if oob != nil && len(oob.Rows) >= 3 {
+			sel, err = SelectBackscoreOOB(emb.Z, n, emb.M, yc, q, *oob, fit.sigma, fit.gamma, o.Threads)
+			fit.selectedBy = SelectOOB
+		} else {
+			sel, err = SelectBackscore(emb.Z, n, emb.M, yc, q, fit.sigma, fit.gamma, o.Threads)
+			fit.selectedBy = SelectLOO
+		}
 		if err != nil {
 			return nil, err
 		}
-		fit.sigma, fit.gamma, fit.selectedBy, fit.looMSE = sel.Sigma, sel.Gamma, SelectedByLOO, sel.LOOMSE
+		fit.sigma, fit.gamma, fit.selectMSE = sel.Sigma, sel.Gamma, sel.MSE
 	}
 	coef, err := BackscoreCoef(emb.Z, n, emb.M, yc, q, fit.sigma, fit.gamma)
 	if err != nil {

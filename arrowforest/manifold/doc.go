@@ -27,8 +27,12 @@
 //     backscoring to R^q by the kernel interpolation of eqs. (7)–(8) with
 //     the Gaussian kernel of eq. (9): one N×N system solved for all q
 //     outputs at training time. σ_G and γ_G, which the paper sets per data
-//     set, are chosen by leave-one-out cross-validation of the backscoring
-//     map on the training rows unless given (select.go).
+//     set, are chosen unless given (select.go): by default by the error of
+//     the training rows' out-of-bag predictions — each row's similarity
+//     vector from the trees that did not see it, carried through the
+//     embedding and the map refitted without it (oob.go) —, or by
+//     leave-one-out cross-validation of the backscoring map on the
+//     training pairs.
 //
 // Train returns a forest.Forest of kind "drf" (LabelName: the targets,
 // comma-separated) whose forest.DRF part holds

@@ -11,8 +11,8 @@ import (
 
 // Example trains a distance random forest on the swiss roll of the dRF
 // paper (§3.1) with Isomap distances — σ_G and γ_G of the backscoring map
-// chosen by leave-one-out on the training rows, as by default — stores it
-// as a model, and predicts the three response coordinates of new rows with
+// chosen by their out-of-bag error on the training rows, as by default —
+// stores it as a model, and predicts the three response coordinates of new rows with
 // the decoded model.
 func Example() {
 	x, targets, names, err := synth.GenerateMulti("swissroll", synth.Options{N: 400, Seed: 1})
@@ -59,5 +59,5 @@ func Example() {
 	// Output:
 	// forest: drf targets: [y0 y1 y2]
 	// embedding dimension: 2 predictions: 100 rows × 3
-	// prediction: weighted sigma_g, gamma_g chosen by: loo
+	// prediction: weighted sigma_g, gamma_g chosen by: oob
 }

@@ -54,32 +54,12 @@ func NewPredictor(f *forest.Forest, threads int) (*Predictor, error) {
 		oos:  newOOS(d2, n, d.Embedding, d.Eigenvalues),
 		done: make([]bool, n), pred: make([]float64, n*q), embed: make([]float64, n*m)}
 	for t, tr := range f.Trees {
-		nn := tr.NumNodes()
-		start := make([]int32, nn+1)
-		for _, l := range d.Leaves[t] {
-			if l >= 0 {
-				start[l+1]++
-			}
-		}
-		for i := 0; i < nn; i++ {
-			start[i+1] += start[i]
-		}
-		rows := make([]int32, start[nn])
-		fill := append([]int32(nil), start[:nn]...)
-		for i, l := range d.Leaves[t] {
-			if l >= 0 {
-				rows[fill[l]] = int32(i)
-				fill[l]++
-			}
-		}
+		start, rows := leafMembers(tr, d.Leaves[t])
 		p.start = append(p.start, start)
 		p.rows = append(p.rows, rows)
 	}
 	if d.Predict == forest.PredictWeighted {
-		p.trainEmb = make([]float64, n*m)
-		parallelRows(n, threads, func(j int) {
-			p.oos.embed(p.d2[j*n:j*n+n], p.trainEmb[j*m:j*m+m])
-		})
+		p.trainEmb = trainEmbedding(p.oos, p.d2, n, m, threads)
 	}
 	return p, nil
 }

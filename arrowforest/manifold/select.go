@@ -33,17 +33,32 @@ import (
 // the one-standard-error rule (ESL §7.10; Breiman et al. 1984), because
 // the embedding z_i of a noisy response carries its noise along the
 // manifold, which rewards maps that follow the noise.
+//
+// Out-of-bag selection (SelectBackscoreOOB, the default of Train) scores
+// the map where prediction uses it instead: at ẑ_i, the point the forest
+// predicts on the embedding for training row i from the trees that did
+// not see it (the out-of-bag similarity vector, §2.3.1–2.3.2), against
+// y_i. The map is refitted without row i — in closed form, since the
+// leave-one-out fit is the full fit with y_i replaced by g₋ᵢ(z_i), so
+// C₋ᵢ = C − A⁻¹e_i·(y_i − g₋ᵢ(z_i))ᵀ and
+//
+//	g₋ᵢ(ẑ_i) = g(ẑ_i) − (k(ẑ_i)ᵀA⁻¹e_i)·C_i/(A⁻¹)_ii,
+//
+// with k(ẑ_i)ᵀA⁻¹e_i = Σ_j (k(ẑ_i)ᵀU⁻¹)_j·(U⁻¹)_ij. This error is the
+// prediction error of the whole dRF pipeline on unseen rows (up to the
+// embedding, which saw y_i), so the grid point of least error is chosen,
+// without the one-standard-error rule.
 
 // Selection is the outcome of SelectBackscore.
 type Selection struct {
 	// Sigma and Gamma are the chosen σ_G and γ_G.
 	Sigma, Gamma float64
-	// LOOMSE is the leave-one-out mean squared error of the choice (per
-	// response coordinate), SE its standard error, DF the map's effective
-	// degrees of freedom tr(H).
-	LOOMSE, SE, DF float64
-	// BestLOOMSE is the smallest leave-one-out error on the grid.
-	BestLOOMSE float64
+	// MSE is the cross-validated mean squared error of the choice (per
+	// response coordinate; leave-one-out or out-of-bag), SE its standard
+	// error, DF the map's effective degrees of freedom tr(H).
+	MSE, SE, DF float64
+	// BestMSE is the smallest cross-validated error on the grid.
+	BestMSE float64
 	// Evaluated counts the grid points evaluated.
 	Evaluated int
 }
@@ -75,13 +90,38 @@ type looPoint struct {
 // at once (memory: 8·N² bytes for the kernel matrix and as much per thread);
 // the result does not depend on threads.
 func SelectBackscore(z []float64, n, m int, y []float64, q int, sigma, gamma float64, threads int) (Selection, error) {
-	sel, _, err := selectBackscore(z, n, m, y, q, sigma, gamma, threads)
+	sel, _, err := selectBackscore(z, n, m, y, q, nil, sigma, gamma, threads)
 	return sel, err
 }
 
-// selectBackscore is SelectBackscore that also returns the points
-// evaluated, in evaluation order.
-func selectBackscore(z []float64, n, m int, y []float64, q int, sigma, gamma float64, threads int) (Selection, []*looPoint, error) {
+// OOBPoints are the out-of-bag points of SelectBackscoreOOB: Z (len(Rows)×m
+// row-major) is where the forest puts training row Rows[k] on the
+// embedding when only the trees that did not see it vote.
+type OOBPoints struct {
+	Rows []int32
+	Z    []float64
+}
+
+// SelectBackscoreOOB is SelectBackscore scored out of bag: the error of
+// the map refitted without row Rows[k] at the point oob.Z[k] against that
+// row's response, and the grid point of least error is chosen (see the
+// comment at the top of this file). At least 3 points are needed.
+func SelectBackscoreOOB(z []float64, n, m int, y []float64, q int, oob OOBPoints, sigma, gamma float64, threads int) (Selection, error) {
+	if len(oob.Rows) < 3 || len(oob.Z) != len(oob.Rows)*m {
+		return Selection{}, fmt.Errorf("manifold: selecting sigma_g and gamma_g out of bag: %d points with %d coordinates (need at least 3 points of dimension %d)", len(oob.Rows), len(oob.Z), m)
+	}
+	for _, r := range oob.Rows {
+		if r < 0 || int(r) >= n {
+			return Selection{}, fmt.Errorf("manifold: out-of-bag row %d outside 0..%d", r, n-1)
+		}
+	}
+	sel, _, err := selectBackscore(z, n, m, y, q, &oob, sigma, gamma, threads)
+	return sel, err
+}
+
+// selectBackscore is SelectBackscore (oob nil) or SelectBackscoreOOB that
+// also returns the points evaluated, in evaluation order.
+func selectBackscore(z []float64, n, m int, y []float64, q int, oob *OOBPoints, sigma, gamma float64, threads int) (Selection, []*looPoint, error) {
 	if n < 3 || m < 1 || q < 1 || len(z) != n*m || len(y) != n*q {
 		return Selection{}, nil, fmt.Errorf("manifold: selecting sigma_g and gamma_g: %d embedding values and %d responses for n=%d, m=%d, q=%d", len(z), len(y), n, m, q)
 	}
@@ -104,6 +144,7 @@ func selectBackscore(z []float64, n, m int, y []float64, q int, sigma, gamma flo
 		}
 	}
 	ev := newLOOEval(z, n, m, y, q)
+	ev.oob = oob
 	done := map[[2]int]*looPoint{}
 	var order []*looPoint
 	run := func(idx [][2]int) {
@@ -162,12 +203,12 @@ func selectBackscore(z []float64, n, m int, y []float64, q int, sigma, gamma flo
 	best = bestPoint(order)
 	pick := best
 	for _, p := range order {
-		if p.ok && p.mse <= best.mse+best.se && (p.df < pick.df || p.df == pick.df && p.evaluatedOrder < pick.evaluatedOrder) {
+		if oob == nil && p.ok && p.mse <= best.mse+best.se && (p.df < pick.df || p.df == pick.df && p.evaluatedOrder < pick.evaluatedOrder) {
 			pick = p
 		}
 	}
-	return Selection{Sigma: pick.sigma, Gamma: pick.gamma, LOOMSE: pick.mse, SE: pick.se, DF: pick.df,
-		BestLOOMSE: best.mse, Evaluated: len(order)}, order, nil
+	return Selection{Sigma: pick.sigma, Gamma: pick.gamma, MSE: pick.mse, SE: pick.se, DF: pick.df,
+		BestMSE: best.mse, Evaluated: len(order)}, order, nil
 }
 
 // bestPoint is the evaluated point of least leave-one-out error (the
@@ -182,20 +223,26 @@ func bestPoint(ps []*looPoint) *looPoint {
 	return b
 }
 
-// looEval evaluates leave-one-out errors of the backscoring map.
+// looEval evaluates leave-one-out (or, with oob, out-of-bag) errors of
+// the backscoring map.
 type looEval struct {
 	z    []float64
 	n, m int
 	y    []float64 // n×q row-major
 	q    int
+	oob  *OOBPoints
 }
+
+// kernels are the Gaussian kernel matrices of one σ: k (N×N) between the
+// training points, ko (len(oob.Rows)×N) from the out-of-bag points to them.
+type kernels struct{ k, ko []float64 }
 
 func newLOOEval(z []float64, n, m int, y []float64, q int) *looEval {
 	return &looEval{z: z, n: n, m: m, y: slices.Clone(y), q: q}
 }
 
-// gram returns the Gaussian kernel matrix of eq. (9) for σ (row-major).
-func (e *looEval) gram(sigma float64) []float64 {
+// gram returns the Gaussian kernel matrices of eq. (9) for σ (row-major).
+func (e *looEval) gram(sigma float64) kernels {
 	n, m := e.n, e.m
 	k := make([]float64, n*n)
 	for i := 0; i < n; i++ {
@@ -206,20 +253,33 @@ func (e *looEval) gram(sigma float64) []float64 {
 			k[i*n+j], k[j*n+i] = v, v
 		}
 	}
-	return k
+	var ko []float64
+	if e.oob != nil {
+		no := len(e.oob.Rows)
+		ko = make([]float64, no*n)
+		for o := 0; o < no; o++ {
+			zo := e.oob.Z[o*m : o*m+m]
+			for j := 0; j < n; j++ {
+				ko[o*n+j] = gaussian(zo, e.z[j*m:j*m+m], sigma)
+			}
+		}
+	}
+	return kernels{k: k, ko: ko}
 }
 
-// point evaluates, from the kernel matrix k of σ, the leave-one-out error
-// at (σ, γ): the mean over rows and outputs of (C_ir/(A⁻¹)_ii)², its
-// standard error over rows, and df = N − (N/γ)·tr(A⁻¹). With the Cholesky
-// factor A = UᵀU and its inverse U⁻¹ (LAPACK dpotrf, dtrtri), (A⁻¹)_ii is
-// the squared norm of row i of U⁻¹ and C = U⁻¹·(U⁻ᵀ·Y). ok is false when
-// A is not numerically positive definite.
-func (e *looEval) point(k []float64, sigma, gamma float64) *looPoint {
+// point evaluates, from the kernel matrices of σ, the cross-validated
+// error at (σ, γ): the mean over rows and outputs of the squared
+// leave-one-out residuals (C_ir/(A⁻¹)_ii)² — or, with out-of-bag points,
+// of y_ir − g₋ᵢ(ẑ_i)_r (oobResiduals) —, its standard error over rows, and
+// df = N − (N/γ)·tr(A⁻¹). With the Cholesky factor A = UᵀU and its inverse
+// U⁻¹ (LAPACK dpotrf, dtrtri), (A⁻¹)_ii is the squared norm of row i of
+// U⁻¹ and C = U⁻¹·(U⁻ᵀ·Y). ok is false when A is not numerically positive
+// definite.
+func (e *looEval) point(ks kernels, sigma, gamma float64) *looPoint {
 	n, q := e.n, e.q
 	p := &looPoint{sigma: sigma, gamma: gamma}
 	ridge := float64(n) / gamma
-	a := slices.Clone(k)
+	a := slices.Clone(ks.k)
 	for i := 0; i < n; i++ {
 		a[i*n+i] += ridge
 	}
@@ -230,25 +290,72 @@ func (e *looEval) point(k []float64, sigma, gamma float64) *looPoint {
 	c := blas64.General{Rows: n, Cols: q, Stride: q, Data: slices.Clone(e.y)}
 	blas64.Trmm(blas.Left, blas.Trans, 1, u, c)
 	blas64.Trmm(blas.Left, blas.NoTrans, 1, u, c)
-	var sum, sum2, tr float64
+	// diag[i] = (A⁻¹)_ii, the squared norm of row i of U⁻¹ (upper triangle)
+	diag := make([]float64, n)
+	var tr float64
 	for i := 0; i < n; i++ {
 		var d float64
-		for _, x := range a[i*n+i : i*n+n] { // row i of the upper triangle
+		for _, x := range a[i*n+i : i*n+n] {
 			d += x * x
 		}
+		diag[i] = d
 		tr += d
-		var row float64
-		for r := 0; r < q; r++ {
-			res := c.Data[i*q+r] / d
-			row += res * res
+	}
+	var rows []float64 // per-row mean squared residual over the q outputs
+	if e.oob == nil {
+		rows = make([]float64, n)
+		for i := 0; i < n; i++ {
+			var row float64
+			for r := 0; r < q; r++ {
+				res := c.Data[i*q+r] / diag[i]
+				row += res * res
+			}
+			rows[i] = row / float64(q)
 		}
-		row /= float64(q)
+	} else {
+		rows = e.oobResiduals(ks.ko, u, c, diag)
+	}
+	var sum, sum2 float64
+	for _, row := range rows {
 		sum += row
 		sum2 += row * row
 	}
-	mean := sum / float64(n)
-	v := math.Max(sum2/float64(n)-mean*mean, 0)
-	p.mse, p.se, p.df = mean, math.Sqrt(v/float64(n)), float64(n)-ridge*tr
+	nr := float64(len(rows))
+	mean := sum / nr
+	v := math.Max(sum2/nr-mean*mean, 0)
+	p.mse, p.se, p.df = mean, math.Sqrt(v/nr), float64(n)-ridge*tr
 	p.ok = !math.IsNaN(mean) && !math.IsInf(mean, 0) && !math.IsNaN(p.df)
 	return p
+}
+
+// oobResiduals returns, per out-of-bag point k of training row i, the mean
+// over outputs of (y_ir − g₋ᵢ(ẑ_k)_r)², with g₋ᵢ(ẑ) = g(ẑ) −
+// (k(ẑ)ᵀA⁻¹e_i)·C_i/(A⁻¹)_ii (see the top of this file). ko is the
+// out-of-bag kernel matrix, uinv = U⁻¹ (upper), c = C, diag the (A⁻¹)_ii.
+func (e *looEval) oobResiduals(ko []float64, uinv blas64.Triangular, c blas64.General, diag []float64) []float64 {
+	n, q := e.n, e.q
+	no := len(e.oob.Rows)
+	kg := blas64.General{Rows: no, Cols: n, Stride: n, Data: ko}
+	g := blas64.General{Rows: no, Cols: q, Stride: q, Data: make([]float64, no*q)}
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, kg, c, 0, g) // g(ẑ_k) = k(ẑ_k)ᵀC
+	ku := blas64.General{Rows: no, Cols: n, Stride: n, Data: slices.Clone(ko)}
+	blas64.Trmm(blas.Right, blas.NoTrans, 1, uinv, ku) // k(ẑ_k)ᵀU⁻¹
+	out := make([]float64, no)
+	for k, i := range e.oob.Rows {
+		// s = k(ẑ_k)ᵀA⁻¹e_i = Σ_{j≥i} (k(ẑ_k)ᵀU⁻¹)_j·(U⁻¹)_ij
+		var s float64
+		urow := uinv.Data[int(i)*n : int(i)*n+n]
+		kurow := ku.Data[k*n : k*n+n]
+		for j := int(i); j < n; j++ {
+			s += kurow[j] * urow[j]
+		}
+		var row float64
+		for r := 0; r < q; r++ {
+			pred := g.Data[k*q+r] - s*c.Data[int(i)*q+r]/diag[i]
+			res := e.y[int(i)*q+r] - pred
+			row += res * res
+		}
+		out[k] = row / float64(q)
+	}
+	return out
 }

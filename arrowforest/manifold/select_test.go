@@ -21,8 +21,11 @@ type looRef struct {
 		Sigma  float64 `json:"sigma"`
 		Gamma  float64 `json:"gamma"`
 		LOOMSE float64 `json:"loo_mse"`
+		OOBMSE float64 `json:"oob_mse"`
 		DF     float64 `json:"df"`
 	} `json:"cases"`
+	OOBRows []int32   `json:"oob_rows"`
+	OOBZ    []float64 `json:"oob_z"`
 }
 
 func readLOORef(t *testing.T) *looRef {
@@ -66,13 +69,71 @@ func TestLOOMatchesSklearn(t *testing.T) {
 	}
 }
 
+// TestOOBMatchesSklearn: the closed-form out-of-bag error (the map
+// refitted without row i, evaluated at a point near z_i, against y_i)
+// equals scikit-learn refitting KernelRidge without each row.
+func TestOOBMatchesSklearn(t *testing.T) {
+	ref := readLOORef(t)
+	if len(ref.OOBRows) < 3 || len(ref.OOBZ) != len(ref.OOBRows)*ref.M {
+		t.Fatalf("reference has %d out-of-bag rows and %d coordinates", len(ref.OOBRows), len(ref.OOBZ))
+	}
+	ev := newLOOEval(ref.Z, ref.N, ref.M, ref.Y, ref.Q)
+	ev.oob = &OOBPoints{Rows: ref.OOBRows, Z: ref.OOBZ}
+	for _, c := range ref.Cases {
+		p := ev.point(ev.gram(c.Sigma), c.Sigma, c.Gamma)
+		if !p.ok {
+			t.Fatalf("sigma %v gamma %v: not positive definite", c.Sigma, c.Gamma)
+		}
+		if math.Abs(p.mse-c.OOBMSE) > 1e-7*c.OOBMSE {
+			t.Errorf("sigma %v gamma %v: out-of-bag MSE %v, scikit-learn %v", c.Sigma, c.Gamma, p.mse, c.OOBMSE)
+		}
+		if math.Abs(p.df-c.DF) > 1e-7*c.DF {
+			t.Errorf("sigma %v gamma %v: df %v, numpy %v", c.Sigma, c.Gamma, p.df, c.DF)
+		}
+	}
+}
+
+// TestSelectBackscoreOOBRule: out of bag, the choice is the evaluated
+// grid point of least error (no one-standard-error rule), the same at any
+// thread count; malformed out-of-bag points are errors.
+func TestSelectBackscoreOOBRule(t *testing.T) {
+	ref := readLOORef(t)
+	oob := OOBPoints{Rows: ref.OOBRows, Z: ref.OOBZ}
+	sel, pts, err := selectBackscore(ref.Z, ref.N, ref.M, ref.Y, ref.Q, &oob, 0, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	best := bestPoint(pts)
+	if sel.MSE != best.mse || sel.BestMSE != best.mse || sel.Sigma != best.sigma || sel.Gamma != best.gamma {
+		t.Fatalf("chosen %+v, least error %v at sigma %v gamma %v", sel, best.mse, best.sigma, best.gamma)
+	}
+	loo, err := SelectBackscore(ref.Z, ref.N, ref.M, ref.Y, ref.Q, 0, 0, 1)
+	if err != nil || loo.MSE == sel.MSE {
+		t.Fatalf("leave-one-out selection %+v gives the out-of-bag error %v (%v)", loo, sel.MSE, err)
+	}
+	again, err := SelectBackscoreOOB(ref.Z, ref.N, ref.M, ref.Y, ref.Q, oob, 0, 0, 3)
+	if err != nil || again != sel {
+		t.Fatalf("3 threads: %+v, 1 thread: %+v (%v)", again, sel, err)
+	}
+	for name, bad := range map[string]OOBPoints{
+		"two points":       {Rows: oob.Rows[:2], Z: oob.Z[:2*ref.M]},
+		"short z":          {Rows: oob.Rows, Z: oob.Z[1:]},
+		"row out of range": {Rows: append([]int32{int32(ref.N)}, oob.Rows[1:]...), Z: oob.Z},
+		"negative row":     {Rows: append([]int32{-1}, oob.Rows[1:]...), Z: oob.Z},
+	} {
+		if _, err := SelectBackscoreOOB(ref.Z, ref.N, ref.M, ref.Y, ref.Q, bad, 0, 0, 1); err == nil {
+			t.Errorf("%s accepted", name)
+		}
+	}
+}
+
 // TestSelectBackscoreRule: on the reference data the choice obeys the
 // one-standard-error rule over every point evaluated (within one SE of
 // the least error, fewest degrees of freedom), lies on the grid, is found
 // again at any thread count, and a given σ or γ stays fixed.
 func TestSelectBackscoreRule(t *testing.T) {
 	ref := readLOORef(t)
-	sel, pts, err := selectBackscore(ref.Z, ref.N, ref.M, ref.Y, ref.Q, 0, 0, 1)
+	sel, pts, err := selectBackscore(ref.Z, ref.N, ref.M, ref.Y, ref.Q, nil, 0, 0, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,16 +147,16 @@ func TestSelectBackscoreRule(t *testing.T) {
 			best, bestSE = p.mse, p.se
 		}
 	}
-	if sel.BestLOOMSE != best || sel.LOOMSE > best+bestSE {
-		t.Fatalf("chosen error %v, best %v ± %v (reported best %v)", sel.LOOMSE, best, bestSE, sel.BestLOOMSE)
+	if sel.BestMSE != best || sel.MSE > best+bestSE {
+		t.Fatalf("chosen error %v, best %v ± %v (reported best %v)", sel.MSE, best, bestSE, sel.BestMSE)
 	}
 	for _, p := range pts {
 		if p.ok && p.mse <= best+bestSE && p.df < sel.DF {
 			t.Fatalf("sigma %v gamma %v is within one SE (%v) with df %v < chosen %v", p.sigma, p.gamma, p.mse, p.df, sel.DF)
 		}
 	}
-	if sel.DF >= float64(ref.N)/2 || sel.LOOMSE >= 0.1 {
-		t.Fatalf("chosen map: df %v, leave-one-out MSE %v (noise variance 0.04)", sel.DF, sel.LOOMSE)
+	if sel.DF >= float64(ref.N)/2 || sel.MSE >= 0.1 {
+		t.Fatalf("chosen map: df %v, leave-one-out MSE %v (noise variance 0.04)", sel.DF, sel.MSE)
 	}
 	onGrid := func(v float64, grid []float64) bool {
 		return slices.ContainsFunc(grid, func(g float64) bool { return math.Abs(v-g) <= 1e-12*g })
@@ -176,9 +237,9 @@ func TestSelectBackscoreDenoises(t *testing.T) {
 }
 
 // TestTrainSelectsBackscore: with σ_G and γ_G left to Train, the model
-// records the leave-one-out choice and the centred map's offset (the
-// training responses' mean); given σ_G, γ_G and Center false give the
-// paper's map (no offset, nothing selected).
+// records the choice (out of bag by default, leave-one-out when asked)
+// and the centred map's offset (the training responses' mean); given σ_G,
+// γ_G and Center false give the paper's map (no offset, nothing selected).
 func TestTrainSelectsBackscore(t *testing.T) {
 	tr, _, ytr, _, _ := swissSplit(t, 300, 300, 3)
 	o := smallOptions()
@@ -188,9 +249,18 @@ func TestTrainSelectsBackscore(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := f.DRF
-	if d.SelectedBy != SelectedByLOO || !(d.LOOMSE > 0) || !(d.SigmaG > 0) || !(d.GammaG > 0) {
-		t.Fatalf("selection not recorded: by %q, loo %v, sigma %v, gamma %v", d.SelectedBy, d.LOOMSE, d.SigmaG, d.GammaG)
+	if d.SelectedBy != SelectOOB || !(d.SelectMSE > 0) || !(d.SigmaG > 0) || !(d.GammaG > 0) {
+		t.Fatalf("selection not recorded: by %q, error %v, sigma %v, gamma %v", d.SelectedBy, d.SelectMSE, d.SigmaG, d.GammaG)
 	}
+	o.Select = SelectLOO
+	l, err := Train(tr, ytr, swissTargets, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.DRF.SelectedBy != SelectLOO || !(l.DRF.SelectMSE > 0) {
+		t.Fatalf("leave-one-out selection not recorded: by %q, error %v", l.DRF.SelectedBy, l.DRF.SelectMSE)
+	}
+	o.Select = SelectOOB
 	for r := 0; r < 3; r++ {
 		var mean float64
 		for i := 0; i < d.Rows(); i++ {
@@ -205,7 +275,7 @@ func TestTrainSelectsBackscore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.DRF.Offset != nil || g.DRF.SelectedBy != "" || g.DRF.LOOMSE != 0 || g.DRF.SigmaG != 100 || g.DRF.GammaG != 200 {
+	if g.DRF.Offset != nil || g.DRF.SelectedBy != "" || g.DRF.SelectMSE != 0 || g.DRF.SigmaG != 100 || g.DRF.GammaG != 200 {
 		t.Fatalf("given sigma, gamma and no centring: offset %v, by %q", g.DRF.Offset, g.DRF.SelectedBy)
 	}
 }

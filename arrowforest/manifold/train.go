@@ -51,10 +51,15 @@ type Options struct {
 	// distance matrix has fewer positive eigenvalues).
 	EmbedDim int
 	// SigmaG and GammaG are σ_G and γ_G of eqs. (8)–(9). Either left 0 is
-	// chosen by leave-one-out cross-validation of the backscoring map on
-	// the training responses (SelectBackscore; the other, when given,
-	// stays fixed).
+	// chosen as Select says (the other, when given, stays fixed).
 	SigmaG, GammaG float64
+	// Select is SelectOOB (the default: the error of the backscored
+	// out-of-bag predictions of the training rows, SelectBackscoreOOB) or
+	// SelectLOO (leave-one-out cross-validation of the backscoring map on
+	// the training pairs, SelectBackscore). SelectOOB falls back to
+	// SelectLOO, and the model records it, when fewer than 3 training rows
+	// are out of bag for some tree.
+	Select string
 	// Center fits the backscoring map to the responses minus their mean
 	// and adds the mean back (forest.DRF.Offset): eq. (7) plus a constant
 	// term. Everything else in dRF depends on the responses through their
@@ -79,7 +84,7 @@ type Options struct {
 // DefaultOptions are the paper's swiss-roll settings where it gives them
 // (§3.1: Isomap distance with k = 7, trees grown without pruning) and our
 // choices elsewhere: 100 trees, p/3 candidate features, embedding
-// dimension 10, σ_G and γ_G by leave-one-out cross-validation, a centred
+// dimension 10, σ_G and γ_G by out-of-bag error, a centred
 // backscoring map, the weighted prediction, at most 2000 training rows.
 func DefaultOptions() Options {
 	return Options{
@@ -87,7 +92,7 @@ func DefaultOptions() Options {
 		MinLeaf: 1, MinSplit: 2, Sample: "bootstrap",
 		Projection: forest.ProjectionAxis,
 		Distance:   forest.DistanceIsomap, IsomapK: DefaultIsomapK,
-		EmbedDim: 10, Center: true, MaxRows: 2000, Predict: forest.PredictWeighted,
+		EmbedDim: 10, Center: true, MaxRows: 2000, Predict: forest.PredictWeighted, Select: SelectOOB,
 	}
 }
 
@@ -146,6 +151,13 @@ func (o *Options) validate(p int) (mtry int, err error) {
 	default:
 		return 0, fmt.Errorf("unknown prediction mode %q (want %s or %s)", o.Predict, forest.PredictWeighted, forest.PredictAlgorithm1)
 	}
+	switch o.Select {
+	case "":
+		o.Select = SelectOOB
+	case SelectOOB, SelectLOO:
+	default:
+		return 0, fmt.Errorf("unknown backscoring selection %q (want %s or %s)", o.Select, SelectOOB, SelectLOO)
+	}
 	switch o.Distance {
 	case forest.DistanceEuclidean:
 		o.IsomapK = 0
@@ -163,10 +175,10 @@ func (o *Options) validate(p int) (mtry int, err error) {
 		return 0, fmt.Errorf("embedding dimension %d must be at least 1", o.EmbedDim)
 	}
 	if o.SigmaG < 0 || math.IsNaN(o.SigmaG) || math.IsInf(o.SigmaG, 0) {
-		return 0, fmt.Errorf("sigma_g %v must be positive and finite (0 = leave-one-out)", o.SigmaG)
+		return 0, fmt.Errorf("sigma_g %v must be positive and finite (0 = chosen)", o.SigmaG)
 	}
 	if o.GammaG < 0 || math.IsNaN(o.GammaG) || math.IsInf(o.GammaG, 0) {
-		return 0, fmt.Errorf("gamma_g %v must be positive and finite (0 = leave-one-out)", o.GammaG)
+		return 0, fmt.Errorf("gamma_g %v must be positive and finite (0 = chosen)", o.GammaG)
 	}
 	if o.MaxRows < 2 {
 		return 0, fmt.Errorf("max rows %d must be at least 2", o.MaxRows)
@@ -291,7 +303,11 @@ func Train(x *frame.Frame, y []float64, targets []string, opts Options) (*forest
 	if err != nil {
 		return nil, err
 	}
-	bs, err := fitBackscore(emb, y, n, q, &opts)
+	var oob *OOBPoints
+	if (opts.SigmaG == 0 || opts.GammaG == 0) && opts.Select == SelectOOB {
+		oob = oobPoints(trees, leaves, cols, d2, emb, opts.Predict, MaxOOBPoints, opts.Threads)
+	}
+	bs, err := fitBackscore(emb, y, n, q, oob, &opts)
 	if err != nil {
 		return nil, err
 	}
@@ -314,7 +330,7 @@ func Train(x *frame.Frame, y []float64, targets []string, opts Options) (*forest
 			Targets: slices.Clone(targets), Distance: opts.Distance, IsomapK: opts.IsomapK,
 			Projection: opts.Projection, SigmaG: bs.sigma, GammaG: bs.gamma, Predict: opts.Predict, InputRows: inputRows,
 			Responses: y, Embedding: emb.Z, Eigenvalues: emb.Lambda, Coef: bs.coef, Offset: bs.offset,
-			SelectedBy: bs.selectedBy, LOOMSE: bs.looMSE, Leaves: leaves,
+			SelectedBy: bs.selectedBy, SelectMSE: bs.selectMSE, Leaves: leaves,
 		},
 	}
 	if err := f.ValidateDRF(); err != nil {

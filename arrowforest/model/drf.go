@@ -37,10 +37,12 @@ type drfJSON struct {
 	Coef        string   `json:"coef"`
 	Leaves      string   `json:"leaves"`
 	// Optional (absent in models without them): the backscoring offset
-	// (q float64s), how σ_G and γ_G were chosen and the leave-one-out error.
+	// (q float64s), how σ_G and γ_G were chosen ("loo" or "oob") and the
+	// choice's cross-validated error (forest.DRF.SelectMSE; the key keeps
+	// its name from when leave-one-out was the only way).
 	Offset     string  `json:"offset,omitempty"`
 	SelectedBy string  `json:"selected_by,omitempty"`
-	LOOMSE     float64 `json:"loo_mse,omitempty"`
+	SelectMSE  float64 `json:"loo_mse,omitempty"`
 }
 
 func encodeDRF(f *forest.Forest, _ Meta, _ int) (string, bool, error) {
@@ -61,7 +63,7 @@ func encodeDRF(f *forest.Forest, _ Meta, _ int) (string, bool, error) {
 		Responses: floats64(d.Responses), Embedding: floats64(d.Embedding),
 		Eigenvalues: floats64(d.Eigenvalues), Coef: floats64(d.Coef),
 		Leaves:     base64.StdEncoding.EncodeToString(leaves),
-		SelectedBy: d.SelectedBy, LOOMSE: d.LOOMSE,
+		SelectedBy: d.SelectedBy, SelectMSE: d.SelectMSE,
 	}
 	if d.Offset != nil {
 		v.Offset = floats64(d.Offset)
@@ -124,7 +126,7 @@ func decodeDRF(v string, st *decodeState) error {
 	}
 	d := &forest.DRF{Targets: j.Targets, Distance: j.Distance, IsomapK: j.IsomapK, Projection: j.Projection,
 		SigmaG: j.SigmaG, GammaG: j.GammaG, Predict: j.Predict, InputRows: j.InputRows,
-		SelectedBy: j.SelectedBy, LOOMSE: j.LOOMSE}
+		SelectedBy: j.SelectedBy, SelectMSE: j.SelectMSE}
 	var err error
 	if _, ok := raw["offset"]; ok {
 		if d.Offset, err = unfloats64(j.Offset, q, "offset"); err != nil {

@@ -26,7 +26,7 @@ func drfForest() *forest.Forest {
 		Eigenvalues: []float64{5},
 		Coef:        []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 1e-300},
 		Offset:      []float64{3, -0.0625},
-		SelectedBy:  "loo", LOOMSE: 0.123456789,
+		SelectedBy:  "loo", SelectMSE: 0.123456789,
 		Leaves: [][]int32{{1, 2, -1, 1}, {0, 0, 0, -1}},
 	}
 	return f
@@ -56,13 +56,19 @@ func TestDRFRoundTrip(t *testing.T) {
 	}
 	// without the optional offset and selection (the paper's map with
 	// given σ_G, γ_G) the keys are absent and the part still round-trips
-	f.DRF.Offset, f.DRF.SelectedBy, f.DRF.LOOMSE = nil, "", 0
+	f.DRF.Offset, f.DRF.SelectedBy, f.DRF.SelectMSE = nil, "", 0
 	b, m = mustEncode(t, c, f, Meta{Version: 2})
 	if bytes.Contains(b, []byte(`"offset"`)) || bytes.Contains(b, []byte(`"selected_by"`)) {
 		t.Fatal("optional dRF fields written when unset")
 	}
 	if g, _, err := c.DecodeBytes(b); err != nil || !sameForest(f, g) {
 		t.Fatalf("dRF forest without offset: %v", err)
+	}
+	// chosen out of bag (the default of package manifold)
+	f.DRF.SelectedBy, f.DRF.SelectMSE = forest.SelectedByOOB, 0.5
+	b, _ = mustEncode(t, c, f, Meta{Version: 2})
+	if g, _, err := c.DecodeBytes(b); err != nil || !sameForest(f, g) || g.DRF.SelectedBy != forest.SelectedByOOB {
+		t.Fatalf("dRF forest selected out of bag: %v", err)
 	}
 }
 

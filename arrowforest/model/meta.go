@@ -45,7 +45,7 @@ func formatVersionFor(f *forest.Forest) int {
 	if f.Mapping != nil || f.Derived != nil {
 		return 2
 	}
-	if d := f.DRF; d != nil && (d.Offset != nil || d.SelectedBy != "" || d.LOOMSE != 0) {
+	if d := f.DRF; d != nil && (d.Offset != nil || d.SelectedBy != "" || d.SelectMSE != 0) {
 		return 2
 	}
 	return 1

@@ -19,6 +19,13 @@
 # eq. (8) with alpha = N / gamma_g; rbf is exp(-gamma ||v - w||^2), eq. (9)
 # with gamma = 1 / sigma_g. json writes floats in their shortest
 # round-trip form.
+#
+# For the out-of-bag selection (SelectBackscoreOOB) it also writes 40
+# "out-of-bag" points: a training row r and a point z_oob near z_r (as
+# the forest's out-of-bag prediction on the embedding would be), and per
+# case oob_mse, the mean over points and outputs of
+# (y_r - g_{-r}(z_oob))^2 where g_{-r} is KernelRidge refitted without
+# row r — the brute-force counterpart of the closed form in select.go.
 import json
 
 import numpy as np
@@ -43,6 +50,17 @@ for sigma, gamma in [(0.5, 10.0), (0.5, 1000.0), (2.0, 100.0), (0.05, 1e5), (8.0
     df = float(np.trace(k @ np.linalg.inv(k + alpha * np.eye(n))))
     cases.append({"sigma": sigma, "gamma": gamma, "loo_mse": float(np.mean((pred - y) ** 2)), "df": df})
 
+oob_rows = rng.choice(n, size=40, replace=False)
+oob_z = z[oob_rows] + 0.3 * rng.standard_normal((40, 2))
+for c in cases:
+    kr = KernelRidge(alpha=n / c["gamma"], kernel="rbf", gamma=1.0 / c["sigma"])
+    err = []
+    for r, zo in zip(oob_rows, oob_z):
+        keep = np.arange(n) != r
+        kr.fit(z[keep], y[keep])
+        err.append(np.mean((kr.predict(zo[None, :])[0] - y[r]) ** 2))
+    c["oob_mse"] = float(np.mean(err))
+
 out = {
     "tool": "scikit-learn %s, numpy %s" % (sklearn.__version__, np.__version__),
     "command": "/usr/bin/python3 make_loo_ref.py",
@@ -50,6 +68,8 @@ out = {
     "z": [float(v) for v in z.ravel()],
     "y": [float(v) for v in y.ravel()],
     "cases": cases,
+    "oob_rows": [int(r) for r in oob_rows],
+    "oob_z": [float(v) for v in oob_z.ravel()],
 }
 with open("loo_sklearn.json", "w") as fh:
     json.dump(out, fh, indent=1)

@@ -32,6 +32,7 @@ type drfFlags struct {
 	projection *string
 	predict    *string
 	center     *bool
+	sel        *string
 }
 
 func addDRFFlags(fs *flags) *drfFlags {
@@ -40,8 +41,9 @@ func addDRFFlags(fs *flags) *drfFlags {
 		distance:   fs.String("distance", d.Distance, "drf: response distance, isomap (geodesic on the k-nearest-neighbour graph) or euclidean"),
 		isomapK:    fs.Int("isomap-k", d.IsomapK, "drf: neighbours of the isomap graph"),
 		embedDim:   fs.Int("embed-dim", d.EmbedDim, "drf: MDS embedding dimension m"),
-		sigmaG:     fs.Float64("sigma-g", d.SigmaG, "drf: backscoring kernel bandwidth σ_G of exp(-‖v-w‖²/σ_G) (0 = chosen by leave-one-out on the training responses)"),
-		gammaG:     fs.Float64("gamma-g", d.GammaG, "drf: backscoring weight γ_G, regulariser N/γ_G (0 = chosen by leave-one-out on the training responses)"),
+		sigmaG:     fs.Float64("sigma-g", d.SigmaG, "drf: backscoring kernel bandwidth σ_G of exp(-‖v-w‖²/σ_G) (0 = chosen, see --backscore-select)"),
+		gammaG:     fs.Float64("gamma-g", d.GammaG, "drf: backscoring weight γ_G, regulariser N/γ_G (0 = chosen, see --backscore-select)"),
+		sel:        fs.String("backscore-select", d.Select, "drf: how σ_G/γ_G left 0 are chosen: oob (error at the training rows' out-of-bag predictions) or loo (leave-one-out of the map on the training pairs)"),
 		center:     fs.Bool("backscore-center", d.Center, "drf: fit the backscoring map to the responses minus their mean and add it back (false: the paper's eq. 7 alone)"),
 		maxRows:    fs.Int("max-rows", d.MaxRows, "drf: training rows kept for the N×N distance matrix (more are subsampled)"),
 		projection: fs.String("projection", forest.ProjectionAxis, "drf: split atoms, axis or sparse (SPORF; --lambda non-zeros)"),
@@ -53,7 +55,7 @@ func addDRFFlags(fs *flags) *drfFlags {
 // any other is a usage error.
 var drfTrainFlags = []string{"in", "label", "out", "forest", "trees", "seed", "threads", "max-features",
 	"min-leaf", "min-split", "max-depth", "sample", "sample-fraction", "lambda", "features", "exclude",
-	"model-version", "distance", "isomap-k", "embed-dim", "sigma-g", "gamma-g", "max-rows", "projection", "drf-predict", "backscore-center"}
+	"model-version", "distance", "isomap-k", "embed-dim", "sigma-g", "gamma-g", "max-rows", "projection", "drf-predict", "backscore-center", "backscore-select"}
 
 func flagValue[T any](fs *flags, name string) T {
 	return fs.Lookup(name).Value.(flag.Getter).Get().(T)
@@ -144,7 +146,10 @@ func (d *drfFlags) train(fs *flags, env Env, paths []string) error {
 	o.Lambda, o.Projection = flagValue[float64](fs, "lambda"), *d.projection
 	o.Distance, o.IsomapK, o.EmbedDim = *d.distance, *d.isomapK, *d.embedDim
 	o.SigmaG, o.GammaG, o.MaxRows, o.Predict, o.Center = *d.sigmaG, *d.gammaG, *d.maxRows, *d.predict, *d.center
+	o.Select = *d.sel
 	switch {
+	case o.Select != manifold.SelectOOB && o.Select != manifold.SelectLOO:
+		return usagef("--backscore-select %q: want oob or loo", o.Select)
 	case o.Predict != forest.PredictWeighted && o.Predict != forest.PredictAlgorithm1:
 		return usagef("--drf-predict %q: want weighted or algorithm1", o.Predict)
 	case o.Distance != forest.DistanceIsomap && o.Distance != forest.DistanceEuclidean:
@@ -154,9 +159,9 @@ func (d *drfFlags) train(fs *flags, env Env, paths []string) error {
 	case o.EmbedDim < 1:
 		return usagef("--embed-dim must be at least 1, got %d", o.EmbedDim)
 	case o.SigmaG < 0 || math.IsNaN(o.SigmaG) || math.IsInf(o.SigmaG, 0):
-		return usagef("--sigma-g must be positive (or 0: chosen by leave-one-out), got %v", o.SigmaG)
+		return usagef("--sigma-g must be positive (or 0: chosen, see --backscore-select), got %v", o.SigmaG)
 	case o.GammaG < 0 || math.IsNaN(o.GammaG) || math.IsInf(o.GammaG, 0):
-		return usagef("--gamma-g must be positive (or 0: chosen by leave-one-out), got %v", o.GammaG)
+		return usagef("--gamma-g must be positive (or 0: chosen, see --backscore-select), got %v", o.GammaG)
 	case o.MaxRows < 2:
 		return usagef("--max-rows must be at least 2, got %d", o.MaxRows)
 	case o.Projection != forest.ProjectionAxis && o.Projection != forest.ProjectionSparse:
@@ -231,7 +236,7 @@ func drfInfo(f *forest.Forest) map[string]any {
 		"distance": d.Distance, "isomap_k": d.IsomapK, "projection": d.Projection,
 		"embed_dim": d.Dim(), "eigenvalues": d.Eigenvalues, "sigma_g": d.SigmaG, "gamma_g": d.GammaG,
 		"rows": d.Rows(), "input_rows": d.InputRows, "predict": d.Predict, "backscore_center": d.Offset != nil,
-		"backscore_offset": d.Offset, "sigma_gamma_selected_by": selectedBy(d), "loo_mse": d.LOOMSE,
+		"backscore_offset": d.Offset, "sigma_gamma_selected_by": selectedBy(d), "select_mse": d.SelectMSE,
 	}
 }
 
@@ -358,8 +363,11 @@ func scoreDRF(env Env, f *forest.Forest, meta model.Meta, modelPath string, path
 
 // selectedBy says how a model's σ_G and γ_G were set, for reports.
 func selectedBy(d *forest.DRF) string {
-	if d.SelectedBy == "" {
+	switch d.SelectedBy {
+	case "":
 		return "flags"
+	case forest.SelectedByOOB:
+		return "out-of-bag"
 	}
 	return "leave-one-out"
 }

@@ -103,6 +103,21 @@ func TestDRFCommands(t *testing.T) {
 	if len(got["y0_true"]) != 500 {
 		t.Fatal("--keep column missing")
 	}
+	if d := tr["drf"].(map[string]any); d["sigma_gamma_selected_by"] != "flags" || num(t, d, "select_mse") != 0 {
+		t.Fatalf("sigma_g, gamma_g from flags reported as %v (error %v)", d["sigma_gamma_selected_by"], d["select_mse"])
+	}
+	// left open, they are chosen out of bag by default, by leave-one-out when asked
+	for sel, want := range map[string]string{"": "out-of-bag", "loo": "leave-one-out"} {
+		args := []string{"train", "--in", data, "--label", "y0,y1,y2", "--exclude", "y0_true,y1_true,y2_true",
+			"--forest", "drf", "--trees", "10", "--max-features", "3", "--embed-dim", "2", "--out", filepath.Join(dir, "s.arrows")}
+		if sel != "" {
+			args = append(args, "--backscore-select", sel)
+		}
+		d := mustRun(t, args...)["drf"].(map[string]any)
+		if d["sigma_gamma_selected_by"] != want || !(num(t, d, "select_mse") > 0) {
+			t.Fatalf("--backscore-select %q: selected by %v, error %v; want %s", sel, d["sigma_gamma_selected_by"], d["select_mse"], want)
+		}
+	}
 	in := mustRun(t, "inspect", "--model", mdl)
 	hasKeys(t, "inspect", in, "forest", "trees", "features", "importance", "drf")
 	if in["forest"] != "drf" || in["label"] != "y0,y1,y2" {
@@ -189,6 +204,7 @@ func TestDRFBadInput(t *testing.T) {
 		{[]string{"--label", "y0,y1,y2", "--sigma-g", "-1"}, ExitUsage, "--sigma-g"},
 		{[]string{"--label", "y0,y1,y2", "--max-rows", "1"}, ExitUsage, "--max-rows"},
 		{[]string{"--label", "y0,y1,y2", "--projection", "patch"}, ExitUsage, "--projection"},
+		{[]string{"--label", "y0,y1,y2", "--backscore-select", "cv"}, ExitUsage, "--backscore-select"},
 		{[]string{"--label", "y0,y1,y2", "--grid", "2x3"}, ExitUsage, "--grid does not apply"},
 		{[]string{"--label", "y0,y1,y2", "--criterion", "mse"}, ExitUsage, "--criterion does not apply"},
 		{[]string{"--label", ","}, ExitUsage, "--label is required"},
@@ -228,7 +244,7 @@ func FuzzDRFFlags(f *testing.F) {
 		"--isomap-k\x003", "--embed-dim\x0050", "--sigma-g\x001e-300", "--gamma-g\x001e300",
 		"--projection\x00sparse\x00--lambda\x000.01", "--max-rows\x005", "--distance\x00euclidean\x00--isomap-k\x009",
 		"--max-features\x000.5", "--sample\x00subsample\x00--sample-fraction\x000.01", "--min-leaf\x0040",
-		"--label\x00y0", "--max-depth\x001",
+		"--label\x00y0", "--max-depth\x001", "--backscore-select\x00loo", "--sigma-g\x000\x00--sample\x00subsample\x00--sample-fraction\x001",
 	} {
 		f.Add(s)
 	}
