@@ -49,46 +49,39 @@ func readLOORef(t *testing.T) *looRef {
 	return &ref
 }
 
-// TestLOOMatchesSklearn: the closed-form leave-one-out error C_i/(A⁻¹)_ii
-// equals scikit-learn's brute-force leave-one-out (n refits of
-// KernelRidge), and df = N − (N/γ)·tr(A⁻¹) equals tr(K(K + (N/γ)I)⁻¹).
-func TestLOOMatchesSklearn(t *testing.T) {
-	ref := readLOORef(t)
-	ev := newLOOEval(ref.Z, ref.N, ref.M, ref.Y, ref.Q)
-	for _, c := range ref.Cases {
-		p := ev.point(ev.gram(c.Sigma), c.Sigma, c.Gamma)
-		if !p.ok {
-			t.Fatalf("sigma %v gamma %v: not positive definite", c.Sigma, c.Gamma)
-		}
-		if math.Abs(p.mse-c.LOOMSE) > 1e-7*c.LOOMSE {
-			t.Errorf("sigma %v gamma %v: leave-one-out MSE %v, scikit-learn %v", c.Sigma, c.Gamma, p.mse, c.LOOMSE)
-		}
-		if math.Abs(p.df-c.DF) > 1e-7*c.DF {
-			t.Errorf("sigma %v gamma %v: df %v, numpy %v", c.Sigma, c.Gamma, p.df, c.DF)
-		}
-	}
-}
-
-// TestOOBMatchesSklearn: the closed-form out-of-bag error (the map
-// refitted without row i, evaluated at a point near z_i, against y_i)
-// equals scikit-learn refitting KernelRidge without each row.
-func TestOOBMatchesSklearn(t *testing.T) {
+// TestCVMatchesSklearn: the closed-form leave-one-out error
+// C_i/(A⁻¹)_ii equals scikit-learn's brute-force leave-one-out (n refits
+// of KernelRidge); the closed-form out-of-bag error (the map refitted
+// without row i, evaluated at a point near z_i, against y_i) equals
+// scikit-learn refitting KernelRidge without each row; and
+// df = N − (N/γ)·tr(A⁻¹) equals tr(K(K + (N/γ)I)⁻¹).
+func TestCVMatchesSklearn(t *testing.T) {
 	ref := readLOORef(t)
 	if len(ref.OOBRows) < 3 || len(ref.OOBZ) != len(ref.OOBRows)*ref.M {
 		t.Fatalf("reference has %d out-of-bag rows and %d coordinates", len(ref.OOBRows), len(ref.OOBZ))
 	}
-	ev := newLOOEval(ref.Z, ref.N, ref.M, ref.Y, ref.Q)
-	ev.oob = &OOBPoints{Rows: ref.OOBRows, Z: ref.OOBZ}
-	for _, c := range ref.Cases {
-		p := ev.point(ev.gram(c.Sigma), c.Sigma, c.Gamma)
-		if !p.ok {
-			t.Fatalf("sigma %v gamma %v: not positive definite", c.Sigma, c.Gamma)
+	for _, oob := range []*OOBPoints{nil, {Rows: ref.OOBRows, Z: ref.OOBZ}} {
+		ev := newLOOEval(ref.Z, ref.N, ref.M, ref.Y, ref.Q)
+		ev.oob = oob
+		kind := "leave-one-out"
+		if oob != nil {
+			kind = "out-of-bag"
 		}
-		if math.Abs(p.mse-c.OOBMSE) > 1e-7*c.OOBMSE {
-			t.Errorf("sigma %v gamma %v: out-of-bag MSE %v, scikit-learn %v", c.Sigma, c.Gamma, p.mse, c.OOBMSE)
-		}
-		if math.Abs(p.df-c.DF) > 1e-7*c.DF {
-			t.Errorf("sigma %v gamma %v: df %v, numpy %v", c.Sigma, c.Gamma, p.df, c.DF)
+		for _, c := range ref.Cases {
+			p := ev.point(ev.gram(c.Sigma), c.Sigma, c.Gamma)
+			if !p.ok {
+				t.Fatalf("sigma %v gamma %v: not positive definite", c.Sigma, c.Gamma)
+			}
+			want := c.LOOMSE
+			if oob != nil {
+				want = c.OOBMSE
+			}
+			if math.Abs(p.mse-want) > 1e-7*want {
+				t.Errorf("sigma %v gamma %v: %s MSE %v, scikit-learn %v", c.Sigma, c.Gamma, kind, p.mse, want)
+			}
+			if math.Abs(p.df-c.DF) > 1e-7*c.DF {
+				t.Errorf("sigma %v gamma %v: df %v, numpy %v", c.Sigma, c.Gamma, p.df, c.DF)
+			}
 		}
 	}
 }

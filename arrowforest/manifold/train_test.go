@@ -14,7 +14,7 @@ import (
 
 // TestDeterministicAcrossThreads: the same seed gives the same model bytes
 // and the same predictions at 1, 2 and 5 threads, for axis and sparse
-// atoms (the latter with σ_G and γ_G chosen by leave-one-out).
+// atoms (the latter with σ_G and γ_G chosen out of bag, the default).
 func TestDeterministicAcrossThreads(t *testing.T) {
 	tr, te, ytr, _, _ := swissSplit(t, 400, 250, 5)
 	for _, proj := range []string{forest.ProjectionAxis, forest.ProjectionSparse} {
