@@ -58,7 +58,7 @@ type Options struct {
 	// SelectLOO (leave-one-out cross-validation of the backscoring map on
 	// the training pairs, SelectBackscore). SelectOOB falls back to
 	// SelectLOO, and the model records it, when fewer than 3 training rows
-	// are out of bag for at least one tree (subsampling all rows, say).
+	// are out of bag in any tree (every tree subsampling all rows, say).
 	Select string
 	// Center fits the backscoring map to the responses minus their mean
 	// and adds the mean back (forest.DRF.Offset): eq. (7) plus a constant

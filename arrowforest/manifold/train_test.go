@@ -243,6 +243,7 @@ func TestTrainRejects(t *testing.T) {
 	bad("isomap k", func(o *Options) { o.IsomapK = 60 }, nil, nil)
 	bad("embed dim", func(o *Options) { o.EmbedDim = 0 }, nil, nil)
 	bad("sigma", func(o *Options) { o.SigmaG = -1 }, nil, nil)
+	bad("selection", func(o *Options) { o.Select = "cv" }, nil, nil)
 	bad("gamma", func(o *Options) { o.GammaG = -2 }, nil, nil)
 	bad("gamma NaN", func(o *Options) { o.GammaG = math.NaN() }, nil, nil)
 	bad("sigma Inf", func(o *Options) { o.SigmaG = math.Inf(1) }, nil, nil)
