@@ -544,14 +544,14 @@ func reportSwiss(dir, pngDir string, tim []timing) error {
 	// the default dRF model's own forest weights a, averaged in R³ (a
 	// diagnostic: how good the forest's neighbourhoods are before any
 	// embedding or backscoring)
-	v, err = forestWeightsMean(filepath.Join(dir, "drf_swiss.arrows"), filepath.Join(dir, "swiss_test.csv"), false)
+	v, err = forestWeightsMean(filepath.Join(dir, "drf_swiss.arrows"), filepath.Join(dir, "swiss_test.csv"))
 	if err := add(diagSwiss, v, err); err != nil {
 		return err
 	}
 	// forestd's multi-output RF: one forest over the three outputs (see
-	// forestWeightsMean), the comparator the scikit-learn figures
+	// forestLeafMeans), the comparator the scikit-learn figures
 	// describe
-	v, err = forestWeightsMean(filepath.Join(dir, "mo_swiss.arrows"), filepath.Join(dir, "swiss_test.csv"), true)
+	v, err = forestLeafMeans(filepath.Join(dir, "mo_swiss.arrows"), filepath.Join(dir, "swiss_test.csv"))
 	if err := add(multiSwiss, v, err); err != nil {
 		return err
 	}
@@ -680,19 +680,40 @@ func onSurfaceName(name string) string {
 	return "(" + name + ", moved to the nearest point of the true surface: oracle)"
 }
 
+// loadForTest reads a dRF model and the model's feature columns of the
+// test file (float32, column-major) with its row count.
+func loadForTest(modelPath, testPath string) (*forest.Forest, [][]float32, int, error) {
+	f, _, err := model.ReadFile(modelPath)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if f.DRF == nil {
+		return nil, nil, 0, fmt.Errorf("%s: not a drf model", modelPath)
+	}
+	cols, err := readCols(testPath)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	n := len(cols[f.Features[0]])
+	fr := make([][]float32, len(f.Features))
+	for j, name := range f.Features {
+		c, ok := cols[name]
+		if !ok {
+			return nil, nil, 0, fmt.Errorf("%s: no column %s", testPath, name)
+		}
+		fr[j] = make([]float32, n)
+		for i, v := range c {
+			fr[j][i] = float32(v)
+		}
+	}
+	return f, fr, n, nil
+}
+
 // forestWeightsMean predicts every row of the test file by the a-weighted
 // mean of the training responses of a dRF model (Σ_j a_j·y_j / Σ_j a_j,
-// in the response space): the forest's neighbourhoods alone. With
-// leafMeans it predicts as a random forest does instead: per tree the mean
-// response of the in-bag training rows of the row's leaf, averaged over
-// the trees. A dRF forest grown on Euclidean distances splits on eq. (1)
-// with d² = ‖y_i − y_j‖², and Σ_{i,j∈S} w_i w_j ‖y_i − y_j‖²/(2N_w) =
-// Σ_{i∈S} w_i ‖y_i − ȳ_S‖², the summed within-node variance of the q
-// outputs: the multi-output CART criterion (scikit-learn's, for one
-// forest over several targets). With leafMeans such a model is a
-// multi-output random forest grown by forestd's split search.
-func forestWeightsMean(modelPath, testPath string, leafMeans bool) ([]float64, error) {
-	f, _, err := model.ReadFile(modelPath)
+// in the response space): the forest's neighbourhoods alone.
+func forestWeightsMean(modelPath, testPath string) ([]float64, error) {
+	f, fr, n, err := loadForTest(modelPath, testPath)
 	if err != nil {
 		return nil, err
 	}
@@ -700,59 +721,9 @@ func forestWeightsMean(modelPath, testPath string, leafMeans bool) ([]float64, e
 	if err != nil {
 		return nil, err
 	}
-	cols, err := readCols(testPath)
-	if err != nil {
-		return nil, err
-	}
-	n := len(cols[f.Features[0]])
-	fr := make([][]float32, len(f.Features))
-	for j, name := range f.Features {
-		c, ok := cols[name]
-		if !ok {
-			return nil, fmt.Errorf("%s: no column %s", testPath, name)
-		}
-		fr[j] = make([]float32, n)
-		for i, v := range c {
-			fr[j][i] = float32(v)
-		}
-	}
 	d := f.DRF
 	q := len(d.Targets)
 	out := make([]float64, n*q)
-	if leafMeans {
-		// per tree: leaf node → mean response of its in-bag rows
-		means := make([]map[int32][]float64, len(f.Trees))
-		for t, lv := range d.Leaves {
-			sum, cnt := map[int32][]float64{}, map[int32]float64{}
-			for i, l := range lv {
-				if l < 0 {
-					continue
-				}
-				if sum[l] == nil {
-					sum[l] = make([]float64, q)
-				}
-				for k := 0; k < q; k++ {
-					sum[l][k] += d.Responses[i*q+k]
-				}
-				cnt[l]++
-			}
-			for l, v := range sum {
-				for k := range v {
-					v[k] /= cnt[l]
-				}
-			}
-			means[t] = sum
-		}
-		for r := 0; r < n; r++ {
-			for t, tr := range f.Trees {
-				m := means[t][tr.Leaf(fr, r)]
-				for k := 0; k < q; k++ {
-					out[r*q+k] += m[k] / float64(len(f.Trees))
-				}
-			}
-		}
-		return out, nil
-	}
 	for r := 0; r < n; r++ {
 		a := p.Similarity(fr, r)
 		var tot float64
@@ -767,6 +738,57 @@ func forestWeightsMean(modelPath, testPath string, leafMeans bool) ([]float64, e
 		}
 		for k := 0; k < q; k++ {
 			out[r*q+k] /= tot
+		}
+	}
+	return out, nil
+}
+
+// forestLeafMeans predicts every row of the test file as a random forest
+// does with a dRF model's trees: per tree the mean response of the in-bag
+// training rows of the row's leaf, averaged over the trees. A dRF forest
+// grown on Euclidean distances splits on eq. (1) with
+// d² = ‖y_i − y_j‖², and Σ_{i,j∈S} w_i w_j ‖y_i − y_j‖²/(2N_w) =
+// Σ_{i∈S} w_i ‖y_i − ȳ_S‖², the summed within-node variance of the q
+// outputs: the multi-output CART criterion (scikit-learn's, for one
+// forest over several targets). So on such a model this is a
+// multi-output random forest grown by forestd's split search.
+func forestLeafMeans(modelPath, testPath string) ([]float64, error) {
+	f, fr, n, err := loadForTest(modelPath, testPath)
+	if err != nil {
+		return nil, err
+	}
+	d := f.DRF
+	q := len(d.Targets)
+	// per tree: leaf node → mean response of its in-bag rows
+	means := make([]map[int32][]float64, len(f.Trees))
+	for t, lv := range d.Leaves {
+		sum, cnt := map[int32][]float64{}, map[int32]float64{}
+		for i, l := range lv {
+			if l < 0 {
+				continue
+			}
+			if sum[l] == nil {
+				sum[l] = make([]float64, q)
+			}
+			for k := 0; k < q; k++ {
+				sum[l][k] += d.Responses[i*q+k]
+			}
+			cnt[l]++
+		}
+		for l, v := range sum {
+			for k := range v {
+				v[k] /= cnt[l]
+			}
+		}
+		means[t] = sum
+	}
+	out := make([]float64, n*q)
+	for r := 0; r < n; r++ {
+		for t, tr := range f.Trees {
+			m := means[t][tr.Leaf(fr, r)]
+			for k := 0; k < q; k++ {
+				out[r*q+k] += m[k] / float64(len(f.Trees))
+			}
 		}
 	}
 	return out, nil
