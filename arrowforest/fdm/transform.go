@@ -219,7 +219,7 @@ func (t *Transform) Apply(fr *frame.Frame) (*frame.Frame, error) {
 		return nil, err
 	}
 	out := &frame.Frame{NRows: fr.NRows, LabelName: fr.LabelName, Task: fr.Task, Classes: fr.Classes,
-		Y: fr.Y, YReg: fr.YReg, SkippedLabels: fr.SkippedLabels}
+		Y: fr.Y, YReg: fr.YReg, Targets: fr.Targets, SkippedLabels: fr.SkippedLabels}
 	levels := false
 	for _, n := range t.Marginal {
 		j := fr.FeatureIndex(n)

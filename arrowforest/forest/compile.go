@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/forestd/forestd/arrowforest/frame"
 )
@@ -28,15 +29,15 @@ const (
 
 // Compiled is a forest flattened for scoring (DESIGN §8): one node array for
 // all trees, atoms of oblique nodes apart, leaf values in a dense table
-// (K probabilities per leaf, or one value for regression).
+// (K probabilities per leaf, or q values for regression with q outputs).
 type Compiled struct {
-	p, k    int
+	p, k, q int
 	nodes   []cnode
 	roots   []int32
 	atomOff []int32 // per oblique slot: start in atomIdx/atomW, len+1
 	atomIdx []int32
 	atomW   []float32
-	leafVal []float32 // K per leaf (classification) or 1 (regression)
+	leafVal []float32 // K per leaf (classification) or q (regression)
 	leafCls []int32   // majority class per leaf (classification)
 	stride  int
 	rank    *RankMap
@@ -52,8 +53,11 @@ func Compile(f *Forest) (*Compiled, error) {
 	if f.Kind == KindDRF { // its leaves hold no predictions: see drf.go
 		return nil, fmt.Errorf("forest: a drf forest predicts multivariate responses through manifold.NewPredictor, not Compile")
 	}
-	c := &Compiled{p: len(f.Features), k: f.NumClasses(), atomOff: []int32{0}, rank: f.Rank}
+	c := &Compiled{p: len(f.Features), k: f.NumClasses(), q: f.NumOutputs(), atomOff: []int32{0}, rank: f.Rank}
 	c.stride = max(c.k, 1)
+	if c.k == 0 {
+		c.stride = c.q
+	}
 	for _, t := range f.Trees {
 		base := int32(len(c.nodes))
 		c.roots = append(c.roots, base)
@@ -70,7 +74,7 @@ func Compile(f *Forest) (*Compiled, error) {
 							bestC, bestV = t.LeafClass[e], t.LeafValue[e]
 						}
 					} else {
-						vals[0] = float32(t.LeafValue[e])
+						vals[e-l0] = float32(t.LeafValue[e])
 					}
 				}
 				c.leafVal = append(c.leafVal, vals...)
@@ -186,7 +190,8 @@ func (c *Compiled) transpose(cols [][]float32, r0, r1 int, x []float32) {
 }
 
 // Prediction holds batch predictions: Class and Prob (K per row) for
-// classification, Value for regression.
+// classification, Value for regression (q per row, row-major, for a
+// forest with q outputs: Value[i*q+o] is output o of row i).
 type Prediction struct {
 	Class []int32
 	Prob  []float32
@@ -206,7 +211,7 @@ func (c *Compiled) Predict(fr *frame.Frame, threads int) (*Prediction, error) {
 		out.Class = make([]int32, n)
 		out.Prob = make([]float32, n*c.k)
 	} else {
-		out.Value = make([]float64, n)
+		out.Value = make([]float64, n*c.q)
 	}
 	if threads < 1 {
 		threads = runtime.NumCPU()
@@ -228,7 +233,9 @@ func (c *Compiled) Predict(fr *frame.Frame, threads int) (*Prediction, error) {
 			r := r0 + int(uint32(k))
 			a := acc[q*stride : (q+1)*stride]
 			if c.k == 0 {
-				out.Value[r] = a[0] * inv
+				for o, v := range a {
+					out.Value[r*stride+o] = v * inv
+				}
 				continue
 			}
 			best := 0
@@ -414,14 +421,20 @@ func (f *Forest) Validate() error {
 		if k != 0 {
 			return fmt.Errorf("forest: regression with classes")
 		}
+		if err := f.ValidateTargets(); err != nil {
+			return err
+		}
 	default:
 		return fmt.Errorf("forest: unknown task %v", f.Task)
+	}
+	if f.Task != frame.TaskRegression && f.Targets != nil {
+		return fmt.Errorf("forest: %s forest with targets %v", f.Task, f.Targets)
 	}
 	for i, t := range f.Trees {
 		if t == nil {
 			return fmt.Errorf("forest: tree %d missing", i)
 		}
-		if err := t.Validate(len(f.Features), k); err != nil {
+		if err := t.ValidateOutputs(len(f.Features), k, f.NumOutputs()); err != nil {
 			return fmt.Errorf("forest: tree %d: %w", i, err)
 		}
 	}
@@ -437,6 +450,29 @@ func (f *Forest) Validate() error {
 		if len(v) != len(f.Features) {
 			return fmt.Errorf("forest: %s importance has %d values for %d features", kind, len(v), len(f.Features))
 		}
+	}
+	return nil
+}
+
+// ValidateTargets checks the target names of a multi-output regression
+// forest: none or at least two, non-empty, distinct and valid UTF-8, and
+// not on a drf forest (which names its targets in DRF.Targets).
+func (f *Forest) ValidateTargets() error {
+	if f.Targets == nil {
+		return nil
+	}
+	if len(f.Targets) < 2 {
+		return fmt.Errorf("forest: %d named targets; a multi-output forest has two or more", len(f.Targets))
+	}
+	if f.Kind == KindDRF {
+		return fmt.Errorf("forest: a drf forest names its targets in its dRF part")
+	}
+	seen := make(map[string]bool, len(f.Targets))
+	for _, t := range f.Targets {
+		if t == "" || !utf8.ValidString(t) || seen[t] {
+			return fmt.Errorf("forest: target name %q is empty, repeated or not UTF-8", t)
+		}
+		seen[t] = true
 	}
 	return nil
 }

@@ -42,7 +42,12 @@ type Forest struct {
 	Levels    [][]string // category levels per feature (nil entries for numeric)
 	LabelName string
 	Classes   []string // class names (classification)
-	Trees     []*tree.Tree
+	// Targets names the q ≥ 2 outputs of a multi-output regression forest
+	// (one label column each, in order; LabelName joins them with ","):
+	// its leaves hold q means and Prediction.Value q values per row. Nil
+	// for one label. A drf forest names its targets in DRF.Targets.
+	Targets []string
+	Trees   []*tree.Tree
 
 	// Params records the training options (encoded as JSON in models).
 	Params Params
@@ -69,3 +74,7 @@ type Forest struct {
 
 // NumClasses is len(Classes); 0 for regression.
 func (f *Forest) NumClasses() int { return len(f.Classes) }
+
+// NumOutputs is the number of regression outputs q: len(Targets) for a
+// multi-output forest, 1 otherwise.
+func (f *Forest) NumOutputs() int { return max(len(f.Targets), 1) }

@@ -19,14 +19,17 @@ import (
 // sd = (p1 + p2 − (p1 − p2)²)^½ (eq. 1.28), and the correlation is
 // ρ̄ = Var(mr) / (mean sd)² (eq. 1.26).
 //
-// Regression: Error is the OOB mean squared error and R2 = 1 − MSE/Var(y).
+// Regression: Error is the OOB mean squared error and R2 = 1 − MSE/Var(y);
+// with q outputs, Error is the mean over outputs of their OOB mean squared
+// errors and R2 the mean of their R² (scikit-learn's oob_score_, whose
+// r2_score averages the outputs uniformly).
 func outOfBag(c *Compiled, fr *frame.Frame, inbag []bitset, threads int) *OOB {
-	n, T, K := fr.NRows, len(c.roots), c.k
+	n, T, K, Q := fr.NRows, len(c.roots), c.k, c.q
 	// per-row results, written by exactly one block each
 	hasOOB := make([]bool, n)
 	wrong := make([]bool, n)
 	margin := make([]float64, n)
-	sqerr := make([]float64, n)
+	sqerr := make([]float64, n*Q) // per row and output (regression)
 	// per-worker per-tree counts, merged after (integers: order-free)
 	var mu sync.Mutex
 	p1 := make([]int64, T)
@@ -70,8 +73,10 @@ func outOfBag(c *Compiled, fr *frame.Frame, inbag []bitset, threads int) *OOB {
 			hasOOB[r] = true
 			a := acc[i*stride : (i+1)*stride]
 			if K == 0 {
-				d := a[0]/float64(noob[i]) - fr.YReg[r]
-				sqerr[r] = d * d
+				for o, v := range a {
+					d := v/float64(noob[i]) - fr.YReg[r*Q+o]
+					sqerr[r*Q+o] = d * d
+				}
 				continue
 			}
 			best := 0
@@ -126,18 +131,15 @@ func outOfBag(c *Compiled, fr *frame.Frame, inbag []bitset, threads int) *OOB {
 	})
 
 	o := &OOB{}
-	var sumErr, sumM, sumM2, sumY, sumY2 float64
+	if K == 0 {
+		return oobRegression(o, hasOOB, sqerr, fr.YReg, Q)
+	}
+	var sumErr, sumM, sumM2 float64
 	for r := 0; r < n; r++ {
 		if !hasOOB[r] {
 			continue
 		}
 		o.Rows++
-		if K == 0 {
-			sumErr += sqerr[r]
-			sumY += fr.YReg[r]
-			sumY2 += fr.YReg[r] * fr.YReg[r]
-			continue
-		}
 		if wrong[r] {
 			sumErr++
 		}
@@ -149,13 +151,6 @@ func outOfBag(c *Compiled, fr *frame.Frame, inbag []bitset, threads int) *OOB {
 	}
 	rows := float64(o.Rows)
 	o.Error = sumErr / rows
-	if K == 0 {
-		v := sumY2/rows - (sumY/rows)*(sumY/rows)
-		if v > 0 {
-			o.R2 = 1 - o.Error/v
-		}
-		return o
-	}
 	s := sumM / rows
 	varMr := sumM2/rows - s*s
 	var sdSum float64
@@ -179,10 +174,46 @@ func outOfBag(c *Compiled, fr *frame.Frame, inbag []bitset, threads int) *OOB {
 	return o
 }
 
+// oobRegression fills o from the squared errors of the rows with OOB
+// trees (q per row): Error is the mean over the q outputs of their mean
+// squared errors, R2 the mean over outputs of 1 − MSE_o/Var(y_o) (an
+// output with no variance counts 0).
+func oobRegression(o *OOB, hasOOB []bool, sqerr, y []float64, q int) *OOB {
+	sumErr := make([]float64, q)
+	sumY := make([]float64, q)
+	sumY2 := make([]float64, q)
+	for r, ok := range hasOOB {
+		if !ok {
+			continue
+		}
+		o.Rows++
+		for k := 0; k < q; k++ {
+			v := y[r*q+k]
+			sumErr[k] += sqerr[r*q+k]
+			sumY[k] += v
+			sumY2[k] += v * v
+		}
+	}
+	if o.Rows == 0 {
+		return o
+	}
+	rows := float64(o.Rows)
+	for k := 0; k < q; k++ {
+		mse := sumErr[k] / rows
+		o.Error += mse / float64(q)
+		mean := sumY[k] / rows
+		if v := sumY2[k]/rows - mean*mean; v > 0 {
+			o.R2 += (1 - mse/v) / float64(q)
+		}
+	}
+	return o
+}
+
 // permutationImportance is Breiman's OOB permutation importance: for each
 // tree and each feature its atoms use, the feature's values are permuted
 // among the tree's OOB rows and the increase in the tree's OOB error
-// (misclassification rate, or mean squared error for regression) is
+// (misclassification rate, or mean squared error for regression, averaged
+// over the outputs of a multi-output forest) is
 // recorded; the importance is the mean increase over all trees (features
 // a tree does not use contribute 0 for it). Values are not normalised.
 func permutationImportance(c *Compiled, fr *frame.Frame, inbag []bitset, seed uint64, threads int) []float64 {
@@ -258,9 +289,15 @@ func (c *Compiled) permTree(t int, fr *frame.Frame, in bitset, seed uint64, xb, 
 					l++
 				}
 			} else {
-				d := float64(c.leafVal[s]) - fr.YReg[r]
-				l += d * d
+				q := c.q
+				for o, v := range c.leafVal[int(s)*q : int(s+1)*q] {
+					d := float64(v) - fr.YReg[int(r)*q+o]
+					l += d * d
+				}
 			}
+		}
+		if c.k == 0 {
+			l /= float64(c.q)
 		}
 		return l / float64(m)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -111,7 +112,10 @@ func Train(fr *frame.Frame, p Params, opts TrainOptions) (*Forest, error) {
 		fr = derived.extend(fr)
 		cols = fr.Cols
 	}
-	d := &tree.Data{Cols: cols, Y: fr.Y, K: fr.NumClasses(), YReg: fr.YReg}
+	if fr.NumOutputs() > 1 && p.Forest != "rf" && p.Forest != "sporf" && p.Forest != "morf" && p.Forest != "lfs" {
+		return nil, fmt.Errorf("forest: --forest %s learns one label; several targets (%v) need rf, sporf, morf or lfs", p.Forest, fr.Targets)
+	}
+	d := &tree.Data{Cols: cols, Y: fr.Y, K: fr.NumClasses(), YReg: fr.YReg, Outputs: len(fr.Targets)}
 	if r.binned {
 		d.Bins = tree.NewBinned(cols, p.Bins, p.Threads)
 	}
@@ -123,6 +127,7 @@ func Train(fr *frame.Frame, p Params, opts TrainOptions) (*Forest, error) {
 		Features:  append([]string(nil), fr.Names...),
 		LabelName: fr.LabelName,
 		Classes:   append([]string(nil), fr.Classes...),
+		Targets:   slices.Clone(fr.Targets),
 		Trees:     make([]*tree.Tree, p.Trees),
 		Params:    p,
 		Rank:      rank,

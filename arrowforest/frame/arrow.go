@@ -24,6 +24,12 @@ type Options struct {
 	// Label names the label column. Empty means the frame has no label.
 	Label string
 
+	// Targets, instead of Label, names two or more numeric columns that
+	// are learnt together as a multi-output regression target
+	// (Frame.Targets): a row with a null or NaN in any of them is dropped
+	// and counted in SkippedLabels.
+	Targets []string
+
 	// Task overrides how the label is learnt (see Task). TaskRegression
 	// with a string or string-dictionary label is an error.
 	Task Task
@@ -81,7 +87,9 @@ var nan32 = float32(math.NaN())
 // strconv.FormatFloat(v, 'g', -1, 64). An integer label with TaskRegression
 // is a regression target. Rows whose label is null, or NaN, are dropped
 // from the whole frame and counted in SkippedLabels; an infinite regression
-// target is an error.
+// target is an error. Options.Targets reads several numeric (integer,
+// float or bool) columns as one multi-output regression target the same
+// way (see Frame.SetTargets).
 func FromRecords(schema *arrow.Schema, recs []arrow.Record, opts Options) (*Frame, error) {
 	if schema == nil {
 		return nil, errors.New("frame: nil schema")
@@ -90,11 +98,33 @@ func FromRecords(schema *arrow.Schema, recs []arrow.Record, opts Options) (*Fram
 		return nil, err
 	}
 
-	labelIdx := -1
+	var labelIdx []int
 	if opts.Label != "" {
-		var err error
-		if labelIdx, err = fieldIndex(schema, opts.Label); err != nil {
+		if len(opts.Targets) > 0 {
+			return nil, errors.New("frame: a label and targets exclude each other")
+		}
+		j, err := fieldIndex(schema, opts.Label)
+		if err != nil {
 			return nil, fmt.Errorf("frame: label %w", err)
+		}
+		labelIdx = append(labelIdx, j)
+	}
+	if len(opts.Targets) > 0 {
+		if len(opts.Targets) < 2 {
+			return nil, fmt.Errorf("frame: %d target columns; use Label for one", len(opts.Targets))
+		}
+		if opts.Task == TaskClassification {
+			return nil, errors.New("frame: several target columns are a regression target, not classes")
+		}
+		for _, name := range opts.Targets {
+			j, err := fieldIndex(schema, name)
+			if err != nil {
+				return nil, fmt.Errorf("frame: target %w", err)
+			}
+			if slices.Contains(labelIdx, j) {
+				return nil, fmt.Errorf("frame: target %s listed twice", name)
+			}
+			labelIdx = append(labelIdx, j)
 		}
 	}
 
@@ -113,10 +143,19 @@ func FromRecords(schema *arrow.Schema, recs []arrow.Record, opts Options) (*Fram
 	}
 	var chunkKeep [][]int32
 	nOut := nIn
-	if labelIdx >= 0 {
+	var targets []float64 // multi-output: nOut×q row-major
+	switch {
+	case len(opts.Targets) > 0:
+		var valid []bool
+		if targets, valid, err = decodeTargets(schema, recs, labelIdx, nIn); err != nil {
+			return nil, err
+		}
+		chunkKeep, nOut = keepIndices(recs, valid)
+		f.SkippedLabels = nIn - nOut
+	case len(labelIdx) == 1:
 		f.LabelName = opts.Label
 		var valid []bool
-		valid, err = decodeLabel(f, schema.Field(labelIdx), chunksOf(recs, labelIdx), nIn, opts.Task)
+		valid, err = decodeLabel(f, schema.Field(labelIdx[0]), chunksOf(recs, labelIdx[0]), nIn, opts.Task)
 		if err != nil {
 			return nil, err
 		}
@@ -143,7 +182,53 @@ func FromRecords(schema *arrow.Schema, recs []arrow.Record, opts Options) (*Fram
 	f.Cols = cols
 	f.Levels = outLevels
 	f.NRows = nOut
+	if targets != nil {
+		if err := f.SetTargets(opts.Targets, targets); err != nil {
+			return nil, err
+		}
+	}
 	return f, nil
+}
+
+// decodeTargets reads the target columns idx as regression labels and
+// returns their values for the rows valid in all of them (rows × q,
+// row-major) and which rows those are.
+func decodeTargets(schema *arrow.Schema, recs []arrow.Record, idx []int, n int) ([]float64, []bool, error) {
+	q := len(idx)
+	valid := make([]bool, n)
+	for i := range valid {
+		valid[i] = true
+	}
+	full := make([][]float64, q) // per target, one value per input row
+	for o, j := range idx {
+		var tmp Frame
+		v, err := decodeLabel(&tmp, schema.Field(j), chunksOf(recs, j), n, TaskRegression)
+		if err != nil {
+			return nil, nil, err
+		}
+		col, k := make([]float64, n), 0
+		for i, ok := range v {
+			if ok {
+				col[i] = tmp.YReg[k]
+				k++
+			} else {
+				valid[i] = false
+			}
+		}
+		full[o] = col
+	}
+	var y []float64
+	for i, ok := range valid {
+		if ok {
+			for o := 0; o < q; o++ {
+				y = append(y, full[o][i])
+			}
+		}
+	}
+	if y == nil {
+		y = []float64{}
+	}
+	return y, valid, nil
 }
 
 // FeaturesFromRecords builds a scoring frame holding exactly the named
@@ -350,7 +435,7 @@ func plural(n int) string {
 	return "s"
 }
 
-func selectFeatures(schema *arrow.Schema, labelIdx int, opts Options) ([]int, error) {
+func selectFeatures(schema *arrow.Schema, labelIdx []int, opts Options) ([]int, error) {
 	excluded := make(map[int]bool, len(opts.Exclude))
 	for _, name := range opts.Exclude {
 		j, err := fieldIndex(schema, name)
@@ -367,7 +452,7 @@ func selectFeatures(schema *arrow.Schema, labelIdx int, opts Options) ([]int, er
 			switch {
 			case err != nil:
 				return nil, fmt.Errorf("frame: feature %w", err)
-			case j == labelIdx:
+			case slices.Contains(labelIdx, j):
 				return nil, fmt.Errorf("frame: column %s is the label and cannot be a feature", name)
 			case excluded[j]:
 				return nil, fmt.Errorf("frame: column %s is both a feature and excluded", name)
@@ -379,7 +464,7 @@ func selectFeatures(schema *arrow.Schema, labelIdx int, opts Options) ([]int, er
 		}
 	} else {
 		for j := 0; j < schema.NumFields(); j++ {
-			if j != labelIdx && !excluded[j] {
+			if !slices.Contains(labelIdx, j) && !excluded[j] {
 				idx = append(idx, j)
 			}
 		}

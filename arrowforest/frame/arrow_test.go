@@ -590,3 +590,69 @@ func TestScoringStringDictionaryWithoutLevels(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestTargets: several numeric columns read as one multi-output target,
+// row-major, across records; a row with a null or NaN in any target is
+// dropped and counted; the targets are not features.
+func TestTargets(t *testing.T) {
+	mem := checked(t)
+	names := []string{"x", "a", "b", "s"}
+	r1 := record(names,
+		build(t, mem, arrow.PrimitiveTypes.Float32, 1, 2, 3),
+		build(t, mem, arrow.PrimitiveTypes.Float64, 10, nil, 30),
+		build(t, mem, arrow.PrimitiveTypes.Int32, 100, 200, 300),
+		build(t, mem, arrow.BinaryTypes.String, "p", "q", "r"))
+	r2 := record(names,
+		build(t, mem, arrow.PrimitiveTypes.Float32, 4, 5),
+		build(t, mem, arrow.PrimitiveTypes.Float64, 40, 50),
+		build(t, mem, arrow.PrimitiveTypes.Int32, nil, 500),
+		build(t, mem, arrow.BinaryTypes.String, "s", "t"))
+	defer release(r1, r2)
+	recs := []arrow.Record{r1, r2}
+	f, err := FromRecords(r1.Schema(), recs, Options{Targets: []string{"b", "a"}, Exclude: []string{"s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if f.NRows != 3 || f.SkippedLabels != 2 || !reflect.DeepEqual(f.Names, []string{"x"}) || !same(f.Cols[0], []float32{1, 3, 5}) ||
+		!reflect.DeepEqual(f.YReg, []float64{100, 10, 300, 30, 500, 50}) || !reflect.DeepEqual(f.Targets, []string{"b", "a"}) ||
+		f.Task != TaskRegression || f.LabelName != "b,a" || f.NumOutputs() != 2 {
+		t.Fatalf("frame %+v", f)
+	}
+	for name, c := range map[string]struct {
+		opts Options
+		want string
+	}{
+		"one target":      {Options{Targets: []string{"a"}, Exclude: []string{"s"}}, "use Label"},
+		"label too":       {Options{Label: "x", Targets: []string{"a", "b"}, Exclude: []string{"s"}}, "exclude each other"},
+		"missing column":  {Options{Targets: []string{"a", "zz"}, Exclude: []string{"s"}}, "zz"},
+		"twice":           {Options{Targets: []string{"a", "a"}, Exclude: []string{"s"}}, "twice"},
+		"string target":   {Options{Targets: []string{"a", "s"}}, "regression target"},
+		"classification":  {Options{Targets: []string{"a", "b"}, Task: TaskClassification, Exclude: []string{"s"}}, "not classes"},
+		"target features": {Options{Targets: []string{"a", "b"}, Features: []string{"x", "a"}}, "label and cannot be a feature"},
+	} {
+		if _, err := FromRecords(r1.Schema(), recs, c.opts); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error mentioning %q", name, err, c.want)
+		}
+	}
+	g := *f
+	for name, bad := range map[string]func(){
+		"shape":     func() { g.YReg = g.YReg[:5] },
+		"one name":  func() { g.Targets = g.Targets[:1] },
+		"no target": func() { g.YReg = nil },
+	} {
+		g = *f
+		bad()
+		if g.Validate() == nil {
+			t.Errorf("%s: Validate accepted %+v", name, g)
+		}
+	}
+	if err := g.SetTargets([]string{"a", "a"}, make([]float64, 6)); err == nil {
+		t.Error("SetTargets accepted repeated names")
+	}
+	if err := g.SetTargets([]string{"a", "b"}, []float64{1, 2, 3, 4, 5, math.Inf(1)}); err == nil {
+		t.Error("SetTargets accepted an infinite target")
+	}
+}

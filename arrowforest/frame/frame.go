@@ -17,6 +17,8 @@ package frame
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 )
 
 // Task says what the label is learnt as.
@@ -77,7 +79,11 @@ type Frame struct {
 	Task      Task      // TaskClassification or TaskRegression once built
 	Classes   []string  // class names in index order (classification)
 	Y         []int32   // class index per row (classification)
-	YReg      []float64 // target per row (regression)
+	YReg      []float64 // target per row (regression), or q per row (Targets)
+	// Targets, for multi-output regression, names the q ≥ 2 target
+	// columns; YReg then holds q values per row in row-major order
+	// (YReg[i*q+o] is target o of row i). Nil for one label.
+	Targets []string
 
 	// SkippedLabels counts input rows dropped because their label was
 	// null (or NaN for regression).
@@ -89,6 +95,10 @@ func (f *Frame) P() int { return len(f.Names) }
 
 // NumClasses returns the number of classes (0 for regression or no label).
 func (f *Frame) NumClasses() int { return len(f.Classes) }
+
+// NumOutputs returns the number of regression targets per row: len(Targets)
+// for multi-output regression, 1 otherwise.
+func (f *Frame) NumOutputs() int { return max(len(f.Targets), 1) }
 
 // HasLabel reports whether the frame carries a label.
 func (f *Frame) HasLabel() bool { return f.Y != nil || f.YReg != nil }
@@ -115,6 +125,9 @@ func (f *Frame) Validate() error {
 			return fmt.Errorf("frame: column %q has %d rows, want %d", f.Names[j], len(c), f.NRows)
 		}
 	}
+	if f.Targets != nil && (f.YReg == nil || f.Y != nil) {
+		return fmt.Errorf("frame: targets %v without a multi-output regression target", f.Targets)
+	}
 	if f.Levels != nil && len(f.Levels) != len(f.Names) {
 		return fmt.Errorf("frame: %d level lists for %d features", len(f.Levels), len(f.Names))
 	}
@@ -130,8 +143,11 @@ func (f *Frame) Validate() error {
 			}
 		}
 	case f.YReg != nil:
-		if len(f.YReg) != f.NRows {
-			return fmt.Errorf("frame: target has %d rows, want %d", len(f.YReg), f.NRows)
+		if len(f.Targets) == 1 {
+			return fmt.Errorf("frame: one named target %q; multi-output regression needs two or more", f.Targets[0])
+		}
+		if q := f.NumOutputs(); len(f.YReg) != f.NRows*q {
+			return fmt.Errorf("frame: target has %d values, want %d rows × %d", len(f.YReg), f.NRows, q)
 		}
 		for i, y := range f.YReg {
 			if math.IsNaN(y) || math.IsInf(y, 0) {
@@ -139,5 +155,36 @@ func (f *Frame) Validate() error {
 			}
 		}
 	}
+	return nil
+}
+
+// SetTargets makes f a multi-output regression frame: y holds len(names)
+// ≥ 2 finite targets per row in row-major order (y[i*q+o] is target o of
+// row i), replacing any label. LabelName becomes the names joined by ",".
+func (f *Frame) SetTargets(names []string, y []float64) error {
+	q := len(names)
+	if q < 2 {
+		return fmt.Errorf("frame: %d targets; multi-output regression needs two or more", q)
+	}
+	seen := make(map[string]bool, q)
+	for _, n := range names {
+		if n == "" || seen[n] {
+			return fmt.Errorf("frame: target name %q is empty or repeated", n)
+		}
+		seen[n] = true
+	}
+	if len(y) != f.NRows*q {
+		return fmt.Errorf("frame: %d target values for %d rows × %d targets", len(y), f.NRows, q)
+	}
+	for i, v := range y {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("frame: row %d has non-finite target %s = %v", i/q, names[i%q], v)
+		}
+	}
+	f.Targets = slices.Clone(names)
+	f.YReg = y
+	f.Y, f.Classes = nil, nil
+	f.Task = TaskRegression
+	f.LabelName = strings.Join(names, ",")
 	return nil
 }

@@ -3,6 +3,7 @@ package model
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -325,9 +326,15 @@ func checkForest(f *forest.Forest) error {
 			return fmt.Errorf("classification forest has no classes")
 		}
 		k = len(f.Classes)
+		if f.Targets != nil {
+			return fmt.Errorf("classification forest has targets %q", f.Targets)
+		}
 	case frame.TaskRegression:
 		if len(f.Classes) != 0 {
 			return fmt.Errorf("regression forest has %d classes", len(f.Classes))
+		}
+		if err := f.ValidateTargets(); err != nil {
+			return errors.New(strings.TrimPrefix(err.Error(), "forest: "))
 		}
 	default:
 		return fmt.Errorf("task %q is neither classification nor regression", f.Task)
@@ -370,7 +377,7 @@ func checkForest(f *forest.Forest) error {
 		if err := checkOffsets(t.LeafStart, len(t.LeafValue)); err != nil {
 			return fmt.Errorf("tree %d: leaf offsets: %w", i, err)
 		}
-		if err := t.Validate(p, k); err != nil {
+		if err := t.ValidateOutputs(p, k, f.NumOutputs()); err != nil {
 			return fmt.Errorf("tree %d: %s", i, strings.TrimPrefix(err.Error(), "tree: "))
 		}
 		if k == 0 && len(t.LeafClass) != 0 {

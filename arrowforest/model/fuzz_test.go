@@ -23,6 +23,7 @@ func fuzzSeeds(f *testing.F) {
 	add(Codec{MaxBatchRows: 3}, regForest(), Meta{Version: -5})
 	add(Codec{MaxBatchRows: 16}, randomForest(1, 3, 21, 5, 3, 4), Meta{})
 	add(Codec{}, mappedForest(), Meta{Version: 2})
+	add(Codec{MaxBatchRows: 2}, multiForest(), Meta{Version: 3})
 	f.Add([]byte{})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0})
 	f.Add([]byte("ARROW1\x00\x00"))

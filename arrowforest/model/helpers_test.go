@@ -219,3 +219,17 @@ func expectCorrupt(t *testing.T, f func() *forest.Forest, cases map[string]func(
 		t.Fatalf("unedited crafted model: %v", err)
 	}
 }
+
+// multiForest is a multi-output regression forest: three targets, three
+// values per leaf.
+func multiForest() *forest.Forest {
+	f := regForest()
+	f.Targets = []string{"y0", "y1", "naïve y2"}
+	f.LabelName = "y0,y1,naïve y2"
+	f.Trees[0].LeafStart = []int32{0, 0, 3, 6}
+	f.Trees[0].LeafValue = []float64{-3.5, 0, 2, 1e300, -1, 0.5}
+	f.Trees[1].LeafStart = []int32{0, 3}
+	f.Trees[1].LeafValue = []float64{0.1, 0.2, 0.3}
+	f.OOB = &forest.OOB{Rows: 4, Error: 0.5, R2: 0.25}
+	return f
+}

@@ -36,12 +36,16 @@ const (
 	// uses none of them is still written as version 1 (formatVersionFor),
 	// so version-1 readers keep reading it, and a version-1 reader given a
 	// model that needs version 2 says so (ErrFutureVersion) instead of
-	// calling an unknown key corrupt.
-	FormatVersion = 2
+	// calling an unknown key corrupt. Version 3 added forestd.targets
+	// (multi-output regression forests).
+	FormatVersion = 3
 )
 
 // formatVersionFor is the lowest format version that holds f.
 func formatVersionFor(f *forest.Forest) int {
+	if f.Targets != nil {
+		return 3
+	}
 	if f.Mapping != nil || f.Derived != nil {
 		return 2
 	}
@@ -64,6 +68,7 @@ const (
 	KeyFeatures      = "forestd.features"
 	KeyLevels        = "forestd.levels"
 	KeyClasses       = "forestd.classes"
+	KeyTargets       = "forestd.targets"
 	KeyParams        = "forestd.params"
 	KeyOOB           = "forestd.oob"
 	KeyImportances   = "forestd.importances"
@@ -148,6 +153,22 @@ var metaKeys = []metaKey{
 	{key: KeyClasses, fields: []string{"Classes"},
 		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) { return jsonString(f.Classes) },
 		dec: func(v string, st *decodeState) error { return json.Unmarshal([]byte(v), &st.f.Classes) }},
+	{key: KeyTargets, fields: []string{"Targets"}, optional: true,
+		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) {
+			if f.Targets == nil {
+				return "", false, nil
+			}
+			return jsonString(f.Targets)
+		},
+		dec: func(v string, st *decodeState) error {
+			if err := json.Unmarshal([]byte(v), &st.f.Targets); err != nil {
+				return err
+			}
+			if st.f.Targets == nil {
+				return fmt.Errorf("not a JSON array")
+			}
+			return nil
+		}},
 	{key: KeyParams, fields: []string{"Params"},
 		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) {
 			s, err := marshalStruct(f.Params)

@@ -30,6 +30,7 @@ func TestRoundTrip(t *testing.T) {
 	for name, f := range map[string]*forest.Forest{
 		"classification": classForest(),
 		"regression":     regForest(),
+		"multi-output":   multiForest(),
 		"random-class":   randomForest(3, 7, 41, 9, 4, 5),
 		"random-reg":     randomForest(4, 5, 33, 3, 0, 2),
 	} {
@@ -462,6 +463,48 @@ func TestFormatVersionIsTheLowestThatHolds(t *testing.T) {
 	f.DRF = &forest.DRF{SelectedBy: "loo"}
 	if formatVersionFor(f) != 2 {
 		t.Fatal("a dRF forest with selected backscoring needs version 2")
+	}
+	m := multiForest()
+	if formatVersionFor(m) != 3 {
+		t.Fatal("a multi-output forest needs version 3")
+	}
+	if formatVersionFor(regForest()) != 1 {
+		t.Fatal("a single-output regression forest needs version 1")
+	}
+	_, _, err = DecodeBytes(craft(t, m, func(_ *table, md map[string]string) { md[KeyFormatVersion] = "2" }))
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "needs version 3") {
+		t.Fatalf("multi-output forest claimed as version 2: got %v", err)
+	}
+}
+
+// TestMultiOutputCorrupt: crafted multi-output models with a valid
+// checksum but inconsistent targets fail with ErrCorrupt and say why.
+func TestMultiOutputCorrupt(t *testing.T) {
+	for name, c := range map[string]struct {
+		edit func(*table, map[string]string)
+		want string
+	}{
+		"one target":       {func(_ *table, md map[string]string) { md[KeyTargets] = `["y0"]` }, "two or more"},
+		"repeated target":  {func(_ *table, md map[string]string) { md[KeyTargets] = `["a","a","b"]` }, "repeated"},
+		"null targets":     {func(_ *table, md map[string]string) { md[KeyTargets] = `null` }, "not a JSON array"},
+		"not JSON":         {func(_ *table, md map[string]string) { md[KeyTargets] = `[y0` }, KeyTargets},
+		"too few values":   {func(_ *table, md map[string]string) { md[KeyTargets] = `["a","b"]` }, "value entries"},
+		"classes too":      {func(_ *table, md map[string]string) { md[KeyClasses] = `["a","b"]` }, "classes"},
+		"targets on class": {nil, "targets"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var b []byte
+			if c.edit == nil {
+				f := classForest()
+				b = craft(t, f, func(_ *table, md map[string]string) { md[KeyTargets] = `["a","b"]`; md[KeyFormatVersion] = "3" })
+			} else {
+				b = craft(t, multiForest(), c.edit)
+			}
+			_, _, err := DecodeBytes(b)
+			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want ErrCorrupt mentioning %q", err, c.want)
+			}
+		})
 	}
 }
 

@@ -14,7 +14,12 @@ type Data struct {
 	Cols [][]float32 // p feature columns, NaN = missing
 	Y    []int32     // class per row (classification)
 	K    int         // number of classes (0 for regression)
-	YReg []float64   // target per row (regression)
+	// YReg is the regression target: one per row, or, with Outputs
+	// q ≥ 2, q per row in row-major order (YReg[i*q+o] is output o of
+	// row i; multi.go).
+	YReg []float64
+	// Outputs is the number of regression targets q; 0 and 1 both mean one.
+	Outputs int
 	// Bins, when non-nil, enables the binned (histogram) split search
 	// for axis atoms; nil means exact (sorted) search everywhere.
 	Bins *Binned
@@ -31,8 +36,11 @@ func (d *Data) Rows() int {
 	if d.Y != nil {
 		return len(d.Y)
 	}
-	return len(d.YReg)
+	return len(d.YReg) / d.outputs()
 }
+
+// outputs is q, the number of regression targets (1 for classification).
+func (d *Data) outputs() int { return max(d.Outputs, 1) }
 
 // Config holds the growth limits of one tree.
 type Config struct {
@@ -70,6 +78,12 @@ func (c Config) Validate(d *Data) error {
 	if d.K == 0 && c.Criterion != MSE {
 		return fmt.Errorf("tree: criterion %s needs classes", c.Criterion)
 	}
+	if d.Outputs < 0 || (d.Outputs > 1 && (d.K > 0 || len(d.YReg)%d.Outputs != 0)) {
+		return fmt.Errorf("tree: %d outputs for %d target values (regression only)", d.Outputs, len(d.YReg))
+	}
+	if len(d.Cols) > 0 && d.K == 0 && len(d.YReg) != len(d.Cols[0])*d.outputs() {
+		return fmt.Errorf("tree: %d target values for %d rows and %d outputs", len(d.YReg), len(d.Cols[0]), d.outputs())
+	}
 	return nil
 }
 
@@ -84,7 +98,8 @@ type Builder struct {
 	idx []int32
 	w   []float64
 	y   []int32
-	yr  []float64
+	yr  []float64 // q per row
+	q   int       // regression outputs (1 for classification)
 
 	cand    projection.Candidates
 	nsmp    projection.NodeSampler // smp, when it looks at node data
@@ -97,6 +112,9 @@ type Builder struct {
 	keys    []uint64
 	tmpKeys []uint64
 	leaf    []float64
+	// multi-output regression scratch (multi.go), q or q+1 values each
+	macc                       multiAcc
+	msum, mtot, mmiss, leafTmp []float64
 
 	// distance criterion scratch (see distance.go)
 	dtot, dmr, dtotNM []float64
@@ -119,6 +137,13 @@ func NewBuilder(d *Data, cfg Config, smp projection.Sampler) (*Builder, error) {
 	k := d.K
 	if k == 0 {
 		k = 2
+	}
+	b.q = d.outputs()
+	if b.q > 1 {
+		k = max(k, b.q+1)
+		b.macc.init(b.q)
+		b.msum, b.mtot = make([]float64, b.q), make([]float64, b.q)
+		b.mmiss, b.leafTmp = make([]float64, b.q+1), make([]float64, b.q)
 	}
 	b.hist = make([]float64, (MaxBins+1)*k)
 	b.miss = make([]float64, k)
@@ -165,8 +190,9 @@ func (b *Builder) Grow(rng *rand.Rand, rows []int32, weights []float64) (*Tree, 
 		}
 	} else if b.d.Dist == nil {
 		b.yr = b.yr[:0]
+		q := b.q
 		for _, r := range rows {
-			b.yr = append(b.yr, b.d.YReg[r])
+			b.yr = append(b.yr, b.d.YReg[int(r)*q:int(r)*q+q]...)
 		}
 	}
 	b.t = &Tree{AtomStart: []int32{0}, LeafStart: []int32{0}}
@@ -238,6 +264,8 @@ func (b *Builder) node(rng *rand.Rand, id int32, it frameItem) (mid int, ok bool
 		}
 		pure = nz <= 1
 		base = classBase(b.cfg.Criterion, b.total)
+	} else if b.q > 1 {
+		wsum, base, pure = b.multiNode(s, e)
 	} else {
 		var sum float64
 		first := b.yr[s]
@@ -299,7 +327,7 @@ func (b *Builder) finishLeaf(s, e int, wsum float64) {
 			}
 		}
 	} else {
-		t.LeafValue = append(t.LeafValue, b.leaf[0])
+		t.LeafValue = append(t.LeafValue, b.leaf[:b.q]...)
 	}
 	t.AtomStart = append(t.AtomStart, int32(len(t.AtomFeature)))
 	t.LeafStart = append(t.LeafStart, int32(len(t.LeafValue)))
@@ -325,10 +353,18 @@ func (b *Builder) findSplit(rng *rand.Rand, s, e int) split {
 			idx, wts := b.cand.Atom(a)
 			sp = b.searchDistance(idx, wts, s, e)
 		} else if j, axis := b.cand.IsAxis(a); axis && b.d.Bins != nil && b.useHist(int(j), n) {
-			sp = b.searchBinned(int(j), s, e)
+			if b.q > 1 {
+				sp = b.searchBinnedMulti(int(j), s, e)
+			} else {
+				sp = b.searchBinned(int(j), s, e)
+			}
 		} else {
 			idx, wts := b.cand.Atom(a)
-			sp = b.searchSorted(idx, wts, s, e)
+			if b.q > 1 {
+				sp = b.searchSortedMulti(idx, wts, s, e)
+			} else {
+				sp = b.searchSorted(idx, wts, s, e)
+			}
 		}
 		if sp.ok && (!best.ok || sp.proxy > best.proxy) {
 			best = sp
@@ -339,9 +375,13 @@ func (b *Builder) findSplit(rng *rand.Rand, s, e int) split {
 }
 
 // useHist decides between histogram and sort for one axis atom from the
-// cost of each: n + bins·classes against about 2·n·log2 n comparisons.
+// cost of each: n + bins·classes (bins·(q+1) for q outputs) against about
+// 2·n·log2 n comparisons.
 func (b *Builder) useHist(j, n int) bool {
 	k := max(b.d.K, 2)
+	if b.q > 1 {
+		k = b.q + 1
+	}
 	return n+b.d.Bins.NBins(j)*k <= 2*n*bits.Len(uint(n))
 }
 
@@ -466,21 +506,8 @@ func (b *Builder) searchSorted(idx []int32, wts []float32, s, e int) split {
 		}
 		keys = append(keys, packKey(v, int32(k)))
 	}
-	if len(keys) < 2 {
-		b.keys = keys
-		return best
-	}
-	if cap(b.tmpKeys) < len(keys) {
-		b.tmpKeys = make([]uint64, cap(keys))
-	}
-	sorted := sortKeys(keys, b.tmpKeys)
-	if &sorted[0] != &keys[0] { // radix sort finished in the scratch buffer
-		b.keys, b.tmpKeys = b.tmpKeys, keys
-	} else {
-		b.keys = keys
-	}
-	keys = sorted
-	if keyValue(keys[0]) == keyValue(keys[len(keys)-1]) {
+	keys = b.sortKeys(keys)
+	if len(keys) < 2 || keyValue(keys[0]) == keyValue(keys[len(keys)-1]) {
 		return best
 	}
 	if b.d.K > 0 {
@@ -513,6 +540,25 @@ func (b *Builder) searchSorted(idx []int32, wts []float32, s, e int) split {
 		}
 	}
 	return best
+}
+
+// sortKeys radix-sorts the node's keys (built in b.keys), keeping both
+// buffers for the next search; fewer than two keys are returned as they are.
+func (b *Builder) sortKeys(keys []uint64) []uint64 {
+	if len(keys) < 2 {
+		b.keys = keys
+		return keys
+	}
+	if cap(b.tmpKeys) < len(keys) {
+		b.tmpKeys = make([]uint64, cap(keys))
+	}
+	sorted := sortKeys(keys, b.tmpKeys)
+	if &sorted[0] != &keys[0] { // radix sort finished in the scratch buffer
+		b.keys, b.tmpKeys = b.tmpKeys, keys
+	} else {
+		b.keys = keys
+	}
+	return sorted
 }
 
 // packed sort keys: the float32 value mapped to an unsigned integer with
@@ -578,6 +624,12 @@ func (b *Builder) swap(i, j int) {
 	if b.d.K > 0 {
 		b.y[i], b.y[j] = b.y[j], b.y[i]
 	} else if b.d.Dist == nil {
+		if q := b.q; q > 1 {
+			for o := 0; o < q; o++ {
+				b.yr[i*q+o], b.yr[j*q+o] = b.yr[j*q+o], b.yr[i*q+o]
+			}
+			return
+		}
 		b.yr[i], b.yr[j] = b.yr[j], b.yr[i]
 	}
 }

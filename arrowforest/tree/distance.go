@@ -121,21 +121,8 @@ func (b *Builder) searchDistance(idx []int32, wts []float32, s, e int) split {
 		keys = append(keys, packKey(v, int32(k)))
 	}
 	b.dmiss = miss
-	if len(keys) < 2 {
-		b.keys = keys
-		return best
-	}
-	if cap(b.tmpKeys) < len(keys) {
-		b.tmpKeys = make([]uint64, cap(keys))
-	}
-	sorted := sortKeys(keys, b.tmpKeys)
-	if &sorted[0] != &keys[0] {
-		b.keys, b.tmpKeys = b.tmpKeys, keys
-	} else {
-		b.keys = keys
-	}
-	keys = sorted
-	if keyValue(keys[0]) == keyValue(keys[len(keys)-1]) {
+	keys = b.sortKeys(keys)
+	if len(keys) < 2 || keyValue(keys[0]) == keyValue(keys[len(keys)-1]) {
 		return best
 	}
 	var a distAcc

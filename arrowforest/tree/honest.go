@@ -12,17 +12,23 @@ func (t *Tree) Reestimate(d *Data, rows []int32, w []float64) {
 		return
 	}
 	k := max(d.K, 1)
+	q := d.outputs()
+	if d.K == 0 {
+		k = q
+	}
 	acc := make([]float64, n*k)
 	cnt := make([]float64, n)
-	for q, r := range rows {
-		wt := w[q]
+	for e, r := range rows {
+		wt := w[e]
 		i := 0
 		for {
 			cnt[i] += wt
 			if d.K > 0 {
 				acc[i*k+int(d.Y[r])] += wt
 			} else {
-				acc[i] += wt * d.YReg[r]
+				for o, y := range d.YReg[int(r)*q : int(r)*q+q] {
+					acc[i*q+o] += wt * y
+				}
 			}
 			if t.Left[i] < 0 {
 				break
@@ -68,7 +74,9 @@ func (t *Tree) Reestimate(d *Data, rows []int32, w []float64) {
 					}
 				}
 			} else {
-				val = append(val, acc[j]/cnt[j])
+				for o := 0; o < q; o++ {
+					val = append(val, acc[j*q+o]/cnt[j])
+				}
 			}
 		}
 		start = append(start, int32(len(val)))

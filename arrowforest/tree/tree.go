@@ -18,7 +18,8 @@ import "fmt"
 // [LeafStart[i], LeafStart[i+1]): for classification the pairs
 // (LeafClass[e], LeafValue[e]) list the non-zero in-bag class frequencies of
 // the leaf (they sum to 1); for regression there is one entry, LeafValue[e],
-// the mean in-bag target, and LeafClass is empty.
+// the mean in-bag target, or q entries, the means of the q outputs in
+// order, for a multi-output tree (multi.go); LeafClass is then empty.
 type Tree struct {
 	Left        []int32
 	Right       []int32
@@ -77,8 +78,16 @@ func (t *Tree) Depth() int {
 // Validate checks the structural invariants a decoder or a builder must
 // guarantee: consistent lengths, children in range and after their parent
 // (so traversal terminates), leaf entries well formed, atom features
-// within 0..p-1 and class indices within 0..k-1 (k = 0 for regression).
-func (t *Tree) Validate(p, k int) error {
+// within 0..p-1 and class indices within 0..k-1 (k = 0 for regression,
+// whose leaves hold one value).
+func (t *Tree) Validate(p, k int) error { return t.ValidateOutputs(p, k, 1) }
+
+// ValidateOutputs is Validate for a regression tree (k = 0) whose leaves
+// hold q values each.
+func (t *Tree) ValidateOutputs(p, k, q int) error {
+	if q < 1 || (k > 0 && q != 1) {
+		return fmt.Errorf("tree: %d outputs with %d classes", q, k)
+	}
 	n := len(t.Left)
 	if n == 0 {
 		return fmt.Errorf("tree: no nodes")
@@ -117,7 +126,7 @@ func (t *Tree) Validate(p, k int) error {
 			if a1 != a0 {
 				return fmt.Errorf("tree: leaf %d has an atom", i)
 			}
-			if l1 == l0 || (k == 0 && l1-l0 != 1) {
+			if l1 == l0 || (k == 0 && int(l1-l0) != q) {
 				return fmt.Errorf("tree: leaf %d has %d value entries", i, l1-l0)
 			}
 			for e := l0; e < l1; e++ {
