@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 
 	"github.com/forestd/forestd/arrowforest/forest"
-	"github.com/forestd/forestd/arrowforest/manifold"
 	"github.com/forestd/forestd/arrowforest/model"
 )
 
@@ -26,10 +25,11 @@ func inputErr(format string, a ...any) error {
 type Model struct {
 	Forest   *forest.Forest
 	Compiled *forest.Compiled
-	// DRF predicts a distance random forest's multivariate responses
-	// (Compiled is nil then): score_drf.go.
-	DRF  *manifold.Predictor
-	Meta model.Meta
+	// Multi, for a model with several outputs (forest.IsMultiOutput: a
+	// multi-output regression forest, whose Compiled it is, or a distance
+	// random forest, Compiled nil), predicts them: score_multi.go.
+	Multi forest.MultiOutput
+	Meta  model.Meta
 	// Bytes is the encoded model (nil when unknown).
 	Bytes []byte
 }
@@ -43,7 +43,11 @@ func NewModel(f *forest.Forest, meta model.Meta, data []byte) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("operators: compiling model %s: %w", meta.ID, err)
 	}
-	return &Model{Forest: f, Compiled: c, Meta: meta, Bytes: data}, nil
+	m := &Model{Forest: f, Compiled: c, Meta: meta, Bytes: data}
+	if forest.IsMultiOutput(f) {
+		m.Multi = c
+	}
+	return m, nil
 }
 
 // DecodeModel decodes (with all of model.Decode's checks) and compiles an

@@ -55,7 +55,7 @@ func NewScorer(cur *Current, opts ScoreOptions) (*Scorer, error) {
 // a nil m means the first model installed in the scorer's holder, waited
 // for until ctx is done (Current.First). It returns one prediction record
 // per input record, following schemas.Predictions (schemas.MultiPredictions
-// for a drf model: score_drf.go): source is the message's
+// for a model with several outputs: score_multi.go): source is the message's
 // coordinates ("topic/partition/offset") and row counts rows across the
 // message's records from 0. A schema without the model's features, or with
 // a column the model cannot read, is an ErrInput error.
@@ -87,8 +87,8 @@ func (s *Scorer) Score(ctx context.Context, m *Model, schema *arrow.Schema, recs
 		keyIdx = ix[0]
 		spec.Keep = []arrow.Field{schema.Field(keyIdx)}
 	}
-	if m.DRF != nil { // one column per response (score_drf.go)
-		out, err := s.scoreDRF(m, fr, spec, keyIdx, recs, source)
+	if m.Multi != nil { // one column per output (score_multi.go)
+		out, err := s.scoreMulti(m, fr, spec, keyIdx, recs, source)
 		return out, m, err
 	}
 	pred, err := m.Compiled.Predict(fr, s.opts.Threads)

@@ -41,6 +41,7 @@ type Compiled struct {
 	leafCls []int32   // majority class per leaf (classification)
 	stride  int
 	rank    *RankMap
+	targets []string  // Forest.Targets (multi-output regression)
 	axis    *axisWalk // branch-free layout when every node is an axis split
 	scratch sync.Pool // *scratch buffers reused across Predict calls
 }
@@ -53,7 +54,7 @@ func Compile(f *Forest) (*Compiled, error) {
 	if f.Kind == KindDRF { // its leaves hold no predictions: see drf.go
 		return nil, fmt.Errorf("forest: a drf forest predicts multivariate responses through manifold.NewPredictor, not Compile")
 	}
-	c := &Compiled{p: len(f.Features), k: f.NumClasses(), q: f.NumOutputs(), atomOff: []int32{0}, rank: f.Rank}
+	c := &Compiled{p: len(f.Features), k: f.NumClasses(), q: f.NumOutputs(), atomOff: []int32{0}, rank: f.Rank, targets: f.Targets}
 	c.stride = max(c.k, 1)
 	if c.k == 0 {
 		c.stride = c.q
@@ -249,6 +250,39 @@ func (c *Compiled) Predict(fr *frame.Frame, threads int) (*Prediction, error) {
 		}
 	})
 	return out, nil
+}
+
+// MultiOutput is a model that predicts q named values per row: a
+// multi-output regression forest (Compiled of a forest with Targets) or a
+// distance random forest (manifold.Predictor). Scoring writes one column
+// per target (schemas.MultiPredictions).
+type MultiOutput interface {
+	// Targets names the q outputs, in order.
+	Targets() []string
+	// PredictValues predicts every row of fr: rows×q values, row-major.
+	PredictValues(fr *frame.Frame, threads int) ([]float64, error)
+}
+
+// IsMultiOutput reports whether f predicts several values per row (a
+// multi-output regression forest or a drf forest): such a model is scored
+// through a MultiOutput.
+func IsMultiOutput(f *Forest) bool { return f.Targets != nil || f.Kind == KindDRF }
+
+// Targets names the outputs of a multi-output regression forest (nil for
+// one output).
+func (c *Compiled) Targets() []string { return c.targets }
+
+// PredictValues is Predict's Value: rows×q for a forest with q outputs.
+// With classes it is an error.
+func (c *Compiled) PredictValues(fr *frame.Frame, threads int) ([]float64, error) {
+	if c.k > 0 {
+		return nil, fmt.Errorf("forest: a classification forest predicts classes, not values")
+	}
+	pred, err := c.Predict(fr, threads)
+	if err != nil {
+		return nil, err
+	}
+	return pred.Value, nil
 }
 
 // scratch is one worker's buffers for a block of Predict.

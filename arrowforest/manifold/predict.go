@@ -67,6 +67,16 @@ func NewPredictor(f *forest.Forest, threads int) (*Predictor, error) {
 // Targets names the response coordinates, in output order.
 func (p *Predictor) Targets() []string { return p.d.Targets }
 
+// PredictValues is Predict's Values (rows×q row-major): p is a
+// forest.MultiOutput.
+func (p *Predictor) PredictValues(fr *frame.Frame, threads int) ([]float64, error) {
+	pred, err := p.Predict(fr, threads)
+	if err != nil {
+		return nil, err
+	}
+	return pred.Values, nil
+}
+
 // Prediction holds dRF predictions for a batch of rows.
 type Prediction struct {
 	// Q is the response dimension; Values is rows×Q row-major.

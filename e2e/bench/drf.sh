@@ -101,6 +101,14 @@ swiss_drf drf_swiss_loo "forestd drf loo" --backscore-select loo
 swiss_drf drf_swiss_alg1 "forestd drf algorithm1" --drf-predict algorithm1
 swiss_drf drf_swiss_paper "forestd drf paper" --drf-predict algorithm1 --sigma-g 100 --gamma-g 200 --backscore-center=false
 
+# the engine's plain RF regression with the same trees and candidate
+# features: one multi-output forest over y0,y1,y2 (as scikit-learn's
+# RandomForestRegressor with a 2-D y), fully grown
+echo "swiss roll: forestd rf (one multi-output forest)" >&2
+tr=$("$BIN" train --in "$W/swiss_train.csv" --label y0,y1,y2 --trees "$TS" --max-features 3 --min-split 2 \
+     --threads "$THREADS" --seed 1 --out "$W/rf_swiss.arrows" | seconds)
+sc=$("$BIN" score --model "$W/rf_swiss.arrows" --in "$W/swiss_test.csv" --out "$W/rf_swiss.csv" --threads "$THREADS" | seconds)
+record swiss "forestd rf" "$tr" "$sc"
 echo "swiss roll: forestd rf (one forest per output)" >&2
 TR=(); SC=()
 for k in 0 1 2; do
@@ -110,12 +118,6 @@ for k in 0 1 2; do
   SC+=("$("$BIN" score --model "$W/rf_y$k.arrows" --in "$W/swiss_test.csv" --out "$W/rf_swiss_y$k.csv" --threads "$THREADS" | seconds)")
 done
 record swiss "forestd rf (3 forests)" "$(sum "${TR[@]}")" "$(sum "${SC[@]}")"
-# forestd's multi-output RF: a dRF forest on Euclidean distances splits on
-# the summed variance of the outputs; drfbench averages its leaf means
-# (σ_G, γ_G fixed and m = 1: the embedding and backscoring are not used)
-echo "swiss roll: forestd rf (one multi-output forest)" >&2
-"$BIN" train --in "$W/swiss_train.csv" --label y0,y1,y2 --forest drf --distance euclidean --trees "$TS" --max-features 3 \
-  --embed-dim 1 --sigma-g 1 --gamma-g 1 --threads "$THREADS" --seed 1 --out "$W/mo_swiss.arrows" > /dev/null
 
 echo "swiss roll: scikit-learn" >&2
 "$PY" e2e/bench/drf_sklearn.py swiss "$W" "$THREADS" >> "$TIM"
@@ -136,6 +138,11 @@ digits_drf drf_digits "forestd drf"
 digits_drf drf_digits_loo "forestd drf loo" --backscore-select loo
 digits_drf drf_digits_alg1 "forestd drf algorithm1" --drf-predict algorithm1
 digits_drf drf_digits_paper "forestd drf paper" --drf-predict algorithm1 --sigma-g 3 --gamma-g 20 --backscore-center=false
+echo "digits: forestd rf (one multi-output forest)" >&2
+tr=$("$BIN" train --in "$W/digits_train.csv" --label "$LO" --features "$UP" --trees "$TD" \
+     --max-features 5 --min-split 2 --threads "$THREADS" --seed 1 --out "$W/rf_digits.arrows" | seconds)
+sc=$("$BIN" score --model "$W/rf_digits.arrows" --in "$W/digits_test.csv" --out "$W/rf_digits.csv" --threads "$THREADS" | seconds)
+record digits "forestd rf" "$tr" "$sc"
 echo "digits: forestd rf (one forest per pixel)" >&2
 TR=(); SC=()
 for p in ${LO//,/ }; do

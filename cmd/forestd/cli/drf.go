@@ -8,16 +8,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/manifold"
 	"github.com/forestd/forestd/arrowforest/model"
-	"github.com/forestd/forestd/connectors/files"
-	"github.com/forestd/forestd/schemas"
 )
 
 // drfFlags are the flags of `forestd train --forest drf` (distance random
@@ -238,127 +234,6 @@ func drfInfo(f *forest.Forest) map[string]any {
 		"rows": d.Rows(), "input_rows": d.InputRows, "predict": d.Predict, "backscore_center": d.Offset != nil,
 		"backscore_offset": d.Offset, "sigma_gamma_selected_by": selectedBy(d), "select_mse": d.SelectMSE,
 	}
-}
-
-// evalDRF runs `forestd eval` for a dRF model: rmse is the root of the
-// mean squared error over rows and outputs, mae the mean absolute error,
-// and per_output the same per response coordinate.
-func evalDRF(env Env, f *forest.Forest, meta model.Meta, modelPath string, paths []string, label string, threads int) error {
-	if label == "" {
-		label = f.LabelName
-	}
-	labels, err := labelColumns(label)
-	if err != nil {
-		return err
-	}
-	fr, resp, skipped, err := readDRFInput(paths, labels, nil, nil, f)
-	if err != nil {
-		return err
-	}
-	if !slices.Equal(resp.Targets, f.DRF.Targets) {
-		return fmt.Errorf("--label %s gives responses %v; the model predicts %v", label, resp.Targets, f.DRF.Targets)
-	}
-	t0 := time.Now()
-	p, err := manifold.NewPredictor(f, threads)
-	if err != nil {
-		return err
-	}
-	setup := time.Since(t0).Seconds()
-	t1 := time.Now()
-	pred, err := p.Predict(fr, threads)
-	if err != nil {
-		return err
-	}
-	secs := time.Since(t1).Seconds()
-	q := len(resp.Targets)
-	se, ae := make([]float64, q), make([]float64, q)
-	for i := 0; i < fr.NRows; i++ {
-		for r := 0; r < q; r++ {
-			d := pred.Values[i*q+r] - resp.Y[i*q+r]
-			se[r] += d * d
-			ae[r] += math.Abs(d)
-		}
-	}
-	n := float64(fr.NRows)
-	per := map[string]any{}
-	var tse, tae float64
-	for r, t := range resp.Targets {
-		per[t] = map[string]float64{"rmse": math.Sqrt(se[r] / n), "mse": se[r] / n, "mae": ae[r] / n}
-		tse += se[r]
-		tae += ae[r]
-	}
-	nq := n * float64(q)
-	return writeJSON(env.Stdout, map[string]any{
-		"model": modelPath, "model_id": meta.ID, "rows": fr.NRows, "skipped_labels": skipped,
-		"seconds": secs, "setup_seconds": setup, "rows_per_second": n / math.Max(secs, 1e-9),
-		"rmse": math.Sqrt(tse / nq), "mse": tse / nq, "mae": tae / nq, "per_output": per,
-	})
-}
-
-// scoreDRF runs `forestd score` for a dRF model: one float64 column per
-// response coordinate, named after its target.
-func scoreDRF(env Env, f *forest.Forest, meta model.Meta, modelPath string, paths, keep []string, out string, threads int) error {
-	schema, recs, err := readRecords(paths, nil)
-	if err != nil {
-		return err
-	}
-	defer release(recs)
-	fr, err := frame.FeaturesFromRecords(schema, recs, f.Features, f.Levels)
-	if err != nil {
-		return err
-	}
-	spec := schemas.PredictionSpec{ModelID: meta.ID, ModelVersion: meta.Version}
-	var keepIdx []int
-	for _, k := range keep {
-		ix := schema.FieldIndices(k)
-		if len(ix) == 0 {
-			return fmt.Errorf("--keep: no column %q in the input", k)
-		}
-		keepIdx = append(keepIdx, ix[0])
-		spec.Keep = append(spec.Keep, schema.Field(ix[0]))
-	}
-	targets := f.DRF.Targets
-	if err := schemas.CheckMultiNames(spec, targets); err != nil {
-		return fmt.Errorf("--keep: %w", err)
-	}
-	t0 := time.Now()
-	p, err := manifold.NewPredictor(f, threads)
-	if err != nil {
-		return err
-	}
-	pred, err := p.Predict(fr, threads)
-	if err != nil {
-		return err
-	}
-	secs := time.Since(t0).Seconds()
-	src := paths[0]
-	if len(paths) > 1 {
-		src = fmt.Sprint(paths)
-	}
-	var outRecs []arrow.Record
-	defer release(outRecs)
-	q := len(targets)
-	row := 0
-	for _, r := range recs {
-		n := int(r.NumRows())
-		var kept []arrow.Array
-		for _, ix := range keepIdx {
-			kept = append(kept, r.Column(ix))
-		}
-		rec, err := schemas.BuildMultiPredictions(memory.DefaultAllocator, spec, targets, src, int64(row), kept, pred.Values[row*q:(row+n)*q])
-		if err != nil {
-			return err
-		}
-		outRecs = append(outRecs, rec)
-		row += n
-	}
-	if err := files.WriteFile(out, schemas.MultiPredictions(spec, targets), outRecs, files.WriteOptions{}); err != nil {
-		return err
-	}
-	return writeJSON(env.Stdout, map[string]any{
-		"model": modelPath, "model_id": meta.ID, "rows": fr.NRows, "out": out, "seconds": secs,
-		"rows_per_second": float64(fr.NRows) / math.Max(secs, 1e-9), "targets": targets,
-	})
 }
 
 // selectedBy says how a model's σ_G and γ_G were set, for reports.

@@ -26,7 +26,7 @@ func release(recs []arrow.Record) {
 
 // loadLabelled reads paths into a training frame with the given label.
 func loadLabelled(paths []string, opts frame.Options) (*frame.Frame, error) {
-	if opts.Label == "" {
+	if opts.Label == "" && len(opts.Targets) == 0 {
 		return nil, usagef("--label is required")
 	}
 	schema, recs, err := readRecords(paths, nil)

@@ -20,7 +20,6 @@ import (
 
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
-	"github.com/forestd/forestd/arrowforest/manifold"
 	"github.com/forestd/forestd/arrowforest/model"
 	"github.com/forestd/forestd/connectors/files"
 	"github.com/forestd/forestd/connectors/lake"
@@ -160,7 +159,7 @@ type lakeScorer struct {
 	f        *forest.Forest
 	meta     model.Meta
 	c        *forest.Compiled
-	drf      *manifold.Predictor // a drf model (c is nil): lake_drf.go
+	multi    forest.MultiOutput // a model with several outputs: lake_multi.go
 	model    string
 	out      string
 	keep     []string
@@ -243,8 +242,8 @@ func runScoreLake(env Env, sl *scoreLakeFlags, modelPath string, paths []string,
 		wopts: files.WriteOptions{Compression: sl.compression}}
 	// the columns read: a mapped model reads its mapping's inputs
 	ls.names, ls.levels = f.SourceColumns()
-	if f.Kind == forest.KindDRF { // one column per response (lake_drf.go)
-		if err := ls.setupDRF(); err != nil {
+	if forest.IsMultiOutput(f) { // one column per output (lake_multi.go)
+		if err := ls.setupMulti(); err != nil {
 			return err
 		}
 	}
@@ -269,7 +268,7 @@ func runScoreLake(env Env, sl *scoreLakeFlags, modelPath string, paths []string,
 	// or value, probabilities, passthrough columns) twice: as Arrow
 	// arrays and in the Parquet writer's buffers.
 	out1 := int64(len(meta.ID)+4) + 8 + 128 + 8 + 16 + int64(4*k) + int64(16*len(keep))
-	perRow := int64(4*(len(ls.names)+len(f.Features))+3*4*k) + 2*out1 + ls.drfRowBytes()
+	perRow := int64(4*(len(ls.names)+len(f.Features))+3*4*k) + 2*out1 + ls.multiRowBytes()
 	opts, err := sl.options(0)
 	if err != nil {
 		return err
@@ -409,7 +408,7 @@ func (ls *lakeScorer) prepare(l *lake.Lake) error {
 		ls.keepIdx = append(ls.keepIdx, ix[0])
 		ls.spec.Keep = append(ls.spec.Keep, schema.Field(ix[0]))
 	}
-	return ls.checkDRFNames()
+	return ls.checkMultiNames()
 }
 
 func (ls *lakeScorer) progressBar(total int64, nfiles int) *progressbar.ProgressBar {
@@ -551,8 +550,8 @@ func (ls *lakeScorer) score(l *lake.Lake, b *lake.Batch, r0, r1 int64) (arrow.Re
 	if err != nil {
 		return nil, err
 	}
-	if ls.drf != nil {
-		return ls.scoreDRF(l, b, r0, rec, fr)
+	if ls.multi != nil {
+		return ls.scoreMulti(l, b, r0, rec, fr)
 	}
 	pred, err := ls.c.Predict(fr, 1)
 	if err != nil {

@@ -46,7 +46,11 @@ func (ts *trainSample) loadTraining(paths []string, opts frame.Options, n int, s
 		fr, err := loadLabelled(paths, opts)
 		return fr, nil, err
 	}
-	if opts.Label == "" {
+	labels := opts.Targets // a multi-output target, or the label
+	if opts.Label != "" {
+		labels = []string{opts.Label}
+	}
+	if len(labels) == 0 {
 		return nil, nil, usagef("--label is required")
 	}
 	if len(paths) == 0 {
@@ -74,20 +78,22 @@ func (ts *trainSample) loadTraining(paths []string, opts frame.Options, n int, s
 			return nil, nil, err
 		}
 		for _, c := range all {
-			if c != opts.Label && !slices.Contains(opts.Exclude, c) {
+			if !slices.Contains(labels, c) && !slices.Contains(opts.Exclude, c) {
 				cols = append(cols, c)
 			}
 		}
 	}
-	lopts.Columns = append(slices.Clone(cols), opts.Label)
-	if slices.Contains(cols, opts.Label) {
-		return nil, nil, usagef("--features lists the label %s", opts.Label)
+	lopts.Columns = append(slices.Clone(cols), labels...)
+	for _, lb := range labels {
+		if slices.Contains(cols, lb) {
+			return nil, nil, usagef("--features lists the label %s", lb)
+		}
 	}
 	l, err := lake.OpenFiles(list, lopts)
 	if err != nil {
 		return nil, nil, err
 	}
-	schema, recs, rep, err := l.Sample(context.Background(), lake.SampleOptions{N: n, Mode: mode, Seed: seed, Label: opts.Label})
+	schema, recs, rep, err := l.Sample(context.Background(), lake.SampleOptions{N: n, Mode: mode, Seed: seed, Label: labels[0]})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -40,8 +40,8 @@ func runEval(args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	if f.Kind == forest.KindDRF { // multivariate responses (drf.go)
-		return evalDRF(env, f, meta, *modelPath, append(in.vals, pos...), *label, *threads)
+	if forest.IsMultiOutput(f) { // several outputs (multi.go)
+		return evalMulti(env, f, meta, c, *modelPath, append(in.vals, pos...), *label, *threads)
 	}
 	fr, err := loadLabelled(append(in.vals, pos...), sourceOptions(f, *label)) // source.go
 	if err == nil {
@@ -117,8 +117,8 @@ func runScore(args []string, env Env) error {
 		return err
 	}
 	paths := append(in.vals, pos...)
-	if f.Kind == forest.KindDRF { // one column per response (drf.go)
-		return scoreDRF(env, f, meta, *modelPath, paths, keep.vals, *out, *threads)
+	if forest.IsMultiOutput(f) { // one column per output (multi.go)
+		return scoreMulti(env, f, meta, c, *modelPath, paths, keep.vals, *out, *threads)
 	}
 	schema, recs, err := readRecords(paths, nil)
 	if err != nil {
@@ -214,7 +214,7 @@ func runInspect(args []string, env Env) error {
 		"model": *modelPath, "model_id": meta.ID, "model_version": meta.Version,
 		"forest": f.Kind, "task": f.Task.String(), "label": f.LabelName,
 		"trees": len(f.Trees), "features": f.Features, "n_features": len(f.Features),
-		"classes": f.Classes, "nodes": nodes, "leaves": leaves, "max_depth": depth,
+		"classes": f.Classes, "targets": f.Targets, "nodes": nodes, "leaves": leaves, "max_depth": depth,
 		"params":          f.Params,
 		"importance_kind": primary, "importance": byName(f.Features, f.Importances[primary]),
 		"importances": imps, "top_features": topNames(f.Features, f.Importances[primary]),

@@ -301,6 +301,9 @@ func (c *serveConfig) validate() error {
 		if c.Train.Label == "" {
 			return errors.New("train.label: the train, analyze and select stages need a label column")
 		}
+		if strings.Contains(c.Train.Label, ",") {
+			return fmt.Errorf("train.label: %q names several columns; the daemon trains on one label (train a multi-output forest with forestd train --label a,b,c and score it here)", c.Train.Label)
+		}
 	}
 	t := c.Train
 	if t.Window < 2 || t.MinRows < 2 || t.MinRows > t.Window {

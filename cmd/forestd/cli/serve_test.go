@@ -137,6 +137,7 @@ func TestServeConfigErrors(t *testing.T) {
 		"topics: {features: 'bad topic'}\n":                    "topics.features",
 		"output_format: csv\n":                                 "output_format",
 		"train: {label: ''}\n":                                 "train.label",
+		"train: {label: 'y0,y1'}\n":                            "several columns",
 		"train: {window: 10, min_rows: 20}\n":                  "min_rows",
 		"train: {window_kind: lru}\n":                          "train.window_kind",
 		"train: {retrain_every: soon}\n":                       "train.retrain_every",

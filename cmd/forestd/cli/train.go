@@ -19,7 +19,7 @@ func runTrain(args []string, env Env) error {
 	var in, features, exclude listFlag
 	features.split, exclude.split = true, true
 	fs.Var(&in, "in", "input file or directory (repeatable; Parquet, Arrow IPC, CSV)")
-	label := fs.String("label", "", "label column")
+	label := fs.String("label", "", "label column; several, comma-separated, train one multi-output regression forest (or, with --forest drf, a distance forest)")
 	out := fs.String("out", "", "model file to write")
 	kind := fs.String("forest", "rf", "forest kind: rf (Breiman), sporf (sparse oblique), morf (manifold oblique patches), lfs (local feature sampling), fdm (RF_FDM), drf (distance RF for multivariate responses: --label y0,y1,y2)")
 	local := addLocalFlags(fs)
@@ -69,8 +69,21 @@ func runTrain(args []string, env Env) error {
 	default:
 		return usagef("--forest %s is not available in this build (available: rf, sporf, morf, lfs, fdm, drf)", *kind)
 	}
-	if strings.Contains(*label, ",") {
-		return usagef("--label %s names several columns: --forest %s learns one label per model (train one model per column), while --forest drf learns a multivariate response from several label columns", *label, *kind)
+	fopts := frame.Options{Label: *label, Features: features.vals, Exclude: exclude.vals}
+	if strings.Contains(*label, ",") { // one multi-output regression forest
+		cols, err := labelColumns(*label)
+		if err != nil {
+			return err
+		}
+		if fopts.Label = cols[0]; len(cols) > 1 {
+			fopts.Label, fopts.Targets = "", cols
+			if *kind == "fdm" {
+				return usagef("--label %s names several columns: --forest fdm learns one label (the others learn several as one multi-output regression forest, and --forest drf as a distance forest)", *label)
+			}
+			if *task == "classification" {
+				return usagef("--label %s names several columns, a multi-output regression target; --task classification takes one label", *label)
+			}
+		}
 	}
 	tk, err := frame.ParseTask(*task)
 	if err != nil {
@@ -91,7 +104,8 @@ func runTrain(args []string, env Env) error {
 	if isRows {
 		*sample = "bootstrap"
 	}
-	fr, sampled, err := lakeSample.loadTraining(paths, frame.Options{Label: *label, Task: tk, Features: features.vals, Exclude: exclude.vals}, nSample, *seed)
+	fopts.Task = tk
+	fr, sampled, err := lakeSample.loadTraining(paths, fopts, nSample, *seed)
 	if err != nil {
 		return err
 	}
@@ -146,7 +160,7 @@ func runTrain(args []string, env Env) error {
 	rep := map[string]any{
 		"model": *out, "model_id": meta.ID, "forest": f.Kind, "task": f.Task.String(),
 		"trees": len(f.Trees), "rows": fr.NRows, "skipped_labels": fr.SkippedLabels,
-		"features": fr.P(), "classes": f.Classes, "nodes": nodes, "seconds": secs,
+		"features": fr.P(), "classes": f.Classes, "targets": f.Targets, "nodes": nodes, "seconds": secs,
 		"params": f.Params,
 	}
 	if f.OOB != nil {

@@ -34,21 +34,25 @@ func readStrings(t *testing.T, path, name string) []string {
 	return out
 }
 
-// TestScoreLakeDRF: a drf model scores a two-partition lake (files of
+// TestScoreLakeMulti: a drf model (both prediction modes) and a multi-output
+// rf model score a two-partition lake (files of
 // 2,500 rows, which the lake scorer's chunks of at most 2,048 rows under
 // --max-memory 24MiB split), and every output file equals `forestd score`
 // of its input file row for row: the same model id and version, source
 // and row, kept column and value in each target column, and no
 // single-output prediction column. A --keep column named like a target is
-// a one-line error. Both prediction modes.
-func TestScoreLakeDRF(t *testing.T) {
-	for _, mode := range []string{"algorithm1", "weighted"} {
+// a one-line error.
+func TestScoreLakeMulti(t *testing.T) {
+	for _, mode := range []string{"algorithm1", "weighted", "rf"} {
 		t.Run(mode, func(t *testing.T) {
 			dir := t.TempDir()
 			train, mdl := filepath.Join(dir, "train.parquet"), filepath.Join(dir, "m.arrows")
 			mustRun(t, "gen", "swissroll", "--n", "300", "--seed", "1", "--out", train)
-			mustRun(t, "train", "--in", train, "--label", "y0,y1,y2", "--forest", "drf", "--trees", "10",
-				"--max-features", "3", "--embed-dim", "2", "--drf-predict", mode, "--out", mdl, "--threads", "2")
+			args := []string{"train", "--in", train, "--label", "y0,y1,y2", "--trees", "10", "--max-features", "3", "--out", mdl, "--threads", "2"}
+			if mode != "rf" {
+				args = append(args, "--forest", "drf", "--embed-dim", "2", "--drf-predict", mode)
+			}
+			mustRun(t, args...)
 			root := filepath.Join(dir, "lake")
 			rels := []string{"day=1/a.parquet", "day=2/b.parquet"}
 			for k, rel := range rels {
@@ -91,7 +95,7 @@ func TestScoreLakeDRF(t *testing.T) {
 					}
 				}
 				if _, ok := got[schemas.ColPrediction]; ok {
-					t.Fatalf("%s: a drf output has a %s column", rel, schemas.ColPrediction)
+					t.Fatalf("%s: a multi-output model's output has a %s column", rel, schemas.ColPrediction)
 				}
 			}
 			code, _, errs := run(t, "score", "--model", mdl, "--in", root, "--out", filepath.Join(dir, "bad"), "--keep", "y1")

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/manifold"
 	"github.com/forestd/forestd/arrowforest/synth"
@@ -35,19 +36,38 @@ func swissFrames(t *testing.T, n, nTrain int) (train *frame.Frame, y []float64, 
 	return train, y, test
 }
 
-// TestScoreDRF: a drf model, encoded and decoded as the model topic carries
-// it, scores a message of two records into multi-output predictions (one
-// float64 column per target, with model version, message coordinates and
-// the key column) that equal manifold.Predictor's offline predictions row
-// for row; a key column named like a target is an input error; the model's
-// importances publish as for any forest.
-func TestScoreDRF(t *testing.T) {
+// TestScoreMulti: a drf model and a multi-output rf model, encoded and
+// decoded as the model topic carries them, score a message of two records
+// into multi-output predictions (one float64 column per target, with model
+// version, message coordinates and the key column) that equal the offline
+// predictions (manifold.Predictor, forest.Compiled) row for row; a key
+// column named like a target is an input error; the model's importances
+// publish as for any forest.
+func TestScoreMulti(t *testing.T) {
+	for _, kind := range []string{"drf", "rf"} {
+		t.Run(kind, func(t *testing.T) { testScoreMulti(t, kind) })
+	}
+}
+
+func testScoreMulti(t *testing.T, kind string) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	train, y, test := swissFrames(t, 400, 300)
-	o := manifold.DefaultOptions()
-	o.Trees, o.MaxFeatures, o.Threads, o.EmbedDim = 10, "3", 2, 2
-	f, err := manifold.Train(train, y, []string{"y0", "y1", "y2"}, o)
+	targets := []string{"y0", "y1", "y2"}
+	var f *forest.Forest
+	var err error
+	if kind == "drf" {
+		o := manifold.DefaultOptions()
+		o.Trees, o.MaxFeatures, o.Threads, o.EmbedDim = 10, "3", 2, 2
+		f, err = manifold.Train(train, y, targets, o)
+	} else {
+		if err = train.SetTargets(targets, y); err != nil {
+			t.Fatal(err)
+		}
+		p := forest.DefaultParams(frame.TaskRegression)
+		p.Trees, p.Threads = 10, 2
+		f, err = forest.Train(train, p, forest.TrainOptions{})
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,8 +79,8 @@ func TestScoreDRF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.DRF == nil || m.Compiled != nil || m.Meta.Version != 9 {
-		t.Fatalf("decoded drf model: predictor %v, compiled %v, version %d", m.DRF, m.Compiled, m.Meta.Version)
+	if m.Multi == nil || (m.Compiled != nil) != (kind == "rf") || m.Meta.Version != 9 {
+		t.Fatalf("decoded %s model: predictor %v, compiled %v, version %d", kind, m.Multi, m.Compiled, m.Meta.Version)
 	}
 	cur := NewCurrent()
 	cur.Offer(m)
@@ -85,11 +105,16 @@ func TestScoreDRF(t *testing.T) {
 	if used != m || len(out) != 2 || out[0].NumRows() != 40 || out[1].NumRows() != 60 {
 		t.Fatalf("outputs %v", out)
 	}
-	p, err := manifold.NewPredictor(f, 1)
+	var offline forest.MultiOutput
+	if kind == "drf" {
+		offline, err = manifold.NewPredictor(f, 1)
+	} else {
+		offline, err = forest.Compile(f)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := p.Predict(test, 1)
+	want, err := offline.PredictValues(test, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,8 +138,8 @@ func TestScoreDRF(t *testing.T) {
 				t.Fatalf("row %d: key %v, input %v", g, key.Value(i), test.Cols[0][g])
 			}
 			for r := 0; r < 3; r++ {
-				if v := o.Column(5 + r).(*array.Float64).Value(i); v != want.Values[g*3+r] {
-					t.Fatalf("row %d y%d: daemon %v, offline %v", g, r, v, want.Values[g*3+r])
+				if v := o.Column(5 + r).(*array.Float64).Value(i); v != want[g*3+r] {
+					t.Fatalf("row %d y%d: daemon %v, offline %v", g, r, v, want[g*3+r])
 				}
 			}
 		}

@@ -13,12 +13,13 @@ import (
 	"github.com/forestd/forestd/schemas"
 )
 
-// Scoring distance random forests (Tsagkrasoulis & Montana, dRF paper
-// §2.3, package manifold): a drf model predicts a vector response per row
-// — similarity vector a, distance prediction, MDS out-of-sample point
-// (eqs. 2–3), backscoring (eq. 7) — so its predictions follow
-// schemas.MultiPredictions: one float64 column per response coordinate,
-// named after its target, with the model identity and the message
+// Scoring models with several outputs (forest.MultiOutput): a multi-output
+// regression forest (the mean over trees of the leaves' q means) or a
+// distance random forest (Tsagkrasoulis & Montana, dRF paper §2.3, package
+// manifold: similarity vector a, distance prediction, MDS out-of-sample
+// point, eqs. 2–3, backscoring, eq. 7) predicts a vector per row, so the
+// predictions follow schemas.MultiPredictions: one float64 column per
+// output, named after its target, with the model identity and the message
 // coordinates that single-output predictions carry.
 
 // newDRFModel prepares a drf forest for scoring: manifold.NewPredictor
@@ -29,19 +30,19 @@ func newDRFModel(f *forest.Forest, meta model.Meta, data []byte) (*Model, error)
 	if err != nil {
 		return nil, fmt.Errorf("operators: preparing drf model %s: %w", meta.ID, err)
 	}
-	return &Model{Forest: f, DRF: p, Meta: meta, Bytes: data}, nil
+	return &Model{Forest: f, Multi: p, Meta: meta, Bytes: data}, nil
 }
 
-// scoreDRF scores the frame fr of the message's records recs with the drf
-// model m: one schemas.MultiPredictions record per input record, rows
-// counted across the message from 0. A key column named like a fixed
-// output column or a target is an ErrInput error.
-func (s *Scorer) scoreDRF(m *Model, fr *frame.Frame, spec schemas.PredictionSpec, keyIdx int, recs []arrow.Record, source string) ([]arrow.Record, error) {
-	targets := m.DRF.Targets()
+// scoreMulti scores the frame fr of the message's records recs with the
+// multi-output model m: one schemas.MultiPredictions record per input
+// record, rows counted across the message from 0. A key column named like
+// a fixed output column or a target is an ErrInput error.
+func (s *Scorer) scoreMulti(m *Model, fr *frame.Frame, spec schemas.PredictionSpec, keyIdx int, recs []arrow.Record, source string) ([]arrow.Record, error) {
+	targets := m.Multi.Targets()
 	if err := schemas.CheckMultiNames(spec, targets); err != nil {
 		return nil, fmt.Errorf("%w: key column: %w", ErrInput, err)
 	}
-	pred, err := m.DRF.Predict(fr, s.opts.Threads)
+	values, err := m.Multi.PredictValues(fr, s.opts.Threads)
 	if err != nil {
 		return nil, fmt.Errorf("operators: scoring: %w", err)
 	}
@@ -54,7 +55,7 @@ func (s *Scorer) scoreDRF(m *Model, fr *frame.Frame, spec schemas.PredictionSpec
 		if keyIdx >= 0 {
 			keep = []arrow.Array{r.Column(keyIdx)}
 		}
-		rec, err := schemas.BuildMultiPredictions(s.opts.Mem, spec, targets, source, int64(row), keep, pred.Values[row*q:(row+n)*q])
+		rec, err := schemas.BuildMultiPredictions(s.opts.Mem, spec, targets, source, int64(row), keep, values[row*q:(row+n)*q])
 		if err != nil {
 			for _, o := range out {
 				o.Release()
