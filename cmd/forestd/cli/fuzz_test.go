@@ -16,6 +16,8 @@ func FuzzArgs(f *testing.F) {
 		"gen\x00xor5\x00--p\x003\x00--out\x00/dev/null", "train\x00--max-features\x00-0.5", "--help",
 		"select\x00--in\x00/dev/null\x00--apply\x00m\x00--out\x00o", "train\x00--forest\x00lfs\x00--lfs-min\x003",
 		"train\x00--forest\x00fdm\x00--fdm-groups\x00a,b;c",
+		"train\x00--in\x00/dev/null\x00--label\x00a,,b\x00--out\x00/dev/null", "train\x00--label\x00,\x00--forest\x00fdm",
+		"eval\x00--model\x00/nonexistent\x00--label\x00y0,y1",
 		"analyze\x00--in\x00/dev/null\x00--label\x00y\x00--alpha\x00-1", "analyze\x00--label\x00y\x00--max-rows\x001\x00--stat\x00x",
 	} {
 		f.Add(s)
