@@ -8,12 +8,10 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/model"
-	"github.com/forestd/forestd/connectors/files"
 )
 
 // skMultiTree is testdata/sklearn_multi_tree_*.json
@@ -44,29 +42,6 @@ type skMultiTree struct {
 	Predictions     [][]float64 `json:"predictions"`
 }
 
-// loadMultiShared reads a shared data file into a multi-output regression
-// frame: the features named, the outputs as targets.
-func loadMultiShared(t *testing.T, name string, features, outputs []string) *frame.Frame {
-	t.Helper()
-	path := filepath.Join(dataDir, name)
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	schema, recs, err := files.ReadPaths([]string{path}, files.ReadOptions{Mem: mem})
-	if err != nil {
-		t.Fatalf("shared data (tests need ../shared/data): %v", err)
-	}
-	defer func() {
-		for _, r := range recs {
-			r.Release()
-		}
-	}()
-	fr, err := frame.FromRecords(schema, recs, frame.Options{Features: features, Targets: outputs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fr
-}
-
 // TestMultiOutputTreeMatchesScikitLearn grows one exact multi-output
 // regression tree (three targets at once) on all rows with every feature
 // as a candidate and compares it with scikit-learn's DecisionTreeRegressor
@@ -94,7 +69,7 @@ func TestMultiOutputTreeMatchesScikitLearn(t *testing.T) {
 			if ref.ComparableNodes < 30 || len(ref.ComparableRows) < 300 {
 				t.Fatalf("reference compares only %d nodes and %d rows", ref.ComparableNodes, len(ref.ComparableRows))
 			}
-			fr := loadMultiShared(t, ref.Dataset+".parquet", ref.Features, ref.Outputs)
+			fr := loadSharedOpts(t, ref.Dataset+".parquet", frame.Options{Features: ref.Features, Targets: ref.Outputs})
 			q := len(ref.Outputs)
 			p := forest.DefaultParams(frame.TaskRegression)
 			p.Trees, p.MaxFeatures, p.Split = 1, "all", "exact"

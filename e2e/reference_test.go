@@ -24,6 +24,12 @@ const (
 // loadShared reads a shared data file into a training frame.
 func loadShared(t *testing.T, name, label string, task frame.Task) *frame.Frame {
 	t.Helper()
+	return loadSharedOpts(t, name, frame.Options{Label: label, Task: task})
+}
+
+// loadSharedOpts reads a shared data file into a frame built with opts.
+func loadSharedOpts(t *testing.T, name string, opts frame.Options) *frame.Frame {
+	t.Helper()
 	path := filepath.Join(dataDir, name)
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("shared data missing (tests need ../shared/data): %v", err)
@@ -39,7 +45,7 @@ func loadShared(t *testing.T, name, label string, task frame.Task) *frame.Frame 
 			r.Release()
 		}
 	}()
-	fr, err := frame.FromRecords(schema, recs, frame.Options{Label: label, Task: task})
+	fr, err := frame.FromRecords(schema, recs, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
