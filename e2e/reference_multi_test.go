@@ -8,7 +8,6 @@ import (
 	"slices"
 	"testing"
 
-
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/model"
