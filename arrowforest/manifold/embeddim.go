@@ -38,7 +38,7 @@ import (
 // Options.EmbedDim is 0; those of at least N or above the number of
 // positive MDS eigenvalues are dropped (when none is left, the number of
 // positive eigenvalues is the only candidate).
-var EmbedDimCandidates = []int{2, 3, 4, 6, 8, 12, 16, 24}
+var EmbedDimCandidates = []int{2, 3, 4, 6, 8, 12, 16, 24, 32, 48}
 
 // embedDimCandidates are the candidates for n rows whose MDS has at most
 // avail positive eigenvalues (avail ≤ n − 1), ascending.

@@ -196,7 +196,7 @@ func TestEmbedDimTruncation(t *testing.T) {
 			t.Errorf("n=%d, %d positive eigenvalues: candidates %v, want %v", c.n, c.avail, got, c.want)
 		}
 	}
-	if largestEmbedDim(1000) != 24 || largestEmbedDim(10) != 8 || largestEmbedDim(2) != 1 {
+	if largestEmbedDim(1000) != 48 || largestEmbedDim(10) != 8 || largestEmbedDim(2) != 1 {
 		t.Errorf("largest candidate: %d, %d, %d", largestEmbedDim(1000), largestEmbedDim(10), largestEmbedDim(2))
 	}
 }

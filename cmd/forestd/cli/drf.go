@@ -40,7 +40,7 @@ func addDRFFlags(fs *flags) *drfFlags {
 	return &drfFlags{
 		distance:   fs.String("distance", d.Distance, "drf: response distance, isomap (geodesic on the k-nearest-neighbour graph) or euclidean"),
 		isomapK:    fs.Int("isomap-k", d.IsomapK, "drf: neighbours of the isomap graph"),
-		embedDim:   fs.Int("embed-dim", d.EmbedDim, "drf: MDS embedding dimension m (0 = chosen out of bag among 2,3,4,6,8,12,16,24: one sigma_g/gamma_g search per candidate)"),
+		embedDim:   fs.Int("embed-dim", d.EmbedDim, "drf: MDS embedding dimension m (0 = chosen out of bag among 2,3,4,6,8,12,16,24,32,48: one sigma_g/gamma_g search per candidate)"),
 		sigmaG:     fs.Float64("sigma-g", d.SigmaG, "drf: backscoring kernel bandwidth σ_G of exp(-‖v-w‖²/σ_G) (0 = chosen, see --backscore-select)"),
 		gammaG:     fs.Float64("gamma-g", d.GammaG, "drf: backscoring weight γ_G, regulariser N/γ_G (0 = chosen, see --backscore-select)"),
 		sel:        fs.String("backscore-select", d.Select, "drf: how σ_G/γ_G left 0 are chosen: oob (error at the training rows' out-of-bag predictions) or loo (leave-one-out of the map on the training pairs)"),
