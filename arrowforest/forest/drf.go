@@ -43,6 +43,15 @@ const (
 	SelectedByOOB = "oob"
 )
 
+// EmbedDimError is a candidate embedding dimension m and the out-of-bag
+// mean squared error (per response coordinate) of the dRF pipeline with
+// it: the training rows' out-of-bag predictions on the m-dimensional
+// embedding, backscored by the map refitted without them.
+type EmbedDimError struct {
+	Dim    int     `json:"dim"`
+	OOBMSE float64 `json:"oob_mse"`
+}
+
 // Projection kinds of a DRF's split atoms.
 const (
 	ProjectionAxis   = "axis"
@@ -96,6 +105,11 @@ type DRF struct {
 	// per response coordinate (0 otherwise).
 	SelectedBy string
 	SelectMSE  float64
+	// EmbedDims, when package manifold chose m out of bag (its
+	// Options.EmbedDim 0), are the candidate dimensions with their
+	// out-of-bag errors, in increasing m. Model files do not store them
+	// (the chosen m is len(Eigenvalues)): a model read back has none.
+	EmbedDims []EmbedDimError
 	// Leaves[t][i] is the node index of the leaf of tree t that training
 	// row i was grown into, or -1 when row i was out of bag for tree t.
 	Leaves [][]int32

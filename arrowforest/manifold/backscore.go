@@ -109,49 +109,74 @@ type backscoreFit struct {
 
 // fitBackscore fits the backscoring map g of §2.3.3 to the training
 // embedding and responses: with o.Center the responses minus their mean
-// (the offset, added back by eq. (7)); σ_G and γ_G as o gives them, or
-// chosen when either is 0 — by SelectBackscoreOOB at the out-of-bag
-// points oob when there are at least 3 of them, else by SelectBackscore —;
-// then eq. (8).
+// (the offset, added back by eq. (7)); σ_G and γ_G as chooseSigmaGamma
+// gives them; then eq. (8).
 func fitBackscore(emb *Embedding, y []float64, n, q int, oob *OOBPoints, o *Options) (*backscoreFit, error) {
-	fit := &backscoreFit{sigma: o.SigmaG, gamma: o.GammaG}
-	yc := y
-	if o.Center {
-		fit.offset = make([]float64, q)
-		for i := 0; i < n; i++ {
-			for r := 0; r < q; r++ {
-				fit.offset[r] += y[i*q+r]
-			}
-		}
-		for r := range fit.offset {
-			fit.offset[r] /= float64(n)
-		}
-		yc = make([]float64, n*q)
-		for i := range yc {
-			yc[i] = y[i] - fit.offset[i%q]
-		}
-	}
-	if fit.sigma == 0 || fit.gamma == 0 {
-		var sel Selection
-		var err error
-		if oob != nil && len(oob.Rows) >= 3 {
-			sel, err = SelectBackscoreOOB(emb.Z, n, emb.M, yc, q, *oob, fit.sigma, fit.gamma, o.Threads)
-			fit.selectedBy = SelectOOB
-		} else {
-			sel, err = SelectBackscore(emb.Z, n, emb.M, yc, q, fit.sigma, fit.gamma, o.Threads)
-			fit.selectedBy = SelectLOO
-		}
-		if err != nil {
-			return nil, err
-		}
-		fit.sigma, fit.gamma, fit.selectMSE = sel.Sigma, sel.Gamma, sel.MSE
-	}
-	coef, err := BackscoreCoef(emb.Z, n, emb.M, yc, q, fit.sigma, fit.gamma)
+	yc, offset := centred(y, n, q, o.Center)
+	fit, err := chooseSigmaGamma(emb, yc, n, q, oob, o)
 	if err != nil {
 		return nil, err
 	}
-	fit.coef = coef
+	return fit, fit.solve(emb, yc, n, q, offset)
+}
+
+// centred returns, with center, the responses (N×q) minus their mean and
+// the mean; without, y itself and a nil offset.
+func centred(y []float64, n, q int, center bool) (yc, offset []float64) {
+	if !center {
+		return y, nil
+	}
+	offset = make([]float64, q)
+	for i := 0; i < n; i++ {
+		for r := 0; r < q; r++ {
+			offset[r] += y[i*q+r]
+		}
+	}
+	for r := range offset {
+		offset[r] /= float64(n)
+	}
+	yc = make([]float64, n*q)
+	for i := range yc {
+		yc[i] = y[i] - offset[i%q]
+	}
+	return yc, offset
+}
+
+// chooseSigmaGamma returns σ_G and γ_G of the map from emb to the
+// (centred) responses yc: as o gives them, or chosen when either is 0 —
+// by SelectBackscoreOOB at the out-of-bag points oob when there are at
+// least 3 of them and o.Select is SelectOOB, else by SelectBackscore.
+// The result has no coefficients yet (solve).
+func chooseSigmaGamma(emb *Embedding, yc []float64, n, q int, oob *OOBPoints, o *Options) (*backscoreFit, error) {
+	fit := &backscoreFit{sigma: o.SigmaG, gamma: o.GammaG}
+	if fit.sigma != 0 && fit.gamma != 0 {
+		return fit, nil
+	}
+	var sel Selection
+	var err error
+	if oob != nil && len(oob.Rows) >= 3 && o.Select == SelectOOB {
+		sel, err = SelectBackscoreOOB(emb.Z, n, emb.M, yc, q, *oob, fit.sigma, fit.gamma, o.Threads)
+		fit.selectedBy = SelectOOB
+	} else {
+		sel, err = SelectBackscore(emb.Z, n, emb.M, yc, q, fit.sigma, fit.gamma, o.Threads)
+		fit.selectedBy = SelectLOO
+	}
+	if err != nil {
+		return nil, err
+	}
+	fit.sigma, fit.gamma, fit.selectMSE = sel.Sigma, sel.Gamma, sel.MSE
 	return fit, nil
+}
+
+// solve sets the coefficients of eq. (8) for the chosen σ_G, γ_G and the
+// offset the responses yc were centred by.
+func (fit *backscoreFit) solve(emb *Embedding, yc []float64, n, q int, offset []float64) error {
+	coef, err := BackscoreCoef(emb.Z, n, emb.M, yc, q, fit.sigma, fit.gamma)
+	if err != nil {
+		return err
+	}
+	fit.coef, fit.offset = coef, offset
+	return nil
 }
 
 // medianSquaredDistance is the median of ‖z_i − z_j‖² over pairs i < j of

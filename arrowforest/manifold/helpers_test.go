@@ -4,6 +4,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/forestd/forestd/arrowforest/frame"
@@ -79,4 +80,37 @@ func smallOptions() Options {
 	o.Trees, o.MaxFeatures, o.Threads = 20, "3", 2
 	o.EmbedDim, o.SigmaG, o.GammaG = 2, 100, 200
 	return o
+}
+
+// oobSetup is the input of the out-of-bag σ_G/γ_G search as Train builds
+// it for n swiss-roll rows (the given trees, 3 candidate features, the
+// default m = 10, centred responses): the embedding, the responses and
+// the out-of-bag points.
+func oobSetup(b testing.TB, n, trees int) (*Embedding, []float64, OOBPoints) {
+	b.Helper()
+	tr, _, y, _, _ := swissSplit(b, n, n, 1)
+	o := DefaultOptions()
+	o.Trees, o.MaxFeatures, o.Threads, o.SigmaG, o.GammaG = trees, "3", 2, 100, 200
+	f, err := Train(tr, y, swissTargets, o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := f.DRF
+	d2, err := SquaredDistances(d.Responses, n, 3, d.Distance, d.IsomapK, 2)
+	if err != nil {
+		b.Fatal(err)
+	}
+	emb := &Embedding{N: n, M: d.Dim(), Z: d.Embedding, Lambda: d.Eigenvalues}
+	oob := oobPoints(f.Trees, d.Leaves, tr.Cols, d2, emb, d.Predict, MaxOOBPoints, 2)
+	yc := slices.Clone(d.Responses)
+	for r := 0; r < 3; r++ {
+		var mean float64
+		for i := 0; i < n; i++ {
+			mean += yc[i*3+r] / float64(n)
+		}
+		for i := 0; i < n; i++ {
+			yc[i*3+r] -= mean
+		}
+	}
+	return emb, yc, *oob
 }

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/lapack/lapack64"
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/lapack/gonum"
 )
 
 // Choosing σ_G and γ_G of the backscoring map (eqs. (7)–(9)) from the
@@ -24,9 +26,7 @@ import (
 //
 //	y_i − g₋ᵢ(z_i) = (y_i − g(z_i)) / (1 − H_ii) = C_i / (A⁻¹)_ii,
 //
-// since Y − K·C = (N/γ)·C and 1 − H_ii = (N/γ)·(A⁻¹)_ii. One Cholesky
-// factorisation of A and inverse of its factor per grid point give all N
-// residuals.
+// since Y − K·C = (N/γ)·C and 1 − H_ii = (N/γ)·(A⁻¹)_ii.
 // Among the grid points whose leave-one-out error is within one standard
 // error of the smallest, the smoothest — fewest effective degrees of
 // freedom df = tr(H) = N − (N/γ)·tr(A⁻¹) (ESL §5.4.1, §7.6) — is chosen:
@@ -44,10 +44,23 @@ import (
 //
 //	g₋ᵢ(ẑ_i) = g(ẑ_i) − (k(ẑ_i)ᵀA⁻¹e_i)·C_i/(A⁻¹)_ii,
 //
-// with k(ẑ_i)ᵀA⁻¹e_i = Σ_j (k(ẑ_i)ᵀU⁻¹)_j·(U⁻¹)_ij. This error is the
-// prediction error of the whole dRF pipeline on unseen rows (up to the
-// embedding, which saw y_i), so the grid point of least error is chosen,
-// without the one-standard-error rule.
+// This error is the prediction error of the whole dRF pipeline on unseen
+// rows (up to the embedding, which saw y_i), so the grid point of least
+// error is chosen, without the one-standard-error rule.
+//
+// Cost. A factorisation of A per grid point costs O(N³) (a Cholesky
+// factorisation, the inverse of its factor for (A⁻¹)_ii and an
+// N_oob×N×N product for k(ẑ_i)ᵀA⁻¹e_i). But γ enters A only as the shift
+// N/γ of K, which a similarity transformation leaves alone: once per σ, K
+// is reduced to tridiagonal form K = Q·T·Qᵀ (Householder, O(N³)) and
+// P = K_oob·Q formed (O(N_oob·N²)); then every γ costs O(N²) — an LDLᵀ
+// factorisation of the tridiagonal T + (N/γ)·I and solves with it
+// (looEval.point). Tridiagonal rather than diagonal (the eigendecomposition
+// K = V·Λ·Vᵀ, with which (A⁻¹)_ii = Σ_j V_ij²/(λ_j + N/γ)) because the
+// reduction is the first of the eigensolver's three steps and about half
+// its time (gonum's dsytrd + dorgtr against dsyev, N = 1000: 0.49 s
+// against 1.0 s), while the extra O(N²) solve per γ is small. The errors
+// equal the Cholesky computation's to rounding (select_ref_test.go).
 
 // Selection is the outcome of SelectBackscore.
 type Selection struct {
@@ -86,9 +99,11 @@ type looPoint struct {
 // offset). A positive sigma or gamma is kept fixed and only the other is
 // searched. The search evaluates every other point of the grid first and
 // then the neighbours of the best; the one-standard-error rule picks among
-// all points evaluated. Up to threads grid points of one σ are evaluated
-// at once (memory: 8·N² bytes for the kernel matrix and as much per thread);
-// the result does not depend on threads.
+// all points evaluated. Up to threads σ's are evaluated at once, each
+// reducing its kernel matrix once for all its γ's (memory per thread:
+// 16·N² bytes for Qᵀ and a solve, and 8·N·N_oob for P out of bag; one
+// more σ's Qᵀ and P are kept for the fine pass); the result does not
+// depend on threads.
 func SelectBackscore(z []float64, n, m int, y []float64, q int, sigma, gamma float64, threads int) (Selection, error) {
 	sel, _, err := selectBackscore(z, n, m, y, q, nil, sigma, gamma, threads)
 	return sel, err
@@ -147,6 +162,15 @@ func selectBackscore(z []float64, n, m int, y []float64, q int, oob *OOBPoints, 
 	ev.oob = oob
 	done := map[[2]int]*looPoint{}
 	var order []*looPoint
+	// kept holds the kernels of the σ of the least error so far: the fine
+	// pass evaluates more γ's of that σ. It saves time only; what is
+	// evaluated does not depend on it.
+	var (
+		mu     sync.Mutex
+		kept   *kernels
+		keptSI = -1
+		keptP  *looPoint
+	)
 	run := func(idx [][2]int) {
 		var todo [][2]int
 		for _, ij := range idx {
@@ -154,23 +178,49 @@ func selectBackscore(z []float64, n, m int, y []float64, q int, oob *OOBPoints, 
 				todo = append(todo, ij)
 			}
 		}
-		// one σ at a time: its kernel matrix is built once for its γ's
-		res := make([]*looPoint, len(todo))
+		// groups of one σ (todo lists each σ's points together)
+		var groups [][2]int // [lo, hi) in todo
 		for lo := 0; lo < len(todo); {
 			hi := lo
 			for hi < len(todo) && todo[hi][0] == todo[lo][0] {
 				hi++
 			}
-			k := ev.gram(sigmas[todo[lo][0]])
-			parallelRows(hi-lo, threads, func(t int) {
-				ij := todo[lo+t]
-				res[lo+t] = ev.point(k, sigmas[ij[0]], gammas[ij[1]])
-				res[lo+t].si, res[lo+t].gi = ij[0], ij[1]
-			})
+			groups = append(groups, [2]int{lo, hi})
 			lo = hi
 		}
+		res := make([]*looPoint, len(todo))
+		// up to threads σ's at once; each builds its kernels once and
+		// evaluates its γ's in turn
+		parallelRows(len(groups), threads, func(g int) {
+			lo, hi := groups[g][0], groups[g][1]
+			si := todo[lo][0]
+			mu.Lock()
+			ks := kept
+			if keptSI != si {
+				ks = nil
+			}
+			mu.Unlock()
+			if ks == nil {
+				k := ev.gram(sigmas[si])
+				ks = &k
+			}
+			var gb *looPoint // this σ's best, by bestPoint's rule
+			for t := lo; t < hi; t++ {
+				ij := todo[t]
+				p := ev.point(*ks, sigmas[si], gammas[ij[1]])
+				p.si, p.gi, p.evaluatedOrder = ij[0], ij[1], len(order)+t
+				res[t] = p
+				if p.ok && (gb == nil || p.mse < gb.mse) {
+					gb = p
+				}
+			}
+			mu.Lock()
+			if gb != nil && (keptP == nil || gb.mse < keptP.mse || gb.mse == keptP.mse && gb.evaluatedOrder < keptP.evaluatedOrder) {
+				kept, keptSI, keptP = ks, si, gb
+			}
+			mu.Unlock()
+		})
 		for k, ij := range todo {
-			res[k].evaluatedOrder = len(order)
 			done[ij] = res[k]
 			order = append(order, res[k])
 		}
@@ -229,91 +279,151 @@ type looEval struct {
 	z    []float64
 	n, m int
 	y    []float64 // n×q row-major
+	yt   []float64 // yᵀ, q×n
 	q    int
 	oob  *OOBPoints
 }
 
-// kernels are the Gaussian kernel matrices of one σ: k (N×N) between the
-// training points, ko (len(oob.Rows)×N) from the out-of-bag points to them.
-type kernels struct{ k, ko []float64 }
+// kernels is what the error at any γ of one σ needs: the Gaussian kernel
+// matrix of eq. (9) reduced to tridiagonal form, K = Q·T·Qᵀ, and the
+// products of Q with the responses and the out-of-bag kernel matrix.
+type kernels struct {
+	qt   []float64 // Qᵀ, N×N row-major
+	d, e []float64 // T's diagonal (N) and off-diagonal (N−1)
+	w    []float64 // QᵀY, N×q
+	pt   []float64 // Qᵀ·K_oobᵀ = (K_oob·Q)ᵀ, N×len(oob.Rows); nil without out-of-bag points
+	no   int       // out-of-bag points
+}
 
 func newLOOEval(z []float64, n, m int, y []float64, q int) *looEval {
-	return &looEval{z: z, n: n, m: m, y: slices.Clone(y), q: q}
+	yt := make([]float64, q*n)
+	for i := 0; i < n; i++ {
+		for r := 0; r < q; r++ {
+			yt[r*n+i] = y[i*q+r]
+		}
+	}
+	return &looEval{z: z, n: n, m: m, y: slices.Clone(y), yt: yt, q: q}
 }
 
-// gram returns the Gaussian kernel matrices of eq. (9) for σ (row-major).
+// gram builds the Gaussian kernel matrices of eq. (9) for σ — K (N×N)
+// between the training points and K_oob (len(oob.Rows)×N) from the
+// out-of-bag points to them — and reduces K to tridiagonal form by
+// Householder reflections (LAPACK dsytrd, dorgtr: Golub & Van Loan,
+// Matrix Computations, 4th ed., §8.3.1), about 8N³/3 flops once per σ.
 func (e *looEval) gram(sigma float64) kernels {
-	n, m := e.n, e.m
-	k := make([]float64, n*n)
+	n, m, q := e.n, e.m, e.q
+	a := make([]float64, n*n) // upper triangle of K; dsytrd reads no other
 	for i := 0; i < n; i++ {
 		zi := e.z[i*m : i*m+m]
-		k[i*n+i] = 1
+		a[i*n+i] = 1
 		for j := i + 1; j < n; j++ {
-			v := gaussian(zi, e.z[j*m:j*m+m], sigma)
-			k[i*n+j], k[j*n+i] = v, v
+			a[i*n+j] = gaussian(zi, e.z[j*m:j*m+m], sigma)
 		}
 	}
-	var ko []float64
+	var impl gonum.Implementation
+	ks := kernels{d: make([]float64, n), e: make([]float64, n-1)}
+	tau := make([]float64, n-1)
+	work := []float64{0}
+	impl.Dsytrd(blas.Upper, n, a, n, ks.d, ks.e, tau, work, -1)
+	lwork := int(work[0])
+	impl.Dorgtr(blas.Upper, n, a, n, tau, work, -1)
+	lwork = max(lwork, int(work[0]), 1)
+	work = make([]float64, lwork)
+	impl.Dsytrd(blas.Upper, n, a, n, ks.d, ks.e, tau, work, lwork)
+	impl.Dorgtr(blas.Upper, n, a, n, tau, work, lwork)
+	for i := 0; i < n; i++ { // a = Q → Qᵀ in place
+		for j := i + 1; j < n; j++ {
+			a[i*n+j], a[j*n+i] = a[j*n+i], a[i*n+j]
+		}
+	}
+	ks.qt = a
+	ks.w = make([]float64, n*q) // QᵀY
+	for j := 0; j < n; j++ {
+		for r := 0; r < q; r++ {
+			ks.w[j*q+r] = floats.Dot(a[j*n:j*n+n], e.yt[r*n:r*n+n])
+		}
+	}
 	if e.oob != nil {
 		no := len(e.oob.Rows)
-		ko = make([]float64, no*n)
-		for o := 0; o < no; o++ {
-			zo := e.oob.Z[o*m : o*m+m]
-			for j := 0; j < n; j++ {
-				ko[o*n+j] = gaussian(zo, e.z[j*m:j*m+m], sigma)
+		kot := make([]float64, n*no) // K_oobᵀ
+		for j := 0; j < n; j++ {
+			zj := e.z[j*m : j*m+m]
+			for o := 0; o < no; o++ {
+				kot[j*no+o] = gaussian(e.oob.Z[o*m:o*m+m], zj, sigma)
 			}
 		}
+		pt := blas64.General{Rows: n, Cols: no, Stride: no, Data: make([]float64, n*no)}
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, blas64.General{Rows: n, Cols: n, Stride: n, Data: a},
+			blas64.General{Rows: n, Cols: no, Stride: no, Data: kot}, 0, pt)
+		ks.pt, ks.no = pt.Data, no
 	}
-	return kernels{k: k, ko: ko}
+	return ks
 }
 
-// point evaluates, from the kernel matrices of σ, the cross-validated
-// error at (σ, γ): the mean over rows and outputs of the squared
-// leave-one-out residuals (C_ir/(A⁻¹)_ii)² — or, with out-of-bag points,
-// of y_ir − g₋ᵢ(ẑ_i)_r (oobResiduals) —, its standard error over rows, and
-// df = N − (N/γ)·tr(A⁻¹). With the Cholesky factor A = UᵀU and its inverse
-// U⁻¹ (LAPACK dpotrf, dtrtri), (A⁻¹)_ii is the squared norm of row i of
-// U⁻¹ and C = U⁻¹·(U⁻ᵀ·Y). ok is false when A is not numerically positive
-// definite.
+// point evaluates, from the tridiagonal form of σ's kernel matrix, the
+// cross-validated error at (σ, γ): the mean over rows and outputs of the
+// squared leave-one-out residuals (C_ir/(A⁻¹)_ii)² — or, with out-of-bag
+// points, of y_ir − g₋ᵢ(ẑ_i)_r (oobResiduals) —, its standard error over
+// rows, and df = N − (N/γ)·tr(A⁻¹).
+//
+// A = K + (N/γ)·I = Q·(T + (N/γ)·I)·Qᵀ: the shift leaves Q alone, so each
+// γ costs one LDLᵀ factorisation of the tridiagonal T + (N/γ)·I (LAPACK
+// dpttrf, O(N)) and solves with it: X = (T + (N/γ)·I)⁻¹·Qᵀ (N right-hand
+// sides, O(N²)), whence A⁻¹ = Q·X, (A⁻¹)_ii = Σ_j Q_ij·X_ji and
+// C = A⁻¹·Y = Q·((T + (N/γ)·I)⁻¹·QᵀY). T + (N/γ)·I is similar to A,
+// which is symmetric positive definite (K is positive semi-definite: the
+// Gaussian kernel is positive definite), so the factorisation needs no
+// pivoting and is backward stable (Higham, Accuracy and Stability of
+// Numerical Algorithms, 2nd ed., §9.5); nothing is clamped. ok is false
+// when a pivot is not positive, which happens only when N/γ is below the
+// rounding level of K (ε·‖K‖), as a Cholesky factorisation of A would
+// fail there too.
 func (e *looEval) point(ks kernels, sigma, gamma float64) *looPoint {
 	n, q := e.n, e.q
 	p := &looPoint{sigma: sigma, gamma: gamma}
 	ridge := float64(n) / gamma
-	a := slices.Clone(ks.k)
-	for i := 0; i < n; i++ {
-		a[i*n+i] += ridge
+	var impl gonum.Implementation
+	d := make([]float64, n)
+	for i, v := range ks.d {
+		d[i] = v + ridge
 	}
-	u, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: n, Data: a})
-	if !ok || !lapack64.Trtri(u) {
+	off := slices.Clone(ks.e)
+	if !impl.Dpttrf(n, d, off) {
 		return p
 	}
-	c := blas64.General{Rows: n, Cols: q, Stride: q, Data: slices.Clone(e.y)}
-	blas64.Trmm(blas.Left, blas.Trans, 1, u, c)
-	blas64.Trmm(blas.Left, blas.NoTrans, 1, u, c)
-	// diag[i] = (A⁻¹)_ii, the squared norm of row i of U⁻¹ (upper triangle)
+	x := slices.Clone(ks.qt)
+	impl.Dpttrs(n, n, d, off, x, n)
+	wp := slices.Clone(ks.w)
+	impl.Dpttrs(n, q, d, off, wp, q)
+	// diag[i] = (A⁻¹)_ii = Σ_j (Qᵀ)_ji·X_ji
 	diag := make([]float64, n)
-	var tr float64
-	for i := 0; i < n; i++ {
-		var d float64
-		for _, x := range a[i*n+i : i*n+n] {
-			d += x * x
+	for j := 0; j < n; j++ {
+		qr, xr := ks.qt[j*n:j*n+n], x[j*n:j*n+n]
+		for i := range diag {
+			diag[i] += qr[i] * xr[i]
 		}
-		diag[i] = d
-		tr += d
 	}
+	var tr float64
+	for _, v := range diag {
+		tr += v
+	}
+	// Cᵀ = (Q·W)ᵀ, W = (T + (N/γ)·I)⁻¹·QᵀY (q×N: long rows for the BLAS)
+	ct := blas64.General{Rows: q, Cols: n, Stride: n, Data: make([]float64, q*n)}
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, blas64.General{Rows: n, Cols: q, Stride: q, Data: wp},
+		blas64.General{Rows: n, Cols: n, Stride: n, Data: ks.qt}, 0, ct)
 	var rows []float64 // per-row mean squared residual over the q outputs
 	if e.oob == nil {
 		rows = make([]float64, n)
 		for i := 0; i < n; i++ {
 			var row float64
 			for r := 0; r < q; r++ {
-				res := c.Data[i*q+r] / diag[i]
+				res := ct.Data[r*n+i] / diag[i]
 				row += res * res
 			}
 			rows[i] = row / float64(q)
 		}
 	} else {
-		rows = e.oobResiduals(ks.ko, u, c, diag)
+		rows = e.oobResiduals(ks, x, wp, ct.Data, diag)
 	}
 	var sum, sum2 float64
 	for _, row := range rows {
@@ -330,28 +440,27 @@ func (e *looEval) point(ks kernels, sigma, gamma float64) *looPoint {
 
 // oobResiduals returns, per out-of-bag point k of training row i, the mean
 // over outputs of (y_ir − g₋ᵢ(ẑ_k)_r)², with g₋ᵢ(ẑ) = g(ẑ) −
-// (k(ẑ)ᵀA⁻¹e_i)·C_i/(A⁻¹)_ii (see the top of this file). ko is the
-// out-of-bag kernel matrix, uinv = U⁻¹ (upper), c = C, diag the (A⁻¹)_ii.
-func (e *looEval) oobResiduals(ko []float64, uinv blas64.Triangular, c blas64.General, diag []float64) []float64 {
-	n, q := e.n, e.q
-	no := len(e.oob.Rows)
-	kg := blas64.General{Rows: no, Cols: n, Stride: n, Data: ko}
-	g := blas64.General{Rows: no, Cols: q, Stride: q, Data: make([]float64, no*q)}
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, kg, c, 0, g) // g(ẑ_k) = k(ẑ_k)ᵀC
-	ku := blas64.General{Rows: no, Cols: n, Stride: n, Data: slices.Clone(ko)}
-	blas64.Trmm(blas.Right, blas.NoTrans, 1, uinv, ku) // k(ẑ_k)ᵀU⁻¹
+// (k(ẑ)ᵀA⁻¹e_i)·C_i/(A⁻¹)_ii (see the top of this file). With
+// P = K_oob·Q (ks.pt holds Pᵀ), X = (T + (N/γ)·I)⁻¹·Qᵀ and
+// W = (T + (N/γ)·I)⁻¹·QᵀY (wp): g(ẑ_k) = k(ẑ_k)ᵀC = (P·W)_k and
+// k(ẑ_k)ᵀA⁻¹e_i = Σ_j P_kj·X_ji. ct = Cᵀ (q×N), diag the (A⁻¹)_ii.
+func (e *looEval) oobResiduals(ks kernels, x, wp, ct, diag []float64) []float64 {
+	n, q, no := e.n, e.q, ks.no
+	gt := blas64.General{Rows: q, Cols: no, Stride: no, Data: make([]float64, q*no)} // g(ẑ_k)ᵀ
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, blas64.General{Rows: n, Cols: q, Stride: q, Data: wp},
+		blas64.General{Rows: n, Cols: no, Stride: no, Data: ks.pt}, 0, gt)
+	s := make([]float64, no) // s_k = k(ẑ_k)ᵀA⁻¹e_i
+	for j := 0; j < n; j++ {
+		pr, xr := ks.pt[j*no:j*no+no], x[j*n:j*n+n]
+		for k, i := range e.oob.Rows {
+			s[k] += pr[k] * xr[i]
+		}
+	}
 	out := make([]float64, no)
 	for k, i := range e.oob.Rows {
-		// s = k(ẑ_k)ᵀA⁻¹e_i = Σ_{j≥i} (k(ẑ_k)ᵀU⁻¹)_j·(U⁻¹)_ij
-		var s float64
-		urow := uinv.Data[int(i)*n : int(i)*n+n]
-		kurow := ku.Data[k*n : k*n+n]
-		for j := int(i); j < n; j++ {
-			s += kurow[j] * urow[j]
-		}
 		var row float64
 		for r := 0; r < q; r++ {
-			pred := g.Data[k*q+r] - s*c.Data[int(i)*q+r]/diag[i]
+			pred := gt.Data[r*no+k] - s[k]*ct[r*n+int(i)]/diag[i]
 			res := e.y[int(i)*q+r] - pred
 			row += res * res
 		}

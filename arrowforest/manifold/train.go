@@ -48,7 +48,10 @@ type Options struct {
 	Distance string
 	IsomapK  int
 	// EmbedDim is m, the MDS embedding dimension (§2.3.2; fewer when the
-	// distance matrix has fewer positive eigenvalues).
+	// distance matrix has fewer positive eigenvalues), or 0: chosen out
+	// of bag among EmbedDimCandidates (embeddim.go; the candidates' errors
+	// are forest.DRF.EmbedDims). Choosing m runs the σ_G/γ_G search once
+	// per candidate, and needs at least 3 training rows out of bag.
 	EmbedDim int
 	// SigmaG and GammaG are σ_G and γ_G of eqs. (8)–(9). Either left 0 is
 	// chosen as Select says (the other, when given, stays fixed).
@@ -171,8 +174,8 @@ func (o *Options) validate(p int) (mtry int, err error) {
 	default:
 		return 0, fmt.Errorf("unknown distance %q (want %s or %s)", o.Distance, forest.DistanceEuclidean, forest.DistanceIsomap)
 	}
-	if o.EmbedDim < 1 {
-		return 0, fmt.Errorf("embedding dimension %d must be at least 1", o.EmbedDim)
+	if o.EmbedDim < 0 {
+		return 0, fmt.Errorf("embedding dimension %d must not be negative (0 = chosen out of bag)", o.EmbedDim)
 	}
 	if o.SigmaG < 0 || math.IsNaN(o.SigmaG) || math.IsInf(o.SigmaG, 0) {
 		return 0, fmt.Errorf("sigma_g %v must be positive and finite (0 = chosen)", o.SigmaG)
@@ -299,17 +302,26 @@ func Train(x *frame.Frame, y []float64, targets []string, opts Options) (*forest
 	if err != nil {
 		return nil, err
 	}
-	emb, err := ClassicalMDS(d2, n, opts.EmbedDim, opts.Threads)
-	if err != nil {
-		return nil, err
-	}
-	var oob *OOBPoints
-	if (opts.SigmaG == 0 || opts.GammaG == 0) && opts.Select == SelectOOB {
-		oob = oobPoints(trees, leaves, cols, d2, emb, opts.Predict, MaxOOBPoints, opts.Threads)
-	}
-	bs, err := fitBackscore(emb, y, n, q, oob, &opts)
-	if err != nil {
-		return nil, err
+	var (
+		emb  *Embedding
+		bs   *backscoreFit
+		dims []forest.EmbedDimError
+	)
+	if opts.EmbedDim == 0 {
+		if emb, bs, dims, err = chooseEmbedDim(ctx, trees, leaves, cols, d2, y, n, q, &opts); err != nil {
+			return nil, err
+		}
+	} else {
+		if emb, err = ClassicalMDS(d2, n, opts.EmbedDim, opts.Threads); err != nil {
+			return nil, err
+		}
+		var oob *OOBPoints
+		if (opts.SigmaG == 0 || opts.GammaG == 0) && opts.Select == SelectOOB {
+			oob = oobPoints(trees, leaves, cols, d2, emb, opts.Predict, MaxOOBPoints, opts.Threads)
+		}
+		if bs, err = fitBackscore(emb, y, n, q, oob, &opts); err != nil {
+			return nil, err
+		}
 	}
 
 	p := forest.Params{
@@ -330,7 +342,7 @@ func Train(x *frame.Frame, y []float64, targets []string, opts Options) (*forest
 			Targets: slices.Clone(targets), Distance: opts.Distance, IsomapK: opts.IsomapK,
 			Projection: opts.Projection, SigmaG: bs.sigma, GammaG: bs.gamma, Predict: opts.Predict, InputRows: inputRows,
 			Responses: y, Embedding: emb.Z, Eigenvalues: emb.Lambda, Coef: bs.coef, Offset: bs.offset,
-			SelectedBy: bs.selectedBy, SelectMSE: bs.selectMSE, Leaves: leaves,
+			SelectedBy: bs.selectedBy, SelectMSE: bs.selectMSE, EmbedDims: dims, Leaves: leaves,
 		},
 	}
 	if err := f.ValidateDRF(); err != nil {

@@ -241,7 +241,10 @@ func TestTrainRejects(t *testing.T) {
 	bad("lambda for axis", func(o *Options) { o.Lambda = 2 }, nil, nil)
 	bad("distance", func(o *Options) { o.Distance = "cosine" }, nil, nil)
 	bad("isomap k", func(o *Options) { o.IsomapK = 60 }, nil, nil)
-	bad("embed dim", func(o *Options) { o.EmbedDim = 0 }, nil, nil)
+	bad("embed dim", func(o *Options) { o.EmbedDim = -1 }, nil, nil)
+	bad("embed dim 0 without out-of-bag rows", func(o *Options) {
+		o.EmbedDim, o.Sample, o.SampleFraction = 0, "subsample", 1
+	}, nil, nil)
 	bad("sigma", func(o *Options) { o.SigmaG = -1 }, nil, nil)
 	bad("selection", func(o *Options) { o.Select = "cv" }, nil, nil)
 	bad("gamma", func(o *Options) { o.GammaG = -2 }, nil, nil)

@@ -36,7 +36,7 @@ func addDRFFlags(fs *flags) *drfFlags {
 	return &drfFlags{
 		distance:   fs.String("distance", d.Distance, "drf: response distance, isomap (geodesic on the k-nearest-neighbour graph) or euclidean"),
 		isomapK:    fs.Int("isomap-k", d.IsomapK, "drf: neighbours of the isomap graph"),
-		embedDim:   fs.Int("embed-dim", d.EmbedDim, "drf: MDS embedding dimension m"),
+		embedDim:   fs.Int("embed-dim", d.EmbedDim, "drf: MDS embedding dimension m (0 = chosen out of bag among 2,3,4,6,8,12,16,24,32,48: one sigma_g/gamma_g search per candidate)"),
 		sigmaG:     fs.Float64("sigma-g", d.SigmaG, "drf: backscoring kernel bandwidth σ_G of exp(-‖v-w‖²/σ_G) (0 = chosen, see --backscore-select)"),
 		gammaG:     fs.Float64("gamma-g", d.GammaG, "drf: backscoring weight γ_G, regulariser N/γ_G (0 = chosen, see --backscore-select)"),
 		sel:        fs.String("backscore-select", d.Select, "drf: how σ_G/γ_G left 0 are chosen: oob (error at the training rows' out-of-bag predictions) or loo (leave-one-out of the map on the training pairs)"),
@@ -152,8 +152,8 @@ func (d *drfFlags) train(fs *flags, env Env, paths []string) error {
 		return usagef("--distance %q: want isomap or euclidean", o.Distance)
 	case o.Distance == forest.DistanceIsomap && o.IsomapK < 1:
 		return usagef("--isomap-k must be at least 1, got %d", o.IsomapK)
-	case o.EmbedDim < 1:
-		return usagef("--embed-dim must be at least 1, got %d", o.EmbedDim)
+	case o.EmbedDim < 0:
+		return usagef("--embed-dim must not be negative (0 = chosen out of bag), got %d", o.EmbedDim)
 	case o.SigmaG < 0 || math.IsNaN(o.SigmaG) || math.IsInf(o.SigmaG, 0):
 		return usagef("--sigma-g must be positive (or 0: chosen, see --backscore-select), got %v", o.SigmaG)
 	case o.GammaG < 0 || math.IsNaN(o.GammaG) || math.IsInf(o.GammaG, 0):
@@ -196,10 +196,18 @@ func (d *drfFlags) train(fs *flags, env Env, paths []string) error {
 	for _, t := range f.Trees {
 		nodes += t.NumNodes()
 	}
+	info := drfInfo(f)
+	// how m was set (the model stores the embedding only, so train alone
+	// reports this): the candidates' out-of-bag errors when chosen
+	info["embed_dim_selected_by"] = "flags"
+	if f.DRF.EmbedDims != nil {
+		info["embed_dim_selected_by"] = "out-of-bag"
+		info["embed_dim_candidates"] = f.DRF.EmbedDims
+	}
 	return writeJSON(env.Stdout, map[string]any{
 		"model": flagValue[string](fs, "out"), "model_id": meta.ID, "forest": f.Kind, "task": f.Task.String(),
 		"trees": len(f.Trees), "rows": fr.NRows, "skipped_labels": skipped, "features": fr.P(),
-		"targets": resp.Targets, "nodes": nodes, "seconds": secs, "params": f.Params, "drf": drfInfo(f),
+		"targets": resp.Targets, "nodes": nodes, "seconds": secs, "params": f.Params, "drf": info,
 	})
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/forestd/forestd/arrowforest/manifold"
 	"github.com/forestd/forestd/connectors/files"
 )
 
@@ -118,6 +119,30 @@ func TestDRFCommands(t *testing.T) {
 			t.Fatalf("--backscore-select %q: selected by %v, error %v; want %s", sel, d["sigma_gamma_selected_by"], d["select_mse"], want)
 		}
 	}
+	if d := tr["drf"].(map[string]any); d["embed_dim_selected_by"] != "flags" || d["embed_dim_candidates"] != nil {
+		t.Fatalf("--embed-dim 2 reported as %v, candidates %v", d["embed_dim_selected_by"], d["embed_dim_candidates"])
+	}
+	// --embed-dim 0: m chosen out of bag, the candidate of least error
+	d := mustRun(t, "train", "--in", data, "--label", "y0,y1,y2", "--exclude", "y0_true,y1_true,y2_true",
+		"--forest", "drf", "--trees", "10", "--max-features", "3", "--embed-dim", "0", "--sigma-g", "100",
+		"--gamma-g", "200", "--out", filepath.Join(dir, "e.arrows"))["drf"].(map[string]any)
+	cands, _ := d["embed_dim_candidates"].([]any)
+	if d["embed_dim_selected_by"] != "out-of-bag" || len(cands) != len(manifold.EmbedDimCandidates) {
+		t.Fatalf("--embed-dim 0 reported as %v with candidates %v", d["embed_dim_selected_by"], d["embed_dim_candidates"])
+	}
+	bestDim, bestErr := 0.0, math.Inf(1)
+	for k, c := range cands {
+		c := c.(map[string]any)
+		if int(num(t, c, "dim")) != manifold.EmbedDimCandidates[k] || !(num(t, c, "oob_mse") > 0) {
+			t.Fatalf("candidate %d: %v", k, c)
+		}
+		if num(t, c, "oob_mse") < bestErr {
+			bestDim, bestErr = num(t, c, "dim"), num(t, c, "oob_mse")
+		}
+	}
+	if num(t, d, "embed_dim") != bestDim || len(d["eigenvalues"].([]any)) != int(bestDim) {
+		t.Fatalf("--embed-dim 0: embedding of dimension %v (%d eigenvalues), least out-of-bag error at %v", d["embed_dim"], len(d["eigenvalues"].([]any)), bestDim)
+	}
 	in := mustRun(t, "inspect", "--model", mdl)
 	hasKeys(t, "inspect", in, "forest", "trees", "features", "importance", "drf")
 	if in["forest"] != "drf" || in["label"] != "y0,y1,y2" {
@@ -199,7 +224,8 @@ func TestDRFBadInput(t *testing.T) {
 	}{
 		{[]string{"--label", "y0,y1,y2", "--distance", "cosine"}, ExitUsage, "--distance"},
 		{[]string{"--label", "y0,y1,y2", "--isomap-k", "0"}, ExitUsage, "--isomap-k"},
-		{[]string{"--label", "y0,y1,y2", "--embed-dim", "0"}, ExitUsage, "--embed-dim"},
+		{[]string{"--label", "y0,y1,y2", "--embed-dim", "-1"}, ExitUsage, "--embed-dim"},
+		{[]string{"--label", "y0,y1,y2", "--embed-dim", "0", "--sample", "subsample", "--sample-fraction", "1"}, ExitError, "out of bag"},
 		{[]string{"--label", "y0,y1,y2", "--gamma-g", "-1"}, ExitUsage, "--gamma-g"},
 		{[]string{"--label", "y0,y1,y2", "--sigma-g", "-1"}, ExitUsage, "--sigma-g"},
 		{[]string{"--label", "y0,y1,y2", "--max-rows", "1"}, ExitUsage, "--max-rows"},
@@ -241,7 +267,7 @@ func TestDRFBadInput(t *testing.T) {
 // stderr, never an internal error.
 func FuzzDRFFlags(f *testing.F) {
 	for _, s := range []string{
-		"--isomap-k\x003", "--embed-dim\x0050", "--sigma-g\x001e-300", "--gamma-g\x001e300",
+		"--isomap-k\x003", "--embed-dim\x0050", "--embed-dim\x000", "--embed-dim\x00-1", "--sigma-g\x001e-300", "--gamma-g\x001e300",
 		"--projection\x00sparse\x00--lambda\x000.01", "--max-rows\x005", "--distance\x00euclidean\x00--isomap-k\x009",
 		"--max-features\x000.5", "--sample\x00subsample\x00--sample-fraction\x000.01", "--min-leaf\x0040",
 		"--label\x00y0", "--max-depth\x001", "--backscore-select\x00loo", "--sigma-g\x000\x00--sample\x00subsample\x00--sample-fraction\x001",
