@@ -84,7 +84,7 @@ func smallOptions() Options {
 
 // oobSetup is the input of the out-of-bag σ_G/γ_G search as Train builds
 // it for n swiss-roll rows (the given trees, 3 candidate features, the
-// default m = 10, centred responses): the embedding, the responses and
+// default m = 24, centred responses): the embedding, the responses and
 // the out-of-bag points.
 func oobSetup(b testing.TB, n, trees int) (*Embedding, []float64, OOBPoints) {
 	b.Helper()

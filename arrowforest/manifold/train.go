@@ -95,7 +95,7 @@ func DefaultOptions() Options {
 		MinLeaf: 1, MinSplit: 2, Sample: "bootstrap",
 		Projection: forest.ProjectionAxis,
 		Distance:   forest.DistanceIsomap, IsomapK: DefaultIsomapK,
-		EmbedDim: 10, Center: true, MaxRows: 2000, Predict: forest.PredictWeighted, Select: SelectOOB,
+		EmbedDim: 24, Center: true, MaxRows: 2000, Predict: forest.PredictWeighted, Select: SelectOOB,
 	}
 }
 

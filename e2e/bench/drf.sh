@@ -5,17 +5,17 @@
 #
 #   1. Swiss roll: `forestd gen`-equivalent data (synth.SwissRoll, one draw
 #      of 11,000 rows split 1,000 train / 10,000 test), 150 trees,
-#      3 candidate features, Isomap k = 7, embedding dimension 2 (the
-#      surface's) (§3.1). forestd drf four ways: the default (weighted
-#      prediction, centred backscoring map, σ_G and γ_G by the out-of-bag
-#      error of the training rows), the same with σ_G and γ_G by
+#      3 candidate features, Isomap k = 7 (§3.1; the paper gives no
+#      embedding dimension for it: forestd's default, 24). forestd drf five
+#      ways: the default (weighted prediction, centred backscoring map, σ_G
+#      and γ_G by the out-of-bag error of the training rows), the same with
+#      m chosen out of bag too (--embed-dim 0), with σ_G and γ_G by
 #      leave-one-out of the map (--backscore-select loo), Algorithm 1 with
 #      the default's selection, and the paper as
 #      printed (Algorithm 1, σ_G = 100, γ_G = 200, eq. 7 without offset);
-#      against forestd's plain RF regression (one forest per output, same
-#      trees and candidate features, fully grown: --min-split 2), forestd's
-#      multi-output RF (one forest: a Euclidean dRF forest, whose eq. (1)
-#      is the summed within-node variance, predicting by leaf means) and
+#      against forestd's plain RF regression (`--label y0,y1,y2`: one
+#      multi-output forest, same trees and candidate features, fully grown:
+#      --min-split 2), forestd RF with one forest per output, and
 #      scikit-learn's RandomForestRegressor (multi-output, mtry 3 and 6; one
 #      forest per output, mtry 3) and 5-NN: test MSE, mean distance to the
 #      noise-free surface, training and prediction times; the paper's
@@ -23,7 +23,8 @@
 #   2. Digits: the lower 8×4 half from the upper half, 800 train / 200 test
 #      digits (100 per class of ../shared/data digits), 300 trees,
 #      5 candidate features, Isomap k = 5, embedding dimension 25
-#      (§3.2.1): 1-NN, forestd RF (one forest per pixel), scikit-learn RF and
+#      (§3.2.1): 1-NN, forestd RF (one multi-output forest, and one forest
+#      per pixel), scikit-learn RF and
 #      dRF the same four ways (the paper's σ_G = 3, γ_G = 20); MSE and the
 #      share of completed digits that a 500-tree forest trained on whole
 #      digits misclassifies; the reconstructions as a PNG.
@@ -79,7 +80,7 @@ seconds() { "$PY" -c 'import json,sys; print(json.load(sys.stdin)["seconds"])'; 
 drfseconds() {
   "$PY" -c 'import json,sys; r=json.load(sys.stdin); d=r["drf"]
 print(json.dumps({"tool": sys.argv[1], "sigma_g": d["sigma_g"], "gamma_g": d["gamma_g"], "selected_by": d["sigma_gamma_selected_by"],
-  "select_mse": d["select_mse"], "center": d["backscore_center"], "predict": d["predict"]}), file=open(sys.argv[2], "a"))
+  "select_mse": d["select_mse"], "center": d["backscore_center"], "predict": d["predict"], "embed_dim": d["embed_dim"]}), file=open(sys.argv[2], "a"))
 print(r["seconds"])' "$1" "$PAR"
 }
 # record TASK TOOL TRAIN_S PREDICT_S
@@ -92,11 +93,12 @@ swiss_drf() { # OUTPUT_BASENAME TOOL extra flags...
   local base=$1 tool=$2; shift 2
   local tr sc
   tr=$("$BIN" train --in "$W/swiss_train.csv" --label y0,y1,y2 --forest drf --trees "$TS" --max-features 3 \
-       --isomap-k 7 --embed-dim 2 --threads "$THREADS" --seed 1 --out "$W/$base.arrows" "$@" | drfseconds "swiss $tool")
+       --isomap-k 7 --threads "$THREADS" --seed 1 --out "$W/$base.arrows" "$@" | drfseconds "swiss $tool")
   sc=$("$BIN" score --model "$W/$base.arrows" --in "$W/swiss_test.csv" --out "$W/$base.csv" --threads "$THREADS" | seconds)
   record swiss "$tool" "$tr" "$sc"
 }
 swiss_drf drf_swiss "forestd drf"
+swiss_drf drf_swiss_moob "forestd drf m oob" --embed-dim 0
 swiss_drf drf_swiss_loo "forestd drf loo" --backscore-select loo
 swiss_drf drf_swiss_alg1 "forestd drf algorithm1" --drf-predict algorithm1
 swiss_drf drf_swiss_paper "forestd drf paper" --drf-predict algorithm1 --sigma-g 100 --gamma-g 200 --backscore-center=false

@@ -521,7 +521,7 @@ func reportSwiss(dir, pngDir string, tim []timing) error {
 		return nil
 	}
 	for _, f := range []struct{ name, file string }{
-		{"forestd drf", "drf_swiss.csv"}, {"forestd drf loo", "drf_swiss_loo.csv"}, {"forestd drf algorithm1", "drf_swiss_alg1.csv"}, {"forestd drf paper", "drf_swiss_paper.csv"},
+		{"forestd drf", "drf_swiss.csv"}, {"forestd drf m oob", "drf_swiss_moob.csv"}, {"forestd drf loo", "drf_swiss_loo.csv"}, {"forestd drf algorithm1", "drf_swiss_alg1.csv"}, {"forestd drf paper", "drf_swiss_paper.csv"},
 	} {
 		v, err := loadMulti(filepath.Join(dir, f.file), ys)
 		if err := add(f.name, v, err); err != nil {
@@ -604,7 +604,7 @@ func reportSwiss(dir, pngDir string, tim []timing) error {
 		d[2], r[2], d[2]/r[2], metStr(d[2] <= 0.5*r[2]))
 	fmt.Printf("Against one forest per output (three single-label models): MSE %.4f vs %.4f → %s; distance ratio %.3f → %s\n",
 		d[0], po[0], metStr(d[0] <= po[0]), d[2]/po[2], metStr(d[2] <= 0.5*po[2]))
-	for _, name := range []string{"forestd drf loo", "forestd drf algorithm1", "forestd drf paper"} {
+	for _, name := range []string{"forestd drf m oob", "forestd drf loo", "forestd drf algorithm1", "forestd drf paper"} {
 		g := stats[name]
 		fmt.Printf("%s: MSE %.4f, distance ratio %.3f → targets %s / %s\n", name, g[0], g[2]/r[2], metStr(g[0] <= r[0]), metStr(g[2] <= 0.5*r[2]))
 	}
@@ -754,6 +754,7 @@ type drfParams struct {
 	SelectMSE  float64 `json:"select_mse"`
 	Center     bool    `json:"center"`
 	Predict    string  `json:"predict"`
+	EmbedDim   int     `json:"embed_dim"`
 }
 
 // printParams prints the dRF models' prediction modes and backscoring
@@ -764,8 +765,8 @@ func printParams(dir, task string) error {
 		return err
 	}
 	defer fh.Close()
-	fmt.Println("| dRF model | prediction | σ_G | γ_G | chosen by | its cross-validated MSE | centred map (offset) |")
-	fmt.Println("|---|---|---:|---:|---|---:|---|")
+	fmt.Println("| dRF model | prediction | m | σ_G | γ_G | chosen by | its cross-validated MSE | centred map (offset) |")
+	fmt.Println("|---|---|---:|---:|---:|---|---:|---|")
 	sc := bufio.NewScanner(fh)
 	for sc.Scan() {
 		var p drfParams
@@ -785,7 +786,7 @@ func printParams(dir, task string) error {
 			"out-of-bag":    "out-of-bag error of the training rows' backscored predictions",
 			"leave-one-out": "leave-one-out of the map on the training pairs (1-SE rule)",
 		}[p.SelectedBy]
-		fmt.Printf("| %s | %s | %.4g | %.4g | %s | %s | %v |\n", tool, p.Predict, p.SigmaG, p.GammaG, by, cv, p.Center)
+		fmt.Printf("| %s | %s | %d | %.4g | %.4g | %s | %s | %v |\n", tool, p.Predict, p.EmbedDim, p.SigmaG, p.GammaG, by, cv, p.Center)
 	}
 	fmt.Println()
 	return sc.Err()
