@@ -3,6 +3,7 @@ package forest
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"unicode/utf8"
 
 	"github.com/forestd/forestd/arrowforest/frame"
@@ -252,6 +253,15 @@ func (f *Forest) ValidateDRF() error {
 // this package normalise it (each tree to sum 1, averaged, renormalised).
 func ImpurityImportance(perTree [][]float64, p int) []float64 {
 	return impurityImportance(perTree, p)
+}
+
+// DrawSample is the in-bag draw of one tree of a forest of this package
+// (a bootstrap of round(fraction·n) draws, or a subsample): the distinct
+// rows in increasing order and their weights, from rng (counts: n
+// scratch). The distance forests of package manifold draw the same way.
+func DrawSample(rng *rand.Rand, n int, bootstrap bool, fraction float64, counts []uint32) ([]int32, []float64) {
+	rows, w, _ := drawSample(rng, n, bootstrap, fraction, counts)
+	return rows, w
 }
 
 // ProjectionCounts is the projection-count importance π_k (MORF paper

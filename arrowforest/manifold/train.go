@@ -399,7 +399,7 @@ func growTrees(ctx context.Context, cols [][]float32, d2 []float64, n, mtry int,
 					return
 				}
 				rng := treeRNG(o.Seed, t)
-				rows, wts := drawSample(rng, n, o.Sample == "bootstrap", o.SampleFraction, counts)
+				rows, wts := forest.DrawSample(rng, n, o.Sample == "bootstrap", o.SampleFraction, counts)
 				tr, imp, err := b.Grow(rng, rows, wts)
 				if err != nil {
 					fail(fmt.Errorf("manifold: tree %d: %w", t, err))
@@ -429,35 +429,4 @@ func growTrees(ctx context.Context, cols [][]float32, d2 []float64, n, mtry int,
 		return nil, nil, nil, fmt.Errorf("manifold: training cancelled: %w", err)
 	}
 	return trees, leaves, imps, nil
-}
-
-// drawSample draws a bootstrap of round(fraction·n) rows with replacement
-// (weights = multiplicities) or a subsample without replacement, and
-// returns the distinct rows in increasing order with their weights.
-func drawSample(rng *rand.Rand, n int, bootstrap bool, fraction float64, counts []uint32) ([]int32, []float64) {
-	m := max(int(math.Round(fraction*float64(n))), 1)
-	clear(counts)
-	if bootstrap {
-		for i := 0; i < m; i++ {
-			counts[rng.IntN(n)]++
-		}
-	} else {
-		m = min(m, n)
-		for j := n - m; j < n; j++ { // Floyd's algorithm
-			r := rng.IntN(j + 1)
-			if counts[r] != 0 {
-				r = j
-			}
-			counts[r] = 1
-		}
-	}
-	var rows []int32
-	var w []float64
-	for i, c := range counts {
-		if c > 0 {
-			rows = append(rows, int32(i))
-			w = append(w, float64(c))
-		}
-	}
-	return rows, w
 }

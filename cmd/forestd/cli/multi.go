@@ -130,14 +130,9 @@ func scoreMulti(env Env, f *forest.Forest, meta model.Meta, c *forest.Compiled, 
 		return err
 	}
 	spec := schemas.PredictionSpec{ModelID: meta.ID, ModelVersion: meta.Version}
-	var keepIdx []int
-	for _, k := range keep {
-		ix := schema.FieldIndices(k)
-		if len(ix) == 0 {
-			return fmt.Errorf("--keep: no column %q in the input", k)
-		}
-		keepIdx = append(keepIdx, ix[0])
-		spec.Keep = append(spec.Keep, schema.Field(ix[0]))
+	keepIdx, err := keepColumns(schema, keep, &spec)
+	if err != nil {
+		return err
 	}
 	targets := modelTargets(f)
 	if err := schemas.CheckMultiNames(spec, targets); err != nil {
@@ -153,10 +148,7 @@ func scoreMulti(env Env, f *forest.Forest, meta model.Meta, c *forest.Compiled, 
 		return err
 	}
 	secs := time.Since(t0).Seconds()
-	src := paths[0]
-	if len(paths) > 1 {
-		src = fmt.Sprint(paths)
-	}
+	src := sourceName(paths)
 	var outRecs []arrow.Record
 	defer release(outRecs)
 	q := len(targets)

@@ -17,6 +17,30 @@ import (
 	"github.com/forestd/forestd/schemas"
 )
 
+// keepColumns resolves the --keep columns in schema (the first column of
+// each name), adding their fields to spec.Keep, and returns their indices.
+func keepColumns(schema *arrow.Schema, keep []string, spec *schemas.PredictionSpec) ([]int, error) {
+	var idx []int
+	for _, k := range keep {
+		ix := schema.FieldIndices(k)
+		if len(ix) == 0 {
+			return nil, fmt.Errorf("--keep: no column %q in the input", k)
+		}
+		idx = append(idx, ix[0])
+		spec.Keep = append(spec.Keep, schema.Field(ix[0]))
+	}
+	return idx, nil
+}
+
+// sourceName is the source column of `forestd score`'s predictions: the
+// input path, or the list of them.
+func sourceName(paths []string) string {
+	if len(paths) == 1 {
+		return paths[0]
+	}
+	return fmt.Sprint(paths)
+}
+
 // timedPredict scores fr and returns the seconds spent in scoring alone
 // (the "seconds" that eval and score report).
 func timedPredict(c *forest.Compiled, fr *frame.Frame, threads int) (*forest.Prediction, float64, error) {
@@ -136,19 +160,11 @@ func runScore(args []string, env Env) error {
 	spec := schemas.PredictionSpec{ModelID: meta.ID, ModelVersion: meta.Version, Classes: f.Classes}
 	var outRecs []arrow.Record
 	defer func() { release(outRecs) }()
-	var keepIdx []int
-	for _, k := range keep.vals {
-		ix := schema.FieldIndices(k)
-		if len(ix) == 0 {
-			return fmt.Errorf("--keep: no column %q in the input", k)
-		}
-		keepIdx = append(keepIdx, ix[0])
-		spec.Keep = append(spec.Keep, schema.Field(ix[0]))
+	keepIdx, err := keepColumns(schema, keep.vals, &spec)
+	if err != nil {
+		return err
 	}
-	src := paths[0]
-	if len(paths) > 1 {
-		src = fmt.Sprint(paths)
-	}
+	src := sourceName(paths)
 	row := int64(0)
 	k := f.NumClasses()
 	for _, r := range recs {
