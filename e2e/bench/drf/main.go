@@ -3,16 +3,18 @@
 // §3.2.1) with forestd beside scikit-learn:
 //
 //	go run ./e2e/bench/drf prepare -dir D [-data ../shared/data] [-seed 1] [-ntrain 1000] [-ntest 10000]
-//	go run ./e2e/bench/drf report  -dir D [-png DIR] [-threads 2]
+//	go run ./e2e/bench/drf report  -dir D [-png DIR] [-threads 2] [-digits-folds 5]
 //
 // prepare writes the data sets as CSV into D: swiss_train.csv and
 // swiss_test.csv (one swiss roll of ntrain + ntest rows from synth, split
 // in order, as synth.SwissRoll advises; the test file carries the
-// noise-free points y0_true..y2_true), and the digit-completion split of
+// noise-free points y0_true..y2_true), and the digit-completion splits of
 // §3.2.1: the first 100 digits of each class of ../shared/data/digits
-// (file order), 80 per class for training and 20 for testing
-// (digits_train.csv, digits_test.csv, 64 pixels + label), and every other
-// digit for the whole-digit classifier (digits_clf.csv).
+// (file order), 80 per class for training and 20 for testing, five times
+// (fold k in D/digits-fk tests the ranks 20(k−1)…20k−1 of each class, so
+// every one of the 1000 digits is tested once; digits_train.csv,
+// digits_test.csv, 64 pixels + label), and every digit but the fold's
+// test digits for its whole-digit classifier (digits_clf.csv).
 //
 // report reads the predictions drf.sh wrote into D and prints the
 // comparison tables in Markdown: for the swiss roll the test MSE (mean
@@ -22,7 +24,8 @@
 // the MSE of the completed lower halves and the share of completed digits
 // that a random forest trained on whole digits (500 trees, digits_clf.csv)
 // misclassifies — the stand-in for the paper's visual count of bad
-// reconstructions. It draws the paper's Fig. 2 (error vectors projected on
+// reconstructions —, pooled over the folds, with McNemar's paired test
+// between methods. It draws the paper's Fig. 2 (error vectors projected on
 // the y0–y2 plane) and the digit reconstructions as PNGs.
 package main
 
@@ -138,6 +141,14 @@ func readCols(path string) (map[string][]float64, error) {
 func pixel(r, c int) string { return fmt.Sprintf("pixel_%d_%d", r, c) }
 
 // upper and lower are the pixel names of the two 8×4 halves (rows 0–3, 4–7).
+// digitFolds is the number of digit-completion folds: the paper's one
+// 800/200 split of 1000 digits, repeated so that every digit is tested once.
+const digitFolds = 5
+
+// foldDir is where prepare writes fold k's digit files (drf.sh writes the
+// fold's predictions beside them).
+func foldDir(dir string, k int) string { return filepath.Join(dir, fmt.Sprintf("digits-f%d", k)) }
+
 func halves() (upper, lower []string) {
 	for r := 0; r < 8; r++ {
 		for c := 0; c < 8; c++ {
@@ -211,22 +222,13 @@ func prepare(args []string) error {
 	if len(labels) == 0 {
 		return errors.New("digits: no label column")
 	}
+	// rank of each digit within its class, in file order
+	rank := make([]int, len(labels))
 	perClass := map[int]int{}
-	var trainRows, testRows, clfRows []int
 	for i, l := range labels {
-		k := perClass[int(l)]
+		rank[i] = perClass[int(l)]
 		perClass[int(l)]++
-		switch {
-		case k < 80:
-			trainRows = append(trainRows, i)
-		case k < 100:
-			testRows = append(testRows, i)
-		default:
-			clfRows = append(clfRows, i)
-		}
 	}
-	clfRows = append(clfRows, trainRows...)
-	sort.Ints(clfRows)
 	up, lo := halves()
 	all := append(append([]string(nil), up...), lo...)
 	write := func(name string, rows []int) error {
@@ -240,18 +242,40 @@ func prepare(args []string) error {
 		for i, r := range rows {
 			lab[i] = int64(labels[r])
 		}
-		return writeCSV(filepath.Join(*dir, name), all, cols, lab)
+		return writeCSV(name, all, cols, lab)
 	}
-	for _, f := range []struct {
-		name string
-		rows []int
-	}{{"digits_train.csv", trainRows}, {"digits_test.csv", testRows}, {"digits_clf.csv", clfRows}} {
-		if err := write(f.name, f.rows); err != nil {
+	// fold k (1-based) tests the ranks 20(k−1)…20k−1 of each class and
+	// trains on the other 80 of the first 100; its whole-digit classifier
+	// learns every digit but its test digits
+	var nTrain, nTest, nClf int
+	for k := 1; k <= digitFolds; k++ {
+		var trainRows, testRows, clfRows []int
+		for i, r := range rank {
+			switch {
+			case r >= 20*(k-1) && r < 20*k:
+				testRows = append(testRows, i)
+				continue
+			case r < 100:
+				trainRows = append(trainRows, i)
+			}
+			clfRows = append(clfRows, i)
+		}
+		fd := foldDir(*dir, k)
+		if err := os.MkdirAll(fd, 0o755); err != nil {
 			return err
 		}
+		for _, f := range []struct {
+			name string
+			rows []int
+		}{{"digits_train.csv", trainRows}, {"digits_test.csv", testRows}, {"digits_clf.csv", clfRows}} {
+			if err := write(filepath.Join(fd, f.name), f.rows); err != nil {
+				return err
+			}
+		}
+		nTrain, nTest, nClf = len(trainRows), len(testRows), len(clfRows)
 	}
-	fmt.Printf("prepared %s: swiss %d+%d rows, digits %d train / %d test / %d classifier rows\n",
-		*dir, *ntrain, *ntest, len(trainRows), len(testRows), len(clfRows))
+	fmt.Printf("prepared %s: swiss %d+%d rows, digits %d folds of %d train / %d test / %d classifier rows\n",
+		*dir, *ntrain, *ntest, digitFolds, nTrain, nTest, nClf)
 	return nil
 }
 
@@ -480,6 +504,7 @@ func report(args []string) error {
 	threads := fs.Int("threads", runtime.NumCPU(), "threads for the whole-digit classifier")
 	fs.IntVar(&swissTrees, "swiss-trees", 150, "trees of the swiss-roll forests (for the report header)")
 	fs.IntVar(&digitTrees, "digits-trees", 300, "trees of the digit forests (for the report header)")
+	folds := fs.Int("digits-folds", digitFolds, "digit folds drf.sh ran (1…5)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -489,6 +514,9 @@ func report(args []string) error {
 	if *pngDir == "" {
 		*pngDir = *dir
 	}
+	if *folds < 1 || *folds > digitFolds {
+		return fmt.Errorf("report: -digits-folds %d: want 1…%d", *folds, digitFolds)
+	}
 	tim, err := readTimings(filepath.Join(*dir, "timings.jsonl"))
 	if err != nil {
 		return err
@@ -496,7 +524,7 @@ func report(args []string) error {
 	if err := reportSwiss(*dir, *pngDir, tim); err != nil {
 		return err
 	}
-	return reportDigits(*dir, *pngDir, tim, *threads)
+	return reportDigits(*dir, *pngDir, tim, *threads, *folds)
 }
 
 func reportSwiss(dir, pngDir string, tim []timing) error {
@@ -642,23 +670,47 @@ func metStr(ok bool) string {
 	return "**not met**"
 }
 
+// printTimings prints the training and prediction times of one task; a
+// tool timed once per digit fold shows the mean over its folds.
 func printTimings(task string, tim []timing) {
-	fmt.Println("| tool | training, s | prediction, s | prediction rows/s |")
-	fmt.Println("|---|---:|---:|---:|")
-	var sk timing
-	rows := map[string]float64{"swiss": 10000, "digits": 200}[task]
+	var order []string
+	sums := map[string]*timing{}
+	count := map[string]int{}
 	for _, t := range tim {
 		if t.Task != task {
 			continue
 		}
-		if strings.HasPrefix(t.Tool, "sklearn rf") && sk.Tool == "" {
+		if sums[t.Tool] == nil {
+			order = append(order, t.Tool)
+			sums[t.Tool] = &timing{Task: t.Task, Tool: t.Tool}
+		}
+		sums[t.Tool].TrainS += t.TrainS
+		sums[t.Tool].PredictS += t.PredictS
+		count[t.Tool]++
+	}
+	folds := 1
+	for _, tool := range order {
+		sums[tool].TrainS /= float64(count[tool])
+		sums[tool].PredictS /= float64(count[tool])
+		folds = max(folds, count[tool])
+	}
+	if folds > 1 {
+		fmt.Printf("Times are means over the %d folds.\n\n", folds)
+	}
+	fmt.Println("| tool | training, s | prediction, s | prediction rows/s |")
+	fmt.Println("|---|---:|---:|---:|")
+	var sk *timing
+	rows := map[string]float64{"swiss": 10000, "digits": 200}[task]
+	for _, tool := range order {
+		t := sums[tool]
+		if strings.HasPrefix(t.Tool, "sklearn rf") && sk == nil {
 			sk = t
 		}
 		fmt.Printf("| %s | %.3f | %.3f | %.0f |\n", t.Tool, t.TrainS, t.PredictS, rows/math.Max(t.PredictS, 1e-9))
 	}
-	if sk.Tool != "" {
-		for _, t := range tim {
-			if t.Task == task && strings.HasPrefix(t.Tool, "forestd") {
+	if sk != nil {
+		for _, tool := range order {
+			if t := sums[tool]; strings.HasPrefix(t.Tool, "forestd") {
 				fmt.Printf("\n%s against %s: training %.2f×, prediction %.2f× the peer's time", t.Tool, sk.Tool, t.TrainS/sk.TrainS, t.PredictS/sk.PredictS)
 			}
 		}
@@ -744,10 +796,37 @@ func forestWeightsMean(modelPath, testPath string) ([]float64, error) {
 	return out, nil
 }
 
+// forestNearest predicts every row of the test file by the training
+// response of l = argmax a of a dRF model (the training row sharing the
+// most leaves with it; Algorithm 1 depends on a through l alone): the
+// forest's nearest neighbour, as 1-NN is the Euclidean one.
+func forestNearest(modelPath, testPath string) ([]float64, error) {
+	f, cols, n, err := loadForTest(modelPath, testPath)
+	if err != nil {
+		return nil, err
+	}
+	p, err := manifold.NewPredictor(f, runtime.NumCPU())
+	if err != nil {
+		return nil, err
+	}
+	pr, err := p.Predict(&frame.Frame{Names: f.Features, NRows: n, Cols: cols}, runtime.NumCPU())
+	if err != nil {
+		return nil, err
+	}
+	d := f.DRF
+	q := len(d.Targets)
+	out := make([]float64, n*q)
+	for r, l := range pr.Nearest {
+		copy(out[r*q:r*q+q], d.Responses[int(l)*q:int(l)*q+q])
+	}
+	return out, nil
+}
+
 // drfParams is one line of drf_params.jsonl (drf.sh): the backscoring
 // parameters of a dRF model as its train report gives them.
 type drfParams struct {
 	Tool       string  `json:"tool"`
+	Fold       int     `json:"fold"`
 	SigmaG     float64 `json:"sigma_g"`
 	GammaG     float64 `json:"gamma_g"`
 	SelectedBy string  `json:"selected_by"`
@@ -765,8 +844,8 @@ func printParams(dir, task string) error {
 		return err
 	}
 	defer fh.Close()
-	fmt.Println("| dRF model | prediction | m | σ_G | γ_G | chosen by | its cross-validated MSE | centred map (offset) |")
-	fmt.Println("|---|---|---:|---:|---:|---|---:|---|")
+	var order []string
+	byTool := map[string][]drfParams{}
 	sc := bufio.NewScanner(fh)
 	for sc.Scan() {
 		var p drfParams
@@ -777,19 +856,57 @@ func printParams(dir, task string) error {
 		if !ok {
 			continue
 		}
-		cv := "–"
-		if p.SelectedBy != "flags" {
-			cv = fmt.Sprintf("%.4f", p.SelectMSE)
+		if byTool[tool] == nil {
+			order = append(order, tool)
 		}
-		by := map[string]string{
-			"flags":         "the paper (flags)",
-			"out-of-bag":    "out-of-bag error of the training rows' backscored predictions",
-			"leave-one-out": "leave-one-out of the map on the training pairs (1-SE rule)",
-		}[p.SelectedBy]
-		fmt.Printf("| %s | %s | %d | %.4g | %.4g | %s | %s | %v |\n", tool, p.Predict, p.EmbedDim, p.SigmaG, p.GammaG, by, cv, p.Center)
+		byTool[tool] = append(byTool[tool], p)
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	folds := 0
+	for _, ps := range byTool {
+		folds = max(folds, len(ps))
+	}
+	if folds > 1 {
+		fmt.Printf("σ_G, γ_G and the cross-validated MSE are chosen per fold and listed fold by fold.\n\n")
+	}
+	fmt.Println("| dRF model | prediction | m | σ_G | γ_G | chosen by | its cross-validated MSE | centred map (offset) |")
+	fmt.Println("|---|---|---:|---:|---:|---|---:|---|")
+	by := map[string]string{
+		"flags":         "the paper (flags)",
+		"out-of-bag":    "out-of-bag error of the training rows' backscored predictions",
+		"leave-one-out": "leave-one-out of the map on the training pairs (1-SE rule)",
+	}
+	for _, tool := range order {
+		ps := byTool[tool]
+		var sg, gg, cv []string
+		for _, p := range ps {
+			sg = append(sg, fmt.Sprintf("%.4g", p.SigmaG))
+			gg = append(gg, fmt.Sprintf("%.4g", p.GammaG))
+			if p.SelectedBy != "flags" {
+				cv = append(cv, fmt.Sprintf("%.4f", p.SelectMSE))
+			}
+		}
+		if len(cv) == 0 {
+			cv = []string{"–"}
+		}
+		p := ps[0]
+		fmt.Printf("| %s | %s | %d | %s | %s | %s | %s | %v |\n", tool, p.Predict, p.EmbedDim, strings.Join(compact(sg), " / "),
+			strings.Join(compact(gg), " / "), by[p.SelectedBy], strings.Join(cv, " / "), p.Center)
 	}
 	fmt.Println()
-	return sc.Err()
+	return nil
+}
+
+// compact collapses a list of equal values to one.
+func compact(v []string) []string {
+	for _, x := range v {
+		if x != v[0] {
+			return v
+		}
+	}
+	return v[:1]
 }
 
 // isomapCheck is isomap_check.json (prepare): whether the Isomap graph of
@@ -830,61 +947,102 @@ func printIsomapCheck(dir string) error {
 // ---------------------------------------------------------------------------
 // digits
 
-func reportDigits(dir, pngDir string, tim []timing, threads int) error {
-	up, lo := halves()
-	test, err := readCols(filepath.Join(dir, "digits_test.csv"))
-	if err != nil {
-		return err
-	}
-	n := len(test["label"])
-	truthLo := make([]float64, n*len(lo))
-	for k, c := range lo {
-		for i, v := range test[c] {
-			truthLo[i*len(lo)+k] = v
-		}
-	}
-	var ms []method
-	for _, f := range []struct{ name, file string }{{"1-NN (sklearn)", "knn1_digits.csv"}, {"sklearn rf", "sk_rf_digits.csv"},
-		{"forestd drf", "drf_digits.csv"}, {"forestd drf loo", "drf_digits_loo.csv"}, {"forestd drf algorithm1", "drf_digits_alg1.csv"}, {"forestd drf paper", "drf_digits_paper.csv"}} {
-		v, err := loadMulti(filepath.Join(dir, f.file), lo)
-		if err != nil {
-			return fmt.Errorf("%s: %w", f.name, err)
-		}
-		ms = append(ms, method{f.name, v})
-	}
-	v, err := loadMulti(filepath.Join(dir, "rf_digits.csv"), lo)
-	if err != nil {
-		return fmt.Errorf("forestd rf: %w", err)
-	}
-	w, err := loadPerOutput(dir, "rf_digits_", lo)
-	if err != nil {
-		return fmt.Errorf("forestd rf per pixel: %w", err)
-	}
-	ms = append(ms[:1], append([]method{{"forestd rf", v}, {"forestd rf, one forest per pixel", w}}, ms[1:]...)...)
+// digitFold is one fold's completions: the test digits, and per method the
+// predicted lower halves and which completed digits the whole-digit
+// classifier gets wrong.
+type digitFold struct {
+	test   map[string][]float64
+	n      int
+	ms     []method
+	se     map[string]float64 // sum of squared errors over the fold's pixels
+	wrongs map[string][]bool
+	base   int // original test digits misclassified
+}
 
-	// the whole-digit classifier
-	schema, recs, err := files.ReadPaths([]string{filepath.Join(dir, "digits_clf.csv")}, files.ReadOptions{})
+// digitMethods lists the digit methods in report order with their
+// prediction files (per-pixel forests are read by loadPerOutput).
+var digitMethods = []struct{ name, file string }{
+	{"1-NN (sklearn)", "knn1_digits.csv"}, {"forestd rf", "rf_digits.csv"}, {"forestd rf, one forest per pixel", ""},
+	{"forestd sporf", "sporf_digits.csv"}, {"sklearn rf", "sk_rf_digits.csv"},
+	{"forestd drf", "drf_digits.csv"}, {"forestd drf loo", "drf_digits_loo.csv"}, {"forestd drf algorithm1", "drf_digits_alg1.csv"},
+	{"forestd drf paper", "drf_digits_paper.csv"}, {"forestd drf sparse", "drf_digits_sparse.csv"},
+}
+
+// Diagnostic rows of the digits table: the dRF forests' similarity vector
+// a used directly in the response space.
+const (
+	diagDigitsMean          = "(dRF forest weights a, mean of the training lower halves: diagnostic)"
+	diagDigitsNearest       = "(dRF forest's nearest training digit, argmax a: diagnostic)"
+	diagDigitsNearestSparse = "(dRF sparse forest's nearest training digit, argmax a: diagnostic)"
+)
+
+// evalDigitFold reads fold directory fd: its predictions, and a 500-tree
+// forest trained on its whole-digit classifier rows, which judges every
+// completed digit.
+func evalDigitFold(fd string, threads int) (*digitFold, error) {
+	_, lo := halves()
+	tcols, err := readCols(filepath.Join(fd, "digits_test.csv"))
 	if err != nil {
-		return err
+		return nil, err
+	}
+	n := len(tcols["label"])
+	out := &digitFold{test: tcols, n: n, se: map[string]float64{}, wrongs: map[string][]bool{}}
+	for _, f := range digitMethods {
+		var v []float64
+		if f.file == "" {
+			v, err = loadPerOutput(fd, "rf_digits_", lo)
+		} else {
+			v, err = loadMulti(filepath.Join(fd, f.file), lo)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.name, err)
+		}
+		if len(v) != n*len(lo) {
+			return nil, fmt.Errorf("%s: %d values for %d digits", f.name, len(v), n)
+		}
+		out.ms = append(out.ms, method{f.name, v})
+	}
+	// diagnostics: the dRF forests' neighbourhoods without the embedding
+	// and backscoring
+	test := filepath.Join(fd, "digits_test.csv")
+	for _, d := range []struct {
+		name, model string
+		pred        func(string, string) ([]float64, error)
+	}{
+		{diagDigitsMean, "drf_digits.arrows", forestWeightsMean},
+		{diagDigitsNearest, "drf_digits.arrows", forestNearest},
+		{diagDigitsNearestSparse, "drf_digits_sparse.arrows", forestNearest},
+	} {
+		v, err := d.pred(filepath.Join(fd, d.model), test)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", d.name, err)
+		}
+		out.ms = append(out.ms, method{d.name, v})
+	}
+	schema, recs, err := files.ReadPaths([]string{filepath.Join(fd, "digits_clf.csv")}, files.ReadOptions{})
+	if err != nil {
+		return nil, err
 	}
 	fr, err := frame.FromRecords(schema, recs, frame.Options{Label: "label", Task: frame.TaskClassification})
 	for _, r := range recs {
 		r.Release()
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	p := forest.DefaultParams(frame.TaskClassification)
 	p.Trees, p.Seed, p.Threads = 500, 1, threads
 	clf, err := forest.Train(fr, p, forest.TrainOptions{})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cc, err := forest.Compile(clf)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	classify := func(lower []float64) ([]bool, float64, error) {
+	// classify judges the test digits with lower halves `lower` (nil: the
+	// original digits)
+	classify := func(lower []float64) ([]bool, int, error) {
 		f := &frame.Frame{Names: clf.Features, NRows: n}
 		for _, name := range clf.Features {
 			col := make([]float32, n)
@@ -893,7 +1051,7 @@ func reportDigits(dir, pngDir string, tim []timing, threads int) error {
 					col[i] = float32(lower[i*len(lo)+k])
 				}
 			} else {
-				for i, x := range test[name] {
+				for i, x := range tcols[name] {
 					col[i] = float32(x)
 				}
 			}
@@ -906,60 +1064,145 @@ func reportDigits(dir, pngDir string, tim []timing, threads int) error {
 		wrong := make([]bool, n)
 		bad := 0
 		for i := range wrong {
-			if clf.Classes[pr.Class[i]] != fmt.Sprint(int(test["label"][i])) {
+			if clf.Classes[pr.Class[i]] != fmt.Sprint(int(tcols["label"][i])) {
 				wrong[i] = true
 				bad++
 			}
 		}
-		return wrong, float64(bad) / float64(n), nil
+		return wrong, bad, nil
 	}
-	_, base, err := classify(nil)
-	if err != nil {
-		return err
+	if _, out.base, err = classify(nil); err != nil {
+		return nil, err
 	}
-	fmt.Printf("## Digit completion (dRF paper §3.2.1): 800 train / %d test digits, lower 8×4 half from the upper half, %d trees, 5 candidate features, Isomap k = 5, m = 25\n\n", n, digitTrees)
+	for _, m := range out.ms {
+		var se float64
+		for k, c := range lo {
+			for i, x := range tcols[c] {
+				d := m.vals[i*len(lo)+k] - x
+				se += d * d
+			}
+		}
+		out.se[m.name] = se
+		if out.wrongs[m.name], _, err = classify(m.vals); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func reportDigits(dir, pngDir string, tim []timing, threads, folds int) error {
+	up, lo := halves()
+	var fs []*digitFold
+	total, base := 0, 0
+	for k := 1; k <= folds; k++ {
+		f, err := evalDigitFold(foldDir(dir, k), threads)
+		if err != nil {
+			return fmt.Errorf("digits fold %d: %w", k, err)
+		}
+		fs = append(fs, f)
+		total += f.n
+		base += f.base
+	}
+	fmt.Printf("## Digit completion (dRF paper §3.2.1): %d folds of 800 train / 200 test digits, lower 8×4 half from the upper half, %d trees, 5 candidate features, Isomap k = 5, m = 25\n\n", folds, digitTrees)
+	fmt.Printf("The paper makes one 800/200 split of 1000 digits (100 per class). Here fold k tests the digits of rank 20(k−1)…20k−1 within their class (file order) and trains on the other 80 per class, so %d folds test %d digits, each once; a completed digit counts as bad when a 500-tree forest trained on whole digits (every digit but the fold's test digits) misclassifies it. Shares are pooled over the folds, MSE is the mean over them.\n\n", folds, total)
 	if err := printParams(dir, "digits"); err != nil {
 		return err
 	}
-	fmt.Println("| method | MSE (ours) | MSE (paper) | completed digits misclassified (ours) | bad reconstructions (paper, visual) |")
-	fmt.Println("|---|---:|---:|---:|---:|")
 	paper := map[string][2]string{"1-NN (sklearn)": {"3.3665", "20%"}, "forestd rf": {"2.7651", "27%"}, "forestd rf, one forest per pixel": {"2.7651", "27%"}, "sklearn rf": {"2.7651", "27%"},
-		"forestd drf": {"3.3287", "18.5%"}, "forestd drf loo": {"3.3287", "18.5%"}, "forestd drf algorithm1": {"3.3287", "18.5%"}, "forestd drf paper": {"3.3287", "18.5%"}}
-	wrongs := map[string][]bool{}
-	shares := map[string]float64{}
-	for _, m := range ms {
-		var se float64
-		for i, x := range m.vals {
-			d := x - truthLo[i]
-			se += d * d
+		"forestd drf": {"3.3287", "18.5%"}, "forestd drf loo": {"3.3287", "18.5%"}, "forestd drf algorithm1": {"3.3287", "18.5%"}, "forestd drf paper": {"3.3287", "18.5%"}, "forestd drf sparse": {"3.3287", "18.5%"}}
+	fmt.Print("| method | MSE (ours) | MSE (paper) | completed digits misclassified (ours, pooled) | per fold |")
+	fmt.Println(" bad reconstructions (paper, visual) |")
+	fmt.Println("|---|---:|---:|---:|---|---:|")
+	bad := map[string]int{}
+	perFold := func(name string) (int, string) {
+		var cs []string
+		sum := 0
+		for _, f := range fs {
+			c := 0
+			for _, w := range f.wrongs[name] {
+				if w {
+					c++
+				}
+			}
+			sum += c
+			cs = append(cs, fmt.Sprint(c))
 		}
-		w, share, err := classify(m.vals)
-		if err != nil {
-			return err
-		}
-		wrongs[m.name], shares[m.name] = w, share
-		fmt.Printf("| %s | %.4f | %s | %.1f%% | %s |\n", m.name, se/float64(len(truthLo)), paper[m.name][0], 100*share, paper[m.name][1])
+		return sum, strings.Join(cs, " / ")
 	}
-	fmt.Printf("| (original test digits) | 0 | – | %.1f%% | – |\n\n", 100*base)
-	d := shares["forestd drf"]
-	lowest := d <= shares["1-NN (sklearn)"] && d <= shares["forestd rf"]
+	for _, m := range fs[0].ms {
+		var mse float64
+		for _, f := range fs {
+			mse += f.se[m.name] / float64(f.n*len(lo)) / float64(len(fs))
+		}
+		b, cs := perFold(m.name)
+		bad[m.name] = b
+		pp, ok := paper[m.name]
+		if !ok {
+			pp = [2]string{"–", "–"}
+		}
+		fmt.Printf("| %s | %.4f | %s | %.1f%% (%d of %d) | %s | %s |\n", m.name, mse, pp[0], 100*float64(b)/float64(total), b, total, cs, pp[1])
+	}
+	var bs []string
+	for _, f := range fs {
+		bs = append(bs, fmt.Sprint(f.base))
+	}
+	fmt.Printf("| (original test digits) | 0 | – | %.1f%% (%d of %d) | %s | – |\n\n", 100*float64(base)/float64(total), base, total, strings.Join(bs, " / "))
+	share := func(name string) float64 { return float64(bad[name]) / float64(total) }
+	d := share("forestd drf")
 	fmt.Printf("Target, dRF's (default) share lowest of 1-NN, RF and dRF: %.1f%% vs %.1f%% (1-NN) and %.1f%% (forestd RF) → %s\n",
-		100*d, 100*shares["1-NN (sklearn)"], 100*shares["forestd rf"], metStr(lowest))
-	for _, name := range []string{"forestd drf loo", "forestd drf algorithm1", "forestd drf paper"} {
-		g := shares[name]
-		fmt.Printf("%s: %.1f%% → %s\n", name, 100*g, metStr(g <= shares["1-NN (sklearn)"] && g <= shares["forestd rf"]))
+		100*d, 100*share("1-NN (sklearn)"), 100*share("forestd rf"), metStr(bad["forestd drf"] <= bad["1-NN (sklearn)"] && bad["forestd drf"] <= bad["forestd rf"]))
+	for _, name := range []string{"forestd drf loo", "forestd drf algorithm1", "forestd drf paper", "forestd drf sparse"} {
+		fmt.Printf("%s: %.1f%% → %s\n", name, 100*share(name), metStr(bad[name] <= bad["1-NN (sklearn)"] && bad[name] <= bad["forestd rf"]))
 	}
-	// one digit is 0.5% of 200: the binomial standard error of a share p
-	// of 200 is √(p(1−p)/200)
-	fmt.Printf("\nOne digit is 0.5%%; a share near %.0f%% of 200 digits has a binomial standard error of %.1f%%, so differences of a few digits are within noise.\n\n",
-		100*d, 100*math.Sqrt(d*(1-d)/float64(n)))
+	// paired comparison on the same digits: the digits one method gets
+	// wrong and the other right (McNemar's discordant pairs)
+	fmt.Println()
+	fmt.Println("Paired on the same test digits (digits the first gets wrong and the second right, and the reverse; McNemar's exact two-sided p):")
+	fmt.Println()
+	fmt.Println("| comparison | first wrong only | second wrong only | p |")
+	fmt.Println("|---|---:|---:|---:|")
+	for _, c := range [][2]string{{"forestd drf", "1-NN (sklearn)"}, {"forestd drf", "forestd rf"}, {"forestd drf algorithm1", "1-NN (sklearn)"}, {"forestd drf sparse", "1-NN (sklearn)"}, {"forestd drf sparse", "forestd sporf"}} {
+		b01, b10 := 0, 0
+		for _, f := range fs {
+			for i := range f.wrongs[c[0]] {
+				switch w0, w1 := f.wrongs[c[0]][i], f.wrongs[c[1]][i]; {
+				case w0 && !w1:
+					b01++
+				case w1 && !w0:
+					b10++
+				}
+			}
+		}
+		fmt.Printf("| %s vs %s | %d | %d | %.3g |\n", c[0], c[1], b01, b10, mcnemar(b01, b10))
+	}
+	fmt.Printf("\nA share near %.0f%% of %d digits has a binomial standard error of %.1f%%.\n\n", 100*d, total, 100*math.Sqrt(d*(1-d)/float64(total)))
 	printTimings("digits", tim)
+	// the picture shows the last fold: with 5 folds, the ranks 80…99 of
+	// each class (the split of earlier single-split reports)
+	last := fs[len(fs)-1]
 	pngPath := filepath.Join(pngDir, "drf-fig3-digits.png")
-	if err := drawDigits(pngPath, test, up, lo, ms, wrongs, n); err != nil {
+	if err := drawDigits(pngPath, last.test, up, lo, last.ms, last.wrongs, last.n); err != nil {
 		return err
 	}
-	fmt.Printf("Reconstructions (as the paper's Fig. 3; red frame = misclassified by the whole-digit forest): %s\n", pngPath)
+	fmt.Printf("Reconstructions of fold %d (as the paper's Fig. 3; red frame = misclassified by the whole-digit forest): %s\n", len(fs), pngPath)
 	return nil
+}
+
+// mcnemar is the exact two-sided McNemar p-value of b and c discordant
+// pairs: twice the smaller binomial(b+c, ½) tail, at most 1.
+func mcnemar(b, c int) float64 {
+	n, k := b+c, min(b, c)
+	if n == 0 {
+		return 1
+	}
+	var tail float64
+	for i := 0; i <= k; i++ {
+		lg, _ := math.Lgamma(float64(n + 1))
+		l1, _ := math.Lgamma(float64(i + 1))
+		l2, _ := math.Lgamma(float64(n - i + 1))
+		tail += math.Exp(lg - l1 - l2 - float64(n)*math.Ln2)
+	}
+	return math.Min(1, 2*tail)
 }
 
 func indexOf(s []string, x string) int {
