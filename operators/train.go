@@ -49,7 +49,8 @@ type TrainOptions struct {
 	Features []string
 	Exclude  []string
 	// Window bounds the rows kept for training (default 50,000): the
-	// daemon's training memory is Window × features × 4 bytes.
+	// daemon's training memory is Window × features × 4 bytes, plus 8 bytes
+	// per target (one, or len(Labels)) for a regression window.
 	Window int
 	// Kind is WindowCount (default) or WindowReservoir.
 	Kind string
