@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,16 +30,27 @@ const (
 
 // TrainOptions configure a Trainer.
 type TrainOptions struct {
-	// Label is the label column of training batches (required).
+	// Label is the label column of training batches. Exactly one of Label
+	// and Labels is required.
 	Label string
+	// Labels names two or more numeric target columns learnt together as
+	// one multi-output regression target (frame.Options.Targets: q values
+	// per window row; a row with a null or NaN in any of them is skipped
+	// like a row with a null label); the trained forest predicts all of
+	// them (forest.Forest.Targets). A single name is the same as Label.
+	// Several labels are regression: Task classification is an error, and
+	// so are the forest kinds that learn one label (fdm) or are no
+	// streaming training kind (drf).
+	Labels []string
 	// Task overrides how the label is learnt (frame.Task); auto by default.
 	Task frame.Task
 	// Features lists the feature columns; empty means every column of the
-	// first labelled batch except Label and Exclude.
+	// first labelled batch except the label(s) and Exclude.
 	Features []string
 	Exclude  []string
 	// Window bounds the rows kept for training (default 50,000): the
-	// daemon's training memory is Window × features × 4 bytes.
+	// daemon's training memory is Window × features × 4 bytes, plus 8 bytes
+	// per target (one, or len(Labels)) for a regression window.
 	Window int
 	// Kind is WindowCount (default) or WindowReservoir.
 	Kind string
@@ -70,7 +82,8 @@ type Trainer struct {
 	task   frame.Task
 	cols   [][]float32 // Window capacity each; ring buffer for WindowCount
 	labels []string    // classification: class name per slot
-	yreg   []float64   // regression: target per slot
+	yreg   []float64   // regression: q targets per slot (slot s at s*q)
+	q      int         // targets per row: len(opts.Labels), or 1
 	n      int         // rows held
 	head   int         // WindowCount: slot of the oldest row
 	seen   int64       // rows offered in total
@@ -83,8 +96,20 @@ type Trainer struct {
 
 // NewTrainer checks the options.
 func NewTrainer(opts TrainOptions) (*Trainer, error) {
-	if opts.Label == "" {
+	if len(opts.Labels) == 1 && opts.Label == "" {
+		opts.Label, opts.Labels = opts.Labels[0], nil
+	}
+	if opts.Label != "" && len(opts.Labels) > 0 {
+		return nil, fmt.Errorf("operators: a label (%q) and several labels (%v) exclude each other", opts.Label, opts.Labels)
+	}
+	if opts.Label == "" && len(opts.Labels) == 0 {
 		return nil, errors.New("operators: training needs a label column")
+	}
+	if len(opts.Labels) > 0 {
+		opts.Labels = slices.Clone(opts.Labels)
+		if err := checkLabels(opts); err != nil {
+			return nil, err
+		}
 	}
 	if opts.Window == 0 {
 		opts.Window = 50000
@@ -116,17 +141,64 @@ func NewTrainer(opts TrainOptions) (*Trainer, error) {
 			return nil, fmt.Errorf("operators: the label %q is also listed as a feature", f)
 		}
 	}
-	return &Trainer{opts: opts, rng: rand.New(rand.NewPCG(opts.Seed, 0x7e5e4701)), last: time.Now()}, nil
+	return &Trainer{opts: opts, q: max(len(opts.Labels), 1), rng: rand.New(rand.NewPCG(opts.Seed, 0x7e5e4701)), last: time.Now()}, nil
 }
 
-// Options returns the resolved options.
-func (t *Trainer) Options() TrainOptions { return t.opts }
+// checkLabels checks the target columns of a multi-output trainer: named,
+// distinct, neither features nor excluded, learnt by regression with a
+// forest kind that takes several targets (as forestd train --label a,b,c
+// requires).
+func checkLabels(opts TrainOptions) error {
+	all := strings.Join(opts.Labels, ",")
+	seen := make(map[string]bool, len(opts.Labels))
+	for _, l := range opts.Labels {
+		switch {
+		case l == "":
+			return fmt.Errorf("operators: labels %q: empty column name", all)
+		case seen[l]:
+			return fmt.Errorf("operators: labels %q: column %q twice", all, l)
+		case slices.Contains(opts.Features, l):
+			return fmt.Errorf("operators: the label %q is also listed as a feature", l)
+		case slices.Contains(opts.Exclude, l):
+			return fmt.Errorf("operators: the label %q is also listed as excluded", l)
+		}
+		seen[l] = true
+	}
+	if opts.Task == frame.TaskClassification {
+		return fmt.Errorf("operators: labels %q name several columns, a multi-output regression target; classification takes one label", all)
+	}
+	switch opts.Params.Forest {
+	case "fdm":
+		return fmt.Errorf("operators: labels %q name several columns: forest fdm learns one label (rf, sporf, morf and lfs learn several as one multi-output regression forest)", all)
+	case forest.KindDRF:
+		return fmt.Errorf("operators: labels %q: forest drf is not a streaming training kind (a distance forest needs the N×N distance matrix of its training rows; rf, sporf, morf and lfs learn several labels as one multi-output regression forest, and forestd train --forest drf trains a drf model the score stage takes)", all)
+	}
+	return nil
+}
+
+// labelName names the label column(s) in messages: Label, or Labels
+// joined by commas.
+func (t *Trainer) labelName() string {
+	if len(t.opts.Labels) > 0 {
+		return strings.Join(t.opts.Labels, ",")
+	}
+	return t.opts.Label
+}
+
+// Options returns the resolved options (a single entry of Labels moved to
+// Label).
+func (t *Trainer) Options() TrainOptions {
+	o := t.opts
+	o.Labels = slices.Clone(o.Labels)
+	return o
+}
 
 // Add appends the labelled rows of one message to the window. It returns
-// the rows added and the rows skipped for a null label. A batch whose
-// columns do not fit the window (a missing or unusable feature, a
-// categorical feature, a label of another kind than earlier batches) is an
-// ErrInput error and adds nothing.
+// the rows added and the rows skipped for a null label (with several
+// labels: a null or NaN in any of them). A batch whose columns do not fit
+// the window (a missing or unusable feature, a categorical feature, a
+// label of another kind than earlier batches, a missing or non-numeric
+// target column) is an ErrInput error and adds nothing.
 func (t *Trainer) Add(schema *arrow.Schema, recs []arrow.Record) (added, skipped int, err error) {
 	t.mu.Lock()
 	names := t.names
@@ -134,7 +206,11 @@ func (t *Trainer) Add(schema *arrow.Schema, recs []arrow.Record) (added, skipped
 	if names == nil && len(t.opts.Features) > 0 {
 		names = t.opts.Features
 	}
-	fr, err := frame.FromRecords(schema, recs, frame.Options{Label: t.opts.Label, Task: t.opts.Task, Features: names, Exclude: t.opts.Exclude})
+	fo := frame.Options{Label: t.opts.Label, Task: t.opts.Task, Features: names, Exclude: t.opts.Exclude}
+	if len(t.opts.Labels) > 0 {
+		fo.Label, fo.Targets = "", t.opts.Labels
+	}
+	fr, err := frame.FromRecords(schema, recs, fo)
 	if err != nil {
 		return 0, 0, fmt.Errorf("%w: %w", ErrInput, err)
 	}
@@ -155,7 +231,7 @@ func (t *Trainer) Add(schema *arrow.Schema, recs []arrow.Record) (added, skipped
 	}
 	if t.names == nil {
 		if fr.P() == 0 {
-			return 0, 0, inputErr("no feature columns besides the label %q", t.opts.Label)
+			return 0, 0, inputErr("no feature columns besides the label %q", t.labelName())
 		}
 		t.names = slices.Clone(fr.Names)
 		t.task = fr.Task
@@ -166,11 +242,12 @@ func (t *Trainer) Add(schema *arrow.Schema, recs []arrow.Record) (added, skipped
 		if t.task == frame.TaskClassification {
 			t.labels = make([]string, t.opts.Window)
 		} else {
-			t.yreg = make([]float64, t.opts.Window)
+			t.yreg = make([]float64, t.opts.Window*t.q)
 		}
 	} else if fr.Task != t.task {
-		return 0, 0, inputErr("label %q is %v here but %v in earlier batches", t.opts.Label, fr.Task, t.task)
+		return 0, 0, inputErr("label %q is %v here but %v in earlier batches", t.labelName(), fr.Task, t.task)
 	}
+	q := t.q
 	for i := 0; i < fr.NRows; i++ {
 		slot := t.slot()
 		if slot < 0 {
@@ -182,7 +259,7 @@ func (t *Trainer) Add(schema *arrow.Schema, recs []arrow.Record) (added, skipped
 		if t.task == frame.TaskClassification {
 			t.labels[slot] = fr.Classes[fr.Y[i]]
 		} else {
-			t.yreg[slot] = fr.YReg[i]
+			copy(t.yreg[slot*q:(slot+1)*q], fr.YReg[i*q:(i+1)*q])
 		}
 	}
 	t.since += fr.NRows
@@ -253,7 +330,9 @@ func (t *Trainer) Due(now time.Time) bool {
 // Snapshot copies the window into a training frame (oldest row first for a
 // count window, slot order for a reservoir) and restarts the retrain
 // schedule. Class names are ordered numerically when they all parse as
-// numbers, else lexicographically, as frame.FromRecords orders them.
+// numbers, else lexicographically, as frame.FromRecords orders them. With
+// several labels the frame is a multi-output regression frame
+// (frame.Frame.SetTargets: Targets are the labels, YReg q values per row).
 func (t *Trainer) Snapshot(now time.Time) (*frame.Frame, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -288,9 +367,18 @@ func (t *Trainer) Snapshot(now time.Time) (*frame.Frame, error) {
 			fr.Y[i] = idx[t.labels[order(i)]]
 		}
 	} else {
-		fr.YReg = make([]float64, t.n)
-		for i := range fr.YReg {
-			fr.YReg[i] = t.yreg[order(i)]
+		q := t.q
+		y := make([]float64, t.n*q)
+		for i := 0; i < t.n; i++ {
+			s := order(i)
+			copy(y[i*q:(i+1)*q], t.yreg[s*q:(s+1)*q])
+		}
+		if len(t.opts.Labels) > 0 {
+			if err := fr.SetTargets(t.opts.Labels, y); err != nil {
+				return nil, fmt.Errorf("operators: training window: %w", err)
+			}
+		} else {
+			fr.YReg = y
 		}
 	}
 	t.since = 0
@@ -322,8 +410,10 @@ func sortClasses(set map[string]bool) []string {
 
 // Train trains a forest on fr with the trainer's parameters (Breiman's
 // random forest and its oblique variants as forest.Train implements them;
-// MORF paper §2.2, Randomer paper §2). A classification window holding a
-// single class is an error: there is nothing to learn yet.
+// MORF paper §2.2, Randomer paper §2); a multi-output window (Snapshot of
+// a trainer with several labels) gives a multi-output regression forest.
+// A classification window holding a single class is an error: there is
+// nothing to learn yet.
 func (t *Trainer) Train(ctx context.Context, fr *frame.Frame, threads int) (*forest.Forest, error) {
 	if fr.Task == frame.TaskClassification && len(fr.Classes) < 2 {
 		return nil, fmt.Errorf("operators: the training window holds one class (%v)", fr.Classes)

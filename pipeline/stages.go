@@ -270,6 +270,9 @@ func (l *TrainLoop) trainOnce(ctx context.Context) error {
 	}
 	attrs := []any{"model_id", m.Meta.ID, "model_version", version, "rows", fr.NRows,
 		"classes", len(fr.Classes), "seconds", secs, "bytes", len(m.Bytes)}
+	if f.Targets != nil { // a multi-output regression forest
+		attrs = append(attrs, "targets", strings.Join(f.Targets, ","))
+	}
 	if sel != nil {
 		attrs = append(attrs, "analysis_seq", seq, "features", strings.Join(f.Features, ","),
 			"source_columns", strings.Join(sel.Inputs(), ","))

@@ -106,7 +106,7 @@ func serveConfigFromArgs(args []string, env Env) (serveConfig, *serveFlags, erro
 	fs.StringVar(&f.model, "model", "", "model file that seeds the first model")
 	fs.StringVar(&f.key, "key", "", "input column copied into every prediction (besides the source coordinates)")
 	fs.StringVar(&f.outputFormat, "output-format", d.OutputFormat, "format of produced records: arrow or json")
-	fs.StringVar(&f.label, "label", d.Train.Label, "label column of training batches")
+	fs.StringVar(&f.label, "label", d.Train.Label, "label column of training batches; several, comma-separated, train one multi-output regression forest")
 	fs.StringVar(&f.features, "features", "", "feature columns for training, comma-separated (default: all but the label)")
 	fs.StringVar(&f.exclude, "exclude", "", "columns that are not features, comma-separated")
 	fs.StringVar(&f.retrainEvery, "retrain-every", d.Train.RetrainEvery, "retrain after this many labelled rows, or at this interval (e.g. 30s)")
@@ -559,9 +559,13 @@ func (d *daemon) newTrainer() (*operators.Trainer, error) {
 		// arrives as JSON numbers
 		task = frame.TaskClassification
 	}
-	return operators.NewTrainer(operators.TrainOptions{Label: c.Label, Task: task, Features: c.Features, Exclude: c.Exclude,
+	o := operators.TrainOptions{Label: c.Label, Task: task, Features: c.Features, Exclude: c.Exclude,
 		Window: c.Window, Kind: c.WindowKind, RetrainRows: rows, RetrainEvery: every, MinRows: c.MinRows,
-		Params: p, Seed: c.Seed})
+		Params: p, Seed: c.Seed}
+	if labels := c.labels(); len(labels) > 1 { // one multi-output regression forest
+		o.Label, o.Labels = "", labels
+	}
+	return operators.NewTrainer(o)
 }
 
 // publishModel sends a trained model to the model topic and its

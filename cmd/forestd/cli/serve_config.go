@@ -85,6 +85,8 @@ type topicsConfig struct {
 }
 
 type trainConfig struct {
+	// Label is the label column; several, comma-separated ("y0,y1,y2"),
+	// are learnt as one multi-output regression forest (labels).
 	Label    string   `yaml:"label"`
 	Features []string `yaml:"features"`
 	Exclude  []string `yaml:"exclude"`
@@ -301,8 +303,8 @@ func (c *serveConfig) validate() error {
 		if c.Train.Label == "" {
 			return errors.New("train.label: the train, analyze and select stages need a label column")
 		}
-		if strings.Contains(c.Train.Label, ",") {
-			return fmt.Errorf("train.label: %q names several columns; the daemon trains on one label (train a multi-output forest with forestd train --label a,b,c and score it here)", c.Train.Label)
+		if err := c.validateLabels(); err != nil {
+			return err
 		}
 	}
 	t := c.Train
@@ -386,6 +388,60 @@ func (c *serveConfig) validate() error {
 	case "text", "json":
 	default:
 		return fmt.Errorf("log.format: %q is not text or json", c.Log.Format)
+	}
+	return nil
+}
+
+// labels returns the label columns of train.label: several when it lists
+// them comma-separated (spaces around a name are trimmed), else the one
+// label as given. Empty names stay in the list for validateLabels.
+func (t trainConfig) labels() []string {
+	if !strings.Contains(t.Label, ",") {
+		return []string{t.Label}
+	}
+	names := strings.Split(t.Label, ",")
+	for i := range names {
+		names[i] = strings.TrimSpace(names[i])
+	}
+	return names
+}
+
+// validateLabels checks several label columns (train.label: a,b,c), which
+// train learns as one multi-output regression forest: named, distinct,
+// neither features nor excluded, regression with a forest kind that takes
+// several targets (as forestd train --label a,b,c requires), and no
+// analyze or select stage, whose analysis takes one class label.
+func (c *serveConfig) validateLabels() error {
+	t := c.Train
+	names := t.labels()
+	if len(names) < 2 {
+		return nil
+	}
+	seen := make(map[string]bool, len(names))
+	for _, n := range names {
+		switch {
+		case n == "":
+			return fmt.Errorf("train.label: %q has an empty column name", t.Label)
+		case seen[n]:
+			return fmt.Errorf("train.label: %q names column %q twice", t.Label, n)
+		case slices.Contains(t.Features, n):
+			return fmt.Errorf("train.label: column %q is also listed in train.features", n)
+		case slices.Contains(t.Exclude, n):
+			return fmt.Errorf("train.label: column %q is also listed in train.exclude", n)
+		}
+		seen[n] = true
+	}
+	if c.has(stageAnalyze) || c.has(stageSelect) {
+		return fmt.Errorf("train.label: %q names several columns, a multi-output regression target; the analyze and select stages analyse one class label", t.Label)
+	}
+	if tk, err := frame.ParseTask(t.Task); err == nil && tk == frame.TaskClassification {
+		return fmt.Errorf("train.label: %q names several columns, a multi-output regression target; train.task classification takes one label", t.Label)
+	}
+	switch t.Forest {
+	case "fdm":
+		return fmt.Errorf("train.label: %q names several columns: train.forest fdm learns one label (rf, sporf, morf and lfs learn several as one multi-output regression forest)", t.Label)
+	case "drf":
+		return fmt.Errorf("train.label: %q names several columns: train.forest drf is not a training kind of the daemon (a distance forest needs the N×N distance matrix of its training rows); rf, sporf, morf and lfs learn several as one multi-output regression forest, and a model from forestd train --forest drf can be scored here", t.Label)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -137,7 +138,7 @@ func TestServeConfigErrors(t *testing.T) {
 		"topics: {features: 'bad topic'}\n":                    "topics.features",
 		"output_format: csv\n":                                 "output_format",
 		"train: {label: ''}\n":                                 "train.label",
-		"train: {label: 'y0,y1'}\n":                            "several columns",
+		"train: {label: 'y0,,y1'}\n":                           "empty column name",
 		"train: {window: 10, min_rows: 20}\n":                  "min_rows",
 		"train: {window_kind: lru}\n":                          "train.window_kind",
 		"train: {retrain_every: soon}\n":                       "train.retrain_every",
@@ -237,6 +238,9 @@ func FuzzServeConfig(f *testing.F) {
 	f.Add([]byte("train: {retrain_every: 30s}\n"))
 	f.Add([]byte("stages: [score]\nbrokers: ['[::1]:9092']\n"))
 	f.Add([]byte(composedConfig))
+	f.Add([]byte(multiConfig))
+	f.Add([]byte("train: {label: 'y0, y1,y0', task: regression}\n"))
+	f.Add([]byte("stages: [train]\ntrain: {label: ',', forest: drf}\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := parseServeConfig(bytes.NewReader(b), "fuzz.yaml")
 		if err != nil {
@@ -253,6 +257,16 @@ func FuzzServeConfig(f *testing.F) {
 		}
 		if _, err := frame.ParseTask(c.Train.Task); err != nil {
 			t.Fatal(err)
+		}
+		if labels := c.Train.labels(); len(labels) > 1 && c.has(stageTrain) {
+			// several labels that validate make a multi-output trainer
+			tr, err := (&daemon{cfg: c}).newTrainer()
+			if err != nil {
+				t.Fatalf("train.label %q validated, but: %v", c.Train.Label, err)
+			}
+			if got := tr.Options().Labels; !slices.Equal(got, labels) {
+				t.Fatalf("train.label %q: trainer labels %q", c.Train.Label, got)
+			}
 		}
 	})
 }
