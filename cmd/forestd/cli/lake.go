@@ -97,6 +97,10 @@ func (lf *lakeFlags) options(rowBytes int64) (lake.Options, error) {
 // for buffers the estimates miss. A --max-memory below twice what is in
 // use is an error.
 func (lf *lakeFlags) fitBudget() (int64, error) {
+	// two collections: objects cached in a sync.Pool (parquet-go's page
+	// and column buffers from a previous run in this process) survive the
+	// first one in the pool's victim cache, and would count as in use
+	runtime.GC()
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
