@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"math"
 	"os"
@@ -17,7 +16,6 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/forestd/forestd/arrowforest/frame"
-	"github.com/forestd/forestd/connectors/broker"
 	"github.com/forestd/forestd/connectors/files"
 	"github.com/forestd/forestd/connectors/kafka"
 	"github.com/forestd/forestd/operators"
@@ -110,23 +108,13 @@ func TestServeMultiOutput(t *testing.T) {
 	train, test := filepath.Join(dir, "train.arrows"), filepath.Join(dir, "test.arrows")
 	mustRun(t, "gen", "swissroll", "--n", "500", "--seed", "3", "--out", train)
 	mustRun(t, "gen", "swissroll", "--n", "40", "--seed", "4", "--out", test)
-	b, err := broker.Start(broker.Options{Listen: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	co := kafka.ClientOptions{Brokers: []string{b.Addr()}}
-	var stderr syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- Main([]string{"serve", "--brokers", b.Addr(), "--stages", "train,score", "--label", "y0,y1,y2",
-			"--window", "1000", "--min-rows", "400", "--retrain-every", "400", "--trees", "10",
-			"--output-format", "json", "--http", "127.0.0.1:0", "--max-runtime", "10s", "--session-timeout", "2s",
-			"--partitions", "1"}, Env{Stdout: &bytes.Buffer{}, Stderr: &stderr})
-	}()
+	co, stderr, done := startServe(t, "--stages", "train,score", "--label", "y0,y1,y2",
+		"--window", "1000", "--min-rows", "400", "--retrain-every", "400", "--trees", "10",
+		"--output-format", "json", "--http", "127.0.0.1:0", "--max-runtime", "10s", "--session-timeout", "2s",
+		"--partitions", "1")
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
-	waitForTopic(ctx, t, co, "forestd.features", &stderr)
+	waitForTopic(ctx, t, co, "forestd.features", stderr)
 	rawTrain, err := os.ReadFile(train)
 	if err != nil {
 		t.Fatal(err)

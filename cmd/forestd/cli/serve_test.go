@@ -299,23 +299,12 @@ func TestServeInProcess(t *testing.T) {
 	mustRun(t, "gen", "trunk", "--n", "600", "--p", "4", "--seed", "1", "--out", tr)
 	mustRun(t, "train", "--in", tr, "--label", "y", "--out", mdl, "--trees", "10")
 	version := mustRun(t, "inspect", "--model", mdl)["model_version"]
-	b, err := broker.Start(broker.Options{Listen: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	co := kafka.ClientOptions{Brokers: []string{b.Addr()}}
-	var stderr syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- Main([]string{"serve", "--brokers", b.Addr(), "--model", mdl, "--stages", "score", "--output-format", "json",
-			"--http", "127.0.0.1:0", "--max-runtime", "8s", "--session-timeout", "2s", "--partitions", "2"},
-			Env{Stdout: &bytes.Buffer{}, Stderr: &stderr})
-	}()
+	co, stderr, done := startServe(t, "--model", mdl, "--stages", "score", "--output-format", "json",
+		"--http", "127.0.0.1:0", "--max-runtime", "8s", "--session-timeout", "2s", "--partitions", "2")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	// wait for the daemon's topics, then produce
-	waitForTopic(ctx, t, co, "forestd.features", &stderr)
+	waitForTopic(ctx, t, co, "forestd.features", stderr)
 	sink, err := kafka.NewSink(kafka.SinkOptions{Client: co, Topics: map[string]string{"f": "forestd.features"}})
 	if err != nil {
 		t.Fatal(err)
@@ -388,22 +377,12 @@ func TestServeAnalyzeSelect(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "xor3.arrows")
 	mustRun(t, "gen", "xor3", "--n", "900", "--seed", "4", "--out", data)
-	b, err := broker.Start(broker.Options{Listen: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	co := kafka.ClientOptions{Brokers: []string{b.Addr()}}
-	var stderr syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- Main([]string{"serve", "--brokers", b.Addr(), "--stages", "analyze,select", "--label", "y",
-			"--window", "600", "--min-rows", "300", "--retrain-every", "600", "--http", "127.0.0.1:0",
-			"--max-runtime", "8s", "--session-timeout", "2s", "--partitions", "1"}, Env{Stdout: &bytes.Buffer{}, Stderr: &stderr})
-	}()
+	co, stderr, done := startServe(t, "--stages", "analyze,select", "--label", "y",
+		"--window", "600", "--min-rows", "300", "--retrain-every", "600", "--http", "127.0.0.1:0",
+		"--max-runtime", "8s", "--session-timeout", "2s", "--partitions", "1")
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
-	waitForTopic(ctx, t, co, "forestd.training", &stderr)
+	waitForTopic(ctx, t, co, "forestd.training", stderr)
 	raw, err := os.ReadFile(data)
 	if err != nil {
 		t.Fatal(err)
@@ -508,4 +487,23 @@ func waitForTopic(ctx context.Context, t *testing.T, co kafka.ClientOptions, top
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// startServe starts a broker on 127.0.0.1 for the test (closed when the
+// test ends) and `forestd serve --brokers ADDR args...` against it in a
+// goroutine: the client options of the broker, the daemon's stderr, and
+// the channel its exit code arrives on.
+func startServe(t *testing.T, args ...string) (kafka.ClientOptions, *syncBuffer, chan int) {
+	t.Helper()
+	b, err := broker.Start(broker.Options{Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	stderr := &syncBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(append([]string{"serve", "--brokers", b.Addr()}, args...), Env{Stdout: &bytes.Buffer{}, Stderr: stderr})
+	}()
+	return kafka.ClientOptions{Brokers: []string{b.Addr()}}, stderr, done
 }
