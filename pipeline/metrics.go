@@ -82,7 +82,7 @@ func NewMetrics() *Metrics {
 	m.ReportsPublished = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_reports_published_total", Help: "Dependence reports published."})
 	m.SelectedPublished = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_selected_batches_total", Help: "Batches forwarded with the selected and mapped columns."})
 	m.ModelRejected = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_models_rejected_total", Help: "Model messages that could not be decoded or were older than the current model."})
-	m.TrainingSkipped = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_training_rows_skipped_total", Help: "Labelled rows skipped (null label)."})
+	m.TrainingSkipped = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_training_rows_skipped_total", Help: "Training rows skipped for a null label (with several labels: a null or NaN in any of them)."})
 	m.TrainingDropped = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_training_rows_evicted_total", Help: "Rows evicted from the bounded training window."})
 	m.ScoreWaitingModels = prometheus.NewGauge(prometheus.GaugeOpts{Name: "forestd_score_waiting_for_model", Help: "Messages waiting for a first model."})
 	for _, c := range []prometheus.Collector{
