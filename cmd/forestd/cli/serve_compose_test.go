@@ -60,15 +60,7 @@ func TestServeComposeConfig(t *testing.T) {
 		"stages: [select, traine]\n":                           `unknown stage "traine"`,
 		"stages: [select, train]\ntrain: {retrain_every: x}\n": "train.retrain_every",
 	}
-	for in, want := range invalid {
-		c, err := parseServeConfig(strings.NewReader(in), "c.yaml")
-		if err == nil {
-			err = c.validate()
-		}
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%q: %v, want %q", in, err, want)
-		}
-	}
+	wantConfigErrors(t, invalid)
 	code, _, errs := run(t, "serve", "--help")
 	if code != ExitOK || !strings.Contains(errs, "Listing\nselect before train composes them") || !strings.Contains(errs, "in order: score, train, analyze, select") {
 		t.Fatalf("serve --help does not document the composition (exit %d):\n%s", code, errs)
@@ -94,11 +86,7 @@ func TestServeEmbeddedAuthConfig(t *testing.T) {
 		"brokers: [h:1]\nembedded: {tls_cert: c.pem}\n", // ignored with external brokers
 	}
 	for _, in := range ok {
-		c, err := parseServeConfig(strings.NewReader(in), "c.yaml")
-		if err == nil {
-			err = c.validate()
-		}
-		if err != nil {
+		if _, err := checkConfig(in); err != nil {
 			t.Errorf("%q: %v", in, err)
 		}
 	}
@@ -112,15 +100,7 @@ func TestServeEmbeddedAuthConfig(t *testing.T) {
 		"embedded: {tls_cert: c.pem, tls_key: k.pem}\nkafka: {tls: {cert_file: c, key_file: k}}\n": "kafka.tls applies",
 		"embedded: {sasl_pasword_file: pw}\n":                                                      "field sasl_pasword_file not found",
 	}
-	for in, want := range invalid {
-		c, err := parseServeConfig(strings.NewReader(in), "c.yaml")
-		if err == nil {
-			err = c.validate()
-		}
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%q: %v, want %q", in, err, want)
-		}
-	}
+	wantConfigErrors(t, invalid)
 	dir := t.TempDir()
 	p := filepath.Join(dir, "c.yaml")
 	if err := os.WriteFile(p, []byte("embedded: {sasl_users: ['a:PLAIN']}\n"), 0o600); err != nil {

@@ -76,15 +76,7 @@ func TestServeMultiLabelConfig(t *testing.T) {
 		"stages: [train, analyze]\ntrain: {label: 'a,b'}\n":       "the analyze and select stages analyse one class label",
 		"stages: [select, train, score]\ntrain: {label: 'a,b'}\n": "the analyze and select stages analyse one class label",
 	}
-	for in, want := range invalid {
-		c, err := parseServeConfig(strings.NewReader(in), "c.yaml")
-		if err == nil {
-			err = c.validate()
-		}
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%q: %v, want %q", in, err, want)
-		}
-	}
+	wantConfigErrors(t, invalid)
 	// a score-only daemon does not read train.label
 	c, err = parseServeConfig(strings.NewReader("stages: [score]\ntrain: {label: 'a,,b'}\n"), "c.yaml")
 	if err != nil || c.validate() != nil {

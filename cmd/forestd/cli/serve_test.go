@@ -507,3 +507,23 @@ func startServe(t *testing.T, args ...string) (kafka.ClientOptions, *syncBuffer,
 	}()
 	return kafka.ClientOptions{Brokers: []string{b.Addr()}}, stderr, done
 }
+
+// checkConfig parses a YAML daemon config and validates it.
+func checkConfig(in string) (serveConfig, error) {
+	c, err := parseServeConfig(strings.NewReader(in), "c.yaml")
+	if err == nil {
+		err = c.validate()
+	}
+	return c, err
+}
+
+// wantConfigErrors checks that every config of invalid fails parsing or
+// validation with an error containing its message.
+func wantConfigErrors(t *testing.T, invalid map[string]string) {
+	t.Helper()
+	for in, want := range invalid {
+		if _, err := checkConfig(in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", in, err, want)
+		}
+	}
+}
