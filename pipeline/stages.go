@@ -115,9 +115,15 @@ func (s *ScoreStage) Process(ctx context.Context, in *Batch) ([]Output, *Batch, 
 		{HeaderModelVersion, []byte(strconv.FormatInt(m.Meta.Version, 10))},
 		{HeaderSource, []byte(src)},
 	}
-	outs := make([]Output, len(recs))
-	for i, r := range recs {
-		outs[i] = Output{Stream: stream, Key: []byte(src), Headers: hs, Record: r}
+	outs := make([]Output, 0, len(recs))
+	for _, r := range recs {
+		if r.NumRows() == 0 {
+			// a batch without rows has no predictions: nothing to publish
+			// (an empty value would only be noise downstream)
+			r.Release()
+			continue
+		}
+		outs = append(outs, Output{Stream: stream, Key: []byte(src), Headers: hs, Record: r})
 	}
 	return outs, nil, nil
 }

@@ -156,6 +156,11 @@ func (c *Compiled) leaf(root int32, x []float32) int32 {
 // caller keeps per-tree state (OOB); blocks are equal and their number a
 // multiple of the threads.
 func blockRows(n, threads, p, perTree int) int {
+	if n <= 0 {
+		// no rows: one block size that scores nothing (a zero-row batch is
+		// a valid input, never a division by zero)
+		return 1
+	}
 	b := n / max(threads, 1)
 	b = min(b, 65536, (16<<20)/(4*max(p, 1)))
 	if perTree > 0 {
@@ -410,6 +415,9 @@ func (c *Compiled) forBlocks(n, threads, blockRows int, fn func(r0, r1 int, x []
 func (c *Compiled) forBlocksBuf(n, threads, blockRows int, rowBuf bool, fn func(r0, r1 int, x []float32, acc []float64)) {
 	if threads < 1 {
 		threads = runtime.NumCPU()
+	}
+	if n <= 0 {
+		return
 	}
 	nb := (n + blockRows - 1) / blockRows
 	threads = min(threads, max(nb, 1))

@@ -112,7 +112,9 @@ func Decode(value []byte, contentType string, mem memory.Allocator) (*arrow.Sche
 			return nil, nil, err
 		}
 		if len(recs) == 0 {
-			return nil, nil, errors.New("message: Arrow IPC stream without record batches")
+			// a schema-only stream is a valid message without rows, as a
+			// zero-row batch is: one empty record of its schema
+			recs = []arrow.Record{emptyRecord(mem, schema)}
 		}
 		return schema, recs, nil
 	default:
@@ -463,4 +465,14 @@ func NewDecoder(mem memory.Allocator) pipeline.Decoder {
 		}
 		return &pipeline.Batch{Env: env, Schema: schema, Records: recs}, nil
 	}
+}
+
+// emptyRecord is a record of schema with no rows.
+func emptyRecord(mem memory.Allocator, schema *arrow.Schema) arrow.Record {
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	return b.NewRecord()
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
@@ -264,4 +265,40 @@ func FuzzDecode(f *testing.F) {
 		// files.ReadIPCBytes, which recovers its panics) leaves buffers to
 		// the garbage collector, so leaks are only checked on success.
 	})
+}
+
+// TestDecodeNoRows: a stream whose batches have no rows, and a stream with
+// a schema and no batch at all, decode to records without rows (valid
+// messages that score to no predictions), not to errors.
+func TestDecodeNoRows(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Float64, Nullable: true}}, nil)
+	for _, batches := range []int{0, 1, 3} {
+		var buf bytes.Buffer
+		w := ipc.NewWriter(&buf, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+		for i := 0; i < batches; i++ {
+			rec := emptyRecord(mem, schema)
+			if err := w.Write(rec); err != nil {
+				t.Fatal(err)
+			}
+			rec.Release()
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		got, recs, err := Decode(buf.Bytes(), "", mem)
+		if err != nil {
+			t.Fatalf("%d zero-row batches: %v", batches, err)
+		}
+		if !got.Equal(schema) || len(recs) != max(batches, 1) {
+			t.Fatalf("%d zero-row batches: schema %v, %d records", batches, got, len(recs))
+		}
+		for _, r := range recs {
+			if r.NumRows() != 0 {
+				t.Fatalf("%d rows", r.NumRows())
+			}
+		}
+		release(recs)
+	}
 }
