@@ -168,7 +168,7 @@ func checkLabels(opts TrainOptions) error {
 		return fmt.Errorf("operators: labels %q name several columns, a multi-output regression target; classification takes one label", all)
 	}
 	switch opts.Params.Forest {
-	case "fdm":
+	case forest.KindFDM:
 		return fmt.Errorf("operators: labels %q name several columns: forest fdm learns one label (rf, sporf, morf and lfs learn several as one multi-output regression forest)", all)
 	case forest.KindDRF:
 		return fmt.Errorf("operators: labels %q: forest drf is not a streaming training kind (a distance forest needs the N×N distance matrix of its training rows; rf, sporf, morf and lfs learn several labels as one multi-output regression forest, and forestd train --forest drf trains a drf model the score stage takes)", all)

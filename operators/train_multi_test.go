@@ -222,7 +222,7 @@ func TestTrainerMultiReservoir(t *testing.T) {
 func TestTrainerMultiMatchesForestTrain(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	for _, kind := range []string{"rf", "sporf"} {
+	for _, kind := range []forest.Kind{forest.KindRF, forest.KindSPORF} {
 		p := multiParams(7)
 		p.Forest = kind
 		tr, err := NewTrainer(TrainOptions{Labels: multiTargets, Window: 500, MinRows: 50, Params: p})

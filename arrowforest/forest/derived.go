@@ -93,7 +93,7 @@ func (d *Derived) extend(fr *frame.Frame) *frame.Frame {
 func (f *Forest) ValidateDerived() error {
 	d := f.Derived
 	var groups [][]int
-	if f.Kind == "fdm" && f.Params.FDMMap == fdm.MapDRL {
+	if f.Kind == KindFDM && f.Params.FDMMap == fdm.MapDRL {
 		var err error
 		if groups, err = fdm.ParseSets(f.Params.FDMGroups); err != nil {
 			return err

@@ -10,9 +10,6 @@ import (
 	"github.com/forestd/forestd/arrowforest/tree"
 )
 
-// KindDRF is the Kind of a distance random forest (package manifold).
-const KindDRF = "drf"
-
 // Distance kinds of a DRF.
 const (
 	DistanceEuclidean = "euclidean"

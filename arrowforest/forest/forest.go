@@ -36,7 +36,7 @@ type OOB struct {
 // Forest is a trained ensemble together with everything scoring needs to
 // map named input columns onto it.
 type Forest struct {
-	Kind      string     // "rf" for Breiman's forest; oblique kinds later
+	Kind      Kind       // KindRF, KindSPORF, … (kind.go)
 	Task      frame.Task // TaskClassification or TaskRegression
 	Features  []string   // feature names in the order trees index them
 	Levels    [][]string // category levels per feature (nil entries for numeric)

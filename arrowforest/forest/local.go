@@ -20,10 +20,10 @@ const lfsSubspace = "subspace"
 
 // checkLocal rejects LFS and FDM settings on the other kinds.
 func (p *Params) checkLocal() error {
-	if p.Forest != "lfs" && (p.LFSSize != 0 || p.LFSMin != 0 || p.LFSDistance != "" || p.LFSK != 0 || p.LFSComponents != 0) {
+	if p.Forest != KindLFS && (p.LFSSize != 0 || p.LFSMin != 0 || p.LFSDistance != "" || p.LFSK != 0 || p.LFSComponents != 0) {
 		return fmt.Errorf("lfs window and distance settings apply to --forest lfs only")
 	}
-	if p.Forest != "fdm" && (p.FDMMap != "" || p.FDMCandidates != 0 || p.FDMGroups != "" || p.FDMMarginal != "" ||
+	if p.Forest != KindFDM && (p.FDMMap != "" || p.FDMCandidates != 0 || p.FDMGroups != "" || p.FDMMarginal != "" ||
 		p.FDMSearch != "" || p.FDMAlpha != 0 || p.FDMMaxPerms != 0) {
 		return fmt.Errorf("fdm settings apply to --forest fdm only")
 	}
@@ -37,10 +37,10 @@ func (p *Params) checkLocal() error {
 // (fdm with landmark mappings; nil otherwise, see derived.go).
 func (p *Params) dataSampler(fr *frame.Frame, cols [][]float32) (func() (projection.Sampler, error), *Derived, error) {
 	switch p.Forest {
-	case "lfs":
+	case KindLFS:
 		f, err := p.lfsSampler(cols, fr.Task)
 		return f, nil, err
-	case "fdm":
+	case KindFDM:
 		return p.fdmSampler(fr, cols)
 	}
 	return nil, nil, fmt.Errorf("forest %q has no data-dependent sampler", p.Forest)

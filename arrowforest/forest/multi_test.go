@@ -67,7 +67,10 @@ func TestMultiOutputCopiesMatchSingle(t *testing.T) {
 		two.YReg[2*i], two.YReg[2*i+1] = v, v
 	}
 	two.Targets = []string{"a", "b"}
-	for _, c := range []struct{ kind, split string }{{"rf", "exact"}, {"sporf", "exact"}} {
+	for _, c := range []struct {
+		kind  Kind
+		split string
+	}{{KindRF, "exact"}, {KindSPORF, "exact"}} {
 		p := DefaultParams(frame.TaskRegression)
 		p.Forest, p.Split, p.Trees, p.Threads, p.Honest = c.kind, c.split, 8, 2, 0.2
 		fs, err := Train(one, p, TrainOptions{})

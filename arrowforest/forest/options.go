@@ -33,25 +33,25 @@ func (p *Params) Topology(nFeatures int) (projection.Topology, error) {
 
 // samplerFactory returns a constructor of per-worker samplers for the kind.
 func (p *Params) samplerFactory(nFeatures, m int) (func() (projection.Sampler, error), error) {
-	if p.Forest != "sporf" && (p.Rank || p.Lambda != 0) {
+	if p.Forest != KindSPORF && (p.Rank || p.Lambda != 0) {
 		return nil, fmt.Errorf("lambda and rank apply to --forest sporf only")
 	}
-	if p.MeanDiff && p.Forest != "sporf" && p.Forest != "morf" {
+	if p.MeanDiff && p.Forest != KindSPORF && p.Forest != KindMORF {
 		return nil, fmt.Errorf("mean-diff applies to --forest sporf and morf only")
 	}
-	if p.Forest != "morf" && ((p.Layout != "" && p.Forest != "lfs") || p.PatchHMax != 0 || p.PatchWMax != 0) {
+	if p.Forest != KindMORF && ((p.Layout != "" && p.Forest != KindLFS) || p.PatchHMax != 0 || p.PatchWMax != 0) {
 		return nil, fmt.Errorf("layouts and patch sizes apply to --forest morf (and layouts to lfs) only")
 	}
 	if err := p.checkLocal(); err != nil {
 		return nil, err
 	}
 	switch p.Forest {
-	case "rf":
+	case KindRF:
 		if _, err := projection.NewAxis(nFeatures, m); err != nil {
 			return nil, err
 		}
 		return func() (projection.Sampler, error) { return projection.NewAxis(nFeatures, m) }, nil
-	case "sporf":
+	case KindSPORF:
 		if p.Lambda == 0 {
 			p.Lambda = 1.5
 		}
@@ -61,7 +61,7 @@ func (p *Params) samplerFactory(nFeatures, m int) (func() (projection.Sampler, e
 		return func() (projection.Sampler, error) {
 			return projection.NewSparse(nFeatures, m, p.Lambda, p.MeanDiff)
 		}, nil
-	case "morf":
+	case KindMORF:
 		top, err := p.Topology(nFeatures)
 		if err != nil {
 			return nil, err
@@ -89,7 +89,7 @@ func (p *Params) samplerFactory(nFeatures, m int) (func() (projection.Sampler, e
 			s.MeanDiff = p.MeanDiff
 			return s, nil
 		}, nil
-	case "lfs", "fdm":
+	case KindLFS, KindFDM:
 		return nil, nil // drawn on the training data: Train calls dataSampler (local.go)
 	}
 	return nil, fmt.Errorf("unknown forest %q (want rf, sporf, morf, lfs or fdm)", p.Forest)
@@ -102,7 +102,7 @@ type Params struct {
 	// oblique, Randomer paper §2), "morf" (manifold oblique patches,
 	// MORF paper §3.1), "lfs" (local feature sampling, dissertation ch. 4)
 	// or "fdm" (RF_FDM, dissertation §6.4).
-	Forest string `json:"forest"`
+	Forest Kind   `json:"forest"`
 	Trees  int    `json:"trees"`
 	Seed   uint64 `json:"seed"`
 	// Threads bounds the worker pool; it never changes the model.
@@ -189,7 +189,7 @@ type Params struct {
 // max features sqrt(p) or p/3 (Breiman 2001).
 func DefaultParams(task frame.Task) Params {
 	p := Params{
-		Forest:    "rf",
+		Forest:    KindRF,
 		Trees:     100,
 		Seed:      1,
 		Threads:   runtime.NumCPU(),
@@ -236,9 +236,9 @@ func (p *Params) resolve(nFeatures int, task frame.Task) (resolved, error) {
 		return r, fmt.Errorf("max depth must be 0 (unlimited) or positive, got %d", p.MaxDepth)
 	}
 	if p.Forest == "" {
-		p.Forest = "rf"
+		p.Forest = KindRF
 	}
-	oblique := p.Forest != "rf"
+	oblique := p.Forest != KindRF
 	m, err := mtry(p.MaxFeatures, nFeatures, task, oblique)
 	if err != nil {
 		return r, err

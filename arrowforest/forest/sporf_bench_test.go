@@ -10,8 +10,8 @@ import (
 // p=50, n=20,000, 100 trees, 2 threads (issue: oblique within 2× of RF).
 func BenchmarkTrainObliqueTrunk(b *testing.B) {
 	tr := trunkFrame(20000, 50, 1)
-	for _, kind := range []string{"rf", "sporf", "morf"} {
-		b.Run(kind, func(b *testing.B) {
+	for _, kind := range []Kind{KindRF, KindSPORF, KindMORF} {
+		b.Run(string(kind), func(b *testing.B) {
 			p := DefaultParams(frame.TaskClassification)
 			p.Forest, p.Threads = kind, 2
 			if kind == "morf" {

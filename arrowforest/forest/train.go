@@ -112,7 +112,7 @@ func Train(fr *frame.Frame, p Params, opts TrainOptions) (*Forest, error) {
 		fr = derived.extend(fr)
 		cols = fr.Cols
 	}
-	if fr.NumOutputs() > 1 && p.Forest != "rf" && p.Forest != "sporf" && p.Forest != "morf" && p.Forest != "lfs" {
+	if fr.NumOutputs() > 1 && !p.Forest.MultiOutputKind() {
 		return nil, fmt.Errorf("forest: --forest %s learns one label; several targets (%v) need rf, sporf, morf or lfs", p.Forest, fr.Targets)
 	}
 	d := &tree.Data{Cols: cols, Y: fr.Y, K: fr.NumClasses(), YReg: fr.YReg, Outputs: len(fr.Targets)}

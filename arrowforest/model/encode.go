@@ -420,7 +420,7 @@ func checkUTF8(f *forest.Forest, kinds []string) error {
 		}
 		return nil
 	}
-	if err := check("kind", f.Kind); err != nil {
+	if err := check("kind", string(f.Kind)); err != nil {
 		return err
 	}
 	if err := check("label", f.LabelName); err != nil {

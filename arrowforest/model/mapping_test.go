@@ -92,7 +92,7 @@ func TestMappingCorrupt(t *testing.T) {
 			md[KeyFeatures] = `["x0","colour","a","b"]`
 		},
 		"levels mapped": func(_ *table, md map[string]string) { md[KeyLevels] = `[null,["red","green"],["u"],null]` },
-		"drf kind":      func(_ *table, md map[string]string) { md[KeyKind] = forest.KindDRF },
+		"drf kind":      func(_ *table, md map[string]string) { md[KeyKind] = string(forest.KindDRF) },
 	}
 	for name, e := range cases {
 		_, _, err := DecodeBytes(craft(t, mappedForest(), e))

@@ -126,8 +126,8 @@ var metaKeys = []metaKey{
 		enc: func(_ *forest.Forest, m Meta, _ int) (string, bool, error) { return m.CreatedBy, true, nil },
 		dec: func(v string, st *decodeState) error { st.meta.CreatedBy = v; return nil }},
 	{key: KeyKind, fields: []string{"Kind"},
-		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) { return f.Kind, true, nil },
-		dec: func(v string, st *decodeState) error { st.f.Kind = v; return nil }},
+		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) { return string(f.Kind), true, nil },
+		dec: func(v string, st *decodeState) (err error) { st.f.Kind, err = forest.ParseKind(v); return err }},
 	{key: KeyTask, fields: []string{"Task"},
 		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) { return f.Task.String(), true, nil },
 		dec: func(v string, st *decodeState) error {

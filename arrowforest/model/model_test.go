@@ -554,6 +554,7 @@ func TestCraftedStructure(t *testing.T) {
 		"regression classes":  func(_ *table, md map[string]string) { md[KeyTask] = "regression" },
 		"unknown task":        func(_ *table, md map[string]string) { md[KeyTask] = "auto" },
 		"empty kind":          func(_ *table, md map[string]string) { md[KeyKind] = "" },
+		"unknown kind":        func(_ *table, md map[string]string) { md[KeyKind] = "xgboost" },
 		"params not object":   func(_ *table, md map[string]string) { md[KeyParams] = `[]` },
 		"params bad type":     func(_ *table, md map[string]string) { md[KeyParams] = `{"trees":"x"}` },
 		"oob bad":             func(_ *table, md map[string]string) { md[KeyOOB] = `{"error":"NaNx"}` },

@@ -243,7 +243,7 @@ func runInspect(args []string, env Env) error {
 	if f.DRF != nil {
 		rep["drf"] = drfInfo(f)
 	}
-	if f.Kind == "fdm" { // RF_FDM: which mapping the trees draw (inspect_fdm.go)
+	if f.Kind == forest.KindFDM { // RF_FDM: which mapping the trees draw (inspect_fdm.go)
 		rep["fdm"] = fdmInfo(f)
 	}
 	if f.Mapping != nil { // the FDM mapping the trees read through (forestd serve select → train)

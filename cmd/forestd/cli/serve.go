@@ -546,7 +546,7 @@ func (d *daemon) newTrainer() (*operators.Trainer, error) {
 		return nil, usageError{err}
 	}
 	p := forest.DefaultParams(frame.TaskAuto)
-	p.Forest, p.Trees, p.Seed, p.MaxFeatures = c.Forest, c.Trees, c.Seed, c.MaxFeatures
+	p.Forest, p.Trees, p.Seed, p.MaxFeatures = forest.Kind(c.Forest), c.Trees, c.Seed, c.MaxFeatures
 	p.Criterion = ""                     // the label's task picks it (gini or mse), see operators.Trainer.Train
 	task, err := frame.ParseTask(c.Task) // checked by serveConfig.validate
 	if err != nil {

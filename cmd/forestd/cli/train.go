@@ -61,13 +61,12 @@ func runTrain(args []string, env Env) error {
 	if *out == "" {
 		return usagef("--out is required")
 	}
-	if *kind == "drf" {
-		return drf.train(fs, env, paths)
-	}
-	switch *kind {
-	case "rf", "sporf", "morf", "lfs", "fdm":
-	default:
+	kd, err := forest.ParseKind(*kind)
+	if err != nil {
 		return usagef("--forest %s is not available in this build (available: rf, sporf, morf, lfs, fdm, drf)", *kind)
+	}
+	if kd == forest.KindDRF {
+		return drf.train(fs, env, paths)
 	}
 	fopts := frame.Options{Label: *label, Features: features.vals, Exclude: exclude.vals}
 	if strings.Contains(*label, ",") { // one multi-output regression forest
@@ -77,7 +76,7 @@ func runTrain(args []string, env Env) error {
 		}
 		if fopts.Label = cols[0]; len(cols) > 1 {
 			fopts.Label, fopts.Targets = "", cols
-			if *kind == "fdm" {
+			if kd == forest.KindFDM {
 				return usagef("--label %s names several columns: --forest fdm learns one label (the others learn several as one multi-output regression forest, and --forest drf as a distance forest)", *label)
 			}
 			if *task == "classification" {
@@ -113,7 +112,7 @@ func runTrain(args []string, env Env) error {
 	p.Trees, p.Seed, p.Threads = *trees, *seed, *threads
 	p.MaxFeatures, p.MaxDepth, p.Sample, p.SampleFraction = *maxFeat, *maxDepth, *sample, *frac
 	p.Split, p.Bins, p.Permutation = *split, *bins, perm
-	p.Forest, p.Lambda, p.MeanDiff, p.Rank, p.Honest = *kind, *lambda, *meanDiff, *rank, *honest
+	p.Forest, p.Lambda, p.MeanDiff, p.Rank, p.Honest = kd, *lambda, *meanDiff, *rank, *honest
 	if err := layoutFlags(&p, *grid, *series, *cyclic, *channels, *chanOrder, *patchMin, *patchMax); err != nil {
 		return err
 	}
