@@ -8,7 +8,7 @@ PKGS    := ./...
 build:
 	$(GO) build -o $(BIN) ./cmd/forestd
 
-## test: vet + every unit, reader and end-to-end test (reads ../shared/data)
+## test: vet + every unit, reader and end-to-end test (reads testdata/)
 test:
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 $(PKGS)

@@ -2,7 +2,7 @@
 # forestd's batch job end to end on built-in data: generate the Trunk data
 # set (Randomer paper), train a random forest, evaluate it on fresh data,
 # score a file of rows, inspect the model, and then do the same on a real
-# data set shipped in ../shared/data (Parquet written by DuckDB).
+# data set shipped in testdata (Parquet written by DuckDB).
 set -euo pipefail
 BIN=${1:-bin/forestd}
 cd "$(dirname "$0")/.."
@@ -26,7 +26,7 @@ $BIN score --model "$W/trunk.model" --in "$W/test.parquet" --out "$W/pred.parque
 step "forestd inspect: the five most important features"
 $BIN inspect --model "$W/trunk.model" | python3 -c 'import json,sys; m=json.load(sys.stdin); print(json.dumps({k: m[k] for k in ("forest","trees","n_features","classes","oob")}, indent=2)); print("top features:", m["top_features"][:5])'
 
-DATA=../shared/data
+DATA=testdata
 if [ -f $DATA/satellite.parquet ]; then
   step "a real data set: Landsat satellite (6 classes), 500 trees, OOB error"
   $BIN train --in $DATA/satellite.parquet --label label --trees 500 --out "$W/sat.model" \

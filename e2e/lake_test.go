@@ -25,7 +25,7 @@ import (
 )
 
 // The lake tests run the forestd binary as a subprocess on hive-layout
-// lakes made of the DuckDB-written Parquet files in ../shared/data
+// lakes made of the DuckDB-written Parquet files in testdata
 // (symbolic links in a temporary directory), including the 20-row-group
 // zstd file and the bad_* files.
 
@@ -101,7 +101,7 @@ func makeLake(t *testing.T, layout map[string]string) string {
 		}
 		target := filepath.Join(src, name)
 		if _, err := os.Stat(target); err != nil {
-			t.Fatalf("shared data missing (tests need ../shared/data): %v", err)
+			t.Fatalf("test data missing (testdata/ of the repository): %v", err)
 		}
 		if err := os.Symlink(target, p); err != nil {
 			t.Fatal(err)

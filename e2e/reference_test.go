@@ -17,7 +17,7 @@ import (
 )
 
 const (
-	dataDir = "../../shared/data"
+	dataDir = "../testdata"
 	refDir  = "../arrowforest/forest/testdata"
 )
 
@@ -32,7 +32,7 @@ func loadSharedOpts(t *testing.T, name string, opts frame.Options) *frame.Frame 
 	t.Helper()
 	path := filepath.Join(dataDir, name)
 	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("shared data missing (tests need ../shared/data): %v", err)
+		t.Fatalf("test data missing (testdata/ of the repository): %v", err)
 	}
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)

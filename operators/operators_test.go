@@ -23,13 +23,13 @@ import (
 	"github.com/forestd/forestd/schemas"
 )
 
-const dataDir = "../../shared/data"
+const dataDir = "../testdata"
 
 func sharedData(t testing.TB, name string) string {
 	t.Helper()
 	p := filepath.Join(dataDir, name)
 	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("shared data missing (tests need ../shared/data beside the repo): %v", err)
+		t.Fatalf("test data missing (testdata/ of the repository): %v", err)
 	}
 	return p
 }

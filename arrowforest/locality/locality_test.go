@@ -12,14 +12,14 @@ import (
 	"testing"
 )
 
-const dataDir = "../../../shared/data"
+const dataDir = "../../testdata"
 
 // readCSV reads a shared data set's feature columns (all but the last).
 func readCSV(t testing.TB, name string) ([]string, [][]float32) {
 	t.Helper()
 	f, err := os.Open(dataDir + "/" + name + ".csv.gz")
 	if err != nil {
-		t.Fatalf("shared data missing (tests need ../shared/data beside the repo): %v", err)
+		t.Fatalf("test data missing (testdata/ of the repository): %v", err)
 	}
 	defer f.Close()
 	zr, err := gzip.NewReader(f)

@@ -12,7 +12,7 @@ import (
 // Read a Parquet file written by DuckDB, build a training frame from it,
 // and write the same records back out as a gzip CSV file.
 func ExampleReadPaths() {
-	schema, recs, err := files.ReadPaths([]string{"../../../shared/data/iris.parquet"}, files.ReadOptions{})
+	schema, recs, err := files.ReadPaths([]string{"../../testdata/iris.parquet"}, files.ReadOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -49,11 +49,11 @@ func ExampleReadPaths() {
 
 // A schema check names what is missing or mistyped.
 func ExampleCheckSchema() {
-	digits, recs, _ := files.ReadPaths([]string{"../../../shared/data/digits.arrows"}, files.ReadOptions{Columns: []string{"pixel_7_7", "label"}})
+	digits, recs, _ := files.ReadPaths([]string{"../../testdata/digits.arrows"}, files.ReadOptions{Columns: []string{"pixel_7_7", "label"}})
 	for _, r := range recs {
 		r.Release()
 	}
-	bad, recs, _ := files.ReadPaths([]string{"../../../shared/data/bad_schema.arrows"}, files.ReadOptions{})
+	bad, recs, _ := files.ReadPaths([]string{"../../testdata/bad_schema.arrows"}, files.ReadOptions{})
 	for _, r := range recs {
 		r.Release()
 	}

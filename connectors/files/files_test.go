@@ -20,7 +20,7 @@ import (
 // skip: these tests are the evidence that the readers handle real files.
 func dataDir(t testing.TB) string {
 	t.Helper()
-	dir := filepath.Join("..", "..", "..", "shared", "data")
+	dir := filepath.Join("..", "..", "testdata")
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		t.Fatalf("shared data directory %s is missing: %v", dir, err)
 	}

@@ -14,13 +14,13 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
-const dataDir = "../../../shared/data"
+const dataDir = "../../testdata"
 
 func sharedData(t testing.TB, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dataDir, name))
 	if err != nil {
-		t.Fatalf("shared data missing (tests need ../shared/data beside the repo): %v", err)
+		t.Fatalf("test data missing (testdata/ of the repository): %v", err)
 	}
 	return b
 }

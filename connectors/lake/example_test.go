@@ -14,7 +14,7 @@ import (
 // and adds a truncated file.
 func hiveLake() (string, func()) {
 	root, _ := os.MkdirTemp("", "lake-example-")
-	data, _ := filepath.Abs("../../../shared/data")
+	data, _ := filepath.Abs("../../testdata")
 	for rel, name := range map[string]string{
 		"date=2026-11-01/part-0.parquet": "letter_recognition_zstd_rg1000.parquet",
 		"date=2026-11-02/part-0.parquet": "letter_recognition.parquet",

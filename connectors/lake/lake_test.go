@@ -20,7 +20,7 @@ import (
 // dataDir is the shared data directory; its absence is a failure.
 func dataDir(t testing.TB) string {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "data"))
+	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@
 # installs both). Writes e2e/bench/results/digits-3v5-{morf,rf}.png.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-BIN=""; DATA="${FORESTD_DATA:-../shared/data}"
+BIN=""; DATA="${FORESTD_DATA:-testdata}"
 while [ $# -gt 0 ]; do
   case "$1" in
     --forestd) BIN="$2"; shift ;;

@@ -29,6 +29,6 @@ trap 'rm -rf "$W"' EXIT
 go build -o "$W/dissertation" ./e2e/bench/dissertation
 mkdir -p e2e/bench/results
 OUT="e2e/bench/results/dissertation-$(date -u +%Y-%m-%d)${SUFFIX}.md"
-"$W/dissertation" -data ../shared/data "${ARGS[@]+"${ARGS[@]}"}" | tee "$W/out.md"
+"$W/dissertation" -data testdata "${ARGS[@]+"${ARGS[@]}"}" | tee "$W/out.md"
 cp "$W/out.md" "$OUT"
 echo "written: $OUT" >&2

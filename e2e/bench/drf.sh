@@ -21,7 +21,7 @@
 #      noise-free surface, training and prediction times; the paper's
 #      Fig. 2 as a PNG.
 #   2. Digits: the lower 8×4 half from the upper half, 800 train / 200 test
-#      digits (100 per class of ../shared/data digits), 300 trees,
+#      digits (100 per class of testdata digits), 300 trees,
 #      5 candidate features, Isomap k = 5, embedding dimension 25
 #      (§3.2.1), repeated over 5 folds so that each of the 1000 digits is
 #      tested once (the paper makes one split; one split of 200 digits
@@ -60,7 +60,7 @@ while [ $# -gt 0 ]; do
 done
 PY=/usr/bin/python3
 "$PY" -c 'import sklearn, pandas' 2>/dev/null || { echo "drf.sh: $PY needs scikit-learn and pandas (apt-get install python3-sklearn python3-pandas)" >&2; exit 1; }
-DATA=${FORESTD_DATA:-../shared/data}
+DATA=${FORESTD_DATA:-testdata}
 W=$(mktemp -d /tmp/forestd-drf.XXXXXX)
 if [ $KEEP = 0 ]; then trap 'rm -rf "$W"' EXIT; else echo "scratch: $W" >&2; fi
 if [ -z "$BIN" ]; then

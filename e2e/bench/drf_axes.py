@@ -9,7 +9,7 @@ rows.
 
 usage:
   go build -o /tmp/drfbench ./e2e/bench/drf
-  /tmp/drfbench prepare -dir DIR -data ../shared/data -seed 1 -ntrain 1000 -ntest 10000
+  /tmp/drfbench prepare -dir DIR -data testdata -seed 1 -ntrain 1000 -ntest 10000
   /usr/bin/python3 e2e/bench/drf_axes.py DIR
 """
 import sys

@@ -10,7 +10,7 @@
 #                 `forestd gen`; only ranger and sklearn run
 #   --only PART   run only the Trunk timings (trunk) or only the CV accuracies (cv)
 #   --forestd BIN use this binary instead of building ./cmd/forestd
-#   --data DIR    the shared data sets (default: <repo>/../shared/data)
+#   --data DIR    the shared data sets (default: <repo>/testdata)
 #   --keep        keep the scratch directory (printed at the end)
 #
 # Writes e2e/bench/results/peers-<date>[-quick][-peers-only].{md,json} and
@@ -40,7 +40,7 @@ done
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
-DATA="${DATA:-${FORESTD_DATA:-$ROOT/../shared/data}}"
+DATA="${DATA:-${FORESTD_DATA:-$ROOT/testdata}}"
 PY=/usr/bin/python3          # Debian's python3: the one python3-sklearn installs into
 THREADS=2
 P=50
@@ -191,7 +191,7 @@ FOLDS="$TMP/folds"
 if [ "$RUN_CV" = 1 ]; then
 log "writing $K stratified folds (seed $FOLD_SEED) of ${CV_SETS[*]}"
 "$PY" "$HERE/peers_folds.py" --data "$DATA" --out "$FOLDS" --k "$K" --seed "$FOLD_SEED" "${CV_SETS[@]}"
-note "/usr/bin/python3 e2e/bench/peers_folds.py --data ../shared/data --out folds --k $K --seed $FOLD_SEED ${CV_SETS[*]}"
+note "/usr/bin/python3 e2e/bench/peers_folds.py --data testdata --out folds --k $K --seed $FOLD_SEED ${CV_SETS[*]}"
 
 log "ranger CV ($CV_TREES trees)"
 load ranger_cv

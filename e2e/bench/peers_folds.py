@@ -2,7 +2,7 @@
 """Fixed stratified K-fold splits shared by every tool of the peer benchmark.
 
 For each data set NAME, reads DATA/NAME.csv.gz (header row; the label is the
-last column, as in shared/data), assigns every row to one of K folds and
+last column, as in testdata/), assigns every row to one of K folds and
 writes into OUT:
 
   NAME.folds.csv          row,fold   (row = 0-based data row, fold = 0..K-1)

@@ -4,7 +4,7 @@
 #
 #     Rscript arrowforest/forest/testdata/make_ranger_refs.R [DATA_DIR]
 #
-# DATA_DIR defaults to ../shared/data. For each data set below it fits
+# DATA_DIR defaults to testdata. For each data set below it fits
 #
 #     ranger(x, y, num.trees = 500, seed = 1, num.threads = 2)
 #
@@ -30,7 +30,7 @@ suppressPackageStartupMessages({
 })
 
 args <- commandArgs(trailingOnly = TRUE)
-data_dir <- if (length(args) >= 1) args[[1]] else file.path("..", "shared", "data")
+data_dir <- if (length(args) >= 1) args[[1]] else "testdata"
 out_dir <- "arrowforest/forest/testdata"
 if (!dir.exists(out_dir)) stop("run from the repository root (", out_dir, " not found)")
 

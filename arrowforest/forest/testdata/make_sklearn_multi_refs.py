@@ -5,7 +5,7 @@ Run from the repository root with Debian's Python (python3-sklearn):
 
     /usr/bin/python3 arrowforest/forest/testdata/make_sklearn_multi_refs.py [DATA_DIR]
 
-DATA_DIR defaults to ../shared/data. On diabetes.csv.gz it fits
+DATA_DIR defaults to testdata. On diabetes.csv.gz it fits
 
     DecisionTreeRegressor(max_depth=5, criterion="squared_error",
                           max_features=None, random_state=0)
@@ -98,7 +98,7 @@ def sha256(path):
 
 
 def main():
-    data_dir = os.path.normpath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "..", "shared", "data"))
+    data_dir = os.path.normpath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "testdata"))
     path = os.path.join(data_dir, DATASET + ".csv.gz")
     df = pd.read_csv(path, float_precision="round_trip")
     features = [c for c in df.columns if c not in OUTPUTS]

@@ -5,7 +5,7 @@ Run from the repository root with Debian's Python (python3-sklearn):
 
     /usr/bin/python3 arrowforest/forest/testdata/make_sklearn_refs.py [DATA_DIR]
 
-DATA_DIR defaults to ../shared/data (relative to the repository root). For
+DATA_DIR defaults to testdata (relative to the repository root). For
 each case (dataset, criterion, max_depth) below it fits
 
     DecisionTree{Classifier,Regressor}(max_depth=D, criterion=C,
@@ -370,7 +370,7 @@ def run_case(data_dir, name, criterion, depth, command):
 
 
 def main():
-    data_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "..", "shared", "data")
+    data_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "testdata")
     data_dir = os.path.normpath(data_dir)
     command = "cd <repo root> && /usr/bin/python3 arrowforest/forest/testdata/make_sklearn_refs.py"
     if len(sys.argv) > 1:

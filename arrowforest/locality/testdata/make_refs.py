@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Reference feature distances for arrowforest/locality (dissertation ch. 3, §3.3).
 
-Run from the repository root (../shared/data beside it):
+Run from the repository root (testdata beside it):
 
     /usr/bin/python3 arrowforest/locality/testdata/make_refs.py
 
@@ -32,7 +32,7 @@ SETS = [("wine", "label", 5), ("sonar", "label", 20)]
 K = 8
 
 for name, label, comps in SETS:
-    df = pd.read_csv(f"../shared/data/{name}.csv.gz")
+    df = pd.read_csv(f"testdata/{name}.csv.gz")
     X = df.drop(columns=[label]).to_numpy().astype(np.float32).astype(np.float64)
     F = X.T  # p feature points in R^n
     p = F.shape[0]

@@ -10,13 +10,13 @@ import (
 	"testing"
 )
 
-const dataDir = "../../../../shared/data"
+const dataDir = "../../../testdata"
 
 func sharedData(t *testing.T, name string) string {
 	t.Helper()
 	p := filepath.Join(dataDir, name)
 	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("shared data missing (tests need ../shared/data beside the repo): %v", err)
+		t.Fatalf("test data missing (testdata/ of the repository): %v", err)
 	}
 	return p
 }

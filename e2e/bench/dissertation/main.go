@@ -14,7 +14,7 @@
 //     search (no ground truth) against plain RF on xor4 and xor2 — the
 //     issue's targets;
 //   - lfs: RF with local feature sampling against plain RF and the random
-//     subspace on digits, satellite and dna (../shared/data), beside the
+//     subspace on digits, satellite and dna (testdata), beside the
 //     dissertation's Table 4.5 (other data sets: MNIST, ISOLET, HAR,
 //     UJIndoorLoc).
 //
@@ -50,7 +50,7 @@ var (
 	trees    = flag.Int("trees", 100, "trees per forest (the dissertation's 100)")
 	n        = flag.Int("n", 1000, "rows per artificial data set of fdm-target (80% train, 20% test; the issue's protocol)")
 	tableN   = flag.Int("table-n", 200, "rows per artificial data set of Tables 6.2 and 6.3 (§5.7: \"The number of data points is 200\")")
-	dataDir  = flag.String("data", "../shared/data", "directory of the shared data sets")
+	dataDir  = flag.String("data", "testdata", "directory of the shared data sets")
 	threads  = flag.Int("threads", runtime.NumCPU(), "worker threads")
 )
 

@@ -2,14 +2,14 @@
 // dRF paper's experiments (distance-rf-manifold-responses.txt §3.1 and
 // §3.2.1) with forestd beside scikit-learn:
 //
-//	go run ./e2e/bench/drf prepare -dir D [-data ../shared/data] [-seed 1] [-ntrain 1000] [-ntest 10000]
+//	go run ./e2e/bench/drf prepare -dir D [-data testdata] [-seed 1] [-ntrain 1000] [-ntest 10000]
 //	go run ./e2e/bench/drf report  -dir D [-png DIR] [-threads 2] [-digits-folds 5]
 //
 // prepare writes the data sets as CSV into D: swiss_train.csv and
 // swiss_test.csv (one swiss roll of ntrain + ntest rows from synth, split
 // in order, as synth.SwissRoll advises; the test file carries the
 // noise-free points y0_true..y2_true), and the digit-completion splits of
-// §3.2.1: the first 100 digits of each class of ../shared/data/digits
+// §3.2.1: the first 100 digits of each class of testdata/digits
 // (file order), 80 per class for training and 20 for testing, five times
 // (fold k in D/digits-fk tests the ranks 20(k−1)…20k−1 of each class, so
 // every one of the 1000 digits is tested once; digits_train.csv,
@@ -168,7 +168,7 @@ func halves() (upper, lower []string) {
 func prepare(args []string) error {
 	fs := flag.NewFlagSet("prepare", flag.ContinueOnError)
 	dir := fs.String("dir", "", "output directory")
-	data := fs.String("data", "../shared/data", "shared data directory")
+	data := fs.String("data", "testdata", "shared data directory")
 	seed := fs.Uint64("seed", 1, "swiss roll seed")
 	ntrain := fs.Int("ntrain", 1000, "swiss roll training rows")
 	ntest := fs.Int("ntest", 10000, "swiss roll test rows")
