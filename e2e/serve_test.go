@@ -19,6 +19,7 @@ import (
 
 	"github.com/forestd/forestd/connectors/files"
 	"github.com/forestd/forestd/connectors/kafka"
+	forestddaemon "github.com/forestd/forestd/daemon"
 	"github.com/forestd/forestd/pipeline"
 )
 
@@ -226,7 +227,7 @@ func TestServePoisonToDLQ(t *testing.T) {
 		t.Fatalf("%d prediction messages for 6 good rows", len(msgs))
 	}
 	for _, m := range msgs {
-		if m.header(kafka.HeaderContentType) != kafka.ContentTypeArrow || m.header(pipeline.HeaderModelVersion) == "" {
+		if m.header(kafka.HeaderContentType) != kafka.ContentTypeArrow || m.header(forestddaemon.HeaderModelVersion) == "" {
 			t.Fatalf("prediction headers %v", m.Headers)
 		}
 	}

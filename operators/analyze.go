@@ -14,6 +14,7 @@ import (
 	"github.com/forestd/forestd/arrowforest/fdm"
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/schemas"
+	"github.com/forestd/forestd/scoring"
 )
 
 // AnalyzeOptions configure an Analyzer.
@@ -177,7 +178,7 @@ func (an *Analysis) Report(mem memory.Allocator) (arrow.Record, error) {
 // columns (float64), then the passthrough columns present in the batch
 // (e.g. the label or a key), in that order (dissertation §6.3:
 // X' = [X_{S_m}, f(X_{S_1}; θ*_1), …]). A batch without a column the
-// mapping reads is an ErrInput error.
+// mapping reads is a scoring.ErrInput error.
 func (an *Analysis) Select(mem memory.Allocator, schema *arrow.Schema, recs []arrow.Record, passthrough []string) ([]arrow.Record, error) {
 	t := an.Transform
 	if t == nil {
@@ -220,12 +221,12 @@ func (an *Analysis) Select(mem memory.Allocator, schema *arrow.Schema, recs []ar
 		fr, err := frame.FeaturesFromRecords(schema, []arrow.Record{r}, inputs, nil)
 		if err != nil {
 			release()
-			return nil, fmt.Errorf("%w: %w", ErrInput, err)
+			return nil, scoring.InputError(err)
 		}
 		mapped, err := t.Columns(fr)
 		if err != nil {
 			release()
-			return nil, fmt.Errorf("%w: %w", ErrInput, err)
+			return nil, scoring.InputError(err)
 		}
 		cols := make([]arrow.Array, len(fields))
 		k := 0

@@ -19,6 +19,7 @@ import (
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/synth"
 	"github.com/forestd/forestd/schemas"
+	"github.com/forestd/forestd/scoring"
 )
 
 // xorAnalyzer analyses n labelled rows of xor3 (dissertation Table 6.1
@@ -131,18 +132,18 @@ func TestTrainMappedScoresRaw(t *testing.T) {
 	if !reflect.DeepEqual(f.Mapping, sel) || f.Mapping == sel {
 		t.Fatal("the model does not carry a private copy of the selection's mapping")
 	}
-	m1, err := EncodeModel(f, 1, "test")
+	m1, err := scoring.Encode(f, 1, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m1, err = DecodeModel(m1.Bytes) // the mapping travels in the model bytes
+	m1, err = scoring.Decode(m1.Bytes()) // the mapping travels in the model bytes
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(m1.Forest.Mapping, sel) {
+	if !reflect.DeepEqual(m1.Forest().Mapping, sel) {
 		t.Fatal("the mapping does not survive the model encoding")
 	}
-	pinned, _ := json.Marshal(m1.Forest.Mapping)
+	pinned, _ := json.Marshal(m1.Forest().Mapping)
 
 	// held-out raw rows, scored by the daemon's scorer with the model
 	test, err := synth.Generate(synth.XOR3, synth.Options{N: 400, Seed: 99})
@@ -153,17 +154,10 @@ func TestTrainMappedScoresRaw(t *testing.T) {
 	defer raw.Release()
 	cur := NewCurrent()
 	cur.Offer(m1)
-	sc, err := NewScorer(cur, ScoreOptions{Mem: mem})
-	if err != nil {
-		t.Fatal(err)
-	}
-	score := func(m *Model) ([]string, [][]float32) {
-		out, used, err := sc.Score(context.Background(), m, raw.Schema(), []arrow.Record{raw}, "t/0/1")
+	score := func(m *scoring.Model) ([]string, [][]float32) {
+		out, err := m.Score([]arrow.Record{raw}, scoring.Options{Source: "t/0/1", Threads: 1, Mem: mem})
 		if err != nil {
 			t.Fatal(err)
-		}
-		if used != m {
-			t.Fatal("scored with another model than the pinned one")
 		}
 		defer func() {
 			for _, r := range out {
@@ -172,24 +166,24 @@ func TestTrainMappedScoresRaw(t *testing.T) {
 		}()
 		return predictionColumns(t, out)
 	}
-	offline := func(m *Model) *forest.Prediction {
-		an := &Analysis{Transform: m.Forest.Mapping}
+	offline := func(m *scoring.Model) *forest.Prediction {
+		an := &Analysis{Transform: m.Forest().Mapping}
 		mapped, err := an.Select(mem, raw.Schema(), []arrow.Record{raw}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer mapped[0].Release()
-		return offlinePredict(t, m.Forest, mapped[0].Schema(), mapped)
+		return offlinePredict(t, m.Forest(), mapped[0].Schema(), mapped)
 	}
 	classes, probs := score(m1)
 	want := offline(m1)
-	if len(classes) != 400 || len(probs) != len(m1.Forest.Classes) {
+	if len(classes) != 400 || len(probs) != len(m1.Forest().Classes) {
 		t.Fatalf("%d predictions with %d probability columns", len(classes), len(probs))
 	}
 	right := 0
 	for i, c := range classes {
-		if c != m1.Forest.Classes[want.Class[i]] {
-			t.Fatalf("row %d: daemon %s, mapped offline %s", i, c, m1.Forest.Classes[want.Class[i]])
+		if c != m1.Forest().Classes[want.Class[i]] {
+			t.Fatalf("row %d: daemon %s, mapped offline %s", i, c, m1.Forest().Classes[want.Class[i]])
 		}
 		for k := range probs {
 			if probs[k][i] != want.Prob[i*len(probs)+k] {
@@ -213,7 +207,7 @@ func TestTrainMappedScoresRaw(t *testing.T) {
 	if reflect.DeepEqual(sel2, sel) {
 		t.Fatal("the second analysis mapped identically; the test needs another mapping")
 	}
-	if now, _ := json.Marshal(m1.Forest.Mapping); string(now) != string(pinned) {
+	if now, _ := json.Marshal(m1.Forest().Mapping); string(now) != string(pinned) {
 		t.Fatal("a later analysis changed the published model's mapping")
 	}
 	// hot swap to a model trained behind the new mapping: the mapping swaps with it
@@ -221,7 +215,7 @@ func TestTrainMappedScoresRaw(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m2, err := EncodeModel(f2, 2, "test")
+	m2, err := scoring.Encode(f2, 2, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,14 +225,14 @@ func TestTrainMappedScoresRaw(t *testing.T) {
 	classes2, _ := score(m2)
 	want2 := offline(m2)
 	for i, c := range classes2 {
-		if c != m2.Forest.Classes[want2.Class[i]] {
-			t.Fatalf("after the swap, row %d: daemon %s, offline with the new mapping %s", i, c, m2.Forest.Classes[want2.Class[i]])
+		if c != m2.Forest().Classes[want2.Class[i]] {
+			t.Fatalf("after the swap, row %d: daemon %s, offline with the new mapping %s", i, c, m2.Forest().Classes[want2.Class[i]])
 		}
 	}
 	// a batch without a column the mapping reads is bad input
 	noPair := array.NewRecord(arrow.NewSchema(raw.Schema().Fields()[:2], nil), raw.Columns()[:2], raw.NumRows())
 	defer noPair.Release()
-	if _, _, err := sc.Score(context.Background(), m2, noPair.Schema(), []arrow.Record{noPair}, "t/0/2"); !errors.Is(err, ErrInput) {
+	if _, err := m2.Score([]arrow.Record{noPair}, scoring.Options{Source: "t/0/2", Mem: mem}); !errors.Is(err, scoring.ErrInput) {
 		t.Fatalf("batch without x2a_1: %v", err)
 	}
 	// no mapping: TrainMapped is Train

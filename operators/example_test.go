@@ -12,31 +12,37 @@ import (
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/synth"
 	"github.com/forestd/forestd/operators"
+	"github.com/forestd/forestd/scoring"
 )
 
-// Train a model, install it as the current one, and score a batch: each
-// prediction carries the model version and the batch's source coordinates.
-func ExampleScorer() {
+// A streaming scorer holds the live model in a Current: a newer model
+// swaps in atomically, an older one is refused, and each batch is scored by
+// the model it loaded when it began.
+func ExampleCurrent() {
 	train, _ := synth.Generate(synth.Trunk, synth.Options{N: 500, Seed: 1, P: 4})
 	p := forest.DefaultParams(frame.TaskClassification)
 	p.Trees, p.Threads = 10, 1
 	f, _ := forest.Train(train, p, forest.TrainOptions{})
-	m, _ := operators.EncodeModel(f, 3, "example")
+	v3, _ := scoring.Encode(f, 3, "example")
+	v2, _ := scoring.Encode(f, 2, "example")
 
 	cur := operators.NewCurrent()
-	cur.Offer(m)
-	s, _ := operators.NewScorer(cur, operators.ScoreOptions{})
+	fmt.Println(cur.Offer(v3), cur.Offer(v2)) // the older version is refused
+
 	batch, _ := synth.Generate(synth.Trunk, synth.Options{N: 5, Seed: 2, P: 4})
 	rec := batch.ToRecord(memory.DefaultAllocator)
 	defer rec.Release()
-	out, used, err := s.Score(context.Background(), nil, rec.Schema(), []arrow.Record{rec}, "forestd.features/0/42")
+	m := cur.Load()
+	out, err := m.Score([]arrow.Record{rec}, scoring.Options{Source: "forestd.features/0/42", Threads: 1})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer out[0].Release()
-	fmt.Println(used.Meta.Version, out[0].NumRows(), out[0].Schema().Field(2).Name, out[0].Column(2).ValueStr(0))
-	// Output: 3 5 source forestd.features/0/42
+	fmt.Println(m.Version(), out[0].NumRows(), out[0].Schema().Field(2).Name, out[0].Column(2).ValueStr(0))
+	// Output:
+	// true false
+	// 3 5 source forestd.features/0/42
 }
 
 // Train behind the select stage: the latest analysis of the labelled

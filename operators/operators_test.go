@@ -5,9 +5,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,20 +16,8 @@ import (
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/synth"
-	"github.com/forestd/forestd/connectors/files"
-	"github.com/forestd/forestd/schemas"
+	"github.com/forestd/forestd/scoring"
 )
-
-const dataDir = "../testdata"
-
-func sharedData(t testing.TB, name string) string {
-	t.Helper()
-	p := filepath.Join(dataDir, name)
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("test data missing (testdata/ of the repository): %v", err)
-	}
-	return p
-}
 
 func trunk(t testing.TB, n int, seed uint64) *frame.Frame {
 	t.Helper()
@@ -49,13 +34,13 @@ func smallParams(seed uint64) forest.Params {
 	return p
 }
 
-func trainModel(t testing.TB, fr *frame.Frame, version int64) *Model {
+func trainModel(t testing.TB, fr *frame.Frame, version int64) *scoring.Model {
 	t.Helper()
 	f, err := forest.Train(fr, smallParams(3), forest.TrainOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := EncodeModel(f, version, "test")
+	m, err := scoring.Encode(f, version, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +56,7 @@ func TestCurrentHotSwap(t *testing.T) {
 	if _, err := c.Wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Wait without a model: %v", err)
 	}
-	got := make(chan *Model)
+	got := make(chan *scoring.Model)
 	go func() {
 		m, _ := c.Wait(context.Background())
 		got <- m
@@ -92,14 +77,14 @@ func TestCurrentHotSwap(t *testing.T) {
 	// the replicas see them in
 	fr2 := trunk(t, 300, 9)
 	a, b := trainModel(t, fr2, 3), trainModel(t, fr, 3)
-	if a.Meta.ID == b.Meta.ID {
+	if a.ID() == b.ID() {
 		t.Fatal("different forests with one ID")
 	}
 	hi := a
-	if b.Meta.ID > a.Meta.ID {
+	if b.ID() > a.ID() {
 		hi = b
 	}
-	for _, order := range [][2]*Model{{a, b}, {b, a}} {
+	for _, order := range [][2]*scoring.Model{{a, b}, {b, a}} {
 		c := NewCurrent()
 		c.Offer(m2)
 		c.Offer(order[0])
@@ -111,152 +96,13 @@ func TestCurrentHotSwap(t *testing.T) {
 	// concurrent offers end on the newest
 	c = NewCurrent()
 	var wg sync.WaitGroup
-	for _, m := range []*Model{m1, m2, a, b, m1, m2} {
+	for _, m := range []*scoring.Model{m1, m2, a, b, m1, m2} {
 		wg.Add(1)
 		go func() { defer wg.Done(); c.Offer(m) }()
 	}
 	wg.Wait()
 	if c.Load() != hi {
-		t.Fatalf("concurrent offers ended on version %d", c.Load().Meta.Version)
-	}
-}
-
-func TestScoreMatchesOfflineScoring(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	m := trainModel(t, trunk(t, 500, 1), 7)
-	test := trunk(t, 120, 2)
-	rec := test.ToRecord(mem)
-	defer rec.Release()
-	// two records in one message: rows count across them
-	r1, r2 := rec.NewSlice(0, 50), rec.NewSlice(50, 120)
-	defer r1.Release()
-	defer r2.Release()
-	cur := NewCurrent()
-	cur.Offer(m)
-	s, err := NewScorer(cur, ScoreOptions{Mem: mem})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, used, err := s.Score(context.Background(), nil, rec.Schema(), []arrow.Record{r1, r2}, "forestd.features/3/42")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		for _, o := range out {
-			o.Release()
-		}
-	}()
-	if used != m || len(out) != 2 || out[0].NumRows() != 50 || out[1].NumRows() != 70 {
-		t.Fatalf("outputs %v", out)
-	}
-	want, err := m.Compiled.Predict(test, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec := schemas.PredictionSpec{ModelID: m.Meta.ID, ModelVersion: 7, Classes: m.Forest.Classes}
-	for k, o := range out {
-		if !o.Schema().Equal(schemas.Predictions(spec)) {
-			t.Fatalf("schema %v", o.Schema())
-		}
-		ver := o.Column(1).(*array.Int64)
-		src := o.Column(2).(*array.String)
-		row := o.Column(3).(*array.Int64)
-		pred := o.Column(4).(*array.String)
-		p1 := o.Column(6).(*array.Float32)
-		for i := 0; i < int(o.NumRows()); i++ {
-			g := int(row.Value(i))
-			if k == 1 && g != 50+i || k == 0 && g != i {
-				t.Fatalf("row coordinate %d at %d of record %d", g, i, k)
-			}
-			if ver.Value(i) != 7 || src.Value(i) != "forestd.features/3/42" {
-				t.Fatalf("version %d source %q", ver.Value(i), src.Value(i))
-			}
-			if pred.Value(i) != m.Forest.Classes[want.Class[g]] || p1.Value(i) != want.Prob[2*g+1] {
-				t.Fatalf("row %d: %s %v, offline %d %v", g, pred.Value(i), p1.Value(i), want.Class[g], want.Prob[2*g+1])
-			}
-		}
-	}
-}
-
-func TestScoreKeyAndBadInput(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	m := trainModel(t, trunk(t, 300, 1), 1)
-	cur := NewCurrent()
-	cur.Offer(m)
-	s, _ := NewScorer(cur, ScoreOptions{Mem: mem, Key: "y"})
-	rec := trunk(t, 10, 2).ToRecord(mem)
-	defer rec.Release()
-	out, _, err := s.Score(context.Background(), nil, rec.Schema(), []arrow.Record{rec}, "t/0/0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out[0].Schema().Field(4).Name != "y" || out[0].Column(4).Len() != 10 {
-		t.Fatalf("key column missing: %v", out[0].Schema())
-	}
-	out[0].Release()
-	// a missing key column, a missing feature and a wrong-typed feature are input errors
-	s2, _ := NewScorer(cur, ScoreOptions{Mem: mem, Key: "id"})
-	if _, _, err := s2.Score(context.Background(), nil, rec.Schema(), []arrow.Record{rec}, "t/0/0"); !errors.Is(err, ErrInput) {
-		t.Fatalf("missing key column: %v", err)
-	}
-	s3, _ := NewScorer(cur, ScoreOptions{Mem: mem})
-	drop := rec.NewSlice(0, 10)
-	defer drop.Release()
-	cols := drop.Columns()[1:]
-	fields := drop.Schema().Fields()[1:]
-	noX1 := array.NewRecord(arrow.NewSchema(fields, nil), cols, 10)
-	defer noX1.Release()
-	_, _, err = s3.Score(context.Background(), nil, noX1.Schema(), []arrow.Record{noX1}, "t/0/0")
-	if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "x1") {
-		t.Fatalf("missing feature: %v", err)
-	}
-	sb := array.NewStringBuilder(mem)
-	for i := 0; i < 10; i++ {
-		sb.Append("abc")
-	}
-	str := sb.NewArray()
-	sb.Release()
-	defer str.Release()
-	wrong := array.NewRecord(arrow.NewSchema(append([]arrow.Field{{Name: "x1", Type: arrow.BinaryTypes.String}}, fields...), nil),
-		append([]arrow.Array{str}, cols...), 10)
-	defer wrong.Release()
-	if _, _, err := s3.Score(context.Background(), nil, wrong.Schema(), []arrow.Record{wrong}, "t/0/0"); !errors.Is(err, ErrInput) {
-		t.Fatalf("wrong-typed feature: %v", err)
-	}
-}
-
-// TestScoreBadSchemaFile: a model trained on digits refuses
-// bad_schema.arrows (pixel_7_7 missing) as an input error.
-func TestScoreBadSchemaFile(t *testing.T) {
-	schema, recs, err := files.ReadFile(sharedData(t, "digits.arrows"), files.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fr, err := frame.FromRecords(schema, recs, frame.Options{Label: "label"})
-	for _, r := range recs {
-		r.Release()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := trainModel(t, fr, 1)
-	cur := NewCurrent()
-	cur.Offer(m)
-	s, _ := NewScorer(cur, ScoreOptions{})
-	bs, brecs, err := files.ReadFile(sharedData(t, "bad_schema.arrows"), files.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		for _, r := range brecs {
-			r.Release()
-		}
-	}()
-	_, _, err = s.Score(context.Background(), nil, bs, brecs, "t/0/0")
-	if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "pixel_7_7") {
-		t.Fatalf("bad_schema.arrows: %v", err)
+		t.Fatalf("concurrent offers ended on version %d", c.Load().Version())
 	}
 }
 
@@ -405,11 +251,11 @@ func TestTrainDeterministic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := EncodeModel(f, 1, "test")
+		m, err := scoring.Encode(f, 1, "test")
 		if err != nil {
 			t.Fatal(err)
 		}
-		models = append(models, m.Bytes)
+		models = append(models, m.Bytes())
 	}
 	if !bytes.Equal(models[0], models[1]) || !bytes.Equal(models[0], models[2]) {
 		t.Fatal("model bytes depend on the thread count")
@@ -428,13 +274,13 @@ func TestTrainerBadInput(t *testing.T) {
 	// no label column
 	noY := array.NewRecord(arrow.NewSchema(s.Fields()[:5], nil), recs[0].Columns()[:5], 20)
 	defer noY.Release()
-	if _, _, err := tr.Add(noY.Schema(), []arrow.Record{noY}); !errors.Is(err, ErrInput) {
+	if _, _, err := tr.Add(noY.Schema(), []arrow.Record{noY}); !errors.Is(err, scoring.ErrInput) {
 		t.Fatalf("batch without label: %v", err)
 	}
 	// a feature missing
 	noX := array.NewRecord(arrow.NewSchema(s.Fields()[1:], nil), recs[0].Columns()[1:], 20)
 	defer noX.Release()
-	if _, _, err := tr.Add(noX.Schema(), []arrow.Record{noX}); !errors.Is(err, ErrInput) {
+	if _, _, err := tr.Add(noX.Schema(), []arrow.Record{noX}); !errors.Is(err, scoring.ErrInput) {
 		t.Fatalf("batch without x1: %v", err)
 	}
 	// a float label after an integer one: regression after classification
@@ -448,7 +294,7 @@ func TestTrainerBadInput(t *testing.T) {
 	fields := append(append([]arrow.Field(nil), s.Fields()[:5]...), arrow.Field{Name: "y", Type: arrow.PrimitiveTypes.Float64})
 	reg := array.NewRecord(arrow.NewSchema(fields, nil), append(append([]arrow.Array(nil), recs[0].Columns()[:5]...), yf), 20)
 	defer reg.Release()
-	if _, _, err := tr.Add(reg.Schema(), []arrow.Record{reg}); !errors.Is(err, ErrInput) {
+	if _, _, err := tr.Add(reg.Schema(), []arrow.Record{reg}); !errors.Is(err, scoring.ErrInput) {
 		t.Fatalf("regression label after classification: %v", err)
 	}
 	if tr.Stats().Rows != 20 {
@@ -462,36 +308,6 @@ func TestTrainerBadInput(t *testing.T) {
 	}
 }
 
-func TestImportancesRecord(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	m := trainModel(t, trunk(t, 300, 1), 5)
-	rec, err := ImportancesRecord(mem, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rec.Release()
-	imp := m.Forest.Importances[forest.ImportanceImpurity]
-	if len(imp) != 5 || rec.NumRows() != int64(5*len(m.Forest.Importances)) {
-		t.Fatalf("%d rows for %d kinds", rec.NumRows(), len(m.Forest.Importances))
-	}
-	feat, kind, val := rec.Column(2).(*array.String), rec.Column(3).(*array.String), rec.Column(4).(*array.Float64)
-	found := 0
-	for i := 0; i < int(rec.NumRows()); i++ {
-		if kind.Value(i) == forest.ImportanceImpurity {
-			j := m.Forest.Features
-			for q, n := range j {
-				if n == feat.Value(i) && val.Value(i) == imp[q] {
-					found++
-				}
-			}
-		}
-	}
-	if found != 5 {
-		t.Fatalf("impurity importances not carried: %d of 5", found)
-	}
-}
-
 // TestCurrentFirst: work that waited for a model before any existed gets
 // the first model installed, even when newer ones followed before it woke,
 // so it never gets a newer model than work pinned after it.
@@ -499,7 +315,7 @@ func TestCurrentFirst(t *testing.T) {
 	fr := trunk(t, 300, 1)
 	m1, m2 := trainModel(t, fr, 1), trainModel(t, fr, 2)
 	c := NewCurrent()
-	got := make(chan *Model)
+	got := make(chan *scoring.Model)
 	go func() {
 		m, _ := c.First(context.Background())
 		got <- m
@@ -507,7 +323,7 @@ func TestCurrentFirst(t *testing.T) {
 	c.Offer(m1)
 	c.Offer(m2)
 	if m := <-got; m != m1 {
-		t.Fatalf("First returned version %d, want the first model", m.Meta.Version)
+		t.Fatalf("First returned version %d, want the first model", m.Version())
 	}
 	if m, _ := c.First(context.Background()); m != m1 {
 		t.Fatal("First after the swap is not the first model")
@@ -519,20 +335,5 @@ func TestCurrentFirst(t *testing.T) {
 	cancel()
 	if _, err := NewCurrent().First(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("First on a cancelled context: %v", err)
-	}
-	// Score with an explicit (pinned) model uses it, not the current one
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	s, _ := NewScorer(c, ScoreOptions{Mem: mem})
-	rec := trunk(t, 5, 3).ToRecord(mem)
-	defer rec.Release()
-	out, used, err := s.Score(context.Background(), m1, rec.Schema(), []arrow.Record{rec}, "t/0/0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := out[0].Column(1).(*array.Int64).Value(0)
-	out[0].Release()
-	if used != m1 || v != 1 {
-		t.Fatal("pinned model not used")
 	}
 }

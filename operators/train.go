@@ -16,6 +16,7 @@ import (
 
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/scoring"
 )
 
 // Window kinds.
@@ -198,7 +199,7 @@ func (t *Trainer) Options() TrainOptions {
 // labels: a null or NaN in any of them). A batch whose columns do not fit
 // the window (a missing or unusable feature, a categorical feature, a
 // label of another kind than earlier batches, a missing or non-numeric
-// target column) is an ErrInput error and adds nothing.
+// target column) is a scoring.ErrInput error and adds nothing.
 func (t *Trainer) Add(schema *arrow.Schema, recs []arrow.Record) (added, skipped int, err error) {
 	t.mu.Lock()
 	names := t.names
@@ -212,7 +213,7 @@ func (t *Trainer) Add(schema *arrow.Schema, recs []arrow.Record) (added, skipped
 	}
 	fr, err := frame.FromRecords(schema, recs, fo)
 	if err != nil {
-		return 0, 0, fmt.Errorf("%w: %w", ErrInput, err)
+		return 0, 0, scoring.InputError(err)
 	}
 	for j, l := range fr.Levels {
 		if l != nil {

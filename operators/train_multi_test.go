@@ -17,6 +17,7 @@ import (
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/model"
+	"github.com/forestd/forestd/scoring"
 )
 
 // multiTargets are the label columns of multiBatch.
@@ -291,7 +292,7 @@ func TestTrainerMultiBadInput(t *testing.T) {
 	noB := array.NewRecord(arrow.NewSchema(slices.Delete(slices.Clone(rec.Schema().Fields()), 4, 5), nil),
 		slices.Delete(slices.Clone(rec.Columns()), 4, 5), rec.NumRows())
 	defer noB.Release()
-	if _, _, err := tr.Add(noB.Schema(), []arrow.Record{noB}); !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "column b") {
+	if _, _, err := tr.Add(noB.Schema(), []arrow.Record{noB}); !errors.Is(err, scoring.ErrInput) || !strings.Contains(err.Error(), "column b") {
 		t.Fatalf("batch without target b: %v", err)
 	}
 	// a string target c
@@ -308,7 +309,7 @@ func TestTrainerMultiBadInput(t *testing.T) {
 	cols[5] = str
 	strC := array.NewRecord(arrow.NewSchema(fields, nil), cols, rec.NumRows())
 	defer strC.Release()
-	if _, _, err := tr.Add(strC.Schema(), []arrow.Record{strC}); !errors.Is(err, ErrInput) {
+	if _, _, err := tr.Add(strC.Schema(), []arrow.Record{strC}); !errors.Is(err, scoring.ErrInput) {
 		t.Fatalf("string target: %v", err)
 	}
 	if st := tr.Stats(); st.Rows != added {

@@ -1,17 +1,18 @@
-// Package pipeline is forestd's streaming runtime (DESIGN.md §1, §5): it
-// moves source messages through operator stages to sinks as Arrow record
-// batches, bounds the work in flight, retries transient failures with
-// backoff, routes bad input to a dead-letter stream, tracks acknowledgements
-// so that a source offset is committed only after every output derived from
-// it has been acknowledged, exposes metrics, and drains on shutdown.
+// Package pipeline is a generic at-least-once streaming runtime over Arrow
+// record batches (ARCHITECTURE.md, "Layers" and "The daemon's promises"):
+// it moves source messages through stages to sinks, bounds the work in
+// flight, retries transient failures with backoff, routes bad input to a
+// dead-letter stream, tracks acknowledgements so that a source offset is
+// committed only after every output derived from it has been acknowledged,
+// exposes metrics, and drains on shutdown.
 //
-// It contains no model maths (that is package operators, below it) and no
-// network code (the Kafka connector, above it, implements Source-side fetching
-// and the Sink).
+// It knows nothing of forests — forestd's daemon (package daemon) supplies
+// the stages that score, train and analyse — and contains no network code
+// (the Kafka connector implements source-side fetching and the Sink).
 //
 // # Delivery guarantee
 //
-// DESIGN.md §5 promises at-least-once delivery with nothing lost. The
+// The daemon promises at-least-once delivery with nothing lost. The
 // mechanism is the Tracker: a source registers every message it fetches, in
 // fetch order per partition, and receives an Ack. The runtime calls Ack.Done
 // only after the sink has acknowledged every output derived from the message

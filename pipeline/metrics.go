@@ -5,10 +5,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
-// Metrics are the daemon's Prometheus metrics (DESIGN.md §5: rows in/out,
-// dead letters, commit lag, model version, batch latency). They live in their
-// own registry (no global state), which also carries the Go runtime and
-// process collectors (resident memory, CPU).
+// Metrics are the runtime's Prometheus metrics (rows in and out, dead
+// letters, commit lag, batch latency; ARCHITECTURE.md, the daemon's
+// promises). They live in their own registry (no global state), which also
+// carries the Go runtime and process collectors (resident memory, CPU); a
+// program built on the runtime registers its own metrics there too.
 type Metrics struct {
 	Registry *prometheus.Registry
 
@@ -32,19 +33,6 @@ type Metrics struct {
 	CommitErrors prometheus.Counter
 	Generations  prometheus.Counter
 	Partitions   prometheus.Gauge
-
-	ModelVersion       prometheus.Gauge
-	ModelSwaps         prometheus.Counter
-	ModelsTrained      prometheus.Counter
-	ModelsPublished    prometheus.Counter
-	TrainingRows       prometheus.Gauge
-	TrainingSeconds    prometheus.Histogram
-	ReportsPublished   prometheus.Counter
-	SelectedPublished  prometheus.Counter
-	ModelRejected      prometheus.Counter
-	TrainingSkipped    prometheus.Counter
-	TrainingDropped    prometheus.Counter
-	ScoreWaitingModels prometheus.Gauge
 }
 
 // latency buckets from 0.5 ms to ~16 s
@@ -72,25 +60,10 @@ func NewMetrics() *Metrics {
 	m.CommitErrors = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_commit_errors_total", Help: "Failed offset commits."})
 	m.Generations = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_group_generations_total", Help: "Consumer-group generations joined (rebalances)."})
 	m.Partitions = prometheus.NewGauge(prometheus.GaugeOpts{Name: "forestd_assigned_partitions", Help: "Partitions assigned to this member."})
-	m.ModelVersion = prometheus.NewGauge(prometheus.GaugeOpts{Name: "forestd_model_version", Help: "Version of the model currently scoring (-1 before the first model)."})
-	m.ModelVersion.Set(-1)
-	m.ModelSwaps = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_model_swaps_total", Help: "Models hot-swapped in."})
-	m.ModelsTrained = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_models_trained_total", Help: "Models trained by this daemon."})
-	m.ModelsPublished = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_models_published_total", Help: "Models published to the model topic."})
-	m.TrainingRows = prometheus.NewGauge(prometheus.GaugeOpts{Name: "forestd_training_window_rows", Help: "Labelled rows in the training window."})
-	m.TrainingSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "forestd_training_seconds", Help: "Time to train one model.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 14)})
-	m.ReportsPublished = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_reports_published_total", Help: "Dependence reports published."})
-	m.SelectedPublished = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_selected_batches_total", Help: "Batches forwarded with the selected and mapped columns."})
-	m.ModelRejected = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_models_rejected_total", Help: "Model messages that could not be decoded or were older than the current model."})
-	m.TrainingSkipped = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_training_rows_skipped_total", Help: "Training rows skipped for a null label (with several labels: a null or NaN in any of them)."})
-	m.TrainingDropped = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_training_rows_evicted_total", Help: "Rows evicted from the bounded training window."})
-	m.ScoreWaitingModels = prometheus.NewGauge(prometheus.GaugeOpts{Name: "forestd_score_waiting_for_model", Help: "Messages waiting for a first model."})
 	for _, c := range []prometheus.Collector{
 		m.MessagesIn, m.RowsIn, m.RowsOut, m.DeadLetters, m.Retries, m.Stale,
 		m.BatchLatency, m.SinkLatency, m.EndToEnd, m.InFlightMessages, m.InFlightBytes,
 		m.CommitLag, m.Uncommitted, m.Commits, m.CommitErrors, m.Generations, m.Partitions,
-		m.ModelVersion, m.ModelSwaps, m.ModelsTrained, m.ModelsPublished, m.TrainingRows, m.TrainingSeconds,
-		m.ReportsPublished, m.SelectedPublished, m.ModelRejected, m.TrainingSkipped, m.TrainingDropped, m.ScoreWaitingModels,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	} {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/forestd/forestd/connectors/broker"
+	"github.com/forestd/forestd/daemon"
 )
 
 func runBroker(args []string, env Env) error {
@@ -21,7 +22,7 @@ func runBroker(args []string, env Env) error {
 	maxRuntime := fs.Duration("max-runtime", 0, "stop after this long (0: run until a signal)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	logFormat := fs.String("log-format", "text", "text or json")
-	var auth brokerAuth
+	var auth broker.Auth
 	var users listFlag
 	fs.StringVar(&auth.TLSCert, "tls-cert", "", "PEM certificate (chain): accept TLS connections only (with --tls-key)")
 	fs.StringVar(&auth.TLSKey, "tls-key", "", "PEM private key of --tls-cert")
@@ -34,25 +35,25 @@ func runBroker(args []string, env Env) error {
 	if len(pos) > 0 {
 		return usagef("unexpected argument %q", pos[0])
 	}
-	lc := logConfig{Level: *logLevel, Format: *logFormat}
-	c := defaultServeConfig()
+	lc := daemon.LogConfig{Level: *logLevel, Format: *logFormat}
+	c := daemon.DefaultConfig()
 	c.Log = lc
 	c.Brokers = []string{"127.0.0.1:1"} // skip the embedded checks; only log settings are validated here
-	if err := c.validate(); err != nil {
+	if err := c.Validate(); err != nil {
 		return usageError{err}
 	}
-	if err := checkAddr("--listen", *listen); err != nil {
+	if err := daemon.CheckAddr("--listen", *listen); err != nil {
 		return usageError{err}
 	}
 	auth.SASLUsers = users.vals
-	if err := auth.validate(authFlags); err != nil {
+	if err := auth.Validate(broker.AuthNames{Cert: "--tls-cert", Key: "--tls-key", Users: "--sasl-user", Passwords: "--sasl-password-file"}); err != nil {
 		return usageError{err}
 	}
-	tc, sasl, err := auth.resolve(os.Getenv)
+	tc, sasl, err := auth.Resolve(os.Getenv)
 	if err != nil {
 		return err
 	}
-	log := newLogger(lc, env.Stderr)
+	log := lc.Logger(env.Stderr)
 	b, err := broker.Start(broker.Options{Listen: *listen, DataDir: *dataDir, Partitions: *partitions,
 		MaxMessageBytes: *maxMsg, SyncWrites: *syncWrites, AutoCreateTopics: true, Logger: log, TLS: tc, Users: sasl})
 	if err != nil {

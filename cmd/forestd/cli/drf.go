@@ -211,27 +211,6 @@ func (d *drfFlags) train(fs *flags, env Env, paths []string) error {
 	})
 }
 
-// loadModelOrDRF is loadModel for the commands that handle dRF models
-// too (eval, score, inspect): a drf forest comes back uncompiled (nil),
-// since it predicts through manifold.NewPredictor; any other is compiled.
-func loadModelOrDRF(path string) (*forest.Forest, model.Meta, *forest.Compiled, error) {
-	if path == "" {
-		return nil, model.Meta{}, nil, usagef("--model is required")
-	}
-	f, meta, err := model.ReadFile(path)
-	if err != nil {
-		return nil, meta, nil, err
-	}
-	if f.Kind == forest.KindDRF {
-		return f, meta, nil, nil
-	}
-	c, err := forest.Compile(f)
-	if err != nil {
-		return nil, meta, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return f, meta, c, nil
-}
-
 // drfInfo describes a forest's dRF part for train and inspect reports.
 func drfInfo(f *forest.Forest) map[string]any {
 	d := f.DRF

@@ -9,10 +9,11 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/forestd/forestd/arrowforest/projection"
 	"golang.org/x/image/font"
 	"golang.org/x/image/font/basicfont"
 	"golang.org/x/image/math/fixed"
+
+	"github.com/forestd/forestd/arrowforest/projection"
 )
 
 // gridMap is a feature importance vector laid out on a feature topology

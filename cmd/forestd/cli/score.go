@@ -1,35 +1,25 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
 	"sort"
 	"time"
 
-	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/memory"
-
 	"github.com/forestd/forestd/arrowforest/forest"
-	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/projection"
 	"github.com/forestd/forestd/connectors/files"
-	"github.com/forestd/forestd/schemas"
+	"github.com/forestd/forestd/scoring"
 )
 
-// keepColumns resolves the --keep columns in schema (the first column of
-// each name), adding their fields to spec.Keep, and returns their indices.
-func keepColumns(schema *arrow.Schema, keep []string, spec *schemas.PredictionSpec) ([]int, error) {
-	var idx []int
-	for _, k := range keep {
-		ix := schema.FieldIndices(k)
-		if len(ix) == 0 {
-			return nil, fmt.Errorf("--keep: no column %q in the input", k)
-		}
-		idx = append(idx, ix[0])
-		spec.Keep = append(spec.Keep, schema.Field(ix[0]))
+// loadModel reads the --model file (any kind).
+func loadModel(path string) (*scoring.Model, error) {
+	if path == "" {
+		return nil, usagef("--model is required")
 	}
-	return idx, nil
+	return scoring.Load(path)
 }
 
 // sourceName is the source column of `forestd score`'s predictions: the
@@ -41,77 +31,62 @@ func sourceName(paths []string) string {
 	return fmt.Sprint(paths)
 }
 
-// timedPredict scores fr and returns the seconds spent in scoring alone
-// (the "seconds" that eval and score report).
-func timedPredict(c *forest.Compiled, fr *frame.Frame, threads int) (*forest.Prediction, float64, error) {
-	t0 := time.Now()
-	pred, err := c.Predict(fr, threads)
-	return pred, time.Since(t0).Seconds(), err
-}
-
 func runEval(args []string, env Env) error {
 	fs := newFlagSet("eval", "--model MODEL --in PATH... --label COL", env)
 	var in listFlag
 	fs.Var(&in, "in", "input file or directory (repeatable)")
 	modelPath := fs.String("model", "", "model file")
-	label := fs.String("label", "", "label column")
+	label := fs.String("label", "", "label column (several, comma-separated, for a model with several outputs; default: its own)")
 	threads := fs.Int("threads", runtime.NumCPU(), "worker threads")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
-	f, meta, c, err := loadModelOrDRF(*modelPath)
+	m, err := loadModel(*modelPath)
 	if err != nil {
 		return err
 	}
-	if forest.IsMultiOutput(f) { // several outputs (multi.go)
-		return evalMulti(env, f, meta, c, *modelPath, append(in.vals, pos...), *label, *threads)
+	var labels []string
+	switch {
+	case *label != "":
+		if labels, err = labelColumns(*label); err != nil {
+			return err
+		}
+	case m.Targets() == nil:
+		return usagef("--label is required")
 	}
-	fr, err := loadLabelled(append(in.vals, pos...), sourceOptions(f, *label)) // source.go
-	if err == nil {
-		fr, err = f.FromSource(fr)
-	}
+	paths := append(in.vals, pos...)
+	_, recs, err := readRecords(paths, nil)
 	if err != nil {
 		return err
 	}
-	pred, secs, err := timedPredict(c, fr, *threads)
+	defer release(recs)
+	ev, err := m.Evaluate(recs, labels, *threads)
+	if errors.Is(err, scoring.ErrNoRows) {
+		return fmt.Errorf("no labelled rows in %v", paths)
+	}
 	if err != nil {
 		return err
 	}
 	rep := map[string]any{
-		"model": *modelPath, "model_id": meta.ID, "rows": fr.NRows, "seconds": secs,
-		"rows_per_second": float64(fr.NRows) / math.Max(secs, 1e-9), "skipped_labels": fr.SkippedLabels,
+		"model": *modelPath, "model_id": m.ID(), "rows": ev.Rows, "seconds": ev.Seconds,
+		"rows_per_second": float64(ev.Rows) / math.Max(ev.Seconds, 1e-9), "skipped_labels": ev.SkippedLabels,
 	}
-	if f.Task == frame.TaskClassification {
-		// map the data's class names onto the model's class indices
-		idx := map[string]int32{}
-		for i, c := range f.Classes {
-			idx[c] = int32(i)
+	switch {
+	case ev.Classification:
+		rep["accuracy"], rep["error"] = ev.Accuracy, ev.Error
+		if ev.UnknownClassRows > 0 {
+			rep["unknown_class_rows"] = ev.UnknownClassRows
 		}
-		wrong, unknown := 0, 0
-		for i, y := range fr.Y {
-			mi, ok := idx[fr.Classes[y]]
-			if !ok {
-				unknown++
-			}
-			if !ok || pred.Class[i] != mi {
-				wrong++
-			}
+	default:
+		rep["rmse"], rep["mae"], rep["mse"] = ev.RMSE, ev.MAE, ev.MSE
+	}
+	if ev.PerOutput != nil { // several outputs
+		per := map[string]any{}
+		for t, e := range ev.PerOutput {
+			per[t] = map[string]float64{"rmse": e.RMSE, "mse": e.MSE, "mae": e.MAE}
 		}
-		e := float64(wrong) / float64(fr.NRows)
-		rep["accuracy"], rep["error"] = 1-e, e
-		if unknown > 0 {
-			rep["unknown_class_rows"] = unknown
-		}
-	} else {
-		var se, ae float64
-		for i, y := range fr.YReg {
-			d := pred.Value[i] - y
-			se += d * d
-			ae += math.Abs(d)
-		}
-		n := float64(fr.NRows)
-		rep["rmse"], rep["mae"], rep["mse"] = math.Sqrt(se/n), ae/n, se/n
+		rep["per_output"], rep["setup_seconds"] = per, ev.SetupSeconds
 	}
 	return writeJSON(env.Stdout, rep)
 }
@@ -136,63 +111,42 @@ func runScore(args []string, env Env) error {
 	if lakeFlags.wanted(*out) {
 		return runScoreLake(env, lakeFlags, *modelPath, append(in.vals, pos...), *out, keep.vals, *threads)
 	}
-	f, meta, c, err := loadModelOrDRF(*modelPath)
+	m, err := loadModel(*modelPath)
 	if err != nil {
 		return err
 	}
 	paths := append(in.vals, pos...)
-	if forest.IsMultiOutput(f) { // one column per output (multi.go)
-		return scoreMulti(env, f, meta, c, *modelPath, paths, keep.vals, *out, *threads)
-	}
 	schema, recs, err := readRecords(paths, nil)
 	if err != nil {
 		return err
 	}
 	defer release(recs)
-	fr, err := sourceFrame(f, schema, recs) // source.go: the model's mapping applied
+	outSchema, err := m.PredictionSchema(schema, keep.vals)
+	if err != nil {
+		return fmt.Errorf("--keep: %w", err)
+	}
+	t0 := time.Now()
+	preds, err := m.Score(recs, scoring.Options{Keep: keep.vals, Source: sourceName(paths), Threads: *threads})
 	if err != nil {
 		return err
 	}
-	pred, secs, err := timedPredict(c, fr, *threads)
-	if err != nil {
-		return err
-	}
-	spec := schemas.PredictionSpec{ModelID: meta.ID, ModelVersion: meta.Version, Classes: f.Classes}
-	var outRecs []arrow.Record
-	defer func() { release(outRecs) }()
-	keepIdx, err := keepColumns(schema, keep.vals, &spec)
-	if err != nil {
-		return err
-	}
-	src := sourceName(paths)
-	row := int64(0)
-	k := f.NumClasses()
+	defer release(preds)
+	secs := time.Since(t0).Seconds()
+	var rows int64
 	for _, r := range recs {
-		n := int(r.NumRows())
-		b := schemas.PredictionBatch{Source: src, FirstRow: row}
-		for _, ix := range keepIdx {
-			b.Keep = append(b.Keep, r.Column(ix))
-		}
-		if k > 0 {
-			b.Class = pred.Class[row : row+int64(n)]
-			b.Prob = pred.Prob[int(row)*k : (int(row)+n)*k]
-		} else {
-			b.Value = pred.Value[row : row+int64(n)]
-		}
-		rec, err := schemas.BuildPredictions(memory.DefaultAllocator, spec, b)
-		if err != nil {
-			return err
-		}
-		outRecs = append(outRecs, rec)
-		row += int64(n)
+		rows += r.NumRows()
 	}
-	if err := files.WriteFile(*out, schemas.Predictions(spec), outRecs, files.WriteOptions{}); err != nil {
+	if err := files.WriteFile(*out, outSchema, preds, files.WriteOptions{}); err != nil {
 		return err
 	}
-	return writeJSON(env.Stdout, map[string]any{
-		"model": *modelPath, "model_id": meta.ID, "rows": fr.NRows, "out": *out, "seconds": secs,
-		"rows_per_second": float64(fr.NRows) / math.Max(secs, 1e-9),
-	})
+	rep := map[string]any{
+		"model": *modelPath, "model_id": m.ID(), "rows": rows, "out": *out, "seconds": secs,
+		"rows_per_second": float64(rows) / math.Max(secs, 1e-9),
+	}
+	if t := m.Targets(); t != nil {
+		rep["targets"] = t
+	}
+	return writeJSON(env.Stdout, rep)
 }
 
 func runInspect(args []string, env Env) error {
@@ -208,10 +162,11 @@ func runInspect(args []string, env Env) error {
 	if len(pos) > 0 {
 		return usagef("unexpected argument %q", pos[0])
 	}
-	f, meta, _, err := loadModelOrDRF(*modelPath)
+	m, err := loadModel(*modelPath)
 	if err != nil {
 		return err
 	}
+	f, meta := m.Forest(), m.Meta()
 	nodes, leaves, depth := 0, 0, 0
 	for _, t := range f.Trees {
 		nodes += t.NumNodes()

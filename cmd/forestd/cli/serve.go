@@ -2,26 +2,15 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
-	"github.com/forestd/forestd/arrowforest/forest"
-	"github.com/forestd/forestd/arrowforest/frame"
-	"github.com/forestd/forestd/connectors/broker"
-	"github.com/forestd/forestd/connectors/kafka"
-	"github.com/forestd/forestd/operators"
-	"github.com/forestd/forestd/pipeline"
+	"github.com/forestd/forestd/daemon"
 )
 
 const serveUsage = `[--config FILE] [--brokers HOST:PORT,...] [flags]
@@ -79,19 +68,18 @@ func runServe(args []string, env Env) error {
 		ctx, cancel = context.WithTimeout(ctx, f.maxRuntime)
 		defer cancel()
 	}
-	log := newLogger(cfg.Log, env.Stderr)
-	d, err := startDaemon(ctx, cfg, log)
+	d, err := daemon.Start(ctx, cfg, daemon.Options{Logger: cfg.Log.Logger(env.Stderr)})
 	if err != nil {
 		return err
 	}
-	return d.wait(ctx)
+	return d.Wait()
 }
 
 // serveConfigFromArgs parses the flags, reads --config, applies the flags
 // given over it and validates the result.
-func serveConfigFromArgs(args []string, env Env) (serveConfig, *serveFlags, error) {
+func serveConfigFromArgs(args []string, env Env) (daemon.Config, *serveFlags, error) {
 	fs := newFlagSet("serve", serveUsage, env)
-	d := defaultServeConfig()
+	d := daemon.DefaultConfig()
 	var f serveFlags
 	fs.StringVar(&f.config, "config", "", "YAML configuration file (flags override it)")
 	fs.StringVar(&f.brokers, "brokers", "", "Kafka bootstrap brokers host:port,... (none: start the embedded broker)")
@@ -146,7 +134,7 @@ func serveConfigFromArgs(args []string, env Env) (serveConfig, *serveFlags, erro
 	fs.DurationVar(&f.maxRuntime, "max-runtime", 0, "stop gracefully after this long (0: run until SIGTERM)")
 	fs.BoolVar(&f.demo, "demo", false, "run the built-in demo: embedded broker, simulated stream, training, hot swap, scoring; stops by itself")
 	fs.DurationVar(&f.demoDuration, "demo-duration", 20*time.Second, "how long --demo runs")
-	cfg := defaultServeConfig()
+	cfg := daemon.DefaultConfig()
 	pos, err := parse(fs, args)
 	if err != nil {
 		return cfg, nil, err
@@ -155,8 +143,8 @@ func serveConfigFromArgs(args []string, env Env) (serveConfig, *serveFlags, erro
 		return cfg, nil, usagef("unexpected argument %q", pos[0])
 	}
 	if f.config != "" {
-		if cfg, err = readServeConfig(f.config); err != nil {
-			return cfg, nil, usageError{err}
+		if cfg, err = daemon.LoadConfig(f.config); err != nil {
+			return cfg, nil, usageError{fmt.Errorf("--config: %w", err)}
 		}
 	}
 	set := map[string]bool{}
@@ -167,7 +155,7 @@ func serveConfigFromArgs(args []string, env Env) (serveConfig, *serveFlags, erro
 	if f.demo {
 		demoDefaults(&cfg, set)
 	}
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return cfg, nil, usageError{err}
 	}
 	return cfg, &f, nil
@@ -184,7 +172,7 @@ func splitList(s string) []string {
 }
 
 // applyServeFlags copies the flags given on the command line over cfg.
-func applyServeFlags(cfg *serveConfig, f *serveFlags, set map[string]bool) error {
+func applyServeFlags(cfg *daemon.Config, f *serveFlags, set map[string]bool) error {
 	str := map[string]*string{
 		"embedded-listen": &cfg.Embedded.Listen, "data-dir": &cfg.Embedded.DataDir, "group": &cfg.Group,
 		"model": &cfg.Model, "key": &cfg.Key, "output-format": &cfg.OutputFormat, "label": &cfg.Train.Label,
@@ -273,426 +261,4 @@ func applyServeFlags(cfg *serveConfig, f *serveFlags, set map[string]bool) error
 		*p = name
 	}
 	return nil
-}
-
-func newLogger(c logConfig, w io.Writer) *slog.Logger {
-	lv := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}[c.Level]
-	o := &slog.HandlerOptions{Level: lv}
-	if c.Format == "json" {
-		return slog.New(slog.NewJSONHandler(w, o))
-	}
-	return slog.New(slog.NewTextHandler(w, o))
-}
-
-// daemon is a running forestd serve.
-type daemon struct {
-	cfg     serveConfig
-	log     *slog.Logger
-	metrics *pipeline.Metrics
-	broker  *broker.Broker
-	co      kafka.ClientOptions
-	cur     *operators.Current
-	models  *pipeline.Models
-	bus     *kafka.ModelBus
-	sink    *kafka.Sink
-	rt      *pipeline.Runtime
-	src     *kafka.GroupSource
-	ops     *pipeline.Ops
-	loop    *pipeline.TrainLoop
-
-	analyzer    *operators.Analyzer
-	analyzeLoop *pipeline.AnalyzeLoop
-
-	workCancel, bgCancel context.CancelFunc
-	srcDone              chan error
-	bg                   sync.WaitGroup
-	seed                 *operators.Model
-	seedOnTopic          atomic.Bool
-}
-
-// startDaemon builds and starts everything; ctx's end is the signal to
-// shut down (see wait).
-func startDaemon(ctx context.Context, cfg serveConfig, log *slog.Logger) (_ *daemon, err error) {
-	// d is not the named result: every failure returns nil, and the
-	// deferred cleanup must still see the daemon built so far
-	d := &daemon{cfg: cfg, log: log, metrics: pipeline.NewMetrics(), cur: operators.NewCurrent(), srcDone: make(chan error, 1)}
-	defer func() {
-		if err != nil {
-			d.closeAll()
-		}
-	}()
-	if cfg.Pipeline.MemoryLimit > 0 {
-		debug.SetMemoryLimit(cfg.Pipeline.MemoryLimit)
-	}
-	d.models = &pipeline.Models{Current: d.cur, Metrics: d.metrics, Logger: log}
-	if cfg.Model != "" {
-		data, err := os.ReadFile(cfg.Model)
-		if err != nil {
-			return nil, fmt.Errorf("--model: %w", err)
-		}
-		m, err := operators.DecodeModel(data)
-		if err != nil {
-			return nil, fmt.Errorf("--model %s: %w", cfg.Model, err)
-		}
-		d.seed = m
-		d.models.Offer(m, "seed file "+cfg.Model)
-	}
-	var embeddedUsers []broker.User
-	if len(cfg.Brokers) == 0 {
-		tc, users, err := cfg.Embedded.resolve(os.Getenv)
-		if err != nil {
-			return nil, fmt.Errorf("embedded broker: %w", err)
-		}
-		b, err := broker.Start(broker.Options{Listen: cfg.Embedded.Listen, DataDir: cfg.Embedded.DataDir,
-			Partitions: cfg.Embedded.Partitions, AutoCreateTopics: true, Logger: log, TLS: tc, Users: users})
-		if err != nil {
-			return nil, fmt.Errorf("embedded broker: %w", err)
-		}
-		d.broker = b
-		embeddedUsers = users
-		cfg.Brokers = []string{b.Addr()}
-		d.cfg.Brokers = cfg.Brokers
-		log.Info("embedded broker listening", "addr", b.Addr(), "data_dir", cfg.Embedded.DataDir,
-			"tls", tc != nil, "sasl_users", len(users))
-	}
-	d.co = cfg.clientOptions()
-	if d.broker != nil { // reach the embedded broker with its own TLS and SASL settings
-		if d.co.TLS, d.co.SASL, err = cfg.Embedded.clientFor(embeddedUsers, cfg.Kafka.TLS.CAFile, cfg.Kafka.TLS.ServerName); err != nil {
-			return nil, fmt.Errorf("embedded broker: %w", err)
-		}
-	}
-	if err := d.ensureTopics(ctx); err != nil {
-		return nil, err
-	}
-	if d.bus, err = kafka.NewModelBus(kafka.ModelBusOptions{Client: d.co, Topic: cfg.Topics.Models, Logger: log}); err != nil {
-		return nil, err
-	}
-	d.sink, err = kafka.NewSink(kafka.SinkOptions{Client: d.co, Format: cfg.OutputFormat, MaxMessageBytes: cfg.Kafka.MaxMessageBytes, Logger: log,
-		Topics: map[string]string{
-			pipeline.StreamPredictions: cfg.Topics.Predictions, pipeline.StreamImportances: cfg.Topics.Importances,
-			pipeline.StreamReports: cfg.Topics.Reports, pipeline.StreamSelected: cfg.Topics.Selected,
-			pipeline.DefaultDeadLetterStream: cfg.Topics.DLQ,
-		}})
-	if err != nil {
-		return nil, err
-	}
-	routes, err := d.buildStages()
-	if err != nil {
-		return nil, err
-	}
-	d.rt, err = pipeline.New(pipeline.Options{Workers: cfg.Pipeline.Workers, MaxInFlightBytes: cfg.Pipeline.MaxInFlightBytes,
-		Logger: log, Metrics: d.metrics}, kafka.NewDecoder(nil), routes, d.sink)
-	if err != nil {
-		return nil, err
-	}
-	d.src, err = kafka.NewGroupSource(kafka.SourceOptions{Client: d.co, Group: cfg.Group, Topics: d.rt.Topics(),
-		StartOffset: cfg.Kafka.StartOffset, SessionTimeout: cfg.Kafka.SessionTimeout, CommitInterval: cfg.Pipeline.CommitInterval,
-		DrainTimeout: cfg.Pipeline.DrainTimeout, MaxUncommitted: cfg.Pipeline.MaxUncommitted,
-		MaxMessageBytes: max(8<<20, 2*cfg.Kafka.MaxMessageBytes), Logger: log, Metrics: d.metrics})
-	if err != nil {
-		return nil, err
-	}
-	if d.ops, err = pipeline.ServeOps(cfg.HTTP, d.metrics, d.ready, log); err != nil {
-		return nil, err
-	}
-	log.Info("ops endpoint listening", "addr", d.ops.Addr(), "metrics", "http://"+d.ops.Addr()+"/metrics")
-
-	workCtx, workCancel := context.WithCancel(context.Background())
-	bgCtx, bgCancel := context.WithCancel(context.Background())
-	d.workCancel, d.bgCancel = workCancel, bgCancel
-	d.rt.Start(workCtx)
-	d.bg.Add(1)
-	go func() {
-		defer d.bg.Done()
-		d.bus.Follow(bgCtx, func(ref kafka.ModelRef, data []byte) {
-			if d.seed != nil && ref.ID == d.seed.Meta.ID {
-				d.seedOnTopic.Store(true)
-			}
-			if _, err := d.models.Adopt(data, "model topic"); err != nil {
-				log.Warn("ignoring an undecodable model from the model topic", "model_id", ref.ID, "model_version", ref.Version, "err", err)
-			}
-		})
-	}()
-	if d.seed != nil {
-		d.bg.Add(1)
-		go func() {
-			defer d.bg.Done()
-			d.publishSeed(bgCtx)
-		}()
-	}
-	if d.loop != nil {
-		d.bg.Add(1)
-		go func() {
-			defer d.bg.Done()
-			d.loop.Run(bgCtx)
-		}()
-	}
-	if d.analyzeLoop != nil {
-		// not waited for at shutdown: a permutation search cannot be
-		// interrupted, and its result would not be published anyway
-		go d.analyzeLoop.Run(bgCtx)
-	}
-	go func() { d.srcDone <- d.src.Run(ctx, d.rt.Submit) }()
-	log.Info("forestd serve started", "brokers", strings.Join(cfg.Brokers, ","), "group", cfg.Group,
-		"stages", strings.Join(cfg.Stages, ","), "composed", cfg.composed(), "topics", strings.Join(d.rt.Topics(), ","),
-		"output_format", cfg.OutputFormat)
-	return d, nil
-}
-
-// ensureTopics creates the daemon's topics, retrying while the brokers are
-// unreachable.
-func (d *daemon) ensureTopics(ctx context.Context) error {
-	c := d.cfg
-	specs := []kafka.TopicSpec{
-		{Name: c.Topics.Features, Partitions: c.Topics.Partitions},
-		{Name: c.Topics.Training, Partitions: c.Topics.Partitions},
-		{Name: c.Topics.Predictions, Partitions: c.Topics.Partitions},
-		{Name: c.Topics.Importances, Partitions: 1},
-		{Name: c.Topics.Models, Partitions: 1, Compact: true},
-		{Name: c.Topics.DLQ, Partitions: c.Topics.Partitions},
-	}
-	if c.has(stageAnalyze) || c.has(stageSelect) { // select runs the analysis too, and publishes its reports
-		specs = append(specs, kafka.TopicSpec{Name: c.Topics.Reports, Partitions: 1})
-	}
-	if c.has(stageSelect) {
-		specs = append(specs, kafka.TopicSpec{Name: c.Topics.Selected, Partitions: c.Topics.Partitions})
-	}
-	// A refused password or certificate (kafka.ErrAuth) is not retried for
-	// ever: after authFailures refusals in a row the daemon stops with that
-	// error, so a misconfigured daemon fails with one clear line.
-	const authFailures = 3
-	refused := 0
-	return pipeline.DefaultBackoff().Do(ctx, func() error {
-		tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		if err := kafka.CheckAuth(tctx, d.co); err != nil {
-			return err
-		}
-		return kafka.EnsureTopics(tctx, d.co, specs)
-	}, func(err error) bool {
-		if !errors.Is(err, kafka.ErrAuth) {
-			refused = 0
-			return true
-		}
-		refused++
-		return refused < authFailures
-	}, func(attempt int, err error) {
-		if refused == 0 {
-			d.log.Warn("creating topics failed; retrying", "attempt", attempt+1, "err", err)
-		}
-	})
-}
-
-func (d *daemon) buildStages() ([]pipeline.Route, error) {
-	c := d.cfg
-	var routes []pipeline.Route
-	if c.has(stageScore) {
-		sc, err := operators.NewScorer(d.cur, operators.ScoreOptions{Key: c.Key})
-		if err != nil {
-			return nil, err
-		}
-		ss := &pipeline.ScoreStage{Scorer: sc, Current: d.cur, Metrics: d.metrics}
-		routes = append(routes, pipeline.Route{Topic: c.Topics.Features, Stages: []pipeline.Stage{ss}, Pin: ss.Pin})
-	}
-	if c.has(stageSelect) {
-		// the features route forwards its batches reduced to the selected
-		// columns too (before scoring, which reads the unchanged batch)
-		if _, err := d.analysisStages(); err != nil {
-			return nil, err
-		}
-		sel := &pipeline.SelectStage{Analyzer: d.analyzer, Passthrough: d.passthrough(), Metrics: d.metrics}
-		if len(routes) > 0 && routes[0].Topic == c.Topics.Features {
-			routes[0].Stages = append([]pipeline.Stage{sel}, routes[0].Stages...)
-		} else {
-			routes = append(routes, pipeline.Route{Topic: c.Topics.Features, Stages: []pipeline.Stage{sel}})
-		}
-	}
-	if c.has(stageTrain) || c.has(stageAnalyze) || c.has(stageSelect) {
-		var st []pipeline.Stage
-		if c.has(stageSelect) || c.has(stageAnalyze) {
-			extra, err := d.analysisStages()
-			if err != nil {
-				return nil, err
-			}
-			st = append(st, extra...)
-		}
-		if c.has(stageTrain) {
-			tr, err := d.newTrainer()
-			if err != nil {
-				return nil, err
-			}
-			d.loop = &pipeline.TrainLoop{Trainer: tr, Models: d.models, Threads: c.Train.Threads, CreatedBy: "forestd serve",
-				Publish: d.publishModel, Logger: d.log}
-			if c.composed() { // select → train: train behind the select stage's mapping
-				d.loop.Compose = d.analyzer
-			}
-			if err := d.loop.Init(); err != nil {
-				return nil, err
-			}
-			st = append(st, &pipeline.TrainStage{Trainer: tr, Loop: d.loop, Metrics: d.metrics})
-		}
-		routes = append(routes, pipeline.Route{Topic: c.Topics.Training, Stages: st})
-	}
-	if len(routes) == 0 {
-		return nil, errors.New("no stage consumes a topic")
-	}
-	return routes, nil
-}
-
-func (d *daemon) newTrainer() (*operators.Trainer, error) {
-	c := d.cfg.Train
-	rows, every, err := retrainSchedule(c.RetrainEvery)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	p := forest.DefaultParams(frame.TaskAuto)
-	p.Forest, p.Trees, p.Seed, p.MaxFeatures = forest.Kind(c.Forest), c.Trees, c.Seed, c.MaxFeatures
-	p.Criterion = ""                     // the label's task picks it (gini or mse), see operators.Trainer.Train
-	task, err := frame.ParseTask(c.Task) // checked by serveConfig.validate
-	if err != nil {
-		return nil, usageError{fmt.Errorf("train.task: %w", err)}
-	}
-	if d.cfg.composed() {
-		// the analysis behind select treats the label as classes (FDM picks
-		// mappings by their Gini correlation with it, dissertation §6.3), so
-		// the model trained behind it classifies too, even when the label
-		// arrives as JSON numbers
-		task = frame.TaskClassification
-	}
-	o := operators.TrainOptions{Label: c.Label, Task: task, Features: c.Features, Exclude: c.Exclude,
-		Window: c.Window, Kind: c.WindowKind, RetrainRows: rows, RetrainEvery: every, MinRows: c.MinRows,
-		Params: p, Seed: c.Seed}
-	if labels := c.labels(); len(labels) > 1 { // one multi-output regression forest
-		o.Label, o.Labels = "", labels
-	}
-	return operators.NewTrainer(o)
-}
-
-// publishModel sends a trained model to the model topic and its
-// importances to the importance topic.
-func (d *daemon) publishModel(ctx context.Context, m *operators.Model) error {
-	if err := d.bus.Publish(ctx, kafka.ModelRef{ID: m.Meta.ID, Version: m.Meta.Version}, m.Bytes); err != nil {
-		return err
-	}
-	d.metrics.ModelsPublished.Inc()
-	rec, err := operators.ImportancesRecord(nil, m)
-	if err != nil {
-		return err
-	}
-	defer rec.Release()
-	return d.sink.Write(ctx, []pipeline.Output{{Stream: pipeline.StreamImportances, Key: []byte(m.Meta.ID), Record: rec,
-		Headers: []pipeline.Header{{Key: pipeline.HeaderModelID, Value: []byte(m.Meta.ID)},
-			{Key: pipeline.HeaderModelVersion, Value: []byte(fmt.Sprint(m.Meta.Version))}}}})
-}
-
-// publishSeed publishes the --model seed on the model topic once the topic
-// has been read, unless it is there already or a newer model took over, so
-// that every replica scores with it.
-func (d *daemon) publishSeed(ctx context.Context) {
-	for !d.bus.CaughtUp() {
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	if d.seedOnTopic.Load() || d.cur.Load() != d.seed {
-		return
-	}
-	err := pipeline.DefaultBackoff().Do(ctx, func() error { return d.publishModel(ctx, d.seed) }, nil, nil)
-	if err == nil {
-		d.log.Info("published the seed model", "model_id", d.seed.Meta.ID, "model_version", d.seed.Meta.Version)
-	}
-}
-
-// ready is /readyz: the daemon has a model (when it scores), holds a
-// consumer-group generation and has read the model topic.
-func (d *daemon) ready() error {
-	if d.cfg.has(stageScore) && d.cur.Load() == nil {
-		if d.cfg.composed() {
-			return errors.New("no model yet (give --model, or wait for the first analysis that selects features and the training behind it)")
-		}
-		return errors.New("no model yet (give --model, or wait for the first training)")
-	}
-	if !d.src.Joined() {
-		return errors.New("not in a consumer-group generation")
-	}
-	if !d.bus.CaughtUp() {
-		return errors.New("model topic not read to its end yet")
-	}
-	return nil
-}
-
-// wait blocks until ctx ends, then shuts down gracefully: the source stops
-// fetching, drains the messages in flight, commits and leaves the group;
-// the workers finish; everything closes. Exit status 0 unless the source
-// failed.
-func (d *daemon) wait(ctx context.Context) error {
-	var srcErr error
-	select {
-	case <-ctx.Done():
-	case srcErr = <-d.srcDone:
-		d.srcDone <- srcErr
-	}
-	d.log.Info("shutting down: draining messages in flight")
-	select {
-	case srcErr = <-d.srcDone:
-	case <-time.After(d.cfg.Pipeline.DrainTimeout + 10*time.Second):
-		d.log.Warn("drain timed out; stopping the workers")
-		d.workCancel()
-		srcErr = <-d.srcDone
-	}
-	// The source has drained (or given up after the drain timeout): whatever
-	// is still in a worker is uncommitted and will be read again, so the
-	// workers are stopped rather than waited for.
-	d.workCancel()
-	d.rt.Close()
-	d.closeAll()
-	d.log.Info("forestd serve stopped", "rows_in", sumCounter(d.metrics, "forestd_rows_in_total"),
-		"rows_out", sumCounter(d.metrics, "forestd_rows_out_total"))
-	return srcErr
-}
-
-func (d *daemon) closeAll() {
-	if d.bgCancel != nil {
-		d.bgCancel()
-	}
-	d.bg.Wait()
-	if d.workCancel != nil {
-		d.workCancel()
-	}
-	if d.sink != nil {
-		d.sink.Close()
-	}
-	if d.bus != nil {
-		d.bus.Close()
-	}
-	if d.ops != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		d.ops.Close(sctx)
-		cancel()
-	}
-	if d.broker != nil {
-		d.broker.Close()
-	}
-}
-
-// sumCounter adds up every series of a counter family.
-func sumCounter(m *pipeline.Metrics, name string) float64 {
-	fams, err := m.Registry.Gather()
-	if err != nil {
-		return 0
-	}
-	var s float64
-	for _, f := range fams {
-		if f.GetName() != name {
-			continue
-		}
-		for _, mt := range f.GetMetric() {
-			if c := mt.GetCounter(); c != nil {
-				s += c.GetValue()
-			}
-		}
-	}
-	return s
 }

@@ -21,7 +21,7 @@ func TestServeStartupFailsOneLine(t *testing.T) {
 	base := []string{"serve", "--brokers", b.Addr(), "--http", "127.0.0.1:0", "--log-level", "error", "--stages", "train"}
 	cases := map[string][]string{
 		`refused SASL SCRAM-SHA-512 authentication as "forestd"`: {"--sasl-mechanism", "SCRAM-SHA-512", "--sasl-username", "forestd", "--sasl-password", "n0t-the-pa55word"},
-		"--model": {"--model", filepath.Join(t.TempDir(), "missing.model")},
+		"missing.model": {"--model", filepath.Join(t.TempDir(), "missing.model")},
 	}
 	for want, extra := range cases {
 		code, _, errs := run(t, append(base, extra...)...)

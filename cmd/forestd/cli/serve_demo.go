@@ -12,9 +12,11 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/forestd/forestd/arrowforest/synth"
 	"github.com/forestd/forestd/connectors/kafka"
+	"github.com/forestd/forestd/daemon"
 	"github.com/forestd/forestd/pipeline"
 	"github.com/forestd/forestd/schemas"
 )
@@ -31,7 +33,7 @@ const (
 // demoDefaults turns the configuration into the demo's unless a flag said
 // otherwise: an embedded broker on a free loopback port, train and score,
 // frequent retraining, quiet logs.
-func demoDefaults(cfg *serveConfig, set map[string]bool) {
+func demoDefaults(cfg *daemon.Config, set map[string]bool) {
 	if !set["embedded-listen"] {
 		cfg.Embedded.Listen = "127.0.0.1:0"
 	}
@@ -39,7 +41,7 @@ func demoDefaults(cfg *serveConfig, set map[string]bool) {
 		cfg.Brokers = nil
 	}
 	if !set["stages"] {
-		cfg.Stages = []string{stageScore, stageTrain}
+		cfg.Stages = []string{daemon.StageScore, daemon.StageTrain}
 	}
 	cfg.Train.Label = "y"
 	if !set["retrain-every"] {
@@ -87,20 +89,20 @@ type demoStats struct {
 // topic, unlabelled rows with their true class in a "truth" column to the
 // features topic, and one malformed message), and prints predictions,
 // per-version accuracy and metrics as they flow, then stops by itself.
-func runDemo(ctx context.Context, cfg serveConfig, dur time.Duration, env Env) error {
+func runDemo(ctx context.Context, cfg daemon.Config, dur time.Duration, env Env) error {
 	out := env.Stdout
-	log := newLogger(cfg.Log, env.Stderr)
+	log := cfg.Log.Logger(env.Stderr)
 	ctx, cancel := context.WithTimeout(ctx, dur+30*time.Second)
 	defer cancel()
 	runCtx, stopRun := context.WithTimeout(ctx, dur)
 	defer stopRun()
 	fmt.Fprintf(out, "forestd demo: embedded Kafka broker, simulated Trunk stream (p=%d), train → hot-swap → score; runs %v\n", demoP, dur)
-	d, err := startDaemon(runCtx, cfg, log)
+	d, err := daemon.Start(runCtx, cfg, daemon.Options{Logger: log})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "  broker   %s (topics %s, %s → %s)\n", d.cfg.Brokers[0], cfg.Topics.Training, cfg.Topics.Features, cfg.Topics.Predictions)
-	fmt.Fprintf(out, "  metrics  http://%s/metrics   (also /healthz, /readyz)\n", d.ops.Addr())
+	fmt.Fprintf(out, "  broker   %s (topics %s, %s → %s)\n", d.Config().Brokers[0], cfg.Topics.Training, cfg.Topics.Features, cfg.Topics.Predictions)
+	fmt.Fprintf(out, "  metrics  http://%s/metrics   (also /healthz, /readyz)\n", d.OpsAddr())
 	fmt.Fprintf(out, "  training: window %d rows, retrain every %s rows, %d trees\n\n", cfg.Train.Window, cfg.Train.RetrainEvery, cfg.Train.Trees)
 
 	st := &demoStats{rows: map[int64]int{}, correct: map[int64]int{}, shown: map[int64]int{}}
@@ -110,7 +112,7 @@ func runDemo(ctx context.Context, cfg serveConfig, dur time.Duration, env Env) e
 	go func() { defer wg.Done(); demoWatch(runCtx, d, st) }()
 	go func() {
 		defer wg.Done()
-		kafka.Tail(runCtx, d.co, cfg.Topics.DLQ, func(env *pipeline.Envelope) {
+		kafka.Tail(runCtx, d.ClientOptions(), cfg.Topics.DLQ, func(env *pipeline.Envelope) {
 			st.mu.Lock()
 			st.dlq++
 			r, _ := env.Header(pipeline.HeaderDLQReason)
@@ -132,13 +134,13 @@ loop:
 		case <-tick.C:
 			st.flush(out)
 			fmt.Fprintf(out, "  [%4.1fs] rows in %6.0f  predictions %6.0f  model v%.0f  dead letters %.0f  retrains %.0f\n",
-				time.Since(t0).Seconds(), sumCounter(d.metrics, "forestd_rows_in_total"), sumCounter(d.metrics, "forestd_rows_out_total"),
-				gauge(d.metrics, "forestd_model_version"), sumCounter(d.metrics, "forestd_dead_letters_total"), sumCounter(d.metrics, "forestd_models_trained_total"))
+				time.Since(t0).Seconds(), daemon.SumCounter(d.Registry(), "forestd_rows_in_total"), daemon.SumCounter(d.Registry(), "forestd_rows_out_total"),
+				gauge(d.Registry(), "forestd_model_version"), daemon.SumCounter(d.Registry(), "forestd_dead_letters_total"), daemon.SumCounter(d.Registry(), "forestd_models_trained_total"))
 		}
 	}
 	wg.Wait()
 	st.flush(out)
-	err = d.wait(runCtx)
+	err = d.Wait()
 	st.summary(out, d)
 	return err
 }
@@ -150,8 +152,8 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-func gauge(m *pipeline.Metrics, name string) float64 {
-	fams, err := m.Registry.Gather()
+func gauge(reg prometheus.Gatherer, name string) float64 {
+	fams, err := reg.Gather()
 	if err != nil {
 		return 0
 	}
@@ -164,9 +166,9 @@ func gauge(m *pipeline.Metrics, name string) float64 {
 }
 
 // demoProduce feeds the stream until ctx is done.
-func demoProduce(ctx context.Context, d *daemon, log interface{ Warn(string, ...any) }) {
-	cfg := d.cfg
-	sink, err := kafka.NewSink(kafka.SinkOptions{Client: d.co, Topics: map[string]string{"train": cfg.Topics.Training, "score": cfg.Topics.Features}})
+func demoProduce(ctx context.Context, d *daemon.Daemon, log interface{ Warn(string, ...any) }) {
+	cfg := d.Config()
+	sink, err := kafka.NewSink(kafka.SinkOptions{Client: d.ClientOptions(), Topics: map[string]string{"train": cfg.Topics.Training, "score": cfg.Topics.Features}})
 	if err != nil {
 		log.Warn("demo producer", "err", err)
 		return
@@ -218,8 +220,8 @@ func withTruth(rec arrow.Record) arrow.Record {
 }
 
 // demoWatch reads the prediction topic and keeps per-version accuracy.
-func demoWatch(ctx context.Context, d *daemon, st *demoStats) {
-	kafka.Tail(ctx, d.co, d.cfg.Topics.Predictions, func(env *pipeline.Envelope) {
+func demoWatch(ctx context.Context, d *daemon.Daemon, st *demoStats) {
+	kafka.Tail(ctx, d.ClientOptions(), d.Config().Topics.Predictions, func(env *pipeline.Envelope) {
 		ct, _ := env.Header(kafka.HeaderContentType)
 		_, recs, err := kafka.Decode(env.Value, string(ct), memory.DefaultAllocator)
 		if err != nil {
@@ -270,7 +272,7 @@ func (st *demoStats) flush(w io.Writer) {
 	st.lines = nil
 }
 
-func (st *demoStats) summary(w io.Writer, d *daemon) {
+func (st *demoStats) summary(w io.Writer, d *daemon.Daemon) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	var vs []int64
@@ -283,7 +285,7 @@ func (st *demoStats) summary(w io.Writer, d *daemon) {
 		fmt.Fprintf(w, "  model v%-3d %7d predictions  error %.4f\n", v, st.rows[v], 1-float64(st.correct[v])/float64(st.rows[v]))
 	}
 	fmt.Fprintf(w, "  dead letters: %d (the malformed message, reason in its headers)\n", st.dlq)
-	fams, err := d.metrics.Registry.Gather()
+	fams, err := d.Registry().Gather()
 	if err != nil {
 		return
 	}

@@ -15,72 +15,22 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/connectors/files"
 	"github.com/forestd/forestd/connectors/kafka"
-	"github.com/forestd/forestd/operators"
+	"github.com/forestd/forestd/daemon"
 	"github.com/forestd/forestd/pipeline"
+	"github.com/forestd/forestd/scoring"
 )
 
-// multiConfig trains one multi-output regression forest on three labels.
-const multiConfig = `
-stages: [train, score]
-train: {label: 'y0, y1,y2', exclude: [id], window: 600, window_kind: reservoir, min_rows: 200, retrain_every: "400", forest: sporf, task: regression}
-`
-
-// TestServeMultiLabelConfig: train.label lists several columns (spaces
-// around names trimmed) and the trainer learns them as one multi-output
-// target, from YAML and from --label; a single label is unchanged; empty
-// or repeated names, names that are also features or excluded, a
-// classification task, the fdm and drf kinds and the analyze and select
-// stages are refused with the key at fault.
+// TestServeMultiLabelConfig: --label lists several columns for one
+// multi-output target (the daemon package tests the rules and the
+// trainer); a classification task with several labels is a usage error.
 func TestServeMultiLabelConfig(t *testing.T) {
-	c, err := parseServeConfig(strings.NewReader(multiConfig), "m.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.validate(); err != nil {
-		t.Fatal(err)
-	}
-	tr, err := (&daemon{cfg: c}).newTrainer()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o := tr.Options(); o.Label != "" || !slices.Equal(o.Labels, []string{"y0", "y1", "y2"}) || o.Params.Forest != "sporf" {
-		t.Fatalf("trainer options %+v", o)
-	}
-	for _, args := range [][]string{{"--label", "a,b"}, {"--label", "y"}, {"--label", "a,b", "--stages", "score"}} {
-		cfg, _, err := serveConfigFromArgs(append([]string{"--brokers", "127.0.0.1:1"}, args...), Env{})
-		if err != nil {
-			t.Fatalf("%v: %v", args, err)
-		}
-		tr, err := (&daemon{cfg: cfg}).newTrainer()
-		if err != nil {
-			t.Fatalf("%v: %v", args, err)
-		}
-		o := tr.Options()
-		if want := strings.Split(args[1], ","); len(want) > 1 && !slices.Equal(o.Labels, want) || len(want) == 1 && (o.Label != "y" || o.Labels != nil) {
-			t.Fatalf("%v: trainer label %q labels %q", args, o.Label, o.Labels)
-		}
-	}
-	invalid := map[string]string{
-		"train: {label: 'a,,b'}\n":                                "train.label: \"a,,b\" has an empty column name",
-		"train: {label: 'a,b,'}\n":                                "empty column name",
-		"train: {label: ','}\n":                                   "empty column name",
-		"train: {label: 'a,b, a'}\n":                              `names column "a" twice`,
-		"train: {label: 'a,b', features: [x, b]}\n":               `column "b" is also listed in train.features`,
-		"train: {label: 'a,b', exclude: [id, a]}\n":               `column "a" is also listed in train.exclude`,
-		"train: {label: 'a,b', task: classification}\n":           "train.task classification takes one label",
-		"train: {label: 'a,b', forest: fdm}\n":                    "train.forest fdm learns one label",
-		"train: {label: 'a,b', forest: drf}\n":                    "train.forest drf is not a training kind of the daemon",
-		"stages: [train, analyze]\ntrain: {label: 'a,b'}\n":       "the analyze and select stages analyse one class label",
-		"stages: [select, train, score]\ntrain: {label: 'a,b'}\n": "the analyze and select stages analyse one class label",
-	}
-	wantConfigErrors(t, invalid)
-	// a score-only daemon does not read train.label
-	c, err = parseServeConfig(strings.NewReader("stages: [score]\ntrain: {label: 'a,,b'}\n"), "c.yaml")
-	if err != nil || c.validate() != nil {
-		t.Fatalf("score-only daemon with an unused bad train.label: %v %v", err, c.validate())
+	cfg, _, err := serveConfigFromArgs([]string{"--brokers", "127.0.0.1:1", "--label", "a,b"}, Env{})
+	if err != nil || !slices.Equal(cfg.Train.Labels(), []string{"a", "b"}) {
+		t.Fatalf("--label a,b: %v %v", err, cfg.Train.Labels())
 	}
 	code, _, errs := run(t, "serve", "--label", "y0,y1", "--task", "classification")
 	if code != ExitUsage || !strings.Contains(errs, "train.task classification takes one label") || strings.Count(errs, "\n") != 1 {
@@ -153,15 +103,15 @@ func TestServeMultiOutput(t *testing.T) {
 	mu.Lock()
 	p, data := preds[0], published
 	mu.Unlock()
-	m, err := operators.DecodeModel(data)
+	m, err := scoring.Decode(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(m.Forest.Targets, []string{"y0", "y1", "y2"}) || m.Multi == nil || m.Meta.Version != 1 || len(m.Forest.Trees) != 10 {
-		t.Fatalf("published model: targets %v, multi %v, version %d, %d trees", m.Forest.Targets, m.Multi != nil, m.Meta.Version, len(m.Forest.Trees))
+	if !slices.Equal(m.Targets(), []string{"y0", "y1", "y2"}) || m.Version() != 1 || len(m.Forest().Trees) != 10 {
+		t.Fatalf("published model: targets %v, version %d, %d trees", m.Targets(), m.Version(), len(m.Forest().Trees))
 	}
-	if id, _ := p.Header(pipeline.HeaderModelID); string(id) != m.Meta.ID {
-		t.Fatalf("predictions by model %q, published %q", id, m.Meta.ID)
+	if id, _ := p.Header(daemon.HeaderModelID); string(id) != m.ID() {
+		t.Fatalf("predictions by model %q, published %q", id, m.ID())
 	}
 	rec, err := kafka.DecodeJSON(p.Value, memory.DefaultAllocator)
 	if err != nil {
@@ -180,14 +130,18 @@ func TestServeMultiOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fr, err := frame.FeaturesFromRecords(schema, recs, m.Forest.Features, nil)
+	fr, err := frame.FeaturesFromRecords(schema, recs, m.Forest().Features, nil)
 	for _, r := range recs {
 		r.Release()
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := m.Multi.PredictValues(fr, 1)
+	c, err := forest.Compile(m.Forest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := c.PredictValues(fr, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

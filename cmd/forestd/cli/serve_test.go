@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -14,161 +13,10 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
-	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/connectors/broker"
 	"github.com/forestd/forestd/connectors/kafka"
 	"github.com/forestd/forestd/pipeline"
 )
-
-func TestServeConfigDefaultsValid(t *testing.T) {
-	c := defaultServeConfig()
-	if err := c.validate(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-const fullConfig = `
-brokers: [127.0.0.1:9093, 127.0.0.1:9094]
-group: scorers
-topics:
-  features: in.features
-  training: in.training
-  predictions: out.predictions
-  importances: out.importances
-  reports: out.reports
-  selected: out.selected
-  models: out.models
-  dlq: out.dlq
-  partitions: 8
-stages: [train, score]
-model: seed.model
-key: id
-output_format: json
-train:
-  label: target
-  features: [a, b]
-  exclude: [ts]
-  window: 2000
-  window_kind: reservoir
-  task: classification
-  retrain_every: 30s
-  min_rows: 50
-  forest: sporf
-  trees: 64
-  seed: 9
-  max_features: sqrt
-  threads: 2
-pipeline:
-  workers: 3
-  max_inflight_bytes: 1048576
-  max_uncommitted: 100
-  commit_interval: 1s
-  drain_timeout: 5s
-  memory_limit: 536870912
-kafka:
-  client_id: fd
-  tls: {enabled: true, ca_file: ca.pem, server_name: kafka.local}
-  sasl: {mechanism: SCRAM-SHA-512, username: alice, password: pw}
-  session_timeout: 6s
-  start_offset: latest
-  max_message_bytes: 500000
-http: 127.0.0.1:9400
-log: {level: debug, format: json}
-`
-
-func TestServeConfigParse(t *testing.T) {
-	c, err := parseServeConfig(strings.NewReader(fullConfig), "cfg.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.validate(); err != nil {
-		t.Fatal(err)
-	}
-	checks := map[string]bool{
-		"brokers":      len(c.Brokers) == 2 && c.Brokers[1] == "127.0.0.1:9094",
-		"group":        c.Group == "scorers",
-		"topics":       c.Topics.Features == "in.features" && c.Topics.DLQ == "out.dlq" && c.Topics.Partitions == 8,
-		"stages":       fmt.Sprint(c.Stages) == "[train score]",
-		"output":       c.OutputFormat == "json" && c.Key == "id" && c.Model == "seed.model",
-		"train":        c.Train.Label == "target" && c.Train.Window == 2000 && c.Train.WindowKind == "reservoir" && c.Train.RetrainEvery == "30s" && c.Train.Trees == 64 && c.Train.Seed == 9 && c.Train.Task == "classification",
-		"train lists":  fmt.Sprint(c.Train.Features, c.Train.Exclude) == "[a b] [ts]",
-		"pipeline":     c.Pipeline.Workers == 3 && c.Pipeline.CommitInterval == time.Second && c.Pipeline.DrainTimeout == 5*time.Second && c.Pipeline.MemoryLimit == 512<<20,
-		"kafka":        c.Kafka.SessionTimeout == 6*time.Second && c.Kafka.StartOffset == "latest" && c.Kafka.MaxMessageBytes == 500000,
-		"tls and sasl": c.Kafka.TLS.Enabled && c.Kafka.TLS.CAFile == "ca.pem" && c.Kafka.SASL.Mechanism == "SCRAM-SHA-512" && c.Kafka.SASL.Password == "pw",
-		"http and log": c.HTTP == "127.0.0.1:9400" && c.Log.Level == "debug" && c.Log.Format == "json",
-	}
-	for k, ok := range checks {
-		if !ok {
-			t.Errorf("%s not read: %+v", k, c)
-		}
-	}
-	// keys left out keep their defaults
-	c2, err := parseServeConfig(strings.NewReader("group: g2\n"), "x")
-	if err != nil || c2.Topics.Features != "forestd.features" || c2.Train.Window != 50000 || c2.Group != "g2" {
-		t.Fatalf("partial config: %v %+v", err, c2)
-	}
-	if c3, err := parseServeConfig(strings.NewReader(""), "empty"); err != nil || c3.validate() != nil {
-		t.Fatalf("empty config: %v", err)
-	}
-}
-
-func TestServeConfigErrors(t *testing.T) {
-	parseErrs := map[string]string{
-		"grup: x\n":                       "field grup not found",
-		"train:\n  windw: 3\n":            "field windw not found",
-		"train:\n  window: many\n":        "cannot unmarshal",
-		"pipeline:\n  drain_timeout: 5\n": "line 2",
-		"group: a\n---\ngroup: b\n":       "more than one YAML document",
-		"stages: score\n":                 "cannot unmarshal",
-		"{":                               "cfg.yaml",
-	}
-	for in, want := range parseErrs {
-		_, err := parseServeConfig(strings.NewReader(in), "cfg.yaml")
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%q: error %v, want it to mention %q", in, err, want)
-		}
-	}
-	invalid := map[string]string{
-		"stages: []\n":                                         "stages:",
-		"stages: [score, fly]\n":                               `unknown stage "fly"`,
-		"stages: [score, score]\n":                             "twice",
-		"brokers: [nohost]\n":                                  "brokers:",
-		"embedded: {listen: 'x'}\n":                            "embedded.listen",
-		"group: ''\n":                                          "group:",
-		"topics: {features: 'bad topic'}\n":                    "topics.features",
-		"output_format: csv\n":                                 "output_format",
-		"train: {label: ''}\n":                                 "train.label",
-		"train: {label: 'y0,,y1'}\n":                           "empty column name",
-		"train: {window: 10, min_rows: 20}\n":                  "min_rows",
-		"train: {window_kind: lru}\n":                          "train.window_kind",
-		"train: {retrain_every: soon}\n":                       "train.retrain_every",
-		"train: {retrain_every: '-5'}\n":                       "train.retrain_every",
-		"train: {trees: 0}\n":                                  "train.trees",
-		"train: {task: ordinal}\n":                             "train.task",
-		"stages: [select, train]\ntrain: {task: regression}\n": "train.task: regression cannot follow the select stage",
-		"pipeline: {max_inflight_bytes: 0}\n":                  "pipeline.max_inflight_bytes",
-		"pipeline: {commit_interval: 0s}\n":                    "pipeline.commit_interval",
-		"kafka: {session_timeout: 1ms}\n":                      "kafka.session_timeout",
-		"kafka: {start_offset: middle}\n":                      "kafka.start_offset",
-		"kafka: {max_message_bytes: 10}\n":                     "kafka.max_message_bytes",
-		"kafka: {sasl: {mechanism: PLAIN}}\n":                  "kafka.sasl applies to external brokers",
-		"brokers: [h:1]\nkafka: {sasl: {mechanism: X}}\n":      "SASL mechanism",
-		"http: nowhere\n":                                      "http:",
-		"log: {level: loud}\n":                                 "log.level",
-		"log: {format: xml}\n":                                 "log.format",
-	}
-	for in, want := range invalid {
-		c, err := parseServeConfig(strings.NewReader(in), "cfg.yaml")
-		if err != nil {
-			t.Errorf("%q: parse error %v", in, err)
-			continue
-		}
-		err = c.validate()
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%q: validate error %v, want it to mention %q", in, err, want)
-		}
-	}
-}
 
 func TestServeFlagsOverrideConfig(t *testing.T) {
 	dir := t.TempDir()
@@ -203,72 +51,27 @@ func TestServeFlagsOverrideConfig(t *testing.T) {
 	}
 }
 
-// TestServeTrainTask: train.task (--task) reaches the trainer, so numeric
-// JSON labels can be learnt as classes; composing select before train
-// classifies whatever the setting says about auto.
+// TestServeTrainTask: --task and --stages reach the daemon's
+// configuration (the daemon package tests that the trainer follows it).
 func TestServeTrainTask(t *testing.T) {
 	for _, c := range []struct {
-		args []string
-		want frame.Task
+		args     []string
+		task     string
+		composed bool
 	}{
-		{nil, frame.TaskAuto},
-		{[]string{"--task", "classification"}, frame.TaskClassification},
-		{[]string{"--task", "regression"}, frame.TaskRegression},
-		{[]string{"--stages", "select,train"}, frame.TaskClassification},
+		{nil, "", false}, // empty: auto
+		{[]string{"--task", "classification"}, "classification", false},
+		{[]string{"--task", "regression"}, "regression", false},
+		{[]string{"--stages", "select,train"}, "", true},
 	} {
 		cfg, _, err := serveConfigFromArgs(append([]string{"--brokers", "127.0.0.1:1"}, c.args...), Env{})
 		if err != nil {
 			t.Fatalf("%v: %v", c.args, err)
 		}
-		tr, err := (&daemon{cfg: cfg}).newTrainer()
-		if err != nil {
-			t.Fatalf("%v: %v", c.args, err)
-		}
-		if got := tr.Options().Task; got != c.want {
-			t.Errorf("%v: trainer task %v, want %v", c.args, got, c.want)
+		if cfg.Train.Task != c.task || cfg.Composed() != c.composed {
+			t.Errorf("%v: train.task %q composed %v", c.args, cfg.Train.Task, cfg.Composed())
 		}
 	}
-}
-
-// FuzzServeConfig: any config file is parsed and validated without a
-// panic; what parses and validates has the invariants the daemon relies on.
-func FuzzServeConfig(f *testing.F) {
-	f.Add([]byte(fullConfig))
-	f.Add([]byte("group: g\n"))
-	f.Add([]byte("train: {retrain_every: 30s}\n"))
-	f.Add([]byte("stages: [score]\nbrokers: ['[::1]:9092']\n"))
-	f.Add([]byte(composedConfig))
-	f.Add([]byte(multiConfig))
-	f.Add([]byte("train: {label: 'y0, y1,y0', task: regression}\n"))
-	f.Add([]byte("stages: [train]\ntrain: {label: ',', forest: drf}\n"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		c, err := parseServeConfig(bytes.NewReader(b), "fuzz.yaml")
-		if err != nil {
-			return
-		}
-		if c.validate() != nil {
-			return
-		}
-		if len(c.Stages) == 0 || c.Train.MinRows > c.Train.Window || c.Pipeline.MaxInFlightBytes < 1 || c.Group == "" {
-			t.Fatalf("validated config breaks an invariant: %+v", c)
-		}
-		if _, _, err := retrainSchedule(c.Train.RetrainEvery); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := frame.ParseTask(c.Train.Task); err != nil {
-			t.Fatal(err)
-		}
-		if labels := c.Train.labels(); len(labels) > 1 && c.has(stageTrain) {
-			// several labels that validate make a multi-output trainer
-			tr, err := (&daemon{cfg: c}).newTrainer()
-			if err != nil {
-				t.Fatalf("train.label %q validated, but: %v", c.Train.Label, err)
-			}
-			if got := tr.Options().Labels; !slices.Equal(got, labels) {
-				t.Fatalf("train.label %q: trainer labels %q", c.Train.Label, got)
-			}
-		}
-	})
 }
 
 // syncBuffer is a goroutine-safe log sink.
@@ -506,24 +309,4 @@ func startServe(t *testing.T, args ...string) (kafka.ClientOptions, *syncBuffer,
 		done <- Main(append([]string{"serve", "--brokers", b.Addr()}, args...), Env{Stdout: &bytes.Buffer{}, Stderr: stderr})
 	}()
 	return kafka.ClientOptions{Brokers: []string{b.Addr()}}, stderr, done
-}
-
-// checkConfig parses a YAML daemon config and validates it.
-func checkConfig(in string) (serveConfig, error) {
-	c, err := parseServeConfig(strings.NewReader(in), "c.yaml")
-	if err == nil {
-		err = c.validate()
-	}
-	return c, err
-}
-
-// wantConfigErrors checks that every config of invalid fails parsing or
-// validation with an error containing its message.
-func wantConfigErrors(t *testing.T, invalid map[string]string) {
-	t.Helper()
-	for in, want := range invalid {
-		if _, err := checkConfig(in); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%q: %v, want %q", in, err, want)
-		}
-	}
 }

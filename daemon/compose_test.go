@@ -1,4 +1,4 @@
-package pipeline
+package daemon
 
 import (
 	"bytes"
@@ -20,6 +20,7 @@ import (
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/synth"
 	"github.com/forestd/forestd/operators"
+	"github.com/forestd/forestd/pipeline"
 	"github.com/forestd/forestd/schemas"
 )
 
@@ -66,16 +67,16 @@ func TestComposeSelectTrainScore(t *testing.T) {
 	}
 	var logs syncLog
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
-	models := &Models{Current: operators.NewCurrent(), Metrics: NewMetrics()}
-	aloop := &AnalyzeLoop{Analyzer: an, Poll: 5 * time.Millisecond, Retry: fastRetry}
-	tloop := &TrainLoop{Trainer: tr, Models: models, Compose: an, Poll: 5 * time.Millisecond, Retry: fastRetry, Logger: logger}
+	models := &models{Current: operators.NewCurrent(), Metrics: func() *metrics { _, m := testMetrics(); return m }()}
+	aloop := &analyzeLoop{Analyzer: an, Poll: 5 * time.Millisecond, Retry: fastRetry}
+	tloop := &trainLoop{Trainer: tr, Models: models, Compose: an, Poll: 5 * time.Millisecond, Retry: fastRetry, Logger: logger}
 	for _, err := range []error{aloop.Init(), tloop.Init()} {
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	stages := []Stage{&AnalyzeStage{Analyzer: an, Loop: aloop}, &SelectStage{Analyzer: an, Passthrough: []string{"y"}},
-		&TrainStage{Trainer: tr, Loop: tloop}}
+	stages := []pipeline.Stage{&analyzeStage{Analyzer: an, Loop: aloop}, &selectStage{Analyzer: an, Passthrough: []string{"y"}},
+		&trainStage{Trainer: tr, Loop: tloop}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var wg sync.WaitGroup
@@ -92,7 +93,7 @@ func TestComposeSelectTrainScore(t *testing.T) {
 	feed := func(lo, hi int64) (selected int) {
 		sl := rec.NewSlice(lo, hi)
 		defer sl.Release()
-		b := &Batch{Env: &Envelope{Topic: "training", Partition: 0, Offset: lo}, Schema: sl.Schema(), Records: []arrow.Record{sl}}
+		b := &pipeline.Batch{Env: &pipeline.Envelope{Topic: "training", Partition: 0, Offset: lo}, Schema: sl.Schema(), Records: []arrow.Record{sl}}
 		for _, st := range stages {
 			outs, next, err := st.Process(ctx, b)
 			if err != nil || next != b {
@@ -120,8 +121,8 @@ func TestComposeSelectTrainScore(t *testing.T) {
 	waitFor(t, "a composed model", func() bool { return models.Current.Load() != nil })
 	m := models.Current.Load()
 	sel, _ := an.Selection()
-	if !reflect.DeepEqual(m.Forest.Mapping, sel) || !slices.Equal(m.Forest.Features, sel.Names()) {
-		t.Fatalf("model features %v, want the selected and mapped columns %v", m.Forest.Features, sel.Names())
+	if !reflect.DeepEqual(m.Forest().Mapping, sel) || !slices.Equal(m.Forest().Features, sel.Names()) {
+		t.Fatalf("model features %v, want the selected and mapped columns %v", m.Forest().Features, sel.Names())
 	}
 	if want := []string{"m0", "x2a_0", "x2a_1"}; !slices.Equal(sel.Inputs(), want) {
 		t.Fatalf("selection reads %v, want %v", sel.Inputs(), want)
@@ -140,24 +141,20 @@ func TestComposeSelectTrainScore(t *testing.T) {
 	}
 	raw := test.ToRecord(mem)
 	defer raw.Release()
-	sc, err := operators.NewScorer(models.Current, operators.ScoreOptions{Mem: mem})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ss := &ScoreStage{Scorer: sc, Current: models.Current}
-	outs, _, err := ss.Process(ctx, &Batch{Env: &Envelope{Topic: "features", Pinned: ss.Pin()}, Schema: raw.Schema(), Records: []arrow.Record{raw}})
+	ss := &scoreStage{Current: models.Current, Mem: mem}
+	outs, _, err := ss.Process(ctx, &pipeline.Batch{Env: &pipeline.Envelope{Topic: "features", Pinned: ss.Pin()}, Schema: raw.Schema(), Records: []arrow.Record{raw}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer outs[0].Record.Release()
 	got := outs[0].Record.Column(outs[0].Record.Schema().FieldIndices(schemas.ColPrediction)[0]).(*array.String)
 	// offline: the select stage's mapping, then the trees on the mapped columns
-	mapped, err := (&operators.Analysis{Transform: m.Forest.Mapping}).Select(mem, raw.Schema(), []arrow.Record{raw}, nil)
+	mapped, err := (&operators.Analysis{Transform: m.Forest().Mapping}).Select(mem, raw.Schema(), []arrow.Record{raw}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer mapped[0].Release()
-	plain := *m.Forest
+	plain := *m.Forest()
 	plain.Mapping = nil
 	c, err := forest.Compile(&plain)
 	if err != nil {

@@ -1,4 +1,4 @@
-package pipeline
+package daemon
 
 import (
 	"context"
@@ -15,6 +15,8 @@ import (
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/synth"
 	"github.com/forestd/forestd/operators"
+	"github.com/forestd/forestd/pipeline"
+	"github.com/forestd/forestd/scoring"
 )
 
 // TestTrainLoop: labelled batches through the train stage make the loop
@@ -29,26 +31,26 @@ func TestTrainLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := NewMetrics()
-	models := &Models{Current: operators.NewCurrent(), Metrics: m}
+	_, m := testMetrics()
+	models := &models{Current: operators.NewCurrent(), Metrics: m}
 	var mu sync.Mutex
 	var published []int64
 	fails := 2
-	loop := &TrainLoop{Trainer: tr, Models: models, CreatedBy: "test", Retry: fastRetry, Poll: 5 * time.Millisecond,
-		Publish: func(ctx context.Context, md *operators.Model) error {
+	loop := &trainLoop{Trainer: tr, Models: models, CreatedBy: "test", Retry: fastRetry, Poll: 5 * time.Millisecond,
+		Publish: func(ctx context.Context, md *scoring.Model) error {
 			mu.Lock()
 			defer mu.Unlock()
 			if fails > 0 {
 				fails--
 				return errors.New("broker down")
 			}
-			published = append(published, md.Meta.Version)
+			published = append(published, md.Version())
 			return nil
 		}}
 	if err := loop.Init(); err != nil {
 		t.Fatal(err)
 	}
-	stage := &TrainStage{Trainer: tr, Loop: loop, Metrics: m}
+	stage := &trainStage{Trainer: tr, Loop: loop, Metrics: m}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go loop.Run(ctx)
@@ -59,7 +61,7 @@ func TestTrainLoop(t *testing.T) {
 		}
 		rec := fr.ToRecord(mem)
 		defer rec.Release()
-		b := &Batch{Env: &Envelope{Topic: "t"}, Schema: rec.Schema(), Records: []arrow.Record{rec}}
+		b := &pipeline.Batch{Env: &pipeline.Envelope{Topic: "t"}, Schema: rec.Schema(), Records: []arrow.Record{rec}}
 		if _, next, err := stage.Process(ctx, b); err != nil || next != b {
 			t.Fatalf("train stage: %v", err)
 		}
@@ -70,7 +72,7 @@ func TestTrainLoop(t *testing.T) {
 			mu.Lock()
 			n := len(published)
 			mu.Unlock()
-			if cur := models.Current.Load(); cur != nil && cur.Meta.Version == v && n >= int(v) {
+			if cur := models.Current.Load(); cur != nil && cur.Version() == v && n >= int(v) {
 				return
 			}
 			if time.Now().After(deadline) {
@@ -100,8 +102,8 @@ func TestTrainLoop(t *testing.T) {
 	fr.Y, fr.Classes, fr.Task = nil, nil, frame.TaskAuto
 	rec := fr.ToRecord(mem)
 	defer rec.Release()
-	_, _, err = stage.Process(ctx, &Batch{Env: &Envelope{}, Schema: rec.Schema(), Records: []arrow.Record{rec}})
-	if !errors.Is(err, ErrBadInput) {
+	_, _, err = stage.Process(ctx, &pipeline.Batch{Env: &pipeline.Envelope{}, Schema: rec.Schema(), Records: []arrow.Record{rec}})
+	if !errors.Is(err, pipeline.ErrBadInput) {
 		t.Fatalf("unlabelled batch: %v", err)
 	}
 }

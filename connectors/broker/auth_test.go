@@ -1,4 +1,4 @@
-package cli
+package broker
 
 import (
 	"crypto/ecdsa"
@@ -16,8 +16,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/forestd/forestd/connectors/broker"
 )
 
 // writeSelfSigned writes a self-signed server certificate for 127.0.0.1
@@ -40,7 +38,7 @@ func writeSelfSigned(t testing.TB, dir string) (certFile, keyFile string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	certFile, keyFile = filepath.Join(dir, "broker.pem"), filepath.Join(dir, "broker-key.pem")
+	certFile, keyFile = filepath.Join(dir, "pem"), filepath.Join(dir, "broker-key.pem")
 	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +68,7 @@ func TestParseSASLUser(t *testing.T) {
 }
 
 func TestParsePasswordFile(t *testing.T) {
-	m, err := parsePasswordFile(strings.NewReader("# users\nalice:s3cr:et\r\n\n  \nbob:pw\n"))
+	m, err := ParsePasswordFile(strings.NewReader("# users\nalice:s3cr:et\r\n\n  \nbob:pw\n"))
 	if err != nil || !reflect.DeepEqual(m, map[string]string{"alice": "s3cr:et", "bob": "pw"}) {
 		t.Fatalf("%v %v", m, err)
 	}
@@ -82,7 +80,7 @@ func TestParsePasswordFile(t *testing.T) {
 		strings.Repeat("x", 2<<20): "larger than",
 	}
 	for in, want := range bad {
-		_, err := parsePasswordFile(strings.NewReader(in))
+		_, err := ParsePasswordFile(strings.NewReader(in))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%.20q: %v, want %q", in, err, want)
 		}
@@ -104,31 +102,27 @@ func TestBrokerAuthResolve(t *testing.T) {
 	}
 	env := func(v string) func(string) string {
 		return func(k string) string {
-			if k == saslPasswordEnv {
+			if k == PasswordEnv {
 				return v
 			}
 			return ""
 		}
 	}
-	a := brokerAuth{TLSCert: cert, TLSKey: key, SASLUsers: []string{"alice:SCRAM-SHA-512", "bob:plain"}, SASLPasswordFile: pwFile}
-	tc, users, err := a.resolve(env("ignored"))
+	a := Auth{TLSCert: cert, TLSKey: key, SASLUsers: []string{"alice:SCRAM-SHA-512", "bob:plain"}, SASLPasswordFile: pwFile}
+	tc, users, err := a.Resolve(env("ignored"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []broker.User{{Mechanism: "SCRAM-SHA-512", Name: "alice", Password: "a-pw"}, {Mechanism: "PLAIN", Name: "bob", Password: "b-pw"}}
+	want := []User{{Mechanism: "SCRAM-SHA-512", Name: "alice", Password: "a-pw"}, {Mechanism: "PLAIN", Name: "bob", Password: "b-pw"}}
 	if tc == nil || len(tc.Certificates) != 1 || !reflect.DeepEqual(users, want) {
 		t.Fatalf("tls %v, users %+v", tc, users)
 	}
-	ct, cs, err := a.clientFor(users, "", "")
-	if err != nil || !ct.Enabled || ct.CAFile != cert || cs.Mechanism != "SCRAM-SHA-512" || cs.Username != "alice" || cs.Password != "a-pw" {
-		t.Fatalf("client settings %+v %+v %v", ct, cs, err)
-	}
 	// without a file, the environment's password is every user's
 	a.SASLPasswordFile = ""
-	if _, users, err = a.resolve(env("env-pw")); err != nil || users[0].Password != "env-pw" || users[1].Password != "env-pw" {
+	if _, users, err = a.Resolve(env("env-pw")); err != nil || users[0].Password != "env-pw" || users[1].Password != "env-pw" {
 		t.Fatalf("env password: %+v %v", users, err)
 	}
-	errs := map[string]brokerAuth{
+	errs := map[string]Auth{
 		"has no password: give a password file or set $FORESTD_SASL_PASSWORD": {SASLUsers: []string{"alice:PLAIN"}},
 		`"carol" has no password in`:                                          {SASLUsers: []string{"carol:PLAIN"}, SASLPasswordFile: pwFile},
 		"SASL password file":                                                  {SASLUsers: []string{"alice:PLAIN"}, SASLPasswordFile: filepath.Join(dir, "none")},
@@ -139,7 +133,7 @@ func TestBrokerAuthResolve(t *testing.T) {
 		`mechanism "OAUTH" is not PLAIN`:                                      {SASLUsers: []string{"alice:oauth"}},
 	}
 	for want, a := range errs {
-		_, _, err := a.resolve(env(""))
+		_, _, err := a.Resolve(env(""))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%+v: %v, want %q", a, err, want)
 		}
@@ -154,7 +148,7 @@ func FuzzPasswordFile(f *testing.F) {
 	f.Add([]byte(":\n"))
 	f.Add([]byte("a:1\na:2\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		m, err := parsePasswordFile(strings.NewReader(string(b)))
+		m, err := ParsePasswordFile(strings.NewReader(string(b)))
 		if err != nil {
 			return
 		}
@@ -173,7 +167,7 @@ func FuzzPasswordFile(f *testing.F) {
 			}
 			sb.WriteString(n + ":" + m[n] + "\n")
 		}
-		m2, err := parsePasswordFile(strings.NewReader(sb.String()))
+		m2, err := ParsePasswordFile(strings.NewReader(sb.String()))
 		if err != nil || !reflect.DeepEqual(m, m2) {
 			t.Fatalf("written back: %v %v vs %v", err, m2, m)
 		}
@@ -192,7 +186,7 @@ func FuzzSASLUser(f *testing.F) {
 			return
 		}
 		switch m {
-		case broker.MechanismPlain, broker.MechanismScramSHA256, broker.MechanismScramSHA512:
+		case MechanismPlain, MechanismScramSHA256, MechanismScramSHA512:
 		default:
 			t.Fatalf("mechanism %q", m)
 		}

@@ -1,4 +1,4 @@
-package pipeline
+package daemon
 
 import (
 	"context"
@@ -7,23 +7,25 @@ import (
 	"time"
 
 	"github.com/forestd/forestd/operators"
+	"github.com/forestd/forestd/pipeline"
+	"github.com/forestd/forestd/scoring"
 )
 
 // AnalyzeStage adds labelled batches to the dependence-analysis window and
 // wakes the analysis loop; it passes the batch on unchanged.
-type AnalyzeStage struct {
+type analyzeStage struct {
 	Analyzer *operators.Analyzer
-	Loop     *AnalyzeLoop
+	Loop     *analyzeLoop
 }
 
-// Name implements Stage.
-func (s *AnalyzeStage) Name() string { return "analyze" }
+// Name implements pipeline.Stage.
+func (s *analyzeStage) Name() string { return "analyze" }
 
-// Process implements Stage.
-func (s *AnalyzeStage) Process(ctx context.Context, in *Batch) ([]Output, *Batch, error) {
+// Process implements pipeline.Stage.
+func (s *analyzeStage) Process(ctx context.Context, in *pipeline.Batch) ([]pipeline.Output, *pipeline.Batch, error) {
 	if _, err := s.Analyzer.Add(in.Schema, in.Records); err != nil {
-		if errors.Is(err, operators.ErrInput) {
-			return nil, nil, BadInput(err)
+		if errors.Is(err, scoring.ErrInput) {
+			return nil, nil, pipeline.BadInput(err)
 		}
 		return nil, nil, err
 	}
@@ -37,26 +39,26 @@ func (s *AnalyzeStage) Process(ctx context.Context, in *Batch) ([]Output, *Batch
 // and FDM-mapped columns (operators.Analysis.Select) on Stream, keyed by the
 // source coordinates. Until a first analysis exists it forwards nothing. It
 // passes the original batch on unchanged to the next stage.
-type SelectStage struct {
+type selectStage struct {
 	Analyzer    *operators.Analyzer
 	Stream      string
 	Passthrough []string // columns copied when present (e.g. the label)
-	Metrics     *Metrics
+	Metrics     *metrics
 }
 
-// Name implements Stage.
-func (s *SelectStage) Name() string { return "select" }
+// Name implements pipeline.Stage.
+func (s *selectStage) Name() string { return "select" }
 
-// Process implements Stage.
-func (s *SelectStage) Process(ctx context.Context, in *Batch) ([]Output, *Batch, error) {
+// Process implements pipeline.Stage.
+func (s *selectStage) Process(ctx context.Context, in *pipeline.Batch) ([]pipeline.Output, *pipeline.Batch, error) {
 	an := s.Analyzer.Latest()
 	if an == nil || an.Transform == nil {
 		return nil, in, nil
 	}
 	recs, err := an.Select(nil, in.Schema, in.Records, s.Passthrough)
 	if err != nil {
-		if errors.Is(err, operators.ErrInput) {
-			return nil, nil, BadInput(err)
+		if errors.Is(err, scoring.ErrInput) {
+			return nil, nil, pipeline.BadInput(err)
 		}
 		return nil, nil, err
 	}
@@ -65,9 +67,9 @@ func (s *SelectStage) Process(ctx context.Context, in *Batch) ([]Output, *Batch,
 		stream = StreamSelected
 	}
 	src := in.Env.Source()
-	outs := make([]Output, len(recs))
+	outs := make([]pipeline.Output, len(recs))
 	for i, r := range recs {
-		outs[i] = Output{Stream: stream, Key: []byte(src), Record: r, Headers: []Header{{HeaderSource, []byte(src)}}}
+		outs[i] = pipeline.Output{Stream: stream, Key: []byte(src), Record: r, Headers: []pipeline.Header{{Key: HeaderSource, Value: []byte(src)}}}
 	}
 	if s.Metrics != nil {
 		s.Metrics.SelectedPublished.Inc()
@@ -77,20 +79,20 @@ func (s *SelectStage) Process(ctx context.Context, in *Batch) ([]Output, *Batch,
 
 // AnalyzeLoop runs the dependence analysis when it is due and publishes
 // each report.
-type AnalyzeLoop struct {
+type analyzeLoop struct {
 	Analyzer *operators.Analyzer
 	// Publish sends a report; it is retried with Retry until it succeeds
 	// or the loop stops.
 	Publish func(ctx context.Context, an *operators.Analysis) error
-	Retry   Backoff
+	Retry   pipeline.Backoff
 	Poll    time.Duration
-	Metrics *Metrics
+	Metrics *metrics
 	Logger  *slog.Logger
 	waker
 }
 
 // Init prepares the loop; call it before the stage runs.
-func (l *AnalyzeLoop) Init() error {
+func (l *analyzeLoop) Init() error {
 	if l.Analyzer == nil {
 		return errors.New("pipeline: analysis loop without an analyzer")
 	}
@@ -98,7 +100,7 @@ func (l *AnalyzeLoop) Init() error {
 }
 
 // Run analyses until ctx is done.
-func (l *AnalyzeLoop) Run(ctx context.Context) error {
+func (l *analyzeLoop) Run(ctx context.Context) error {
 	if !l.waker.ready() {
 		if err := l.Init(); err != nil {
 			return err
@@ -107,7 +109,7 @@ func (l *AnalyzeLoop) Run(ctx context.Context) error {
 	return l.waker.run(ctx, l.Poll, l.Analyzer.Due, l.analyzeOnce)
 }
 
-func (l *AnalyzeLoop) analyzeOnce(ctx context.Context) {
+func (l *analyzeLoop) analyzeOnce(ctx context.Context) {
 	t0 := time.Now()
 	an, err := l.Analyzer.Analyze(t0)
 	if err != nil {

@@ -1,33 +1,29 @@
-package cli
+package broker
 
 import (
 	"bufio"
 	"bytes"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-
-	"github.com/forestd/forestd/connectors/broker"
-	"github.com/forestd/forestd/connectors/kafka"
 )
 
-// saslPasswordEnv holds the SASL password of forestd serve's Kafka client
-// and, for a broker without a password file, of every SASL user it
-// defines.
-const saslPasswordEnv = "FORESTD_SASL_PASSWORD"
+// PasswordEnv holds the SASL password of forestd serve's Kafka client and,
+// for a broker without a password file, of every SASL user it defines.
+const PasswordEnv = "FORESTD_SASL_PASSWORD"
 
 // maxPasswordFileBytes bounds a SASL password file.
 const maxPasswordFileBytes = 1 << 20
 
-// brokerAuth is the TLS and SASL setup of forestd's own broker: the flags
-// of `forestd broker` and the embedded section of `forestd serve`.
+// Auth is the TLS and SASL setup of forestd's own broker from files: the
+// flags of `forestd broker` and the embedded section of the daemon's
+// configuration.
 // Passwords never come from the command line: they are read from
 // PasswordFile (lines NAME:PASSWORD) or, without one, from
 // $FORESTD_SASL_PASSWORD for every user.
-type brokerAuth struct {
+type Auth struct {
 	// TLSCert and TLSKey are PEM files: a certificate (chain) and its key.
 	// Both set: the broker accepts TLS only.
 	TLSCert string `yaml:"tls_cert"`
@@ -40,38 +36,38 @@ type brokerAuth struct {
 	SASLPasswordFile string `yaml:"sasl_password_file"`
 }
 
-func (a brokerAuth) tls() bool  { return a.TLSCert != "" }
-func (a brokerAuth) sasl() bool { return len(a.SASLUsers) > 0 }
+// TLS reports whether the broker accepts TLS only.
+func (a Auth) TLS() bool { return a.TLSCert != "" }
 
-// authNames name brokerAuth's settings in error messages: config keys
-// or flags.
-type authNames struct{ cert, key, users, passwords string }
+// SASL reports whether the broker requires SASL authentication.
+func (a Auth) SASL() bool { return len(a.SASLUsers) > 0 }
 
-var (
-	authKeys  = authNames{"embedded.tls_cert", "embedded.tls_key", "embedded.sasl_users", "embedded.sasl_password_file"}
-	authFlags = authNames{"--tls-cert", "--tls-key", "--sasl-user", "--sasl-password-file"}
-)
+// AuthNames name Auth's settings in error messages: config keys or flags.
+type AuthNames struct{ Cert, Key, Users, Passwords string }
 
-// validate checks the setup without reading files: certificate and key
+// AuthKeys are the YAML keys of Auth.
+var AuthKeys = AuthNames{"tls_cert", "tls_key", "sasl_users", "sasl_password_file"}
+
+// Validate checks the setup without reading files: certificate and key
 // together, well-formed and distinct users, a password file only with
 // users.
-func (a brokerAuth) validate(n authNames) error {
+func (a Auth) Validate(n AuthNames) error {
 	if (a.TLSCert == "") != (a.TLSKey == "") {
-		return fmt.Errorf("%s and %s must be given together", n.cert, n.key)
+		return fmt.Errorf("%s and %s must be given together", n.Cert, n.Key)
 	}
 	seen := map[string]bool{}
 	for _, u := range a.SASLUsers {
 		name, _, err := parseSASLUser(u)
 		if err != nil {
-			return fmt.Errorf("%s: %w", n.users, err)
+			return fmt.Errorf("%s: %w", n.Users, err)
 		}
 		if seen[name] {
-			return fmt.Errorf("%s: user %q twice", n.users, name)
+			return fmt.Errorf("%s: user %q twice", n.Users, name)
 		}
 		seen[name] = true
 	}
-	if a.SASLPasswordFile != "" && !a.sasl() {
-		return fmt.Errorf("%s without %s", n.passwords, n.users)
+	if a.SASLPasswordFile != "" && !a.SASL() {
+		return fmt.Errorf("%s without %s", n.Passwords, n.Users)
 	}
 	return nil
 }
@@ -87,19 +83,19 @@ func parseSASLUser(s string) (name, mech string, err error) {
 		return "", "", fmt.Errorf("user name %q: no colon, line break or surrounding space", name)
 	}
 	switch mech {
-	case broker.MechanismPlain, broker.MechanismScramSHA256, broker.MechanismScramSHA512:
+	case MechanismPlain, MechanismScramSHA256, MechanismScramSHA512:
 	default:
 		return "", "", fmt.Errorf("user %q: mechanism %q is not PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", name, mech)
 	}
 	return name, mech, nil
 }
 
-// parsePasswordFile reads NAME:PASSWORD lines. Blank lines and lines whose
+// ParsePasswordFile reads NAME:PASSWORD lines. Blank lines and lines whose
 // first character is '#' are skipped; the password is everything after the
 // first colon (a trailing CR is dropped); a name twice, an empty name or
 // password, or a line without a colon is an error naming the line number
 // (never the password).
-func parsePasswordFile(r io.Reader) (map[string]string, error) {
+func ParsePasswordFile(r io.Reader) (map[string]string, error) {
 	b, err := io.ReadAll(io.LimitReader(r, maxPasswordFileBytes+1))
 	if err != nil {
 		return nil, err
@@ -132,21 +128,21 @@ func parsePasswordFile(r io.Reader) (map[string]string, error) {
 	return out, nil
 }
 
-// resolve reads the certificate, the key and the passwords: the broker's
+// Resolve reads the certificate, the key and the passwords: the broker's
 // TLS config (nil without TLS) and SASL users, in SASLUsers order.
-func (a brokerAuth) resolve(getenv func(string) string) (*tls.Config, []broker.User, error) {
-	if err := a.validate(authKeys); err != nil {
+func (a Auth) Resolve(getenv func(string) string) (*tls.Config, []User, error) {
+	if err := a.Validate(AuthKeys); err != nil {
 		return nil, nil, err
 	}
 	var tc *tls.Config
-	if a.tls() {
+	if a.TLS() {
 		cert, err := tls.LoadX509KeyPair(a.TLSCert, a.TLSKey)
 		if err != nil {
 			return nil, nil, fmt.Errorf("TLS certificate %s and key %s: %w", a.TLSCert, a.TLSKey, err)
 		}
 		tc = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	if !a.sasl() {
+	if !a.SASL() {
 		return tc, nil, nil
 	}
 	var pws map[string]string
@@ -155,16 +151,16 @@ func (a brokerAuth) resolve(getenv func(string) string) (*tls.Config, []broker.U
 		if err != nil {
 			return nil, nil, fmt.Errorf("SASL password file: %w", err)
 		}
-		pws, err = parsePasswordFile(fh)
+		pws, err = ParsePasswordFile(fh)
 		fh.Close()
 		if err != nil {
 			return nil, nil, fmt.Errorf("SASL password file %s: %w", a.SASLPasswordFile, err)
 		}
 	}
-	users := make([]broker.User, 0, len(a.SASLUsers))
+	users := make([]User, 0, len(a.SASLUsers))
 	for _, u := range a.SASLUsers {
 		name, mech, _ := parseSASLUser(u)
-		pw := getenv(saslPasswordEnv)
+		pw := getenv(PasswordEnv)
 		if pws != nil {
 			pw = pws[name]
 		}
@@ -172,30 +168,9 @@ func (a brokerAuth) resolve(getenv func(string) string) (*tls.Config, []broker.U
 			if pws != nil {
 				return nil, nil, fmt.Errorf("SASL user %q has no password in %s", name, a.SASLPasswordFile)
 			}
-			return nil, nil, fmt.Errorf("SASL user %q has no password: give a password file or set $%s", name, saslPasswordEnv)
+			return nil, nil, fmt.Errorf("SASL user %q has no password: give a password file or set $%s", name, PasswordEnv)
 		}
-		users = append(users, broker.User{Mechanism: mech, Name: name, Password: pw})
+		users = append(users, User{Mechanism: mech, Name: name, Password: pw})
 	}
 	return tc, users, nil
-}
-
-// clientFor returns the client settings that reach a broker set up with
-// a: TLS trusting the broker's own certificate (unless ca names another
-// CA file) and SASL as the first user.
-func (a brokerAuth) clientFor(users []broker.User, ca, serverName string) (kafka.TLSOptions, kafka.SASLOptions, error) {
-	var t kafka.TLSOptions
-	if a.tls() {
-		if ca == "" {
-			ca = a.TLSCert
-		}
-		t = kafka.TLSOptions{Enabled: true, CAFile: ca, ServerName: serverName}
-	}
-	var s kafka.SASLOptions
-	if a.sasl() {
-		if len(users) == 0 {
-			return t, s, errors.New("SASL without users")
-		}
-		s = kafka.SASLOptions{Mechanism: users[0].Mechanism, Username: users[0].Name, Password: users[0].Password}
-	}
-	return t, s, nil
 }

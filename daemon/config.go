@@ -1,4 +1,4 @@
-package cli
+package daemon
 
 import (
 	"bytes"
@@ -20,22 +20,22 @@ import (
 	"github.com/forestd/forestd/operators"
 )
 
-// Stage names of the daemon (serveConfig.Stages).
+// Stage names of the daemon (Config.Stages).
 const (
-	stageScore   = "score"
-	stageTrain   = "train"
-	stageAnalyze = "analyze"
-	stageSelect  = "select"
+	StageScore   = "score"
+	StageTrain   = "train"
+	StageAnalyze = "analyze"
+	StageSelect  = "select"
 )
 
-// serveConfig is the daemon's configuration: the YAML file given with
+// Config is the daemon's configuration: the YAML file given with
 // --config (unknown keys are errors), overridden by flags. Field names are
 // the YAML keys.
-type serveConfig struct {
+type Config struct {
 	Brokers  []string       `yaml:"brokers"`
-	Embedded embeddedConfig `yaml:"embedded"`
+	Embedded EmbeddedConfig `yaml:"embedded"`
 	Group    string         `yaml:"group"`
-	Topics   topicsConfig   `yaml:"topics"`
+	Topics   TopicsConfig   `yaml:"topics"`
 	// Stages run in the daemon: score (features → predictions), train
 	// (training → models, importances), analyze (training → dependence
 	// reports) and select (features and training → the selected and
@@ -52,25 +52,28 @@ type serveConfig struct {
 	Model        string         `yaml:"model"`
 	Key          string         `yaml:"key"`
 	OutputFormat string         `yaml:"output_format"`
-	Train        trainConfig    `yaml:"train"`
-	Pipeline     pipelineConfig `yaml:"pipeline"`
-	Kafka        kafkaConfig    `yaml:"kafka"`
+	Train        TrainConfig    `yaml:"train"`
+	Pipeline     PipelineConfig `yaml:"pipeline"`
+	Kafka        KafkaConfig    `yaml:"kafka"`
 	HTTP         string         `yaml:"http"`
-	Log          logConfig      `yaml:"log"`
+	Log          LogConfig      `yaml:"log"`
 }
 
-type embeddedConfig struct {
+// EmbeddedConfig is the embedded broker the daemon starts when it has no
+// brokers (key embedded).
+type EmbeddedConfig struct {
 	Listen     string `yaml:"listen"`
 	DataDir    string `yaml:"data_dir"`
 	Partitions int    `yaml:"partitions"`
 	// tls_cert, tls_key, sasl_users, sasl_password_file: the embedded
 	// broker's TLS and SASL, as forestd broker's flags set them
-	// (broker_auth.go). The daemon connects to it with matching settings:
+	// (broker.Auth). The daemon connects to it with matching settings:
 	// TLS trusting tls_cert (or kafka.tls.ca_file), SASL as the first user.
-	brokerAuth `yaml:",inline"`
+	broker.Auth `yaml:",inline"`
 }
 
-type topicsConfig struct {
+// TopicsConfig names the daemon's topics by role (key topics).
+type TopicsConfig struct {
 	Features    string `yaml:"features"`
 	Training    string `yaml:"training"`
 	Predictions string `yaml:"predictions"`
@@ -84,7 +87,9 @@ type topicsConfig struct {
 	Partitions int `yaml:"partitions"`
 }
 
-type trainConfig struct {
+// TrainConfig is the training (and analysis) of labelled batches (key
+// train).
+type TrainConfig struct {
 	// Label is the label column; several, comma-separated ("y0,y1,y2"),
 	// are learnt as one multi-output regression forest (labels).
 	Label    string   `yaml:"label"`
@@ -108,7 +113,8 @@ type trainConfig struct {
 	Threads     int    `yaml:"threads"`
 }
 
-type pipelineConfig struct {
+// PipelineConfig bounds the work in flight (key pipeline).
+type PipelineConfig struct {
 	Workers          int           `yaml:"workers"`
 	MaxInFlightBytes int64         `yaml:"max_inflight_bytes"`
 	MaxUncommitted   int           `yaml:"max_uncommitted"`
@@ -118,16 +124,18 @@ type pipelineConfig struct {
 	MemoryLimit int64 `yaml:"memory_limit"`
 }
 
-type kafkaConfig struct {
+// KafkaConfig is the Kafka client's setup for external brokers (key kafka).
+type KafkaConfig struct {
 	ClientID        string        `yaml:"client_id"`
-	TLS             tlsConfig     `yaml:"tls"`
-	SASL            saslConfig    `yaml:"sasl"`
+	TLS             TLSConfig     `yaml:"tls"`
+	SASL            SASLConfig    `yaml:"sasl"`
 	SessionTimeout  time.Duration `yaml:"session_timeout"`
 	StartOffset     string        `yaml:"start_offset"`
 	MaxMessageBytes int           `yaml:"max_message_bytes"`
 }
 
-type tlsConfig struct {
+// TLSConfig is the client's TLS (key kafka.tls).
+type TLSConfig struct {
 	Enabled            bool   `yaml:"enabled"`
 	CAFile             string `yaml:"ca_file"`
 	CertFile           string `yaml:"cert_file"`
@@ -136,48 +144,53 @@ type tlsConfig struct {
 	InsecureSkipVerify bool   `yaml:"insecure_skip_verify"`
 }
 
-type saslConfig struct {
+// SASLConfig is the client's SASL authentication (key kafka.sasl).
+type SASLConfig struct {
 	Mechanism string `yaml:"mechanism"`
 	Username  string `yaml:"username"`
 	// Password may instead come from $FORESTD_SASL_PASSWORD.
 	Password string `yaml:"password"`
 }
 
-type logConfig struct {
+// LogConfig is the structured log's level and format (key log).
+type LogConfig struct {
 	Level  string `yaml:"level"`
 	Format string `yaml:"format"`
 }
 
-// defaultServeConfig is the configuration with no file and no flags.
-func defaultServeConfig() serveConfig {
-	return serveConfig{
-		Embedded: embeddedConfig{Listen: broker.DefaultListen, Partitions: 4},
+// DefaultConfig is the configuration with no file and no flags.
+func DefaultConfig() Config {
+	return Config{
+		Embedded: EmbeddedConfig{Listen: broker.DefaultListen, Partitions: 4},
 		Group:    "forestd",
-		Topics: topicsConfig{
+		Topics: TopicsConfig{
 			Features: "forestd.features", Training: "forestd.training", Predictions: "forestd.predictions",
 			Importances: "forestd.importances", Reports: "forestd.reports", Selected: "forestd.selected",
 			Models: "forestd.models", DLQ: "forestd.dlq", Partitions: 4,
 		},
-		Stages:       []string{stageScore, stageTrain},
+		Stages:       []string{StageScore, StageTrain},
 		OutputFormat: kafka.FormatArrow,
-		Train: trainConfig{Label: "y", Window: 50000, WindowKind: operators.WindowCount, RetrainEvery: "10000",
+		Train: TrainConfig{Label: "y", Window: 50000, WindowKind: operators.WindowCount, RetrainEvery: "10000",
 			MinRows: 100, Forest: "rf", Trees: 100, Seed: 1, Threads: 1},
-		Pipeline: pipelineConfig{MaxInFlightBytes: 64 << 20, MaxUncommitted: 1000,
+		Pipeline: PipelineConfig{MaxInFlightBytes: 64 << 20, MaxUncommitted: 1000,
 			CommitInterval: 200 * time.Millisecond, DrainTimeout: 10 * time.Second},
-		Kafka: kafkaConfig{SessionTimeout: 10 * time.Second, StartOffset: kafka.StartEarliest,
+		Kafka: KafkaConfig{SessionTimeout: 10 * time.Second, StartOffset: kafka.StartEarliest,
 			MaxMessageBytes: kafka.DefaultMaxMessageBytes},
 		HTTP: "127.0.0.1:0",
-		Log:  logConfig{Level: "info", Format: "text"},
+		Log:  LogConfig{Level: "info", Format: "text"},
 	}
 }
+
+// embeddedAuthKeys name the embedded broker's TLS and SASL keys in errors.
+var embeddedAuthKeys = broker.AuthNames{Cert: "embedded.tls_cert", Key: "embedded.tls_key", Users: "embedded.sasl_users", Passwords: "embedded.sasl_password_file"}
 
 // maxConfigBytes bounds a config file.
 const maxConfigBytes = 1 << 20
 
-// parseServeConfig reads YAML over the defaults. Unknown keys, a second
+// ParseConfig reads YAML over the defaults. Unknown keys, a second
 // document and values of the wrong type are errors naming the line.
-func parseServeConfig(r io.Reader, name string) (serveConfig, error) {
-	cfg := defaultServeConfig()
+func ParseConfig(r io.Reader, name string) (Config, error) {
+	cfg := DefaultConfig()
 	b, err := io.ReadAll(io.LimitReader(r, maxConfigBytes+1))
 	if err != nil {
 		return cfg, fmt.Errorf("%s: %w", name, err)
@@ -188,7 +201,7 @@ func parseServeConfig(r io.Reader, name string) (serveConfig, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
-		return cfg, fmt.Errorf("%s: %s", name, oneLine(err.Error()))
+		return cfg, fmt.Errorf("%s: %s", name, strings.Join(strings.Fields(err.Error()), " "))
 	}
 	var extra any
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
@@ -197,17 +210,19 @@ func parseServeConfig(r io.Reader, name string) (serveConfig, error) {
 	return cfg, nil
 }
 
-func readServeConfig(path string) (serveConfig, error) {
+// LoadConfig reads the YAML configuration file at path over the defaults
+// (see ParseConfig). Errors name the file.
+func LoadConfig(path string) (Config, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return defaultServeConfig(), fmt.Errorf("--config: %w", err)
+		return DefaultConfig(), err
 	}
 	defer f.Close()
-	return parseServeConfig(f, path)
+	return ParseConfig(f, path)
 }
 
-// retrainSchedule parses retrain_every: a row count or a duration.
-func retrainSchedule(s string) (rows int, every time.Duration, err error) {
+// RetrainSchedule parses retrain_every: a row count or a duration.
+func RetrainSchedule(s string) (rows int, every time.Duration, err error) {
 	s = strings.TrimSpace(s)
 	if n, err := strconv.Atoi(s); err == nil {
 		if n <= 0 {
@@ -222,26 +237,27 @@ func retrainSchedule(s string) (rows int, every time.Duration, err error) {
 	return 0, d, nil
 }
 
-func checkAddr(what, addr string) error {
-	host, port, err := net.SplitHostPort(addr)
+// CheckAddr checks that addr is host:port with a valid port; what names the
+// setting in the error.
+func CheckAddr(what, addr string) error {
+	_, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("%s %q is not host:port", what, addr)
 	}
 	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
 		return fmt.Errorf("%s %q: bad port", what, addr)
 	}
-	_ = host
 	return nil
 }
 
 // composed reports whether select is listed before train: train then
-// learns behind the select stage (see serveConfig.Stages).
-func (c *serveConfig) composed() bool {
-	s, t := slices.Index(c.Stages, stageSelect), slices.Index(c.Stages, stageTrain)
+// learns behind the select stage (see Config.Stages).
+func (c *Config) Composed() bool {
+	s, t := slices.Index(c.Stages, StageSelect), slices.Index(c.Stages, StageTrain)
 	return s >= 0 && t > s
 }
 
-func (c *serveConfig) has(stage string) bool {
+func (c *Config) Has(stage string) bool {
 	for _, s := range c.Stages {
 		if s == stage {
 			return true
@@ -251,14 +267,14 @@ func (c *serveConfig) has(stage string) bool {
 }
 
 // validate checks the whole configuration and says which key is wrong.
-func (c *serveConfig) validate() error {
+func (c *Config) Validate() error {
 	if len(c.Stages) == 0 {
 		return errors.New("stages: at least one of score, train, analyze, select")
 	}
 	seen := map[string]bool{}
 	for _, s := range c.Stages {
 		switch s {
-		case stageScore, stageTrain, stageAnalyze, stageSelect:
+		case StageScore, StageTrain, StageAnalyze, StageSelect:
 		default:
 			return fmt.Errorf("stages: unknown stage %q (score, train, analyze, select)", s)
 		}
@@ -268,12 +284,12 @@ func (c *serveConfig) validate() error {
 		seen[s] = true
 	}
 	for _, b := range c.Brokers {
-		if err := checkAddr("brokers:", b); err != nil {
+		if err := CheckAddr("brokers:", b); err != nil {
 			return err
 		}
 	}
 	if len(c.Brokers) == 0 {
-		if err := checkAddr("embedded.listen:", c.Embedded.Listen); err != nil {
+		if err := CheckAddr("embedded.listen:", c.Embedded.Listen); err != nil {
 			return err
 		}
 		if c.Embedded.Partitions < 1 {
@@ -299,7 +315,7 @@ func (c *serveConfig) validate() error {
 	default:
 		return fmt.Errorf("output_format: %q is not arrow or json", c.OutputFormat)
 	}
-	if c.has(stageTrain) || c.has(stageAnalyze) || c.has(stageSelect) {
+	if c.Has(StageTrain) || c.Has(StageAnalyze) || c.Has(StageSelect) {
 		if c.Train.Label == "" {
 			return errors.New("train.label: the train, analyze and select stages need a label column")
 		}
@@ -320,10 +336,10 @@ func (c *serveConfig) validate() error {
 	if err != nil {
 		return fmt.Errorf("train.task: %w", err)
 	}
-	if tk == frame.TaskRegression && c.composed() {
+	if tk == frame.TaskRegression && c.Composed() {
 		return errors.New("train.task: regression cannot follow the select stage, whose analysis treats the label as classes (use classification or auto)")
 	}
-	if _, _, err := retrainSchedule(t.RetrainEvery); err != nil {
+	if _, _, err := RetrainSchedule(t.RetrainEvery); err != nil {
 		return fmt.Errorf("train.%w", err)
 	}
 	if t.Trees < 1 || t.Trees > 100000 {
@@ -360,23 +376,23 @@ func (c *serveConfig) validate() error {
 		return fmt.Errorf("kafka.max_message_bytes: %d (at least 1024)", k.MaxMessageBytes)
 	}
 	if len(c.Brokers) > 0 {
-		co := c.clientOptions()
+		co := c.ClientOptions()
 		if err := co.Validate(); err != nil {
 			return fmt.Errorf("kafka: %w", err)
 		}
 	} else {
-		if err := c.Embedded.validate(authKeys); err != nil {
+		if err := c.Embedded.Validate(embeddedAuthKeys); err != nil {
 			return err
 		}
 		if k.SASL.Mechanism != "" || k.SASL.Username != "" || k.SASL.Password != "" {
 			return errors.New("kafka.sasl applies to external brokers; the embedded broker's users are embedded.sasl_users (the daemon authenticates as the first)")
 		}
 		t := k.TLS
-		if t.CertFile != "" || t.KeyFile != "" || t.InsecureSkipVerify || (t.Enabled || t.CAFile != "" || t.ServerName != "") && !c.Embedded.tls() {
+		if t.CertFile != "" || t.KeyFile != "" || t.InsecureSkipVerify || (t.Enabled || t.CAFile != "" || t.ServerName != "") && !c.Embedded.TLS() {
 			return errors.New("kafka.tls applies to external brokers; the embedded broker's TLS is embedded.tls_cert and embedded.tls_key (the daemon trusts that certificate, or kafka.tls.ca_file)")
 		}
 	}
-	if err := checkAddr("http:", c.HTTP); err != nil {
+	if err := CheckAddr("http:", c.HTTP); err != nil {
 		return err
 	}
 	switch c.Log.Level {
@@ -395,7 +411,7 @@ func (c *serveConfig) validate() error {
 // labels returns the label columns of train.label: several when it lists
 // them comma-separated (spaces around a name are trimmed), else the one
 // label as given. Empty names stay in the list for validateLabels.
-func (t trainConfig) labels() []string {
+func (t TrainConfig) Labels() []string {
 	if !strings.Contains(t.Label, ",") {
 		return []string{t.Label}
 	}
@@ -411,9 +427,9 @@ func (t trainConfig) labels() []string {
 // neither features nor excluded, regression with a forest kind that takes
 // several targets (as forestd train --label a,b,c requires), and no
 // analyze or select stage, whose analysis takes one class label.
-func (c *serveConfig) validateLabels() error {
+func (c *Config) validateLabels() error {
 	t := c.Train
-	names := t.labels()
+	names := t.Labels()
 	if len(names) < 2 {
 		return nil
 	}
@@ -431,7 +447,7 @@ func (c *serveConfig) validateLabels() error {
 		}
 		seen[n] = true
 	}
-	if c.has(stageAnalyze) || c.has(stageSelect) {
+	if c.Has(StageAnalyze) || c.Has(StageSelect) {
 		return fmt.Errorf("train.label: %q names several columns, a multi-output regression target; the analyze and select stages analyse one class label", t.Label)
 	}
 	if tk, err := frame.ParseTask(t.Task); err == nil && tk == frame.TaskClassification {
@@ -458,10 +474,12 @@ func validTopic(s string) bool {
 	return true
 }
 
-func (c *serveConfig) clientOptions() kafka.ClientOptions {
+// ClientOptions are the Kafka client settings for the configured brokers
+// (the SASL password from kafka.sasl.password or $FORESTD_SASL_PASSWORD).
+func (c *Config) ClientOptions() kafka.ClientOptions {
 	pw := c.Kafka.SASL.Password
 	if pw == "" {
-		pw = os.Getenv(saslPasswordEnv)
+		pw = os.Getenv(broker.PasswordEnv)
 	}
 	return kafka.ClientOptions{
 		Brokers:  c.Brokers,

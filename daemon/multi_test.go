@@ -1,4 +1,4 @@
-package pipeline
+package daemon
 
 import (
 	"context"
@@ -18,7 +18,9 @@ import (
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/synth"
 	"github.com/forestd/forestd/operators"
+	"github.com/forestd/forestd/pipeline"
 	"github.com/forestd/forestd/schemas"
+	"github.com/forestd/forestd/scoring"
 )
 
 // swissBatch returns swiss-roll rows (dRF paper §3.1) as one labelled
@@ -68,17 +70,17 @@ func TestTrainLoopMultiOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := NewMetrics()
-	models := &Models{Current: operators.NewCurrent(), Metrics: m}
-	published := make(chan *operators.Model, 4)
+	_, m := testMetrics()
+	models := &models{Current: operators.NewCurrent(), Metrics: m}
+	published := make(chan *scoring.Model, 4)
 	var log syncLog
-	loop := &TrainLoop{Trainer: tr, Models: models, CreatedBy: "test", Retry: fastRetry, Poll: 5 * time.Millisecond,
+	loop := &trainLoop{Trainer: tr, Models: models, CreatedBy: "test", Retry: fastRetry, Poll: 5 * time.Millisecond,
 		Logger:  slog.New(slog.NewTextHandler(&log, nil)),
-		Publish: func(ctx context.Context, md *operators.Model) error { published <- md; return nil }}
+		Publish: func(ctx context.Context, md *scoring.Model) error { published <- md; return nil }}
 	if err := loop.Init(); err != nil {
 		t.Fatal(err)
 	}
-	stage := &TrainStage{Trainer: tr, Loop: loop, Metrics: m}
+	stage := &trainStage{Trainer: tr, Loop: loop, Metrics: m}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// two messages of 200 rows, every 10th row of the first without y1:
@@ -86,7 +88,7 @@ func TestTrainLoopMultiOutput(t *testing.T) {
 	batches := []arrow.Record{swissBatch(t, mem, 200, 1, 10), swissBatch(t, mem, 200, 2, 0)}
 	defer releaseRecords(batches)
 	for _, rec := range batches {
-		b := &Batch{Env: &Envelope{Topic: "t"}, Schema: rec.Schema(), Records: []arrow.Record{rec}}
+		b := &pipeline.Batch{Env: &pipeline.Envelope{Topic: "t"}, Schema: rec.Schema(), Records: []arrow.Record{rec}}
 		if _, next, err := stage.Process(ctx, b); err != nil || next != b {
 			t.Fatalf("train stage: %v", err)
 		}
@@ -95,14 +97,14 @@ func TestTrainLoopMultiOutput(t *testing.T) {
 		t.Fatalf("skipped-rows metric %v, want 20", v)
 	}
 	go loop.Run(ctx)
-	var md *operators.Model
+	var md *scoring.Model
 	select {
 	case md = <-published:
 	case <-time.After(20 * time.Second):
 		t.Fatalf("no model trained; log:\n%s", log.String())
 	}
-	if !slices.Equal(md.Forest.Targets, targets) || md.Multi == nil || models.Current.Load() != md || md.Meta.Version != 1 {
-		t.Fatalf("model: targets %v, multi %v, installed %v, version %d", md.Forest.Targets, md.Multi != nil, models.Current.Load() == md, md.Meta.Version)
+	if !slices.Equal(md.Targets(), targets) || models.Current.Load() != md || md.Version() != 1 {
+		t.Fatalf("model: targets %v, installed %v, version %d", md.Targets(), models.Current.Load() == md, md.Version())
 	}
 	if !strings.Contains(log.String(), "targets=y0,y1,y2") {
 		t.Errorf("the training log does not name the targets:\n%s", log.String())
@@ -120,27 +122,23 @@ func TestTrainLoopMultiOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	om, err := operators.EncodeModel(offline, 1, "test")
+	om, err := scoring.Encode(offline, 1, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if om.Meta.ID != md.Meta.ID {
-		t.Fatalf("daemon model %s, forest.Train on the same rows %s", md.Meta.ID, om.Meta.ID)
+	if om.ID() != md.ID() {
+		t.Fatalf("daemon model %s, forest.Train on the same rows %s", md.ID(), om.ID())
 	}
 	// score: one column per target, as the offline model predicts
-	sc, err := operators.NewScorer(models.Current, operators.ScoreOptions{Mem: mem})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ss := &ScoreStage{Scorer: sc, Current: models.Current, Metrics: m}
+	ss := &scoreStage{Current: models.Current, Metrics: m, Mem: mem}
 	test, ys, _, err := synth.GenerateMulti("swissroll", synth.Options{N: 50, Seed: 9})
 	if err != nil || len(ys) != 3 {
 		t.Fatal(err)
 	}
 	feat := test.ToRecord(mem)
 	defer feat.Release()
-	env := &Envelope{Topic: "forestd.features", Partition: 0, Offset: 3}
-	outs, _, err := ss.Process(ctx, &Batch{Env: env, Schema: feat.Schema(), Records: []arrow.Record{feat}})
+	env := &pipeline.Envelope{Topic: "forestd.features", Partition: 0, Offset: 3}
+	outs, _, err := ss.Process(ctx, &pipeline.Batch{Env: env, Schema: feat.Schema(), Records: []arrow.Record{feat}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,11 +147,15 @@ func TestTrainLoopMultiOutput(t *testing.T) {
 			o.Record.Release()
 		}
 	}()
-	want, err := om.Multi.PredictValues(test, 1)
+	oc, err := forest.Compile(offline)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(outs) != 1 || !outs[0].Record.Schema().Equal(schemas.MultiPredictions(schemas.PredictionSpec{ModelID: md.Meta.ID, ModelVersion: 1}, targets)) {
+	want, err := oc.PredictValues(test, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(outs) != 1 || !outs[0].Record.Schema().Equal(schemas.MultiPredictions(schemas.PredictionSpec{ModelID: md.ID(), ModelVersion: 1}, targets)) {
 		t.Fatalf("score outputs %v", outs)
 	}
 	rec := outs[0].Record
@@ -168,8 +170,8 @@ func TestTrainLoopMultiOutput(t *testing.T) {
 	// a training batch without y2 is bad input
 	noY2 := array.NewRecord(arrow.NewSchema(batches[1].Schema().Fields()[:8], nil), batches[1].Columns()[:8], 200)
 	defer noY2.Release()
-	_, _, err = stage.Process(ctx, &Batch{Env: &Envelope{}, Schema: noY2.Schema(), Records: []arrow.Record{noY2}})
-	if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "y2") {
+	_, _, err = stage.Process(ctx, &pipeline.Batch{Env: &pipeline.Envelope{}, Schema: noY2.Schema(), Records: []arrow.Record{noY2}})
+	if !errors.Is(err, pipeline.ErrBadInput) || !strings.Contains(err.Error(), "y2") {
 		t.Fatalf("batch without y2: %v", err)
 	}
 }

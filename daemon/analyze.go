@@ -1,4 +1,4 @@
-package cli
+package daemon
 
 import (
 	"context"
@@ -13,33 +13,33 @@ import (
 // reports topic) and select (each labelled batch reduced to the selected
 // and FDM-mapped columns, published to the selected topic). The features
 // route gets a select stage too (see buildStages).
-func (d *daemon) analysisStages() ([]pipeline.Stage, error) {
+func (d *Daemon) analysisStages() ([]pipeline.Stage, error) {
 	c := d.cfg
 	if d.analyzer == nil {
-		rows, every, err := retrainSchedule(c.Train.RetrainEvery)
+		rows, every, err := RetrainSchedule(c.Train.RetrainEvery)
 		if err != nil {
-			return nil, usageError{err}
+			return nil, err
 		}
 		a, err := operators.NewAnalyzer(operators.AnalyzeOptions{Label: c.Train.Label, Features: c.Train.Features,
 			Exclude: c.Train.Exclude, Window: min(c.Train.Window, 5000), Kind: c.Train.WindowKind, Every: rows,
 			EveryDuration: every, MinRows: min(c.Train.MinRows, min(c.Train.Window, 5000)), Seed: c.Train.Seed})
 		if err != nil {
-			return nil, usageError{err}
+			return nil, err
 		}
 		d.analyzer = a
-		d.analyzeLoop = &pipeline.AnalyzeLoop{Analyzer: a, Publish: d.publishReport, Metrics: d.metrics, Logger: d.log}
+		d.analyzeLoop = &analyzeLoop{Analyzer: a, Publish: d.publishReport, Metrics: d.dm, Logger: d.log}
 		if err := d.analyzeLoop.Init(); err != nil {
 			return nil, err
 		}
 	}
-	st := []pipeline.Stage{&pipeline.AnalyzeStage{Analyzer: d.analyzer, Loop: d.analyzeLoop}}
-	if c.has(stageSelect) {
-		st = append(st, &pipeline.SelectStage{Analyzer: d.analyzer, Passthrough: d.passthrough(), Metrics: d.metrics})
+	st := []pipeline.Stage{&analyzeStage{Analyzer: d.analyzer, Loop: d.analyzeLoop}}
+	if c.Has(StageSelect) {
+		st = append(st, &selectStage{Analyzer: d.analyzer, Passthrough: d.passthrough(), Metrics: d.dm})
 	}
 	return st, nil
 }
 
-func (d *daemon) passthrough() []string {
+func (d *Daemon) passthrough() []string {
 	var p []string
 	if d.cfg.Train.Label != "" {
 		p = append(p, d.cfg.Train.Label)
@@ -51,11 +51,11 @@ func (d *daemon) passthrough() []string {
 }
 
 // publishReport sends one dependence report to the reports topic.
-func (d *daemon) publishReport(ctx context.Context, an *operators.Analysis) error {
+func (d *Daemon) publishReport(ctx context.Context, an *operators.Analysis) error {
 	rec, err := an.Report(nil)
 	if err != nil {
 		return err
 	}
 	defer rec.Release()
-	return d.sink.Write(ctx, []pipeline.Output{{Stream: pipeline.StreamReports, Key: []byte(fmt.Sprint("analysis/", an.Seq)), Record: rec}})
+	return d.sink.Write(ctx, []pipeline.Output{{Stream: StreamReports, Key: []byte(fmt.Sprint("analysis/", an.Seq)), Record: rec}})
 }

@@ -1,4 +1,4 @@
-package pipeline
+package daemon
 
 import (
 	"context"
@@ -8,10 +8,15 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
+
+	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/forestd/forestd/arrowforest/fdm"
 	"github.com/forestd/forestd/operators"
+	"github.com/forestd/forestd/pipeline"
+	"github.com/forestd/forestd/scoring"
 )
 
 // Headers on outputs derived from a scored message.
@@ -31,32 +36,35 @@ const (
 
 // Models installs models into an operators.Current and keeps the model
 // metrics and logs in step.
-type Models struct {
+type models struct {
 	Current *operators.Current
-	Metrics *Metrics
+	Metrics *metrics
 	Logger  *slog.Logger
 }
 
 // Offer installs m if it is newer than the current model (see
 // operators.Current.Offer); origin says where it came from, for the log.
-func (ms *Models) Offer(m *operators.Model, origin string) bool {
+func (ms *models) Offer(m *scoring.Model, origin string) bool {
 	if !ms.Current.Offer(m) {
 		return false
 	}
 	if ms.Metrics != nil {
-		ms.Metrics.ModelVersion.Set(float64(m.Meta.Version))
+		ms.Metrics.ModelVersion.Set(float64(m.Version()))
 		ms.Metrics.ModelSwaps.Inc()
 	}
 	if ms.Logger != nil {
-		ms.Logger.Info("model hot-swapped", "model_id", m.Meta.ID, "model_version", m.Meta.Version, "origin", origin,
-			"trees", len(m.Forest.Trees), "features", len(m.Forest.Features))
+		ms.Logger.Info("model hot-swapped", "model_id", m.ID(), "model_version", m.Version(), "origin", origin,
+			"trees", len(m.Forest().Trees), "features", len(m.Forest().Features))
 	}
 	return true
 }
 
 // Adopt decodes an encoded model (e.g. from the model topic) and offers it.
-func (ms *Models) Adopt(data []byte, origin string) (bool, error) {
-	m, err := operators.DecodeModel(data)
+func (ms *models) Adopt(data []byte, origin string) (bool, error) {
+	m, err := scoring.Decode(data)
+	if err == nil {
+		err = m.Prepare(0)
+	}
 	if err != nil {
 		if ms.Metrics != nil {
 			ms.Metrics.ModelRejected.Inc()
@@ -66,42 +74,60 @@ func (ms *Models) Adopt(data []byte, origin string) (bool, error) {
 	return ms.Offer(m, origin), nil
 }
 
-// ScoreStage scores each batch with the current model and emits one
-// prediction record per input record on Stream, keyed by the source
-// coordinates so that a downstream consumer can drop duplicates after a
-// restart (DESIGN.md §5).
-type ScoreStage struct {
-	Scorer  *operators.Scorer
+// scoreStage scores each batch (scoring.Model.Score) with the model pinned
+// to its message and emits one prediction record per input record with
+// rows on Stream, keyed by the source coordinates so that a downstream
+// consumer can drop duplicates after a restart (ARCHITECTURE.md, the
+// daemon's promises).
+type scoreStage struct {
 	Current *operators.Current
+	// Key names an input column copied into every prediction (besides the
+	// source coordinates); empty: none.
+	Key     string
 	Stream  string
-	Metrics *Metrics
+	Metrics *metrics
+	// Mem allocates the predictions (nil: memory.DefaultAllocator).
+	Mem memory.Allocator
 }
 
-// Name implements Stage.
-func (s *ScoreStage) Name() string { return "score" }
+// Name implements pipeline.Stage.
+func (s *scoreStage) Name() string { return "score" }
 
 // Pin is the score route's Route.Pin: it pins the current model (nil
 // before the first) to each message as it is submitted.
-func (s *ScoreStage) Pin() any {
+func (s *scoreStage) Pin() any {
 	if m := s.Current.Load(); m != nil {
 		return m
 	}
 	return nil
 }
 
-// Process implements Stage. It scores with the model pinned to the message
+// Process implements pipeline.Stage. It scores with the model pinned to the message
 // at submission (see Pin), or, for messages that arrived before any model,
 // waits for the first model (backpressure) rather than failing.
-func (s *ScoreStage) Process(ctx context.Context, in *Batch) ([]Output, *Batch, error) {
+func (s *scoreStage) Process(ctx context.Context, in *pipeline.Batch) ([]pipeline.Output, *pipeline.Batch, error) {
 	if s.Current != nil && s.Current.Load() == nil && s.Metrics != nil {
 		s.Metrics.ScoreWaitingModels.Inc()
 		defer s.Metrics.ScoreWaitingModels.Dec()
 	}
-	pinned, _ := in.Env.Pinned.(*operators.Model)
-	recs, m, err := s.Scorer.Score(ctx, pinned, in.Schema, in.Records, in.Env.Source())
+	m, _ := in.Env.Pinned.(*scoring.Model)
+	if m == nil {
+		// arrived before any model: the first one installed (never a newer
+		// one than later messages get, see operators.Current.First)
+		var err error
+		if m, err = s.Current.First(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
+	src := in.Env.Source()
+	opts := scoring.Options{Source: src, Threads: 1, Mem: s.Mem} // the runtime scores messages in parallel
+	if s.Key != "" {
+		opts.Keep = []string{s.Key}
+	}
+	recs, err := m.Score(in.Records, opts)
 	if err != nil {
-		if errors.Is(err, operators.ErrInput) {
-			return nil, nil, BadInput(err)
+		if errors.Is(err, scoring.ErrInput) {
+			return nil, nil, pipeline.BadInput(err)
 		}
 		return nil, nil, err
 	}
@@ -109,13 +135,12 @@ func (s *ScoreStage) Process(ctx context.Context, in *Batch) ([]Output, *Batch, 
 	if stream == "" {
 		stream = StreamPredictions
 	}
-	src := in.Env.Source()
-	hs := []Header{
-		{HeaderModelID, []byte(m.Meta.ID)},
-		{HeaderModelVersion, []byte(strconv.FormatInt(m.Meta.Version, 10))},
-		{HeaderSource, []byte(src)},
+	hs := []pipeline.Header{
+		{Key: HeaderModelID, Value: []byte(m.ID())},
+		{Key: HeaderModelVersion, Value: []byte(strconv.FormatInt(m.Version(), 10))},
+		{Key: HeaderSource, Value: []byte(src)},
 	}
-	outs := make([]Output, 0, len(recs))
+	outs := make([]pipeline.Output, 0, len(recs))
 	for _, r := range recs {
 		if r.NumRows() == 0 {
 			// a batch without rows has no predictions: nothing to publish
@@ -123,7 +148,7 @@ func (s *ScoreStage) Process(ctx context.Context, in *Batch) ([]Output, *Batch, 
 			r.Release()
 			continue
 		}
-		outs = append(outs, Output{Stream: stream, Key: []byte(src), Headers: hs, Record: r})
+		outs = append(outs, pipeline.Output{Stream: stream, Key: []byte(src), Headers: hs, Record: r})
 	}
 	return outs, nil, nil
 }
@@ -133,21 +158,22 @@ func (s *ScoreStage) Process(ctx context.Context, in *Batch) ([]Output, *Batch, 
 // the (in-memory, bounded) window: the window is soft state that the next
 // daemon rebuilds from new labelled data, and the model it trains is
 // published on the model topic.
-type TrainStage struct {
+type trainStage struct {
 	Trainer *operators.Trainer
-	Loop    *TrainLoop
-	Metrics *Metrics
+	Loop    *trainLoop
+	Metrics *metrics
+	evicted atomic.Int64 // the trainer's evictions counted so far
 }
 
-// Name implements Stage.
-func (s *TrainStage) Name() string { return "train" }
+// Name implements pipeline.Stage.
+func (s *trainStage) Name() string { return "train" }
 
-// Process implements Stage; it passes the batch on unchanged.
-func (s *TrainStage) Process(ctx context.Context, in *Batch) ([]Output, *Batch, error) {
+// Process implements pipeline.Stage; it passes the batch on unchanged.
+func (s *trainStage) Process(ctx context.Context, in *pipeline.Batch) ([]pipeline.Output, *pipeline.Batch, error) {
 	_, skipped, err := s.Trainer.Add(in.Schema, in.Records)
 	if err != nil {
-		if errors.Is(err, operators.ErrInput) {
-			return nil, nil, BadInput(err)
+		if errors.Is(err, scoring.ErrInput) {
+			return nil, nil, pipeline.BadInput(err)
 		}
 		return nil, nil, err
 	}
@@ -155,6 +181,14 @@ func (s *TrainStage) Process(ctx context.Context, in *Batch) ([]Output, *Batch, 
 		st := s.Trainer.Stats()
 		s.Metrics.TrainingRows.Set(float64(st.Rows))
 		s.Metrics.TrainingSkipped.Add(float64(skipped))
+		// the counter follows the trainer's total, whatever order
+		// concurrent batches read it in
+		for prev := s.evicted.Load(); st.Evicted > prev; prev = s.evicted.Load() {
+			if s.evicted.CompareAndSwap(prev, st.Evicted) {
+				s.Metrics.TrainingEvicted.Add(float64(st.Evicted - prev))
+				break
+			}
+		}
 	}
 	if s.Loop != nil {
 		s.Loop.Notify()
@@ -172,9 +206,9 @@ func (s *TrainStage) Process(ctx context.Context, in *Batch) ([]Output, *Batch, 
 // so that scoring applies it to raw feature batches. Training waits while
 // there is no analysis yet or the latest one selected nothing — the select
 // stage forwards nothing then either.
-type TrainLoop struct {
+type trainLoop struct {
 	Trainer *operators.Trainer
-	Models  *Models
+	Models  *models
 	// Compose, when set, is the analyzer whose latest selection the loop
 	// trains behind.
 	Compose *operators.Analyzer
@@ -184,8 +218,8 @@ type TrainLoop struct {
 	CreatedBy string
 	// Publish sends a new model to the model and importance topics; it is
 	// retried with Retry until it succeeds or the loop stops.
-	Publish func(ctx context.Context, m *operators.Model) error
-	Retry   Backoff
+	Publish func(ctx context.Context, m *scoring.Model) error
+	Retry   pipeline.Backoff
 	// Poll is how often the schedule is checked without new rows (for
 	// duration-based retraining; default 100 ms).
 	Poll   time.Duration
@@ -195,10 +229,10 @@ type TrainLoop struct {
 }
 
 // Notify wakes the loop (new rows arrived). It never blocks.
-func (l *TrainLoop) Notify() { l.waker.notify() }
+func (l *trainLoop) Notify() { l.waker.notify() }
 
 // Init prepares the loop; call before Notify is used concurrently.
-func (l *TrainLoop) Init() error {
+func (l *trainLoop) Init() error {
 	if l.Trainer == nil || l.Models == nil || l.Models.Current == nil {
 		return errors.New("pipeline: training loop needs a trainer and a model holder")
 	}
@@ -209,7 +243,7 @@ func (l *TrainLoop) Init() error {
 }
 
 // Run trains until ctx is done.
-func (l *TrainLoop) Run(ctx context.Context) error {
+func (l *trainLoop) Run(ctx context.Context) error {
 	if !l.waker.ready() {
 		if err := l.Init(); err != nil {
 			return err
@@ -224,7 +258,7 @@ func (l *TrainLoop) Run(ctx context.Context) error {
 
 // due is the training schedule; a composed loop is also waiting for a
 // selection (logged once).
-func (l *TrainLoop) due() func(time.Time) bool {
+func (l *trainLoop) due() func(time.Time) bool {
 	if l.Compose == nil {
 		return l.Trainer.Due
 	}
@@ -244,7 +278,7 @@ func (l *TrainLoop) due() func(time.Time) bool {
 	}
 }
 
-func (l *TrainLoop) trainOnce(ctx context.Context) error {
+func (l *trainLoop) trainOnce(ctx context.Context) error {
 	var sel *fdm.Transform
 	var seq int64
 	if l.Compose != nil {
@@ -263,9 +297,9 @@ func (l *TrainLoop) trainOnce(ctx context.Context) error {
 	}
 	version := int64(1)
 	if cur := l.Models.Current.Load(); cur != nil {
-		version = cur.Meta.Version + 1
+		version = cur.Version() + 1
 	}
-	m, err := operators.EncodeModel(f, version, l.CreatedBy)
+	m, err := scoring.Encode(f, version, l.CreatedBy)
 	if err != nil {
 		return fmt.Errorf("encoding the trained model: %w", err)
 	}
@@ -274,8 +308,8 @@ func (l *TrainLoop) trainOnce(ctx context.Context) error {
 		mt.ModelsTrained.Inc()
 		mt.TrainingSeconds.Observe(secs)
 	}
-	attrs := []any{"model_id", m.Meta.ID, "model_version", version, "rows", fr.NRows,
-		"classes", len(fr.Classes), "seconds", secs, "bytes", len(m.Bytes)}
+	attrs := []any{"model_id", m.ID(), "model_version", version, "rows", fr.NRows,
+		"classes", len(fr.Classes), "seconds", secs, "bytes", len(m.Bytes())}
 	if f.Targets != nil { // a multi-output regression forest
 		attrs = append(attrs, "targets", strings.Join(f.Targets, ","))
 	}
@@ -306,7 +340,7 @@ func (w *waker) init() { w.wake = make(chan struct{}, 1) }
 // setup is the common part of a loop's Init: the poll interval defaults
 // to def, the logger to a discarding one, the retry policy is validated,
 // and the waker is made ready.
-func (w *waker) setup(poll *time.Duration, def time.Duration, logger **slog.Logger, retry Backoff) error {
+func (w *waker) setup(poll *time.Duration, def time.Duration, logger **slog.Logger, retry pipeline.Backoff) error {
 	if *poll == 0 {
 		*poll = def
 	}

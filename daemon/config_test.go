@@ -1,0 +1,391 @@
+package daemon
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/forestd/forestd/arrowforest/frame"
+)
+
+func TestConfigDefaultsValid(t *testing.T) {
+	c := DefaultConfig()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const fullConfig = `
+brokers: [127.0.0.1:9093, 127.0.0.1:9094]
+group: scorers
+topics:
+  features: in.features
+  training: in.training
+  predictions: out.predictions
+  importances: out.importances
+  reports: out.reports
+  selected: out.selected
+  models: out.models
+  dlq: out.dlq
+  partitions: 8
+stages: [train, score]
+model: seed.model
+key: id
+output_format: json
+train:
+  label: target
+  features: [a, b]
+  exclude: [ts]
+  window: 2000
+  window_kind: reservoir
+  task: classification
+  retrain_every: 30s
+  min_rows: 50
+  forest: sporf
+  trees: 64
+  seed: 9
+  max_features: sqrt
+  threads: 2
+pipeline:
+  workers: 3
+  max_inflight_bytes: 1048576
+  max_uncommitted: 100
+  commit_interval: 1s
+  drain_timeout: 5s
+  memory_limit: 536870912
+kafka:
+  client_id: fd
+  tls: {enabled: true, ca_file: ca.pem, server_name: kafka.local}
+  sasl: {mechanism: SCRAM-SHA-512, username: alice, password: pw}
+  session_timeout: 6s
+  start_offset: latest
+  max_message_bytes: 500000
+http: 127.0.0.1:9400
+log: {level: debug, format: json}
+`
+
+func TestConfigParse(t *testing.T) {
+	c, err := ParseConfig(strings.NewReader(fullConfig), "cfg.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	checks := map[string]bool{
+		"brokers":      len(c.Brokers) == 2 && c.Brokers[1] == "127.0.0.1:9094",
+		"group":        c.Group == "scorers",
+		"topics":       c.Topics.Features == "in.features" && c.Topics.DLQ == "out.dlq" && c.Topics.Partitions == 8,
+		"stages":       fmt.Sprint(c.Stages) == "[train score]",
+		"output":       c.OutputFormat == "json" && c.Key == "id" && c.Model == "seed.model",
+		"train":        c.Train.Label == "target" && c.Train.Window == 2000 && c.Train.WindowKind == "reservoir" && c.Train.RetrainEvery == "30s" && c.Train.Trees == 64 && c.Train.Seed == 9 && c.Train.Task == "classification",
+		"train lists":  fmt.Sprint(c.Train.Features, c.Train.Exclude) == "[a b] [ts]",
+		"pipeline":     c.Pipeline.Workers == 3 && c.Pipeline.CommitInterval == time.Second && c.Pipeline.DrainTimeout == 5*time.Second && c.Pipeline.MemoryLimit == 512<<20,
+		"kafka":        c.Kafka.SessionTimeout == 6*time.Second && c.Kafka.StartOffset == "latest" && c.Kafka.MaxMessageBytes == 500000,
+		"tls and sasl": c.Kafka.TLS.Enabled && c.Kafka.TLS.CAFile == "ca.pem" && c.Kafka.SASL.Mechanism == "SCRAM-SHA-512" && c.Kafka.SASL.Password == "pw",
+		"http and log": c.HTTP == "127.0.0.1:9400" && c.Log.Level == "debug" && c.Log.Format == "json",
+	}
+	for k, ok := range checks {
+		if !ok {
+			t.Errorf("%s not read: %+v", k, c)
+		}
+	}
+	// keys left out keep their defaults
+	c2, err := ParseConfig(strings.NewReader("group: g2\n"), "x")
+	if err != nil || c2.Topics.Features != "forestd.features" || c2.Train.Window != 50000 || c2.Group != "g2" {
+		t.Fatalf("partial config: %v %+v", err, c2)
+	}
+	if c3, err := ParseConfig(strings.NewReader(""), "empty"); err != nil || c3.Validate() != nil {
+		t.Fatalf("empty config: %v", err)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	parseErrs := map[string]string{
+		"grup: x\n":                       "field grup not found",
+		"train:\n  windw: 3\n":            "field windw not found",
+		"train:\n  window: many\n":        "cannot unmarshal",
+		"pipeline:\n  drain_timeout: 5\n": "line 2",
+		"group: a\n---\ngroup: b\n":       "more than one YAML document",
+		"stages: score\n":                 "cannot unmarshal",
+		"{":                               "cfg.yaml",
+	}
+	for in, want := range parseErrs {
+		_, err := ParseConfig(strings.NewReader(in), "cfg.yaml")
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want it to mention %q", in, err, want)
+		}
+	}
+	invalid := map[string]string{
+		"stages: []\n":                                         "stages:",
+		"stages: [score, fly]\n":                               `unknown stage "fly"`,
+		"stages: [score, score]\n":                             "twice",
+		"brokers: [nohost]\n":                                  "brokers:",
+		"embedded: {listen: 'x'}\n":                            "embedded.listen",
+		"group: ''\n":                                          "group:",
+		"topics: {features: 'bad topic'}\n":                    "topics.features",
+		"output_format: csv\n":                                 "output_format",
+		"train: {label: ''}\n":                                 "train.label",
+		"train: {label: 'y0,,y1'}\n":                           "empty column name",
+		"train: {window: 10, min_rows: 20}\n":                  "min_rows",
+		"train: {window_kind: lru}\n":                          "train.window_kind",
+		"train: {retrain_every: soon}\n":                       "train.retrain_every",
+		"train: {retrain_every: '-5'}\n":                       "train.retrain_every",
+		"train: {trees: 0}\n":                                  "train.trees",
+		"train: {task: ordinal}\n":                             "train.task",
+		"stages: [select, train]\ntrain: {task: regression}\n": "train.task: regression cannot follow the select stage",
+		"pipeline: {max_inflight_bytes: 0}\n":                  "pipeline.max_inflight_bytes",
+		"pipeline: {commit_interval: 0s}\n":                    "pipeline.commit_interval",
+		"kafka: {session_timeout: 1ms}\n":                      "kafka.session_timeout",
+		"kafka: {start_offset: middle}\n":                      "kafka.start_offset",
+		"kafka: {max_message_bytes: 10}\n":                     "kafka.max_message_bytes",
+		"kafka: {sasl: {mechanism: PLAIN}}\n":                  "kafka.sasl applies to external brokers",
+		"brokers: [h:1]\nkafka: {sasl: {mechanism: X}}\n":      "SASL mechanism",
+		"http: nowhere\n":                                      "http:",
+		"log: {level: loud}\n":                                 "log.level",
+		"log: {format: xml}\n":                                 "log.format",
+	}
+	for in, want := range invalid {
+		c, err := ParseConfig(strings.NewReader(in), "cfg.yaml")
+		if err != nil {
+			t.Errorf("%q: parse error %v", in, err)
+			continue
+		}
+		err = c.Validate()
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: validate error %v, want it to mention %q", in, err, want)
+		}
+	}
+}
+
+// composedConfig runs select → train → score on an embedded broker with
+// TLS and SASL.
+const composedConfig = `
+stages: [select, train, score]
+train: {label: y, window: 600, min_rows: 200, retrain_every: "600"}
+embedded:
+  listen: 127.0.0.1:0
+  tls_cert: broker.pem
+  tls_key: broker-key.pem
+  sasl_users: ["forestd:SCRAM-SHA-512", "kcat:PLAIN"]
+  sasl_password_file: passwords
+`
+
+// multiConfig trains one multi-output regression forest on three labels.
+const multiConfig = `
+stages: [train, score]
+train: {label: 'y0, y1,y2', exclude: [id], window: 600, window_kind: reservoir, min_rows: 200, retrain_every: "400", forest: sporf, task: regression}
+`
+
+// TestComposeConfig: select listed before train composes them; any other
+// order, or either alone, does not; the composition is validated like the
+// stages it joins.
+func TestComposeConfig(t *testing.T) {
+	c, err := checkConfig(composedConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Composed() {
+		t.Fatal("[select, train, score] does not compose")
+	}
+	orders := map[string]bool{
+		"select,train":         true,
+		"select,analyze,train": true,
+		"score,select,train":   true,
+		"train,select":         false, // side by side, as before composition existed
+		"train,score,select":   false,
+		"select,score":         false,
+		"analyze":              false,
+		"score,train":          false,
+	}
+	for stages, want := range orders {
+		c := DefaultConfig()
+		c.Stages = strings.Split(stages, ",")
+		if err := c.Validate(); err != nil {
+			t.Errorf("%s: %v", stages, err)
+			continue
+		}
+		if c.Composed() != want {
+			t.Errorf("stages %s: composed %v, want %v", stages, c.Composed(), want)
+		}
+	}
+	wantConfigErrors(t, map[string]string{
+		"stages: [select, train]\ntrain: {label: ''}\n":        "train.label",
+		"stages: [select, train, select]\n":                    "twice",
+		"stages: [select, traine]\n":                           `unknown stage "traine"`,
+		"stages: [select, train]\ntrain: {retrain_every: x}\n": "train.retrain_every",
+	})
+}
+
+// TestEmbeddedAuthConfig: the embedded section takes TLS and SASL
+// settings; kafka.tls and kafka.sasl still belong to external brokers,
+// except the CA file and server name with which the daemon checks its own
+// broker's certificate.
+func TestEmbeddedAuthConfig(t *testing.T) {
+	c, err := ParseConfig(strings.NewReader(composedConfig), "c.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := c.Embedded
+	if e.TLSCert != "broker.pem" || e.TLSKey != "broker-key.pem" || len(e.SASLUsers) != 2 || e.SASLPasswordFile != "passwords" {
+		t.Fatalf("embedded auth not read: %+v", e)
+	}
+	for _, in := range []string{
+		"embedded: {tls_cert: c.pem, tls_key: k.pem}\nkafka: {tls: {ca_file: ca.pem, server_name: broker.local}}\n",
+		"embedded: {sasl_users: ['u:PLAIN']}\n",
+		"brokers: [h:1]\nembedded: {tls_cert: c.pem}\n", // ignored with external brokers
+	} {
+		if _, err := checkConfig(in); err != nil {
+			t.Errorf("%q: %v", in, err)
+		}
+	}
+	wantConfigErrors(t, map[string]string{
+		"embedded: {tls_cert: c.pem}\n":                                                            "embedded.tls_cert and embedded.tls_key must be given together",
+		"embedded: {sasl_users: [alice]}\n":                                                        "embedded.sasl_users:",
+		"embedded: {sasl_users: ['a:PLAIN', 'a:PLAIN']}\n":                                         `user "a" twice`,
+		"embedded: {sasl_password_file: pw}\n":                                                     "embedded.sasl_password_file without embedded.sasl_users",
+		"embedded: {sasl_users: ['a:PLAIN']}\nkafka: {sasl: {username: a}}\n":                      "kafka.sasl applies to external brokers",
+		"kafka: {tls: {ca_file: ca.pem}}\n":                                                        "kafka.tls applies to external brokers",
+		"embedded: {tls_cert: c.pem, tls_key: k.pem}\nkafka: {tls: {cert_file: c, key_file: k}}\n": "kafka.tls applies",
+		"embedded: {sasl_pasword_file: pw}\n":                                                      "field sasl_pasword_file not found",
+	})
+}
+
+// TestMultiLabelConfig: train.label lists several columns (spaces around
+// names trimmed) and the trainer learns them as one multi-output target; a
+// single label is unchanged; empty or repeated names, names that are also
+// features or excluded, a classification task, the fdm and drf kinds and
+// the analyze and select stages are refused with the key at fault.
+func TestMultiLabelConfig(t *testing.T) {
+	c, err := checkConfig(multiConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := (&Daemon{cfg: c}).newTrainer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := tr.Options(); o.Label != "" || !slices.Equal(o.Labels, []string{"y0", "y1", "y2"}) || o.Params.Forest != "sporf" {
+		t.Fatalf("trainer options %+v", o)
+	}
+	for _, label := range []string{"a,b", "y"} {
+		c := DefaultConfig()
+		c.Train.Label = label
+		tr, err := (&Daemon{cfg: c}).newTrainer()
+		if err != nil {
+			t.Fatalf("%s: %v", label, err)
+		}
+		o := tr.Options()
+		if want := strings.Split(label, ","); len(want) > 1 && !slices.Equal(o.Labels, want) || len(want) == 1 && (o.Label != "y" || o.Labels != nil) {
+			t.Fatalf("%s: trainer label %q labels %q", label, o.Label, o.Labels)
+		}
+	}
+	wantConfigErrors(t, map[string]string{
+		"train: {label: 'a,,b'}\n":                                "train.label: \"a,,b\" has an empty column name",
+		"train: {label: 'a,b,'}\n":                                "empty column name",
+		"train: {label: ','}\n":                                   "empty column name",
+		"train: {label: 'a,b, a'}\n":                              `names column "a" twice`,
+		"train: {label: 'a,b', features: [x, b]}\n":               `column "b" is also listed in train.features`,
+		"train: {label: 'a,b', exclude: [id, a]}\n":               `column "a" is also listed in train.exclude`,
+		"train: {label: 'a,b', task: classification}\n":           "train.task classification takes one label",
+		"train: {label: 'a,b', forest: fdm}\n":                    "train.forest fdm learns one label",
+		"train: {label: 'a,b', forest: drf}\n":                    "train.forest drf is not a training kind of the daemon",
+		"stages: [train, analyze]\ntrain: {label: 'a,b'}\n":       "the analyze and select stages analyse one class label",
+		"stages: [select, train, score]\ntrain: {label: 'a,b'}\n": "the analyze and select stages analyse one class label",
+	})
+	// a score-only daemon does not read train.label
+	if _, err := checkConfig("stages: [score]\ntrain: {label: 'a,,b'}\n"); err != nil {
+		t.Fatalf("score-only daemon with an unused bad train.label: %v", err)
+	}
+}
+
+// TestTrainTask: train.task reaches the trainer, so numeric JSON labels
+// can be learnt as classes; composing select before train classifies
+// whatever the setting says about auto.
+func TestTrainTask(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want frame.Task
+	}{
+		{"", frame.TaskAuto},
+		{"train: {task: classification}\n", frame.TaskClassification},
+		{"train: {task: regression}\n", frame.TaskRegression},
+		{"stages: [select, train]\n", frame.TaskClassification},
+	} {
+		cfg, err := checkConfig(c.in)
+		if err != nil {
+			t.Fatalf("%q: %v", c.in, err)
+		}
+		tr, err := (&Daemon{cfg: cfg}).newTrainer()
+		if err != nil {
+			t.Fatalf("%q: %v", c.in, err)
+		}
+		if got := tr.Options().Task; got != c.want {
+			t.Errorf("%q: trainer task %v, want %v", c.in, got, c.want)
+		}
+	}
+}
+
+// FuzzConfig: any config file is parsed and validated without a
+// panic; what parses and validates has the invariants the daemon relies on.
+func FuzzConfig(f *testing.F) {
+	f.Add([]byte(fullConfig))
+	f.Add([]byte("group: g\n"))
+	f.Add([]byte("train: {retrain_every: 30s}\n"))
+	f.Add([]byte("stages: [score]\nbrokers: ['[::1]:9092']\n"))
+	f.Add([]byte(composedConfig))
+	f.Add([]byte(multiConfig))
+	f.Add([]byte("train: {label: 'y0, y1,y0', task: regression}\n"))
+	f.Add([]byte("stages: [train]\ntrain: {label: ',', forest: drf}\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := ParseConfig(bytes.NewReader(b), "fuzz.yaml")
+		if err != nil {
+			return
+		}
+		if c.Validate() != nil {
+			return
+		}
+		if len(c.Stages) == 0 || c.Train.MinRows > c.Train.Window || c.Pipeline.MaxInFlightBytes < 1 || c.Group == "" {
+			t.Fatalf("validated config breaks an invariant: %+v", c)
+		}
+		if _, _, err := RetrainSchedule(c.Train.RetrainEvery); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := frame.ParseTask(c.Train.Task); err != nil {
+			t.Fatal(err)
+		}
+		if labels := c.Train.Labels(); len(labels) > 1 && c.Has(StageTrain) {
+			// several labels that validate make a multi-output trainer
+			tr, err := (&Daemon{cfg: c}).newTrainer()
+			if err != nil {
+				t.Fatalf("train.label %q validated, but: %v", c.Train.Label, err)
+			}
+			if got := tr.Options().Labels; !slices.Equal(got, labels) {
+				t.Fatalf("train.label %q: trainer labels %q", c.Train.Label, got)
+			}
+		}
+	})
+}
+
+// checkConfig parses a YAML daemon config and validates it.
+func checkConfig(in string) (Config, error) {
+	c, err := ParseConfig(strings.NewReader(in), "c.yaml")
+	if err == nil {
+		err = c.Validate()
+	}
+	return c, err
+}
+
+// wantConfigErrors checks that every config of invalid fails parsing or
+// validation with an error containing its message.
+func wantConfigErrors(t *testing.T, invalid map[string]string) {
+	t.Helper()
+	for in, want := range invalid {
+		if _, err := checkConfig(in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", in, err, want)
+		}
+	}
+}

@@ -1,0 +1,532 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/forestd/forestd/arrowforest/forest"
+	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/connectors/broker"
+	"github.com/forestd/forestd/connectors/kafka"
+	"github.com/forestd/forestd/operators"
+	"github.com/forestd/forestd/pipeline"
+	"github.com/forestd/forestd/scoring"
+)
+
+// Logger returns a structured logger with the configured level and format
+// writing to w.
+func (c LogConfig) Logger(w io.Writer) *slog.Logger {
+	lv := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}[c.Level]
+	o := &slog.HandlerOptions{Level: lv}
+	if c.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, o))
+	}
+	return slog.New(slog.NewTextHandler(w, o))
+}
+
+// Options are what Start needs besides the configuration.
+type Options struct {
+	// Logger receives the daemon's structured log (nil: Config.Log's level
+	// and format, on standard error).
+	Logger *slog.Logger
+}
+
+// Daemon is a running forestd daemon: the Kafka consumer that scores,
+// trains, analyses and selects as its configuration says (see the package
+// documentation). Its methods are safe for concurrent use.
+type Daemon struct {
+	cfg     Config
+	log     *slog.Logger
+	metrics *pipeline.Metrics
+	dm      *metrics
+	broker  *broker.Broker
+	co      kafka.ClientOptions
+	cur     *operators.Current
+	models  *models
+	bus     *kafka.ModelBus
+	sink    *kafka.Sink
+	rt      *pipeline.Runtime
+	src     *kafka.GroupSource
+	ops     *pipeline.Ops
+	loop    *trainLoop
+
+	analyzer    *operators.Analyzer
+	analyzeLoop *analyzeLoop
+
+	workCancel, bgCancel context.CancelFunc
+	srcDone              chan error
+	bg                   sync.WaitGroup
+	seed                 *scoring.Model
+	seedOnTopic          atomic.Bool
+
+	stop context.CancelFunc // ends the run: the graceful shutdown begins
+	done chan struct{}      // closed when the shutdown is complete
+	err  error              // the run's result, set before done closes
+}
+
+// Start validates cfg, builds and starts the daemon: the embedded broker
+// when cfg.Brokers is empty, the topics, the model topic's follower, the
+// stages, the consumer group and the ops endpoint (/metrics, /healthz,
+// /readyz). It returns once everything runs. The daemon runs until ctx is
+// done or Stop is called; then it drains the messages in flight, commits
+// and closes everything (Wait). A failed start leaves nothing running.
+func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	log := opts.Logger
+	if log == nil {
+		log = cfg.Log.Logger(os.Stderr)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	// d is not the named result: every failure returns nil, and the
+	// deferred cleanup must still see the daemon built so far
+	d := &Daemon{cfg: cfg, log: log, metrics: pipeline.NewMetrics(), cur: operators.NewCurrent(), srcDone: make(chan error, 1),
+		stop: stop, done: make(chan struct{})}
+	d.dm = newMetrics(d.metrics.Registry, d.metrics.Retries)
+	defer func() {
+		if err != nil {
+			stop()
+			d.closeAll()
+		}
+	}()
+	if cfg.Pipeline.MemoryLimit > 0 {
+		debug.SetMemoryLimit(cfg.Pipeline.MemoryLimit)
+	}
+	d.models = &models{Current: d.cur, Metrics: d.dm, Logger: log}
+	if cfg.Model != "" {
+		m, err := scoring.Load(cfg.Model)
+		if err != nil {
+			return nil, fmt.Errorf("model: %w", err)
+		}
+		if err := m.Prepare(0); err != nil {
+			return nil, fmt.Errorf("model %s: %w", cfg.Model, err)
+		}
+		d.seed = m
+		d.models.Offer(m, "seed file "+cfg.Model)
+	}
+	var embeddedUsers []broker.User
+	if len(cfg.Brokers) == 0 {
+		tc, users, err := cfg.Embedded.Resolve(os.Getenv)
+		if err != nil {
+			return nil, fmt.Errorf("embedded broker: %w", err)
+		}
+		b, err := broker.Start(broker.Options{Listen: cfg.Embedded.Listen, DataDir: cfg.Embedded.DataDir,
+			Partitions: cfg.Embedded.Partitions, AutoCreateTopics: true, Logger: log, TLS: tc, Users: users})
+		if err != nil {
+			return nil, fmt.Errorf("embedded broker: %w", err)
+		}
+		d.broker = b
+		embeddedUsers = users
+		d.cfg.Brokers = []string{b.Addr()}
+		log.Info("embedded broker listening", "addr", b.Addr(), "data_dir", cfg.Embedded.DataDir,
+			"tls", tc != nil, "sasl_users", len(users))
+	}
+	d.co = d.cfg.ClientOptions()
+	if d.broker != nil { // reach the embedded broker with its own TLS and SASL settings
+		if d.co.TLS, d.co.SASL, err = embeddedClient(cfg.Embedded.Auth, embeddedUsers, cfg.Kafka.TLS.CAFile, cfg.Kafka.TLS.ServerName); err != nil {
+			return nil, fmt.Errorf("embedded broker: %w", err)
+		}
+	}
+	if err := d.ensureTopics(ctx); err != nil {
+		return nil, err
+	}
+	if d.bus, err = kafka.NewModelBus(kafka.ModelBusOptions{Client: d.co, Topic: cfg.Topics.Models, Logger: log}); err != nil {
+		return nil, err
+	}
+	d.sink, err = kafka.NewSink(kafka.SinkOptions{Client: d.co, Format: cfg.OutputFormat, MaxMessageBytes: cfg.Kafka.MaxMessageBytes, Logger: log,
+		Topics: map[string]string{
+			StreamPredictions: cfg.Topics.Predictions, StreamImportances: cfg.Topics.Importances,
+			StreamReports: cfg.Topics.Reports, StreamSelected: cfg.Topics.Selected,
+			pipeline.DefaultDeadLetterStream: cfg.Topics.DLQ,
+		}})
+	if err != nil {
+		return nil, err
+	}
+	routes, err := d.buildStages()
+	if err != nil {
+		return nil, err
+	}
+	d.rt, err = pipeline.New(pipeline.Options{Workers: cfg.Pipeline.Workers, MaxInFlightBytes: cfg.Pipeline.MaxInFlightBytes,
+		Logger: log, Metrics: d.metrics}, kafka.NewDecoder(nil), routes, d.sink)
+	if err != nil {
+		return nil, err
+	}
+	d.src, err = kafka.NewGroupSource(kafka.SourceOptions{Client: d.co, Group: cfg.Group, Topics: d.rt.Topics(),
+		StartOffset: cfg.Kafka.StartOffset, SessionTimeout: cfg.Kafka.SessionTimeout, CommitInterval: cfg.Pipeline.CommitInterval,
+		DrainTimeout: cfg.Pipeline.DrainTimeout, MaxUncommitted: cfg.Pipeline.MaxUncommitted,
+		MaxMessageBytes: max(8<<20, 2*cfg.Kafka.MaxMessageBytes), Logger: log, Metrics: d.metrics})
+	if err != nil {
+		return nil, err
+	}
+	if d.ops, err = pipeline.ServeOps(cfg.HTTP, d.metrics, d.Ready, log); err != nil {
+		return nil, err
+	}
+	log.Info("ops endpoint listening", "addr", d.ops.Addr(), "metrics", "http://"+d.ops.Addr()+"/metrics")
+
+	workCtx, workCancel := context.WithCancel(context.Background())
+	bgCtx, bgCancel := context.WithCancel(context.Background())
+	d.workCancel, d.bgCancel = workCancel, bgCancel
+	d.rt.Start(workCtx)
+	d.bg.Add(1)
+	go func() {
+		defer d.bg.Done()
+		d.bus.Follow(bgCtx, func(ref kafka.ModelRef, data []byte) {
+			if d.seed != nil && ref.ID == d.seed.ID() {
+				d.seedOnTopic.Store(true)
+			}
+			if _, err := d.models.Adopt(data, "model topic"); err != nil {
+				log.Warn("ignoring an undecodable model from the model topic", "model_id", ref.ID, "model_version", ref.Version, "err", err)
+			}
+		})
+	}()
+	if d.seed != nil {
+		d.bg.Add(1)
+		go func() {
+			defer d.bg.Done()
+			d.publishSeed(bgCtx)
+		}()
+	}
+	if d.loop != nil {
+		d.bg.Add(1)
+		go func() {
+			defer d.bg.Done()
+			d.loop.Run(bgCtx)
+		}()
+	}
+	if d.analyzeLoop != nil {
+		// not waited for at shutdown: a permutation search cannot be
+		// interrupted, and its result would not be published anyway
+		go d.analyzeLoop.Run(bgCtx)
+	}
+	go func() { d.srcDone <- d.src.Run(runCtx, d.rt.Submit) }()
+	go func() {
+		d.err = d.run(runCtx)
+		close(d.done)
+	}()
+	log.Info("forestd serve started", "brokers", strings.Join(d.cfg.Brokers, ","), "group", cfg.Group,
+		"stages", strings.Join(cfg.Stages, ","), "composed", cfg.Composed(), "topics", strings.Join(d.rt.Topics(), ","),
+		"output_format", cfg.OutputFormat)
+	return d, nil
+}
+
+// Stop begins the graceful shutdown (as the end of Start's context does)
+// and waits for it: see Wait.
+func (d *Daemon) Stop() error {
+	d.stop()
+	return d.Wait()
+}
+
+// Wait blocks until the daemon has shut down: the source stopped fetching,
+// drained the messages in flight, committed and left the group; the workers
+// finished; everything closed. It returns nil unless the consumer failed.
+func (d *Daemon) Wait() error {
+	<-d.done
+	return d.err
+}
+
+// Done is closed when the daemon has shut down.
+func (d *Daemon) Done() <-chan struct{} { return d.done }
+
+// Config returns the daemon's configuration, with Brokers set to the
+// embedded broker's address when it started one.
+func (d *Daemon) Config() Config { return d.cfg }
+
+// ClientOptions are the Kafka client settings that reach the daemon's
+// brokers (the embedded broker's TLS and SASL included).
+func (d *Daemon) ClientOptions() kafka.ClientOptions { return d.co }
+
+// OpsAddr is the address of the ops endpoint (/metrics, /healthz, /readyz).
+func (d *Daemon) OpsAddr() string { return d.ops.Addr() }
+
+// Registry holds the daemon's Prometheus metrics (those /metrics serves).
+func (d *Daemon) Registry() *prometheus.Registry { return d.metrics.Registry }
+
+// Model returns the model scoring now (nil before the first).
+func (d *Daemon) Model() *scoring.Model { return d.cur.Load() }
+
+// ensureTopics creates the daemon's topics, retrying while the brokers are
+// unreachable.
+func (d *Daemon) ensureTopics(ctx context.Context) error {
+	c := d.cfg
+	specs := []kafka.TopicSpec{
+		{Name: c.Topics.Features, Partitions: c.Topics.Partitions},
+		{Name: c.Topics.Training, Partitions: c.Topics.Partitions},
+		{Name: c.Topics.Predictions, Partitions: c.Topics.Partitions},
+		{Name: c.Topics.Importances, Partitions: 1},
+		{Name: c.Topics.Models, Partitions: 1, Compact: true},
+		{Name: c.Topics.DLQ, Partitions: c.Topics.Partitions},
+	}
+	if c.Has(StageAnalyze) || c.Has(StageSelect) { // select runs the analysis too, and publishes its reports
+		specs = append(specs, kafka.TopicSpec{Name: c.Topics.Reports, Partitions: 1})
+	}
+	if c.Has(StageSelect) {
+		specs = append(specs, kafka.TopicSpec{Name: c.Topics.Selected, Partitions: c.Topics.Partitions})
+	}
+	// A refused password or certificate (kafka.ErrAuth) is not retried for
+	// ever: after authFailures refusals in a row the daemon stops with that
+	// error, so a misconfigured daemon fails with one clear line.
+	const authFailures = 3
+	refused := 0
+	return pipeline.DefaultBackoff().Do(ctx, func() error {
+		tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := kafka.CheckAuth(tctx, d.co); err != nil {
+			return err
+		}
+		return kafka.EnsureTopics(tctx, d.co, specs)
+	}, func(err error) bool {
+		if !errors.Is(err, kafka.ErrAuth) {
+			refused = 0
+			return true
+		}
+		refused++
+		return refused < authFailures
+	}, func(attempt int, err error) {
+		if refused == 0 {
+			d.log.Warn("creating topics failed; retrying", "attempt", attempt+1, "err", err)
+		}
+	})
+}
+
+func (d *Daemon) buildStages() ([]pipeline.Route, error) {
+	c := d.cfg
+	var routes []pipeline.Route
+	if c.Has(StageScore) {
+		ss := &scoreStage{Current: d.cur, Key: c.Key, Metrics: d.dm}
+		routes = append(routes, pipeline.Route{Topic: c.Topics.Features, Stages: []pipeline.Stage{ss}, Pin: ss.Pin})
+	}
+	if c.Has(StageSelect) {
+		// the features route forwards its batches reduced to the selected
+		// columns too (before scoring, which reads the unchanged batch)
+		if _, err := d.analysisStages(); err != nil {
+			return nil, err
+		}
+		sel := &selectStage{Analyzer: d.analyzer, Passthrough: d.passthrough(), Metrics: d.dm}
+		if len(routes) > 0 && routes[0].Topic == c.Topics.Features {
+			routes[0].Stages = append([]pipeline.Stage{sel}, routes[0].Stages...)
+		} else {
+			routes = append(routes, pipeline.Route{Topic: c.Topics.Features, Stages: []pipeline.Stage{sel}})
+		}
+	}
+	if c.Has(StageTrain) || c.Has(StageAnalyze) || c.Has(StageSelect) {
+		var st []pipeline.Stage
+		if c.Has(StageSelect) || c.Has(StageAnalyze) {
+			extra, err := d.analysisStages()
+			if err != nil {
+				return nil, err
+			}
+			st = append(st, extra...)
+		}
+		if c.Has(StageTrain) {
+			tr, err := d.newTrainer()
+			if err != nil {
+				return nil, err
+			}
+			d.loop = &trainLoop{Trainer: tr, Models: d.models, Threads: c.Train.Threads, CreatedBy: "forestd serve",
+				Publish: d.publishModel, Logger: d.log}
+			if c.Composed() { // select → train: train behind the select stage's mapping
+				d.loop.Compose = d.analyzer
+			}
+			if err := d.loop.Init(); err != nil {
+				return nil, err
+			}
+			st = append(st, &trainStage{Trainer: tr, Loop: d.loop, Metrics: d.dm})
+		}
+		routes = append(routes, pipeline.Route{Topic: c.Topics.Training, Stages: st})
+	}
+	if len(routes) == 0 {
+		return nil, errors.New("no stage consumes a topic")
+	}
+	return routes, nil
+}
+
+func (d *Daemon) newTrainer() (*operators.Trainer, error) {
+	c := d.cfg.Train
+	rows, every, err := RetrainSchedule(c.RetrainEvery)
+	if err != nil {
+		return nil, err
+	}
+	p := forest.DefaultParams(frame.TaskAuto)
+	p.Forest, p.Trees, p.Seed, p.MaxFeatures = forest.Kind(c.Forest), c.Trees, c.Seed, c.MaxFeatures
+	p.Criterion = ""                     // the label's task picks it (gini or mse), see operators.Trainer.Train
+	task, err := frame.ParseTask(c.Task) // checked by Config.Validate
+	if err != nil {
+		return nil, fmt.Errorf("train.task: %w", err)
+	}
+	if d.cfg.Composed() {
+		// the analysis behind select treats the label as classes (FDM picks
+		// mappings by their Gini correlation with it, dissertation §6.3), so
+		// the model trained behind it classifies too, even when the label
+		// arrives as JSON numbers
+		task = frame.TaskClassification
+	}
+	o := operators.TrainOptions{Label: c.Label, Task: task, Features: c.Features, Exclude: c.Exclude,
+		Window: c.Window, Kind: c.WindowKind, RetrainRows: rows, RetrainEvery: every, MinRows: c.MinRows,
+		Params: p, Seed: c.Seed}
+	if labels := c.Labels(); len(labels) > 1 { // one multi-output regression forest
+		o.Label, o.Labels = "", labels
+	}
+	return operators.NewTrainer(o)
+}
+
+// publishModel sends a trained model to the model topic and its
+// importances to the importance topic.
+func (d *Daemon) publishModel(ctx context.Context, m *scoring.Model) error {
+	if err := d.bus.Publish(ctx, kafka.ModelRef{ID: m.ID(), Version: m.Version()}, m.Bytes()); err != nil {
+		return err
+	}
+	d.dm.ModelsPublished.Inc()
+	rec, err := m.Importances(nil)
+	if err != nil {
+		return err
+	}
+	defer rec.Release()
+	return d.sink.Write(ctx, []pipeline.Output{{Stream: StreamImportances, Key: []byte(m.ID()), Record: rec,
+		Headers: []pipeline.Header{{Key: HeaderModelID, Value: []byte(m.ID())},
+			{Key: HeaderModelVersion, Value: []byte(fmt.Sprint(m.Version()))}}}})
+}
+
+// publishSeed publishes the seed model on the model topic once the topic
+// has been read, unless it is there already or a newer model took over, so
+// that every replica scores with it.
+func (d *Daemon) publishSeed(ctx context.Context) {
+	for !d.bus.CaughtUp() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if d.seedOnTopic.Load() || d.cur.Load() != d.seed {
+		return
+	}
+	err := pipeline.DefaultBackoff().Do(ctx, func() error { return d.publishModel(ctx, d.seed) }, nil, nil)
+	if err == nil {
+		d.log.Info("published the seed model", "model_id", d.seed.ID(), "model_version", d.seed.Version())
+	}
+}
+
+// Ready is /readyz: nil when the daemon has a model (when it scores), holds
+// a consumer-group generation and has read the model topic; else what it
+// waits for.
+func (d *Daemon) Ready() error {
+	if d.cfg.Has(StageScore) && d.cur.Load() == nil {
+		if d.cfg.Composed() {
+			return errors.New("no model yet (give --model, or wait for the first analysis that selects features and the training behind it)")
+		}
+		return errors.New("no model yet (give --model, or wait for the first training)")
+	}
+	if !d.src.Joined() {
+		return errors.New("not in a consumer-group generation")
+	}
+	if !d.bus.CaughtUp() {
+		return errors.New("model topic not read to its end yet")
+	}
+	return nil
+}
+
+// run waits until ctx ends (or the source fails), then shuts down
+// gracefully and returns the source's error.
+func (d *Daemon) run(ctx context.Context) error {
+	var srcErr error
+	select {
+	case <-ctx.Done():
+	case srcErr = <-d.srcDone:
+		d.srcDone <- srcErr
+	}
+	d.log.Info("shutting down: draining messages in flight")
+	select {
+	case srcErr = <-d.srcDone:
+	case <-time.After(d.cfg.Pipeline.DrainTimeout + 10*time.Second):
+		d.log.Warn("drain timed out; stopping the workers")
+		d.workCancel()
+		srcErr = <-d.srcDone
+	}
+	// The source has drained (or given up after the drain timeout): whatever
+	// is still in a worker is uncommitted and will be read again, so the
+	// workers are stopped rather than waited for.
+	d.workCancel()
+	d.rt.Close()
+	d.closeAll()
+	d.log.Info("forestd serve stopped", "rows_in", SumCounter(d.metrics.Registry, "forestd_rows_in_total"),
+		"rows_out", SumCounter(d.metrics.Registry, "forestd_rows_out_total"))
+	return srcErr
+}
+
+func (d *Daemon) closeAll() {
+	if d.bgCancel != nil {
+		d.bgCancel()
+	}
+	d.bg.Wait()
+	if d.workCancel != nil {
+		d.workCancel()
+	}
+	if d.sink != nil {
+		d.sink.Close()
+	}
+	if d.bus != nil {
+		d.bus.Close()
+	}
+	if d.ops != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		d.ops.Close(sctx)
+		cancel()
+	}
+	if d.broker != nil {
+		d.broker.Close()
+	}
+}
+
+// SumCounter adds up every series of a counter family in reg (0 when
+// absent).
+func SumCounter(reg prometheus.Gatherer, name string) float64 {
+	fams, err := reg.Gather()
+	if err != nil {
+		return 0
+	}
+	var s float64
+	for _, f := range fams {
+		if f.GetName() != name {
+			continue
+		}
+		for _, mt := range f.GetMetric() {
+			if c := mt.GetCounter(); c != nil {
+				s += c.GetValue()
+			}
+		}
+	}
+	return s
+}
+
+// embeddedClient returns the client settings that reach the embedded broker
+// set up with a: TLS trusting the broker's own certificate (unless ca names
+// another CA file) and SASL as its first user.
+func embeddedClient(a broker.Auth, users []broker.User, ca, serverName string) (kafka.TLSOptions, kafka.SASLOptions, error) {
+	var t kafka.TLSOptions
+	if a.TLS() {
+		if ca == "" {
+			ca = a.TLSCert
+		}
+		t = kafka.TLSOptions{Enabled: true, CAFile: ca, ServerName: serverName}
+	}
+	var s kafka.SASLOptions
+	if a.SASL() {
+		if len(users) == 0 {
+			return t, s, errors.New("SASL without users")
+		}
+		s = kafka.SASLOptions{Mechanism: users[0].Mechanism, Username: users[0].Name, Password: users[0].Password}
+	}
+	return t, s, nil
+}

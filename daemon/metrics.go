@@ -1,0 +1,43 @@
+package daemon
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// metrics are the daemon's own Prometheus metrics — models, training,
+// analysis — beside the runtime's (pipeline.Metrics), in the same registry.
+type metrics struct {
+	ModelVersion       prometheus.Gauge
+	ModelSwaps         prometheus.Counter
+	ModelsTrained      prometheus.Counter
+	ModelsPublished    prometheus.Counter
+	TrainingRows       prometheus.Gauge
+	TrainingSeconds    prometheus.Histogram
+	ReportsPublished   prometheus.Counter
+	SelectedPublished  prometheus.Counter
+	ModelRejected      prometheus.Counter
+	TrainingSkipped    prometheus.Counter
+	TrainingEvicted    prometheus.Counter
+	ScoreWaitingModels prometheus.Gauge
+	Retries            *prometheus.CounterVec // the runtime's forestd_retries_total (publish-model)
+}
+
+// newMetrics creates the daemon's metrics in reg, beside the runtime's
+// (whose forestd_retries_total it shares).
+func newMetrics(reg *prometheus.Registry, retries *prometheus.CounterVec) *metrics {
+	m := &metrics{Retries: retries}
+	m.ModelVersion = prometheus.NewGauge(prometheus.GaugeOpts{Name: "forestd_model_version", Help: "Version of the model currently scoring (-1 before the first model)."})
+	m.ModelVersion.Set(-1)
+	m.ModelSwaps = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_model_swaps_total", Help: "Models hot-swapped in."})
+	m.ModelsTrained = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_models_trained_total", Help: "Models trained by this daemon."})
+	m.ModelsPublished = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_models_published_total", Help: "Models published to the model topic."})
+	m.TrainingRows = prometheus.NewGauge(prometheus.GaugeOpts{Name: "forestd_training_window_rows", Help: "Labelled rows in the training window."})
+	m.TrainingSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "forestd_training_seconds", Help: "Time to train one model.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 14)})
+	m.ReportsPublished = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_reports_published_total", Help: "Dependence reports published."})
+	m.SelectedPublished = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_selected_batches_total", Help: "Batches forwarded with the selected and mapped columns."})
+	m.ModelRejected = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_models_rejected_total", Help: "Model messages that could not be decoded or were older than the current model."})
+	m.TrainingSkipped = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_training_rows_skipped_total", Help: "Training rows skipped for a null label (with several labels: a null or NaN in any of them)."})
+	m.TrainingEvicted = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_training_rows_evicted_total", Help: "Rows evicted from the bounded training window."})
+	m.ScoreWaitingModels = prometheus.NewGauge(prometheus.GaugeOpts{Name: "forestd_score_waiting_for_model", Help: "Messages waiting for a first model."})
+	reg.MustRegister(m.ModelVersion, m.ModelSwaps, m.ModelsTrained, m.ModelsPublished, m.TrainingRows, m.TrainingSeconds,
+		m.ReportsPublished, m.SelectedPublished, m.ModelRejected, m.TrainingSkipped, m.TrainingEvicted, m.ScoreWaitingModels)
+	return m
+}

@@ -1,0 +1,591 @@
+// Package lakescore scores a Parquet lake with a forestd model into an
+// output directory that mirrors it: one Parquet prediction file per input
+// file (schemas.Predictions, or schemas.MultiPredictions for a model with
+// several outputs), written under a temporary name and renamed when
+// complete, so a crashed or interrupted run can be resumed (Options.Resume)
+// and a reader never sees half a file.
+//
+// Run reads the lake with connectors/lake (footers and schemas checked
+// first, only the model's columns decoded, a row group at a time within
+// Options.MaxMemory), scores chunks of rows on Options.Threads goroutines
+// with scoring.Model.Score while one writer emits them in order, and
+// returns a Summary. RunWorker does the same for the files that a consumer
+// group hands this process through a Kafka topic (connectors/lakework), so
+// that several processes share one lake. The command line (forestd score
+// --out DIR) is a thin user of both.
+//
+// Process-wide settings stay with the caller: a program that wants the Go
+// runtime's soft memory limit set to Options.MaxMemory (as forestd score
+// does) sets it itself (runtime/debug.SetMemoryLimit).
+package lakescore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/forestd/forestd/connectors/files"
+	"github.com/forestd/forestd/connectors/lake"
+	"github.com/forestd/forestd/schemas"
+	"github.com/forestd/forestd/scoring"
+)
+
+// Options configure a lake run. The zero value scores with every CPU
+// within lake.DefaultMaxMemory, skipping bad files.
+type Options struct {
+	// Keep names input columns copied into every prediction (e.g. an id);
+	// each must be exactly one column of the lake.
+	Keep []string
+	// Threads scores that many chunks at once (0: every CPU).
+	Threads int
+	// MaxMemory bounds the run's memory in bytes (0: lake.DefaultMaxMemory):
+	// half of what it leaves beside the memory already in use goes to row
+	// groups in flight and chunks being scored.
+	MaxMemory int64
+	// OnError says what a bad file (unreadable, missing a column, wrong
+	// type) does: lake.Skip (listed in the summary; the default) or
+	// lake.Fail (the run stops).
+	OnError lake.OnError
+	// Readers decode row groups concurrently (0: the CPUs, at most 8).
+	Readers int
+	// Resume skips input files whose output is complete and was written by
+	// this model (scored by another model, it is scored again).
+	Resume bool
+	// Compression of the output files: zstd (default), snappy, gzip, lz4
+	// or none.
+	Compression string
+	// DryRun reads and checks the model's columns of every file and counts
+	// rows; it scores and writes nothing.
+	DryRun bool
+	// Progress, when set, is called from one goroutine after each chunk of
+	// rows is written (and once per file without rows).
+	Progress func(Progress)
+	// Throttle pauses after each row group is queued: it slows a run down
+	// (the end-to-end tests use it to kill a run midway).
+	Throttle time.Duration
+}
+
+// Progress is how far a Run has come.
+type Progress struct {
+	// Files and Rows are what this run scores (resumed files excluded);
+	// FilesDone and RowsDone what is written.
+	Files, FilesDone int
+	Rows, RowsDone   int64
+}
+
+// Summary reports a finished run; its JSON form is what forestd score
+// prints.
+type Summary struct {
+	Model       string         `json:"model,omitempty"`
+	ModelID     string         `json:"model_id"`
+	Out         string         `json:"out,omitempty"`
+	Files       int            `json:"files"`
+	FilesListed int            `json:"files_listed"`
+	Resumed     int            `json:"resumed"`
+	Rows        int64          `json:"rows"`
+	Skipped     []lake.Skipped `json:"skipped"`
+	Seconds     float64        `json:"seconds"`
+	RowsPerSec  float64        `json:"rows_per_second"`
+	PeakBytes   int64          `json:"peak_batch_bytes"`
+	ChunkRows   int64          `json:"chunk_rows"`
+	MaxMemory   int64          `json:"max_memory"`
+	DryRun      bool           `json:"dry_run,omitempty"`
+	Worker      *WorkerSummary `json:"worker,omitempty"`
+}
+
+// OptionError is an error about one of the Options: Option names the
+// field (MaxMemory, Keep, Compression, Threads, Readers).
+type OptionError struct {
+	Option string
+	Err    error
+}
+
+func (e *OptionError) Error() string { return e.Option + ": " + e.Err.Error() }
+func (e *OptionError) Unwrap() error { return e.Err }
+
+// scorer scores a lake's files into a mirrored output tree.
+type scorer struct {
+	m        *scoring.Model
+	out      string
+	opts     Options
+	threads  int
+	spec     *arrow.Schema // the output schema (prepare)
+	wopts    files.WriteOptions
+	chunk    int64 // rows scored at a time
+	lopts    lake.Options
+	progress Progress
+}
+
+// newScorer checks the options, sizes the chunks within the memory budget
+// and returns the lake options that read the model's columns.
+func newScorer(m *scoring.Model, out string, opts Options) (*scorer, error) {
+	if opts.Threads < 0 {
+		return nil, &OptionError{"Threads", fmt.Errorf("%d", opts.Threads)}
+	}
+	if opts.Readers < 0 {
+		return nil, &OptionError{"Readers", fmt.Errorf("%d", opts.Readers)}
+	}
+	if opts.MaxMemory == 0 {
+		opts.MaxMemory = lake.DefaultMaxMemory
+	}
+	if opts.MaxMemory < 0 {
+		return nil, &OptionError{"MaxMemory", fmt.Errorf("%d", opts.MaxMemory)}
+	}
+	if opts.Compression == "" {
+		opts.Compression = "zstd"
+	}
+	s := &scorer{m: m, out: out, opts: opts, threads: opts.Threads, wopts: files.WriteOptions{Compression: opts.Compression}}
+	if s.threads == 0 {
+		s.threads = runtime.GOMAXPROCS(0)
+	}
+	if _, err := files.NewParquetWriter(discard{}, arrow.NewSchema(nil, nil), s.wopts); err != nil {
+		return nil, &OptionError{"Compression", err}
+	}
+	if err := m.Prepare(s.threads); err != nil {
+		return nil, err
+	}
+	cols := slices.Clone(m.Columns())
+	for _, k := range opts.Keep {
+		if !slices.Contains(cols, k) {
+			cols = append(cols, k)
+		}
+	}
+	f := m.Forest()
+	k := max(len(m.Classes()), 1)
+	// Working memory per row besides the decoded columns: the float32
+	// feature copy and the prediction buffers (class, probabilities), and
+	// the output record (model id, version, source path, row, class name
+	// or value, probabilities, passthrough columns) twice: as Arrow
+	// arrays and in the Parquet writer's buffers; a model with several
+	// outputs holds q values twice more, and a drf model the embedded point
+	// (m float64) and the nearest training row.
+	out1 := int64(len(m.ID())+4) + 8 + 128 + 8 + 16 + int64(4*k) + int64(16*len(opts.Keep))
+	perRow := int64(4*(len(m.Columns())+len(f.Features))+3*4*k) + 2*out1
+	if t := m.Targets(); t != nil {
+		perRow += int64(2 * 8 * len(t))
+		if d := f.DRF; d != nil {
+			perRow += int64(8*d.Dim() + 4)
+		}
+	}
+	free, err := fitBudget(opts.MaxMemory)
+	if err != nil {
+		return nil, &OptionError{"MaxMemory", err}
+	}
+	// Rows are scored in chunks whose working memory is fixed, so a large
+	// row group costs its decoded columns only; the chunks in flight
+	// (2·threads+1: being scored, queued, being written) are set aside
+	// from the budget. The chunk size (a power of two, 1Ki..128Ki rows,
+	// whose chunks in flight take at most 3/8 of MaxMemory) depends on
+	// MaxMemory, the threads and the model only, so that outputs are byte
+	// for byte the same from run to run (each chunk is one output row
+	// group). Larger chunks score faster: Predict orders a block's rows by
+	// their leaf in the first tree.
+	inflight := int64(2*s.threads + 1)
+	s.chunk = 1 << 10
+	for s.chunk < 1<<17 && 2*s.chunk*perRow*inflight*8 <= 3*opts.MaxMemory {
+		s.chunk *= 2
+	}
+	s.lopts = lake.Options{MaxMemory: free - inflight*s.chunk*perRow, Readers: opts.Readers, OnError: opts.OnError,
+		Columns: cols, Check: featureCheck(m)}
+	if s.lopts.MaxMemory < free/4 {
+		s.lopts.MaxMemory = free / 4
+	}
+	return s, nil
+}
+
+// fitBudget returns the memory a lake run may fill with data: half of what
+// maxMemory leaves beside the memory already in use (the model, the
+// runtime), the other half being room for the garbage collector and for
+// buffers the estimates miss. A maxMemory below twice what is in use is an
+// error.
+func fitBudget(maxMemory int64) (int64, error) {
+	// two collections: objects cached in a sync.Pool (parquet-go's page
+	// and column buffers from a previous run in this process) survive the
+	// first one in the pool's victim cache, and would count as in use
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	// live memory after a collection: the model and whatever else the
+	// process holds (not the heap the runtime keeps for reuse, which in a
+	// long-lived process says more about its past than about this run)
+	inUse := int64(ms.HeapAlloc + ms.StackInuse)
+	free := maxMemory - inUse
+	if free < inUse {
+		return 0, fmt.Errorf("%d MiB is too small: %d MiB are in use before reading (the model and the runtime); give at least %d MiB",
+			maxMemory>>20, inUse>>20, (2*inUse)>>20+1)
+	}
+	return free / 2, nil
+}
+
+// featureCheck accepts a model feature column of a numeric type, or a
+// string for a categorical feature the model has levels for; the other
+// projected columns (passthrough) keep the first file's type.
+func featureCheck(m *scoring.Model) func(string, arrow.DataType) error {
+	names, lv := m.Forest().SourceColumns() // a mapped model reads its mapping's inputs
+	levels := map[string]bool{}
+	feats := map[string]bool{}
+	for j, n := range names {
+		feats[n] = true
+		if lv != nil && lv[j] != nil {
+			levels[n] = true
+		}
+	}
+	return func(name string, dt arrow.DataType) error {
+		if !feats[name] {
+			return lake.ErrSameType
+		}
+		switch {
+		case arrow.IsInteger(dt.ID()), arrow.IsFloating(dt.ID()), dt.ID() == arrow.BOOL:
+			return nil
+		case levels[name] && (dt.ID() == arrow.STRING || dt.ID() == arrow.LARGE_STRING):
+			return nil
+		}
+		want := "a number"
+		if levels[name] {
+			want = "a number or a string category"
+		}
+		return fmt.Errorf("column %s is %s, the model needs %s", name, dt, want)
+	}
+}
+
+// Run scores the lake at paths (directories searched recursively, globs or
+// files; hive partition directories become columns) with m into the
+// directory out, one output file per input file at the same relative path.
+func Run(ctx context.Context, m *scoring.Model, paths []string, out string, opts Options) (*Summary, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("no input: give a lake directory, a glob or files")
+	}
+	t0 := time.Now()
+	s, err := newScorer(m, out, opts)
+	if err != nil {
+		return nil, err
+	}
+	l, err := lake.Open(paths, s.lopts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.prepare(l); err != nil {
+		return nil, err
+	}
+	sum := &Summary{ModelID: m.ID(), FilesListed: len(l.Files()) + len(l.Skipped()), MaxMemory: s.opts.MaxMemory, DryRun: opts.DryRun}
+	if !opts.DryRun {
+		sum.Out = out
+	}
+	var which []int
+	outs := map[string]string{}
+	for i, pf := range l.Files() {
+		op := lake.OutputPath(out, pf.File)
+		if prev, dup := outs[op]; dup {
+			return nil, fmt.Errorf("%s and %s would both write %s (give inputs with distinct paths below their roots)", prev, pf.Path, op)
+		}
+		outs[op] = pf.Path
+		if opts.Resume && !opts.DryRun && s.done(op) {
+			sum.Resumed++
+			continue
+		}
+		which = append(which, i)
+	}
+	if opts.Resume && !opts.DryRun {
+		if _, err := lake.CleanTemps(out); err != nil {
+			return nil, err
+		}
+	}
+	s.progress.Files = len(which)
+	for _, i := range which {
+		s.progress.Rows += l.Files()[i].Rows
+	}
+	res, err := s.scoreFiles(ctx, l, which, opts.DryRun)
+	if err != nil {
+		return nil, err
+	}
+	sum.Files, sum.Rows, sum.PeakBytes, sum.ChunkRows = res.files, res.rows, res.peak, s.chunk
+	sum.Skipped = l.Skipped()
+	if sum.Skipped == nil {
+		sum.Skipped = []lake.Skipped{}
+	}
+	sum.Seconds = time.Since(t0).Seconds()
+	sum.RowsPerSec = float64(sum.Rows) / math.Max(sum.Seconds, 1e-9)
+	return sum, nil
+}
+
+// done reports whether op is a complete output of this model: a complete
+// Parquet file (lake.Done) whose model_id is the model's. An output of
+// another model is scored again.
+func (s *scorer) done(op string) bool {
+	if !lake.Done(op) {
+		return false
+	}
+	fh, err := os.Open(op)
+	if err != nil {
+		return false
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return false
+	}
+	pf, err := files.OpenParquet(op, fh, st.Size())
+	if err != nil {
+		return false
+	}
+	if pf.NumRows() == 0 {
+		return true
+	}
+	for g := 0; g < pf.NumRowGroups(); g++ {
+		if pf.RowGroupRows(g) == 0 {
+			continue
+		}
+		rec, err := pf.ReadRowGroup(g, []string{schemas.ColModelID}, memory.DefaultAllocator)
+		if err != nil {
+			return false
+		}
+		defer rec.Release()
+		return rec.Column(0).ValueStr(0) == s.m.ID()
+	}
+	return false
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// prepare fixes the prediction schema from the lake's projected schema.
+func (s *scorer) prepare(l *lake.Lake) error {
+	schema := l.Schema()
+	for _, k := range s.opts.Keep {
+		if len(schema.FieldIndices(k)) != 1 {
+			return &OptionError{"Keep", fmt.Errorf("no column %q in the lake", k)}
+		}
+	}
+	spec, err := s.m.PredictionSchema(schema, s.opts.Keep)
+	if err != nil {
+		return &OptionError{"Keep", err}
+	}
+	s.spec = spec
+	return nil
+}
+
+type result struct {
+	files int
+	rows  int64
+	peak  int64
+}
+
+// scored is a chunk of a batch on its way from scoring to the writer.
+type scored struct {
+	b      *lake.Batch
+	r0, r1 int64         // the chunk's rows in the batch
+	final  bool          // the batch's last chunk: the writer releases the batch
+	done   chan struct{} // closed when pred and err are set
+	pred   arrow.Record  // nil for an error batch, an empty file or a dry run
+	err    error         // scoring failed: the file is abandoned
+}
+
+// scoreFiles scans files which of l and cuts every row group, as it is
+// delivered, into chunks of at most s.chunk rows that s.threads scorer
+// goroutines predict concurrently (each chunk on one thread, so no core
+// idles at the end of a chunk), while a writer goroutine writes them in
+// order: reading (the lake's readers), scoring and writing overlap. Each
+// chunk becomes one row group of its file's output, which is committed
+// after the file's last chunk. At most 2·threads+1 chunks are in flight.
+func (s *scorer) scoreFiles(ctx context.Context, l *lake.Lake, which []int, dry bool) (result, error) {
+	var res result
+	if len(which) == 0 {
+		return res, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := make(chan *scored, s.threads)
+	ch := make(chan *scored, s.threads)
+	var wg sync.WaitGroup
+	for range s.threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := range jobs {
+				c.pred, c.err = s.score(l, c.b, c.r0, c.r1)
+				if c.err != nil {
+					c.err = fmt.Errorf("%s: %w", l.Files()[c.b.File].Path, c.err)
+				}
+				close(c.done)
+			}
+		}()
+	}
+	werr := make(chan error, 1)
+	go func() { werr <- s.writeLoop(l, ch, dry, &res, cancel) }()
+	// queue hands a chunk to the scorers, then (in order) to the writer,
+	// which releases the batch with its final chunk.
+	queue := func(c *scored, score bool) error {
+		if !score {
+			close(c.done)
+		} else {
+			select {
+			case jobs <- c:
+			case <-ctx.Done():
+				c.b.Release()
+				return ctx.Err()
+			}
+		}
+		select {
+		case ch <- c:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err() // the scorer's result is left to the collector
+		}
+	}
+	stats, err := l.Scan(ctx, which, func(b *lake.Batch) error {
+		n := b.Rows()
+		if b.Err != nil || dry || n == 0 {
+			return queue(&scored{b: b, final: true, done: make(chan struct{})}, false)
+		}
+		for r0 := int64(0); r0 < n; r0 += s.chunk {
+			r1 := min(n, r0+s.chunk)
+			if err := queue(&scored{b: b, r0: r0, r1: r1, final: r1 == n, done: make(chan struct{})}, true); err != nil {
+				return err
+			}
+		}
+		if s.opts.Throttle > 0 {
+			time.Sleep(s.opts.Throttle)
+		}
+		return nil
+	})
+	close(jobs)
+	wg.Wait()
+	close(ch)
+	wErr := <-werr
+	res.peak = stats.PeakBytes
+	if wErr != nil {
+		return res, wErr
+	}
+	return res, err
+}
+
+// score predicts rows [r0, r1) of a batch on one thread into their
+// predictions record.
+func (s *scorer) score(l *lake.Lake, b *lake.Batch, r0, r1 int64) (arrow.Record, error) {
+	rec := b.Record.NewSlice(r0, r1)
+	defer rec.Release()
+	out, err := s.m.Score([]arrow.Record{rec}, scoring.Options{Keep: s.opts.Keep, Source: l.Files()[b.File].Path,
+		FirstRow: b.FirstRow + r0, Threads: 1})
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+// writeLoop writes the scored chunks in order: one output per file,
+// committed after the file's last chunk and abandoned when the file fails
+// (a read error, already recorded by the lake, or a scoring error, which
+// is recorded here). A write error ends the run. A batch is released with
+// its final chunk, never earlier: the scorer may still be slicing it.
+func (s *scorer) writeLoop(l *lake.Lake, ch <-chan *scored, dry bool, res *result, cancel func()) error {
+	var (
+		w       *lake.FileWriter
+		wFile   = -1
+		dropped = -1
+		runErr  error
+	)
+	abort := func() {
+		if w != nil {
+			w.Abort()
+			w, wFile = nil, -1
+		}
+	}
+	defer abort()
+	for c := range ch {
+		<-c.done
+		b := c.b
+		release := func() {
+			if c.pred != nil {
+				c.pred.Release()
+			}
+			if c.final {
+				b.Release()
+			}
+		}
+		switch {
+		case runErr != nil || b.File == dropped:
+			release()
+			continue
+		case b.Err != nil:
+			abort()
+			dropped = b.File
+			release()
+			continue
+		case c.err != nil:
+			abort()
+			dropped = b.File
+			release()
+			if l.OnError() == lake.Fail {
+				runErr = c.err
+				cancel()
+				continue
+			}
+			l.AddSkipped(l.Files()[b.File].Path, c.err)
+			continue
+		}
+		var rows int64
+		if c.pred != nil {
+			rows = c.pred.NumRows()
+		} else if dry {
+			rows = b.Rows()
+		}
+		if !dry {
+			if err := s.writeBatch(l, &w, &wFile, b, c.pred); err != nil {
+				runErr = err
+				cancel()
+				release()
+				continue
+			}
+		}
+		release()
+		res.rows += rows
+		last := c.final && b.Last
+		if last {
+			if !dry {
+				if err := w.Commit(); err != nil {
+					runErr = err
+					cancel()
+					continue
+				}
+				w, wFile = nil, -1
+			}
+			res.files++
+		}
+		if s.opts.Progress != nil {
+			s.progress.RowsDone += rows
+			if last {
+				s.progress.FilesDone++
+			}
+			s.opts.Progress(s.progress)
+		}
+	}
+	return runErr
+}
+
+func (s *scorer) writeBatch(l *lake.Lake, w **lake.FileWriter, wFile *int, b *lake.Batch, pred arrow.Record) error {
+	if *w == nil || *wFile != b.File {
+		if *w != nil {
+			(*w).Abort()
+		}
+		nw, err := lake.Create(lake.OutputPath(s.out, l.Files()[b.File].File), s.spec, s.wopts)
+		if err != nil {
+			return err
+		}
+		*w, *wFile = nw, b.File
+	}
+	if pred == nil { // an empty file: an output without rows
+		return nil
+	}
+	return (*w).Write(pred)
+}

@@ -1,0 +1,35 @@
+// Package scoring is the one way to use a trained forestd model: Load (a
+// file) or Decode (bytes) any model — rf, sporf, morf, lfs, fdm with its
+// feature mapping and derived inputs, multi-output regression, drf — and
+// Score Arrow records into prediction records.
+//
+// A Model reads its own source columns by name from the input (a model
+// trained behind an FDM mapping reads the mapping's inputs and applies the
+// mapping itself, forest.Forest.FromSource), scores them with the compiled
+// forest (a distance random forest through its manifold.Predictor), and
+// returns one prediction record per input record, following
+// schemas.Predictions (one class or value per row, with class
+// probabilities) or, for a model with several outputs,
+// schemas.MultiPredictions (one float64 column per target). Every
+// prediction row carries the model's ID and version and its source
+// coordinates: Options.Source (a file path, "topic/partition/offset") and
+// the row number within it. Options.Keep copies input columns (an id) into
+// the predictions.
+//
+// The command line (forestd score, eval, lake scoring), the daemon's score
+// stage and the Redpanda Connect processors all score through Model.Score
+// and Model.Evaluate; nothing else in forestd turns records into
+// predictions. A Model is immutable and safe for concurrent use; the
+// daemon's hot swap (operators.Current) holds one, but scoring needs no
+// holder.
+//
+// Input that does not fit the model — a missing feature column, a column of
+// a type the model cannot read, a kept column that is absent or clashes
+// with an output column — is an error wrapping ErrInput: retrying cannot
+// help, and a streaming caller quarantines the message. Any other error is
+// the caller's or forestd's fault, not the data's.
+//
+// Memory: prediction records are allocated with Options.Mem (default
+// memory.DefaultAllocator) and released by the caller; nothing else
+// outlives a call.
+package scoring

@@ -1,0 +1,224 @@
+package scoring
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+
+	"github.com/forestd/forestd/arrowforest/forest"
+	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/arrowforest/manifold"
+)
+
+// ErrNoRows is Evaluate's error when no input row has a complete label.
+var ErrNoRows = errors.New("no labelled rows")
+
+// Evaluation compares a model's predictions with known labels.
+type Evaluation struct {
+	// Rows is the number of rows evaluated; SkippedLabels the rows dropped
+	// for a null or NaN label (with several labels: in any of them).
+	Rows, SkippedLabels int
+	// Seconds is the time spent predicting; SetupSeconds the model's
+	// one-off preparation (a drf model's predictor, Model.Prepare).
+	Seconds, SetupSeconds float64
+	// Classification: Accuracy and Error = 1 − Accuracy. A row whose class
+	// the model does not know counts as an error and in UnknownClassRows.
+	Classification   bool
+	Accuracy, Error  float64
+	UnknownClassRows int
+	// Regression: over rows (and outputs, for several), the root mean
+	// squared, mean absolute and mean squared errors.
+	RMSE, MAE, MSE float64
+	// PerOutput holds the same per target of a model with several outputs.
+	PerOutput map[string]OutputError
+}
+
+// OutputError is the error of one output of a model with several.
+type OutputError struct {
+	RMSE, MSE, MAE float64
+}
+
+// Evaluate scores recs (sharing one schema) through the same path as Score
+// and compares the predictions with the label columns: one for a
+// single-output model, the model's targets in order for a model with
+// several outputs (nil: the model's own label columns). Rows with a null
+// or NaN label are skipped and counted. threads is as Options.Threads.
+func (m *Model) Evaluate(recs []arrow.Record, labels []string, threads int) (*Evaluation, error) {
+	if len(recs) == 0 {
+		return nil, ErrNoRows
+	}
+	if threads < 0 {
+		return nil, fmt.Errorf("scoring: %d threads", threads)
+	}
+	schema := recs[0].Schema()
+	if len(labels) == 0 {
+		labels = []string{m.f.LabelName}
+		if m.Targets() != nil {
+			labels = m.labelColumns()
+		}
+	}
+	t0 := time.Now()
+	if err := m.Prepare(threads); err != nil {
+		return nil, err
+	}
+	ev := &Evaluation{SetupSeconds: time.Since(t0).Seconds()}
+	if m.multi != nil {
+		return ev, m.evalMulti(ev, schema, recs, labels, threads)
+	}
+	if len(labels) != 1 {
+		return nil, fmt.Errorf("the model predicts one label, %d label columns given", len(labels))
+	}
+	fr, err := frame.FromRecords(schema, recs, m.sourceOptions(labels[0]))
+	if err != nil {
+		return nil, InputError(err)
+	}
+	if fr, err = m.f.FromSource(fr); err != nil {
+		return nil, InputError(err)
+	}
+	if fr.NRows == 0 {
+		return nil, ErrNoRows
+	}
+	t1 := time.Now()
+	pred, err := m.predict(fr, threads)
+	if err != nil {
+		return nil, err
+	}
+	ev.Seconds = time.Since(t1).Seconds()
+	ev.Rows, ev.SkippedLabels = fr.NRows, fr.SkippedLabels
+	n := float64(fr.NRows)
+	if m.f.Task == frame.TaskClassification {
+		ev.Classification = true
+		// map the data's class names onto the model's class indices
+		idx := make(map[string]int32, len(m.f.Classes))
+		for i, c := range m.f.Classes {
+			idx[c] = int32(i)
+		}
+		wrong := 0
+		for i, y := range fr.Y {
+			mi, ok := idx[fr.Classes[y]]
+			if !ok {
+				ev.UnknownClassRows++
+			}
+			if !ok || pred.class[i] != mi {
+				wrong++
+			}
+		}
+		ev.Error = float64(wrong) / n
+		ev.Accuracy = 1 - ev.Error
+		return ev, nil
+	}
+	var se, ae float64
+	for i, y := range fr.YReg {
+		d := pred.values[i] - y
+		se += d * d
+		ae += math.Abs(d)
+	}
+	ev.RMSE, ev.MAE, ev.MSE = math.Sqrt(se/n), ae/n, se/n
+	return ev, nil
+}
+
+// labelColumns are the label columns a model with several outputs was
+// trained on (LabelName joins them with ",").
+func (m *Model) labelColumns() []string {
+	var cols []string
+	for _, c := range strings.Split(m.f.LabelName, ",") {
+		if c = strings.TrimSpace(c); c != "" {
+			cols = append(cols, c)
+		}
+	}
+	return cols
+}
+
+// sourceOptions are the frame options that read the model's source columns
+// and the label.
+func (m *Model) sourceOptions(label string) frame.Options {
+	var lv map[string][]string
+	for j, l := range m.levels {
+		if l != nil {
+			if lv == nil {
+				lv = map[string][]string{}
+			}
+			lv[m.names[j]] = l
+		}
+	}
+	return frame.Options{Label: label, Task: m.f.Task, Features: m.names, Levels: lv}
+}
+
+// evalMulti evaluates a model with several outputs: errors over rows and
+// outputs, and per output.
+func (m *Model) evalMulti(ev *Evaluation, schema *arrow.Schema, recs []arrow.Record, labels []string, threads int) error {
+	var fr *frame.Frame
+	var targets []string
+	var y []float64
+	if m.f.Kind == forest.KindDRF { // responses may be fixed-size list columns
+		resp, err := manifold.ReadResponses(schema, recs, labels)
+		if err != nil {
+			return InputError(err)
+		}
+		if fr, err = frame.FeaturesFromRecords(schema, recs, m.f.Features, m.f.Levels); err != nil {
+			return InputError(err)
+		}
+		if fr, err = manifold.KeepRows(fr, resp.Valid); err != nil {
+			return err
+		}
+		for _, ok := range resp.Valid {
+			if !ok {
+				ev.SkippedLabels++
+			}
+		}
+		targets, y = resp.Targets, manifold.KeepValues(resp.Y, len(resp.Targets), resp.Valid)
+	} else {
+		opts := m.sourceOptions("")
+		if len(labels) > 1 {
+			opts.Targets = labels
+		} else {
+			opts.Label = labels[0]
+		}
+		var err error
+		if fr, err = frame.FromRecords(schema, recs, opts); err != nil {
+			return InputError(err)
+		}
+		if fr, err = m.f.FromSource(fr); err != nil {
+			return InputError(err)
+		}
+		targets, y, ev.SkippedLabels = fr.Targets, fr.YReg, fr.SkippedLabels
+	}
+	if fr.NRows == 0 {
+		return ErrNoRows
+	}
+	if want := m.Targets(); !slices.Equal(targets, want) {
+		return InputError(fmt.Errorf("label columns %v give targets %v; the model predicts %v", labels, targets, want))
+	}
+	t1 := time.Now()
+	pred, err := m.predict(fr, threads)
+	if err != nil {
+		return err
+	}
+	ev.Seconds = time.Since(t1).Seconds()
+	ev.Rows = fr.NRows
+	q := len(targets)
+	se, ae := make([]float64, q), make([]float64, q)
+	for i := 0; i < fr.NRows; i++ {
+		for r := 0; r < q; r++ {
+			d := pred.values[i*q+r] - y[i*q+r]
+			se[r] += d * d
+			ae[r] += math.Abs(d)
+		}
+	}
+	n := float64(fr.NRows)
+	ev.PerOutput = make(map[string]OutputError, q)
+	var tse, tae float64
+	for r, t := range targets {
+		ev.PerOutput[t] = OutputError{RMSE: math.Sqrt(se[r] / n), MSE: se[r] / n, MAE: ae[r] / n}
+		tse += se[r]
+		tae += ae[r]
+	}
+	nq := n * float64(q)
+	ev.RMSE, ev.MSE, ev.MAE = math.Sqrt(tse/nq), tse/nq, tae/nq
+	return nil
+}

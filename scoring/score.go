@@ -1,0 +1,194 @@
+package scoring
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/schemas"
+)
+
+// Options configure one Score call.
+type Options struct {
+	// Keep names input columns copied into every prediction record, after
+	// the source coordinates (e.g. an id). A missing column, or one named
+	// like an output column of a model with several outputs, is an
+	// ErrInput error. A name that occurs twice in the input keeps the first.
+	Keep []string
+	// Source is written into every prediction row's source column: where
+	// the input came from (a file path, "topic/partition/offset").
+	Source string
+	// FirstRow is the row number of the first input row within Source; rows
+	// are numbered from it across the records of one call.
+	FirstRow int64
+	// Threads bounds the goroutines scoring one call (0: every CPU).
+	// Predictions never depend on it.
+	Threads int
+	// Mem allocates the prediction records (nil: memory.DefaultAllocator).
+	Mem memory.Allocator
+}
+
+func (o *Options) resolve() error {
+	if o.Threads < 0 {
+		return fmt.Errorf("scoring: %d threads", o.Threads)
+	}
+	if o.Threads == 0 {
+		o.Threads = runtime.GOMAXPROCS(0)
+	}
+	if o.Mem == nil {
+		o.Mem = memory.DefaultAllocator
+	}
+	return nil
+}
+
+// PredictionSchema returns the schema of the records Score makes from
+// input of the given schema with the given kept columns:
+// schemas.Predictions, or schemas.MultiPredictions for a model with
+// several outputs. A kept column that is missing or clashes is an ErrInput
+// error.
+func (m *Model) PredictionSchema(input *arrow.Schema, keep []string) (*arrow.Schema, error) {
+	spec, _, err := m.spec(input, keep)
+	if err != nil {
+		return nil, err
+	}
+	if t := m.Targets(); t != nil {
+		return schemas.MultiPredictions(spec, t), nil
+	}
+	return schemas.Predictions(spec), nil
+}
+
+// spec resolves the kept columns in the input schema.
+func (m *Model) spec(input *arrow.Schema, keep []string) (schemas.PredictionSpec, []int, error) {
+	spec := schemas.PredictionSpec{ModelID: m.meta.ID, ModelVersion: m.meta.Version, Classes: m.f.Classes}
+	idx := make([]int, 0, len(keep))
+	for _, k := range keep {
+		ix := input.FieldIndices(k)
+		if len(ix) == 0 {
+			return spec, nil, inputErrorf("kept column %q is not in the input", k)
+		}
+		idx = append(idx, ix[0])
+		spec.Keep = append(spec.Keep, input.Field(ix[0]))
+	}
+	if t := m.Targets(); t != nil {
+		if err := schemas.CheckMultiNames(spec, t); err != nil {
+			return spec, nil, InputError(fmt.Errorf("kept column: %w", err))
+		}
+	}
+	return spec, idx, nil
+}
+
+// Score scores recs, which share one schema, and returns one prediction
+// record per input record (see the package documentation), rows numbered
+// from opts.FirstRow across the records. The caller releases the records.
+// No records give no predictions; a record without rows gives a prediction
+// record without rows.
+func (m *Model) Score(recs []arrow.Record, opts Options) ([]arrow.Record, error) {
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	if err := opts.resolve(); err != nil {
+		return nil, err
+	}
+	schema := recs[0].Schema()
+	for _, r := range recs[1:] {
+		if !r.Schema().Equal(schema) {
+			return nil, inputErrorf("records of one call have different schemas: %v and %v", schema, r.Schema())
+		}
+	}
+	spec, keepIdx, err := m.spec(schema, opts.Keep)
+	if err != nil {
+		return nil, err
+	}
+	fr, err := m.frame(schema, recs)
+	if err != nil {
+		return nil, err
+	}
+	pred, err := m.predict(fr, opts.Threads)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]arrow.Record, 0, len(recs))
+	row := 0
+	for _, r := range recs {
+		n := int(r.NumRows())
+		keep := make([]arrow.Array, len(keepIdx))
+		for i, ix := range keepIdx {
+			keep[i] = r.Column(ix)
+		}
+		rec, err := pred.record(opts.Mem, spec, opts.Source, opts.FirstRow+int64(row), row, n, keep)
+		if err != nil {
+			for _, o := range out {
+				o.Release()
+			}
+			return nil, err
+		}
+		out = append(out, rec)
+		row += n
+	}
+	return out, nil
+}
+
+// frame reads the model's source columns from recs into the frame its trees
+// score: the model's own FDM mapping and derived inputs applied.
+func (m *Model) frame(schema *arrow.Schema, recs []arrow.Record) (*frame.Frame, error) {
+	fr, err := frame.FeaturesFromRecords(schema, recs, m.names, m.levels)
+	if err != nil {
+		return nil, InputError(err)
+	}
+	if fr, err = m.f.FromSource(fr); err != nil {
+		return nil, InputError(err)
+	}
+	return fr, nil
+}
+
+// predictions are the model's predictions for every row of one frame.
+type predictions struct {
+	targets []string // several outputs: values holds len(targets) per row
+	values  []float64
+	class   []int32   // classification: the class index per row
+	prob    []float32 // and k probabilities per row
+	k       int
+}
+
+// predict scores every row of fr: the one place where forestd predicts.
+func (m *Model) predict(fr *frame.Frame, threads int) (*predictions, error) {
+	if err := m.Prepare(threads); err != nil {
+		return nil, err
+	}
+	if m.multi != nil { // one column per output
+		values, err := m.multi.PredictValues(fr, threads)
+		if err != nil {
+			return nil, fmt.Errorf("scoring: %w", err)
+		}
+		return &predictions{targets: m.multi.Targets(), values: values}, nil
+	}
+	if m.c == nil {
+		return nil, errors.New("scoring: model has no compiled forest")
+	}
+	pred, err := m.c.Predict(fr, threads)
+	if err != nil {
+		return nil, fmt.Errorf("scoring: %w", err)
+	}
+	return &predictions{values: pred.Value, class: pred.Class, prob: pred.Prob, k: m.f.NumClasses()}, nil
+}
+
+// record builds the prediction record of rows [row, row+n) of p, numbered
+// from firstRow within source, with the kept input arrays of those rows.
+func (p *predictions) record(mem memory.Allocator, spec schemas.PredictionSpec, source string, firstRow int64, row, n int, keep []arrow.Array) (arrow.Record, error) {
+	if p.targets != nil {
+		q := len(p.targets)
+		return schemas.BuildMultiPredictions(mem, spec, p.targets, source, firstRow, keep, p.values[row*q:(row+n)*q])
+	}
+	b := schemas.PredictionBatch{Source: source, FirstRow: firstRow, Keep: keep}
+	if p.k > 0 {
+		b.Class = p.class[row : row+n]
+		b.Prob = p.prob[row*p.k : (row+n)*p.k]
+	} else {
+		b.Value = p.values[row : row+n]
+	}
+	return schemas.BuildPredictions(mem, spec, b)
+}
