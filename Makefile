@@ -13,11 +13,12 @@ test:
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 $(PKGS)
 
-## lint: formatting, vet and staticcheck
+## lint: formatting, vet, staticcheck and a tidy go.mod (direct dependencies not marked indirect)
 lint:
 	@test -z "$$(gofmt -l .)" || (gofmt -l . && echo "gofmt: files above need formatting" && exit 1)
 	$(GO) vet $(PKGS)
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.7.0 $(PKGS)
+	$(GO) mod tidy -diff
 
 ## bench: Go benchmarks of the engine (training, scoring, model codec)
 bench:
