@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
 	"github.com/forestd/forestd/operators"
 	"github.com/forestd/forestd/pipeline"
 	"github.com/forestd/forestd/scoring"
@@ -44,6 +46,8 @@ type selectStage struct {
 	Stream      string
 	Passthrough []string // columns copied when present (e.g. the label)
 	Metrics     *metrics
+	// Mem allocates the selected records (nil: memory.DefaultAllocator).
+	Mem memory.Allocator
 }
 
 // Name implements pipeline.Stage.
@@ -55,7 +59,7 @@ func (s *selectStage) Process(ctx context.Context, in *pipeline.Batch) ([]pipeli
 	if an == nil || an.Transform == nil {
 		return nil, in, nil
 	}
-	recs, err := an.Select(nil, in.Schema, in.Records, s.Passthrough)
+	recs, err := an.Select(s.Mem, in.Schema, in.Records, s.Passthrough)
 	if err != nil {
 		if errors.Is(err, scoring.ErrInput) {
 			return nil, nil, pipeline.BadInput(err)

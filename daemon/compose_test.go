@@ -75,7 +75,7 @@ func TestComposeSelectTrainScore(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	stages := []pipeline.Stage{&analyzeStage{Analyzer: an, Loop: aloop}, &selectStage{Analyzer: an, Passthrough: []string{"y"}},
+	stages := []pipeline.Stage{&analyzeStage{Analyzer: an, Loop: aloop}, &selectStage{Analyzer: an, Passthrough: []string{"y"}, Mem: mem},
 		&trainStage{Trainer: tr, Loop: tloop}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

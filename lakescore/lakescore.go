@@ -72,6 +72,9 @@ type Options struct {
 	// Throttle pauses after each row group is queued: it slows a run down
 	// (the end-to-end tests use it to kill a run midway).
 	Throttle time.Duration
+	// Mem allocates the decoded row groups and the predictions (nil:
+	// memory.DefaultAllocator).
+	Mem memory.Allocator
 }
 
 // Progress is how far a Run has come.
@@ -143,6 +146,9 @@ func newScorer(m *scoring.Model, out string, opts Options) (*scorer, error) {
 	if opts.Compression == "" {
 		opts.Compression = "zstd"
 	}
+	if opts.Mem == nil {
+		opts.Mem = memory.DefaultAllocator
+	}
 	s := &scorer{m: m, out: out, opts: opts, threads: opts.Threads, wopts: files.WriteOptions{Compression: opts.Compression}}
 	if s.threads == 0 {
 		s.threads = runtime.GOMAXPROCS(0)
@@ -195,7 +201,7 @@ func newScorer(m *scoring.Model, out string, opts Options) (*scorer, error) {
 		s.chunk *= 2
 	}
 	s.lopts = lake.Options{MaxMemory: free - inflight*s.chunk*perRow, Readers: opts.Readers, OnError: opts.OnError,
-		Columns: cols, Check: featureCheck(m)}
+		Columns: cols, Check: featureCheck(m), Mem: opts.Mem}
 	if s.lopts.MaxMemory < free/4 {
 		s.lopts.MaxMemory = free / 4
 	}
@@ -345,7 +351,7 @@ func (s *scorer) done(op string) bool {
 		if pf.RowGroupRows(g) == 0 {
 			continue
 		}
-		rec, err := pf.ReadRowGroup(g, []string{schemas.ColModelID}, memory.DefaultAllocator)
+		rec, err := pf.ReadRowGroup(g, []string{schemas.ColModelID}, s.opts.Mem)
 		if err != nil {
 			return false
 		}
@@ -476,7 +482,7 @@ func (s *scorer) score(l *lake.Lake, b *lake.Batch, r0, r1 int64) (arrow.Record,
 	rec := b.Record.NewSlice(r0, r1)
 	defer rec.Release()
 	out, err := s.m.Score([]arrow.Record{rec}, scoring.Options{Keep: s.opts.Keep, Source: l.Files()[b.File].Path,
-		FirstRow: b.FirstRow + r0, Threads: 1})
+		FirstRow: b.FirstRow + r0, Threads: 1, Mem: s.opts.Mem})
 	if err != nil {
 		return nil, err
 	}

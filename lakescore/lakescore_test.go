@@ -1,0 +1,265 @@
+package lakescore_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/forestd/forestd/arrowforest/forest"
+	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/arrowforest/manifold"
+	"github.com/forestd/forestd/arrowforest/synth"
+	"github.com/forestd/forestd/connectors/files"
+	"github.com/forestd/forestd/connectors/lake"
+	"github.com/forestd/forestd/lakescore"
+	"github.com/forestd/forestd/scoring"
+)
+
+const dataDir = "../testdata"
+
+// lakeOf builds a hive lake below a temporary directory: rel → a file of
+// testdata (symlinked) or bytes.
+func lakeOf(t *testing.T, layout map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	src, err := filepath.Abs(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rel, name := range layout {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Join(src, name), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+func readFile(t *testing.T, path string) (*arrow.Schema, []arrow.Record) {
+	t.Helper()
+	schema, recs, err := files.ReadFile(path, files.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return schema, recs
+}
+
+func release(recs []arrow.Record) {
+	for _, r := range recs {
+		r.Release()
+	}
+}
+
+func letterModel(t *testing.T) *scoring.Model {
+	t.Helper()
+	schema, recs := readFile(t, filepath.Join(dataDir, "letter_recognition.parquet"))
+	defer release(recs)
+	fr, err := frame.FromRecords(schema, recs, frame.Options{Label: "label"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := forest.DefaultParams(frame.TaskClassification)
+	p.Trees, p.Threads = 10, 2
+	f, err := forest.Train(fr, p, forest.TrainOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := scoring.Encode(f, 2, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestRunMatchesScore: a hive lake scored by Run under a checked allocator
+// (nothing left allocated) gives, per input file, exactly the predictions
+// Model.Score makes of that file, with the file's path as source, the
+// partition column kept, and a truncated file skipped with its reason;
+// progress reaches the totals; a resumed run scores nothing again.
+func TestRunMatchesScore(t *testing.T) {
+	m := letterModel(t)
+	root := lakeOf(t, map[string]string{
+		"day=1/a.parquet": "letter_recognition_zstd_rg1000.parquet",
+		"day=2/b.parquet": "letter_recognition.parquet",
+		"day=2/c.parquet": "bad_truncated.parquet",
+	})
+	out := t.TempDir()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	var last lakescore.Progress
+	calls := 0
+	sum, err := lakescore.Run(context.Background(), m, []string{root}, out, lakescore.Options{
+		Keep: []string{"day"}, Threads: 2, MaxMemory: 256 << 20, Mem: mem,
+		Progress: func(p lakescore.Progress) {
+			if p.RowsDone < last.RowsDone || p.FilesDone < last.FilesDone {
+				t.Errorf("progress went back: %+v after %+v", p, last)
+			}
+			last = p
+			calls++
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem.AssertSize(t, 0)
+	if sum.Files != 2 || sum.Rows != 40000 || sum.FilesListed != 3 || len(sum.Skipped) != 1 || !strings.HasSuffix(sum.Skipped[0].File, "c.parquet") {
+		t.Fatalf("summary %+v", sum)
+	}
+	if calls == 0 || last.Files != 2 || last.FilesDone != 2 || last.RowsDone != 40000 || last.Rows != 40000 {
+		t.Fatalf("last progress %+v after %d calls", last, calls)
+	}
+	for rel, name := range map[string]string{"day=1/a.parquet": "letter_recognition_zstd_rg1000.parquet", "day=2/b.parquet": "letter_recognition.parquet"} {
+		_, in := readFile(t, filepath.Join(dataDir, name))
+		want, err := m.Score(in, scoring.Options{Threads: 1})
+		release(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, got := readFile(t, filepath.Join(out, filepath.FromSlash(rel)))
+		checkSame(t, rel, filepath.Join(root, filepath.FromSlash(rel)), got, want)
+		release(got)
+		release(want)
+	}
+	again, err := lakescore.Run(context.Background(), m, []string{root}, out, lakescore.Options{Resume: true, Keep: []string{"day"}})
+	if err != nil || again.Resumed != 2 || again.Files != 0 {
+		t.Fatalf("resumed run: %v %+v", err, again)
+	}
+}
+
+// checkSame compares the prediction and probability columns of the lake's
+// output with Score's, row by row, and the source and kept columns.
+func checkSame(t *testing.T, rel, path string, got, want []arrow.Record) {
+	t.Helper()
+	col := func(recs []arrow.Record, name string) []string {
+		var v []string
+		for _, r := range recs {
+			ix := r.Schema().FieldIndices(name)
+			if len(ix) == 0 {
+				t.Fatalf("%s: no column %s", rel, name)
+			}
+			for i := 0; i < int(r.NumRows()); i++ {
+				v = append(v, r.Column(ix[0]).ValueStr(i))
+			}
+		}
+		return v
+	}
+	for _, name := range []string{"prediction", "prob_A", "prob_Z", "row", "model_id"} {
+		g, w := col(got, name), col(want, name)
+		if len(g) != len(w) {
+			t.Fatalf("%s: %d rows, want %d", rel, len(g), len(w))
+		}
+		for i := range g {
+			if g[i] != w[i] {
+				t.Fatalf("%s row %d: %s %s, Score gives %s", rel, i, name, g[i], w[i])
+			}
+		}
+	}
+	day := strings.TrimPrefix(strings.Split(rel, "/")[0], "day=")
+	for i, src := range col(got, "source") {
+		if src != path {
+			t.Fatalf("%s row %d: source %s", rel, i, src)
+		}
+	}
+	for i, d := range col(got, "day") {
+		if d != day {
+			t.Fatalf("%s row %d: day %s", rel, i, d)
+		}
+	}
+}
+
+// TestRunSeveralOutputs: a drf model scores a lake into one float64 column
+// per target, equal to Score's, under a checked allocator.
+func TestRunSeveralOutputs(t *testing.T) {
+	fr, tg, _, err := synth.GenerateMulti("swissroll", synth.Options{N: 400, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var y []float64
+	for i := 0; i < fr.NRows; i++ {
+		y = append(y, tg[0][i], tg[1][i], tg[2][i])
+	}
+	o := manifold.DefaultOptions()
+	o.Trees, o.MaxFeatures, o.Threads, o.EmbedDim = 10, "3", 2, 2
+	f, err := manifold.Train(fr, y, []string{"y0", "y1", "y2"}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := scoring.Encode(f, 1, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "lake", "s.parquet")
+	if err := os.MkdirAll(filepath.Dir(in), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rec := fr.ToRecord(memory.DefaultAllocator)
+	defer rec.Release()
+	if err := files.WriteFile(in, rec.Schema(), []arrow.Record{rec}, files.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	sum, err := lakescore.Run(context.Background(), m, []string{filepath.Join(dir, "lake")}, filepath.Join(dir, "out"), lakescore.Options{Threads: 2, Mem: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem.AssertSize(t, 0)
+	if sum.Rows != 400 || sum.Files != 1 {
+		t.Fatalf("summary %+v", sum)
+	}
+	want, err := m.Score([]arrow.Record{rec}, scoring.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release(want)
+	_, got := readFile(t, filepath.Join(dir, "out", "s.parquet"))
+	defer release(got)
+	g := 0
+	for _, r := range got {
+		for i := 0; i < int(r.NumRows()); i, g = i+1, g+1 {
+			for k, name := range []string{"y0", "y1", "y2"} {
+				gv := r.Column(r.Schema().FieldIndices(name)[0]).(*array.Float64).Value(i)
+				wv := want[0].Column(4 + k).(*array.Float64).Value(g)
+				if gv != wv {
+					t.Fatalf("row %d %s: lake %v, Score %v", g, name, gv, wv)
+				}
+			}
+		}
+	}
+	if g != 400 {
+		t.Fatalf("%d rows", g)
+	}
+}
+
+// TestRunOptionErrors: options the run cannot meet are OptionErrors naming
+// the option; a kept column no file has is an error naming it.
+func TestRunOptionErrors(t *testing.T) {
+	m := letterModel(t)
+	root := lakeOf(t, map[string]string{"a.parquet": "letter_recognition.parquet"})
+	for opt, o := range map[string]lakescore.Options{
+		"MaxMemory":   {MaxMemory: 1 << 10},
+		"Compression": {Compression: "brotli9"},
+		"Threads":     {Threads: -1},
+	} {
+		_, err := lakescore.Run(context.Background(), m, []string{root}, t.TempDir(), o)
+		var oe *lakescore.OptionError
+		if !errors.As(err, &oe) || oe.Option != opt {
+			t.Errorf("%s: %v", opt, err)
+		}
+	}
+	// a kept column no file has leaves no usable file: the error names it
+	if _, err := lakescore.Run(context.Background(), m, []string{root}, t.TempDir(), lakescore.Options{Keep: []string{"nope"}}); err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Errorf("missing kept column: %v", err)
+	}
+	if _, err := lakescore.Run(context.Background(), m, []string{root}, t.TempDir(), lakescore.Options{OnError: lake.Fail, Keep: []string{"label"}}); err != nil {
+		t.Fatalf("a good lake with OnError Fail: %v", err)
+	}
+}
