@@ -3,13 +3,17 @@ GO      ?= go
 BIN     ?= bin/forestd
 PKGS    := ./...
 
-.PHONY: build test lint bench bench-peers bench-lake demo demo-batch fuzz clean
+.PHONY: build deps test lint bench bench-peers bench-lake demo demo-batch fuzz clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/forestd
 
-## test: vet + every unit, reader and end-to-end test (reads testdata/)
-test:
+## deps: install the real peers the tests drive (kcat) when missing
+deps:
+	bash e2e/deps.sh
+
+## test: vet + every unit, reader and end-to-end test (reads testdata/); installs kcat first when missing
+test: deps
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 $(PKGS)
 
