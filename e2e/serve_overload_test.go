@@ -74,7 +74,7 @@ func peakRSS(t *testing.T, pid int) int64 {
 // (a 400-tree forest on 50 features, 1000-row Arrow batches, one worker): the backlog in
 // the broker grows to several times the configured memory bound while the
 // daemon's peak resident memory stays under it — backpressure slows
-// consumption instead of growing memory (DESIGN.md §5).
+// consumption instead of growing memory (ARCHITECTURE.md, The daemon's promises).
 func TestServeOverloadMemoryBound(t *testing.T) {
 	const bound = 192 << 20
 	model := trunkModel(t, 50, 400)

@@ -72,7 +72,7 @@ type TrainOptions struct {
 }
 
 // Trainer keeps a bounded window of labelled rows and decides when to
-// retrain (DESIGN.md §5: "training windows are bounded by configuration").
+// retrain (ARCHITECTURE.md, The daemon's promises: "training windows are bounded by configuration").
 // Add is called from the pipeline's workers; Snapshot from the training
 // loop. All methods are safe for concurrent use.
 type Trainer struct {

@@ -50,7 +50,7 @@ type Envelope struct {
 }
 
 // Source is the message's coordinates as "topic/partition/offset", the
-// source column of everything derived from it (DESIGN.md §4).
+// source column of everything derived from it (ARCHITECTURE.md, Formats).
 func (e *Envelope) Source() string {
 	return e.Topic + "/" + strconv.FormatInt(int64(e.Partition), 10) + "/" + strconv.FormatInt(e.Offset, 10)
 }
@@ -116,7 +116,7 @@ func (o *Output) Rows() int64 {
 // ErrBadInput marks a problem with the input itself (undecodable bytes, a
 // schema without the model's features, a wrong-typed column): retrying cannot
 // help, so the message is quarantined in the dead-letter stream with the
-// reason in its headers (DESIGN.md §5).
+// reason in its headers (ARCHITECTURE.md, The daemon's promises).
 var ErrBadInput = errors.New("bad input")
 
 // ErrPermanent marks a sink failure that retrying cannot fix (e.g. an output

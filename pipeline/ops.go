@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// Ops is the daemon's operations endpoint (DESIGN.md §5): /metrics in the
+// Ops is the daemon's operations endpoint (ARCHITECTURE.md, The daemon's promises): /metrics in the
 // Prometheus text format, /healthz (the process is serving), /readyz (the
 // daemon is ready to work: ready returns nil; otherwise 503 and the reason)
 // and Go's /debug/pprof profiles.

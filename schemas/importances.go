@@ -16,7 +16,7 @@ const (
 )
 
 // Importances returns the schema of a feature-importance table
-// (DESIGN.md §4: "importances carry model version, feature name, kind
+// (ARCHITECTURE.md, Formats: "importances carry model version, feature name, kind
 // (projection-count, impurity, permutation) and value"):
 //
 //	model_id utf8, model_version int64, feature utf8, kind utf8, value float64

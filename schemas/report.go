@@ -48,7 +48,7 @@ type ReportSpec struct {
 	Rows   int // labelled rows analysed
 }
 
-// DependenceReport returns the schema of a dependence report (DESIGN.md
+// DependenceReport returns the schema of a dependence report (ARCHITECTURE.md,
 // §4, the `forestd analyze --out` table), one row per feature and then one
 // row per discovered group:
 //

@@ -5,7 +5,7 @@ import (
 )
 
 // axisWalk is the branch-free scoring layout of a forest whose nodes are
-// all axis splits (Breiman RF, LFS, RerF(r) after its rank map; DESIGN §8).
+// all axis splits (Breiman RF, LFS, RerF(r) after its rank map; ARCHITECTURE.md, Performance techniques).
 //
 // Rows are scored as order keys: every float32 becomes a uint32 whose
 // unsigned order is the float order (orderKey), so a node's test is one

@@ -27,7 +27,7 @@ const (
 	featMask = missBit - 1
 )
 
-// Compiled is a forest flattened for scoring (DESIGN §8): one node array for
+// Compiled is a forest flattened for scoring (ARCHITECTURE.md, Performance techniques): one node array for
 // all trees, atoms of oblique nodes apart, leaf values in a dense table
 // (K probabilities per leaf, or q values for regression with q outputs).
 type Compiled struct {

@@ -56,7 +56,7 @@ const (
 // instead of exhausting memory (2³¹ float32 cells = 8 GiB).
 const maxCells = 1 << 31
 
-// names lists the data sets in the order of DESIGN.md §6.
+// names lists the data sets in the order of the command line (ARCHITECTURE.md, Command line).
 var names = []string{
 	Circle, HVBars, Impulse,
 	XOR1, XOR2, XOR3, XOR4, XOR5,

@@ -12,7 +12,7 @@ const MissingCode = 255
 // MaxBins is the largest number of non-missing bins per feature.
 const MaxBins = 255
 
-// Binned holds every feature pre-binned once per forest (DESIGN §8): each
+// Binned holds every feature pre-binned once per forest (ARCHITECTURE.md, Performance techniques): each
 // value is replaced by the index of its quantile bin, so a node's split
 // search accumulates a histogram instead of sorting.
 //

@@ -1,4 +1,4 @@
-// Package broker is forestd's embedded Kafka-protocol broker (DESIGN.md §5:
+// Package broker is forestd's embedded Kafka-protocol broker (ARCHITECTURE.md, The daemon's promises:
 // "with no brokers configured, forestd serve starts an embedded
 // Kafka-protocol broker on loopback"). It wraps franz-go's kfake, a
 // single-process broker that speaks the Kafka wire protocol (produce, fetch,

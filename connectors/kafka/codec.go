@@ -22,7 +22,7 @@ import (
 )
 
 // HeaderContentType is the header naming a message value's format
-// (DESIGN.md §4: "the content type travels in a header").
+// (ARCHITECTURE.md, Formats: "the content type travels in a header").
 const HeaderContentType = "content-type"
 
 // Content types of message values.

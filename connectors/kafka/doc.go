@@ -1,4 +1,4 @@
-// Package kafka is forestd's Kafka connector (DESIGN.md §1, §4, §5), built
+// Package kafka is forestd's Kafka connector (ARCHITECTURE.md: Layers, Formats, The daemon's promises), built
 // on segmentio/kafka-go: a consumer-group source with explicit commits
 // driven by the pipeline's acknowledgement tracker, a producer sink that
 // waits for acks=all, the message codecs (Arrow IPC streams and JSON

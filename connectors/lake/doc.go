@@ -1,6 +1,6 @@
 // Package lake reads and writes Parquet lakes: directory trees of Parquet
 // files, usually hive-partitioned (date=2026-11-01/part-0.parquet), that
-// are too large to load whole (DESIGN.md §1 "Batch scoring of Parquet
+// are too large to load whole (ARCHITECTURE.md, Layers: "Batch scoring of Parquet
 // lakes", §5 "Bounded memory", "Lake scoring splits files"). It owns
 // listing, partition columns, planning and schema checks across files, the
 // bounded-memory row-group scan, per-file outputs written atomically, and

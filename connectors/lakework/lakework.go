@@ -1,6 +1,6 @@
 // Package lakework shares the files of a Parquet lake among worker
 // processes through a Kafka topic, so that a lake scales out on an existing
-// engine instead of a home-made scheduler (DESIGN.md §5, "Scale-out uses
+// engine instead of a home-made scheduler (ARCHITECTURE.md, The daemon's promises, "Scale-out uses
 // Kafka itself"). It owns the job messages and the work loop, nothing
 // else: reading and scoring a file is the caller's handler.
 //

@@ -16,7 +16,7 @@ import (
 	"github.com/forestd/forestd/schemas"
 )
 
-// runAnalyze is forestd analyze (DESIGN.md §6): dependence analysis of
+// runAnalyze is forestd analyze (ARCHITECTURE.md, Command line): dependence analysis of
 // labelled data, dissertation ch. 2 and 5. Every feature is tested alone
 // against the label (the marginal set S_m, Algorithm 1), then the chosen
 // search finds minimum or stronger dependence sets among the rest

@@ -1,4 +1,4 @@
-// Package cli owns forestd's command line (DESIGN.md §6): flag parsing,
+// Package cli owns forestd's command line (ARCHITECTURE.md, Command line): flag parsing,
 // wiring readers, learners and writers together, JSON reports on stdout,
 // one-line errors on stderr and exit codes. Every command is reachable
 // from tests through Main.

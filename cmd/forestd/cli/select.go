@@ -18,7 +18,7 @@ import (
 	"github.com/forestd/forestd/connectors/files"
 )
 
-// runSelect is forestd select (DESIGN.md §6): the feature-selection stage
+// runSelect is forestd select (ARCHITECTURE.md, Command line): the feature-selection stage
 // of dissertation ch. 5–6. It finds the marginally dependent features and
 // the jointly dependent groups (MDS/SDS search) on labelled data, maps
 // every group with feature dependence mapping (FDM_RF, §6.3), and writes
