@@ -48,15 +48,21 @@ type Config struct {
 	// own mapping to raw feature batches; training waits for the first
 	// analysis that selects features. In any other order the stages run
 	// side by side: train learns on the raw columns (see composed).
-	Stages       []string       `yaml:"stages"`
-	Model        string         `yaml:"model"`
-	Key          string         `yaml:"key"`
-	OutputFormat string         `yaml:"output_format"`
-	Train        TrainConfig    `yaml:"train"`
-	Pipeline     PipelineConfig `yaml:"pipeline"`
-	Kafka        KafkaConfig    `yaml:"kafka"`
-	HTTP         string         `yaml:"http"`
-	Log          LogConfig      `yaml:"log"`
+	Stages []string `yaml:"stages"`
+	Model  string   `yaml:"model"`
+	// AllowFeatureChange lets a model that reads other source columns than
+	// the live one replace it (a trained model after the training data's
+	// columns changed, or a model published for other data). By default
+	// such models are refused, logged and counted; behind the select stage
+	// (select before train) columns may always change.
+	AllowFeatureChange bool           `yaml:"allow_feature_change"`
+	Key                string         `yaml:"key"`
+	OutputFormat       string         `yaml:"output_format"`
+	Train              TrainConfig    `yaml:"train"`
+	Pipeline           PipelineConfig `yaml:"pipeline"`
+	Kafka              KafkaConfig    `yaml:"kafka"`
+	HTTP               string         `yaml:"http"`
+	Log                LogConfig      `yaml:"log"`
 }
 
 // EmbeddedConfig is the embedded broker the daemon starts when it has no

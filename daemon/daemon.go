@@ -90,9 +90,13 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 		log = cfg.Log.Logger(os.Stderr)
 	}
 	runCtx, stop := context.WithCancel(ctx)
+	cur := operators.NewCurrent()
+	// a model for other columns replaces the live one only when allowed, or
+	// behind the select stage, whose analyses choose the columns
+	cur.AllowColumnChange = cfg.AllowFeatureChange || cfg.Composed()
 	// d is not the named result: every failure returns nil, and the
 	// deferred cleanup must still see the daemon built so far
-	d := &Daemon{cfg: cfg, log: log, metrics: pipeline.NewMetrics(), cur: operators.NewCurrent(), srcDone: make(chan error, 1),
+	d := &Daemon{cfg: cfg, log: log, metrics: pipeline.NewMetrics(), cur: cur, srcDone: make(chan error, 1),
 		stop: stop, done: make(chan struct{})}
 	d.dm = newMetrics(d.metrics.Registry, d.metrics.Retries)
 	defer func() {
@@ -182,13 +186,12 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 	d.bg.Add(1)
 	go func() {
 		defer d.bg.Done()
-		d.bus.Follow(bgCtx, func(ref kafka.ModelRef, data []byte) {
+		d.bus.Follow(bgCtx, func(ref kafka.ModelRef, data []byte) bool {
 			if d.seed != nil && ref.ID == d.seed.ID() {
 				d.seedOnTopic.Store(true)
+				return true // the seed is live or superseded already
 			}
-			if _, err := d.models.Adopt(data, "model topic"); err != nil {
-				log.Warn("ignoring an undecodable model from the model topic", "model_id", ref.ID, "model_version", ref.Version, "err", err)
-			}
+			return d.models.Adopt(ref, data, "model topic")
 		})
 	}()
 	if d.seed != nil {

@@ -13,7 +13,7 @@ type metrics struct {
 	TrainingSeconds    prometheus.Histogram
 	ReportsPublished   prometheus.Counter
 	SelectedPublished  prometheus.Counter
-	ModelRejected      prometheus.Counter
+	ModelRejected      *prometheus.CounterVec // reason
 	TrainingSkipped    prometheus.Counter
 	TrainingEvicted    prometheus.Counter
 	ScoreWaitingModels prometheus.Gauge
@@ -33,7 +33,7 @@ func newMetrics(reg *prometheus.Registry, retries *prometheus.CounterVec) *metri
 	m.TrainingSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "forestd_training_seconds", Help: "Time to train one model.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 14)})
 	m.ReportsPublished = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_reports_published_total", Help: "Dependence reports published."})
 	m.SelectedPublished = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_selected_batches_total", Help: "Batches forwarded with the selected and mapped columns."})
-	m.ModelRejected = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_models_rejected_total", Help: "Model messages that could not be decoded or were older than the current model."})
+	m.ModelRejected = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "forestd_models_rejected_total", Help: "Models refused, by reason: undecodable, version_mismatch (a model-topic entry whose key disagrees with its content), not_newer, columns_changed (reads other columns than the live model)."}, []string{"reason"})
 	m.TrainingSkipped = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_training_rows_skipped_total", Help: "Training rows skipped for a null label (with several labels: a null or NaN in any of them)."})
 	m.TrainingEvicted = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_training_rows_evicted_total", Help: "Rows evicted from the bounded training window."})
 	m.ScoreWaitingModels = prometheus.NewGauge(prometheus.GaugeOpts{Name: "forestd_score_waiting_for_model", Help: "Messages waiting for a first model."})

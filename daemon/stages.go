@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/forestd/forestd/arrowforest/fdm"
+	"github.com/forestd/forestd/connectors/kafka"
 	"github.com/forestd/forestd/operators"
 	"github.com/forestd/forestd/pipeline"
 	"github.com/forestd/forestd/scoring"
@@ -34,18 +35,38 @@ const (
 	StreamSelected    = "selected"
 )
 
-// Models installs models into an operators.Current and keeps the model
-// metrics and logs in step.
+// Reasons a model is refused (forestd_models_rejected_total{reason}).
+const (
+	rejectUndecodable = "undecodable"      // not a valid model file
+	rejectVersion     = "version_mismatch" // the topic entry's key disagrees with the model's content
+	rejectNotNewer    = "not_newer"        // older than the live model
+	rejectColumns     = "columns_changed"  // reads other columns than the live model
+)
+
+// models installs models into an operators.Current and keeps the model
+// metrics and logs in step: every model it installs is logged as hot-swapped,
+// every model it refuses is logged with the reason and counted.
 type models struct {
 	Current *operators.Current
 	Metrics *metrics
 	Logger  *slog.Logger
 }
 
-// Offer installs m if it is newer than the current model (see
-// operators.Current.Offer); origin says where it came from, for the log.
+// Offer installs m if operators.Current.Offer takes it (newer, same source
+// columns unless allowed); origin says where it came from, for the log.
 func (ms *models) Offer(m *scoring.Model, origin string) bool {
-	if !ms.Current.Offer(m) {
+	err := ms.Current.Offer(m)
+	switch {
+	case errors.Is(err, operators.ErrLive):
+		return false // seen again (e.g. our own model back from the topic): nothing to say
+	case errors.Is(err, operators.ErrNotNewer):
+		ms.reject(rejectNotNewer, m.ID(), m.Version(), origin, err)
+		return false
+	case errors.Is(err, operators.ErrColumnsChanged):
+		ms.reject(rejectColumns, m.ID(), m.Version(), origin, fmt.Errorf("%w (set allow_feature_change to accept such models)", err))
+		return false
+	case err != nil:
+		ms.reject(rejectUndecodable, m.ID(), m.Version(), origin, err)
 		return false
 	}
 	if ms.Metrics != nil {
@@ -59,19 +80,34 @@ func (ms *models) Offer(m *scoring.Model, origin string) bool {
 	return true
 }
 
-// Adopt decodes an encoded model (e.g. from the model topic) and offers it.
-func (ms *models) Adopt(data []byte, origin string) (bool, error) {
+// Adopt decodes a model from the model topic, whose entry claims ref, and
+// offers it: a model whose content has another ID or version than its
+// entry claims is refused, so that a mislabelled entry can neither take
+// over nor, by claiming a high version, hide the real newest model.
+func (ms *models) Adopt(ref kafka.ModelRef, data []byte, origin string) bool {
 	m, err := scoring.Decode(data)
 	if err == nil {
 		err = m.Prepare(0)
 	}
 	if err != nil {
-		if ms.Metrics != nil {
-			ms.Metrics.ModelRejected.Inc()
-		}
-		return false, err
+		ms.reject(rejectUndecodable, ref.ID, ref.Version, origin, err)
+		return false
 	}
-	return ms.Offer(m, origin), nil
+	if m.ID() != ref.ID || m.Version() != ref.Version {
+		ms.reject(rejectVersion, ref.ID, ref.Version, origin,
+			fmt.Errorf("the entry says version %d id %.12s, the model is version %d id %.12s", ref.Version, ref.ID, m.Version(), m.ID()))
+		return false
+	}
+	return ms.Offer(m, origin)
+}
+
+func (ms *models) reject(reason, id string, version int64, origin string, err error) {
+	if ms.Metrics != nil {
+		ms.Metrics.ModelRejected.WithLabelValues(reason).Inc()
+	}
+	if ms.Logger != nil {
+		ms.Logger.Warn("model refused", "reason", reason, "model_id", id, "model_version", version, "origin", origin, "err", err)
+	}
 }
 
 // scoreStage scores each batch (scoring.Model.Score) with the model pinned

@@ -98,7 +98,7 @@ func TestServeComposeSelectTrainScore(t *testing.T) {
 	defer cancel()
 	var once sync.Once
 	got := make(chan []byte, 1)
-	go bus.Follow(ctx, func(ref kafka.ModelRef, data []byte) { once.Do(func() { got <- data; cancel() }) })
+	go bus.Follow(ctx, func(ref kafka.ModelRef, data []byte) bool { once.Do(func() { got <- data; cancel() }); return true })
 	var data []byte
 	select {
 	case data = <-got:

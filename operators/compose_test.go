@@ -219,7 +219,8 @@ func TestTrainMappedScoresRaw(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !cur.Offer(m2) || cur.Load() != m2 {
+	cur.AllowColumnChange = true // a new selection maps to new columns
+	if err := cur.Offer(m2); err != nil || cur.Load() != m2 {
 		t.Fatal("hot swap refused")
 	}
 	classes2, _ := score(m2)

@@ -2,6 +2,7 @@ package operators_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -27,7 +28,7 @@ func ExampleCurrent() {
 	v2, _ := scoring.Encode(f, 2, "example")
 
 	cur := operators.NewCurrent()
-	fmt.Println(cur.Offer(v3), cur.Offer(v2)) // the older version is refused
+	fmt.Println(cur.Offer(v3), errors.Is(cur.Offer(v2), operators.ErrNotNewer)) // the older version is refused
 
 	batch, _ := synth.Generate(synth.Trunk, synth.Options{N: 5, Seed: 2, P: 4})
 	rec := batch.ToRecord(memory.DefaultAllocator)
@@ -41,7 +42,7 @@ func ExampleCurrent() {
 	defer out[0].Release()
 	fmt.Println(m.Version(), out[0].NumRows(), out[0].Schema().Field(2).Name, out[0].Column(2).ValueStr(0))
 	// Output:
-	// true false
+	// <nil> true
 	// 3 5 source forestd.features/0/42
 }
 

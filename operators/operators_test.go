@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -61,17 +62,17 @@ func TestCurrentHotSwap(t *testing.T) {
 		m, _ := c.Wait(context.Background())
 		got <- m
 	}()
-	if !c.Offer(m2) {
-		t.Fatal("first model refused")
+	if err := c.Offer(m2); err != nil {
+		t.Fatalf("first model refused: %v", err)
 	}
 	if m := <-got; m != m2 {
 		t.Fatal("Wait returned another model")
 	}
-	if c.Offer(m1) {
-		t.Fatal("older version installed over a newer one")
+	if err := c.Offer(m1); !errors.Is(err, ErrNotNewer) {
+		t.Fatalf("older version over a newer one: %v", err)
 	}
-	if c.Offer(m2) {
-		t.Fatal("the same model installed twice")
+	if err := c.Offer(m2); !errors.Is(err, ErrLive) {
+		t.Fatalf("the same model twice: %v", err)
 	}
 	// same version, different content: the larger ID wins, whatever order
 	// the replicas see them in
@@ -103,6 +104,31 @@ func TestCurrentHotSwap(t *testing.T) {
 	wg.Wait()
 	if c.Load() != hi {
 		t.Fatalf("concurrent offers ended on version %d", c.Load().Version())
+	}
+}
+
+// TestCurrentColumns: a newer model that reads other source columns is
+// refused, naming the columns, unless AllowColumnChange is set.
+func TestCurrentColumns(t *testing.T) {
+	m1 := trainModel(t, trunk(t, 300, 1), 1)
+	other := trunk(t, 300, 2)
+	other.Names[4] = "x99"
+	m2 := trainModel(t, other, 2)
+	c := NewCurrent()
+	if err := c.Offer(m1); err != nil {
+		t.Fatal(err)
+	}
+	err := c.Offer(m2)
+	if !errors.Is(err, ErrColumnsChanged) || !strings.Contains(err.Error(), "x99") || c.Load() != m1 {
+		t.Fatalf("model for other columns: %v", err)
+	}
+	c = NewCurrent()
+	c.AllowColumnChange = true
+	if err := c.Offer(m1); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Offer(m2); err != nil || c.Load() != m2 {
+		t.Fatalf("allowed column change refused: %v", err)
 	}
 }
 

@@ -321,7 +321,7 @@ func TestModelBus(t *testing.T) {
 		hash [32]byte
 	}
 	follow := func(ctx context.Context, bus *ModelBus, ch chan got) {
-		go bus.Follow(ctx, func(ref ModelRef, data []byte) { ch <- got{ref, sha256.Sum256(data)} })
+		go bus.Follow(ctx, func(ref ModelRef, data []byte) bool { ch <- got{ref, sha256.Sum256(data)}; return true })
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -443,4 +443,34 @@ func FuzzAssembler(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCatchUpOffersNewestFirst: while catching up a follower keeps the
+// newest complete models (at most maxCatchUpModels) and offers them newest
+// first until one is adopted, so an entry whose reference claims a higher
+// version than it has does not hide the real newest model.
+func TestCatchUpOffersNewestFirst(t *testing.T) {
+	var c catchUp
+	for v := int64(1); v <= 12; v++ {
+		c.add(ModelRef{ID: fmt.Sprint("m", v), Version: v}, []byte{byte(v)})
+	}
+	c.add(ModelRef{ID: "liar", Version: 30}, []byte("content says v1"))
+	c.add(ModelRef{ID: "m12", Version: 12}, []byte{12, 12}) // the same model again: replaced
+	if len(c.refs) != maxCatchUpModels {
+		t.Fatalf("%d models held, bound %d", len(c.refs), maxCatchUpModels)
+	}
+	var offered []string
+	c.offer(func(ref ModelRef, data []byte) bool {
+		offered = append(offered, ref.ID)
+		if ref.ID == "m12" && len(data) != 2 {
+			t.Errorf("m12 offered with its first copy")
+		}
+		return ref.ID != "liar" // the daemon refuses the liar, adopts the next
+	})
+	if strings.Join(offered, ",") != "liar,m12" {
+		t.Fatalf("offered %v, want the liar, then the newest real model", offered)
+	}
+	if len(c.refs) != 0 {
+		t.Fatal("models held after the offer")
+	}
 }

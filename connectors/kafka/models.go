@@ -307,10 +307,20 @@ func (b *ModelBus) Publish(ctx context.Context, ref ModelRef, data []byte) error
 // at least once.
 func (b *ModelBus) CaughtUp() bool { return b.caughtUp.Load() }
 
+// maxCatchUpModels bounds the complete models a follower holds while it
+// reads the topic up to its end.
+const maxCatchUpModels = 8
+
 // Follow reads the model topic from its beginning until ctx is done,
-// calling onModel (from one goroutine per partition) with every complete
-// model. Invalid messages are logged and skipped.
-func (b *ModelBus) Follow(ctx context.Context, onModel func(ref ModelRef, data []byte)) error {
+// calling onModel (from one goroutine per partition) with complete models;
+// onModel reports whether it adopted the model. While a partition is read
+// up to its end, only its newest complete models (by reference, at most
+// maxCatchUpModels) are kept; at the end they are offered newest first
+// until one is adopted, so that an entry whose reference lies (a key
+// claiming a higher version than its content) cannot hide the real newest
+// model from a replica that starts. After that every complete model is
+// offered as it arrives. Invalid messages are logged and skipped.
+func (b *ModelBus) Follow(ctx context.Context, onModel func(ref ModelRef, data []byte) bool) error {
 	n, err := Partitions(ctx, b.opts.Client, b.opts.Topic)
 	for err != nil {
 		if ctx.Err() != nil {
@@ -338,7 +348,7 @@ func (b *ModelBus) Follow(ctx context.Context, onModel func(ref ModelRef, data [
 	return nil
 }
 
-func (b *ModelBus) follow(ctx context.Context, p int, behind *atomic.Int32, onModel func(ModelRef, []byte)) {
+func (b *ModelBus) follow(ctx context.Context, p int, behind *atomic.Int32, onModel func(ModelRef, []byte) bool) {
 	r := kafkago.NewReader(kafkago.ReaderConfig{Brokers: b.c.brokers, Dialer: b.c.dialer, Topic: b.opts.Topic,
 		Partition: p, MinBytes: 1, MaxBytes: 16 << 20, MaxWait: 250 * time.Millisecond, QueueCapacity: 8,
 		ReadBackoffMin: 50 * time.Millisecond, ReadBackoffMax: time.Second})
@@ -347,19 +357,15 @@ func (b *ModelBus) follow(ctx context.Context, p int, behind *atomic.Int32, onMo
 		b.opts.Logger.Error("model topic reader", "err", err)
 		return
 	}
-	// While catching up, only the newest complete model is kept and
-	// delivered once the end of the partition is reached, so that a
-	// replica joining late does not load every model still on the topic.
+	// While catching up, only the newest complete models are kept and
+	// offered once the end of the partition is reached, so that a replica
+	// joining late does not load every model still on the topic.
 	caught := false
-	var newest ModelRef
-	var newestData []byte
+	var pending catchUp
 	markCaught := func() {
 		if !caught {
 			caught = true
-			if newestData != nil {
-				onModel(newest, newestData)
-				newestData = nil
-			}
+			pending.offer(onModel)
 			if behind.Add(-1) == 0 {
 				b.caughtUp.Store(true)
 			}
@@ -398,17 +404,60 @@ func (b *ModelBus) follow(ctx context.Context, p int, behind *atomic.Int32, onMo
 		if err != nil {
 			b.opts.Logger.Warn("skipping an invalid model-topic message", "offset", m.Offset, "err", err)
 		} else if data != nil {
-			switch {
-			case caught:
+			if caught {
 				onModel(ref, data)
-			case newestData == nil || ref.Newer(newest):
-				newest, newestData = ref, data
+			} else {
+				pending.add(ref, data)
 			}
 		}
 		if m.Offset+1 >= m.HighWaterMark {
 			markCaught()
 		}
 	}
+}
+
+// catchUp holds the newest complete models seen while catching up.
+type catchUp struct {
+	refs []ModelRef
+	data [][]byte
+}
+
+// add keeps the model if it is among the maxCatchUpModels newest (a model
+// already held is replaced by its newer copy).
+func (c *catchUp) add(ref ModelRef, data []byte) {
+	for i, r := range c.refs {
+		if r == ref {
+			c.data[i] = data
+			return
+		}
+	}
+	c.refs, c.data = append(c.refs, ref), append(c.data, data)
+	if len(c.refs) > maxCatchUpModels { // drop the oldest
+		old := 0
+		for i, r := range c.refs {
+			if c.refs[old].Newer(r) {
+				old = i
+			}
+		}
+		c.refs = append(c.refs[:old], c.refs[old+1:]...)
+		c.data = append(c.data[:old], c.data[old+1:]...)
+	}
+}
+
+// offer hands the held models to onModel newest first until one is
+// adopted, and forgets them.
+func (c *catchUp) offer(onModel func(ModelRef, []byte) bool) {
+	idx := make([]int, len(c.refs))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool { return c.refs[idx[a]].Newer(c.refs[idx[b]]) })
+	for _, i := range idx {
+		if onModel(c.refs[i], c.data[i]) {
+			break
+		}
+	}
+	c.refs, c.data = nil, nil
 }
 
 // Close closes the publisher.

@@ -47,7 +47,7 @@ type serveFlags struct {
 	seed                                                                                   uint64
 	maxInFlightBytes, memoryLimit                                                          int64
 	sessionTimeout, drainTimeout, commitInterval, maxRuntime, demoDuration                 time.Duration
-	tls, tlsInsecure, demo                                                                 bool
+	tls, tlsInsecure, demo, allowFeatureChange                                             bool
 	topics                                                                                 listFlag
 	embeddedTLSCert, embeddedTLSKey, embeddedPasswords, task                               string
 	embeddedUsers                                                                          listFlag
@@ -92,6 +92,7 @@ func serveConfigFromArgs(args []string, env Env) (daemon.Config, *serveFlags, er
 	fs.Var(&f.embeddedUsers, "embedded-sasl-user", "NAME:MECHANISM (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512): the embedded broker requires SASL; the daemon authenticates as the first (repeatable)")
 	fs.StringVar(&f.embeddedPasswords, "embedded-sasl-password-file", "", "NAME:PASSWORD lines for --embedded-sasl-user (default: $FORESTD_SASL_PASSWORD for every user)")
 	fs.StringVar(&f.model, "model", "", "model file that seeds the first model")
+	fs.BoolVar(&f.allowFeatureChange, "allow-feature-change", false, "let a model that reads other columns than the live one replace it (refused and counted by default)")
 	fs.StringVar(&f.key, "key", "", "input column copied into every prediction (besides the source coordinates)")
 	fs.StringVar(&f.outputFormat, "output-format", d.OutputFormat, "format of produced records: arrow or json")
 	fs.StringVar(&f.label, "label", d.Train.Label, "label column of training batches; several, comma-separated, train one multi-output regression forest")
@@ -243,6 +244,9 @@ func applyServeFlags(cfg *daemon.Config, f *serveFlags, set map[string]bool) err
 	}
 	if set["tls"] {
 		cfg.Kafka.TLS.Enabled = f.tls
+	}
+	if set["allow-feature-change"] {
+		cfg.AllowFeatureChange = f.allowFeatureChange
 	}
 	if set["tls-insecure"] {
 		cfg.Kafka.TLS.InsecureSkipVerify = f.tlsInsecure

@@ -86,7 +86,7 @@ func TestServeMultiOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer bus.Close()
-	go bus.Follow(tctx, func(ref kafka.ModelRef, data []byte) { mu.Lock(); published = data; mu.Unlock() })
+	go bus.Follow(tctx, func(ref kafka.ModelRef, data []byte) bool { mu.Lock(); published = data; mu.Unlock(); return true })
 	for {
 		mu.Lock()
 		n, m, got := len(preds), len(imps), published != nil
