@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
@@ -291,6 +292,9 @@ func Run(ctx context.Context, m *scoring.Model, paths []string, out string, opts
 	outs := map[string]string{}
 	for i, pf := range l.Files() {
 		op := lake.OutputPath(out, pf.File)
+		if err := notInput(op, pf.Path); err != nil {
+			return nil, err
+		}
 		if prev, dup := outs[op]; dup {
 			return nil, fmt.Errorf("%s and %s would both write %s (give inputs with distinct paths below their roots)", prev, pf.Path, op)
 		}
@@ -359,6 +363,23 @@ func (s *scorer) done(op string) bool {
 		return rec.Column(0).ValueStr(0) == s.m.ID()
 	}
 	return false
+}
+
+// notInput refuses an output path that is the input file itself (out
+// equal to the lake's root, or a link to it): a run never overwrites its
+// input.
+func notInput(op, in string) error {
+	a, b := filepath.Clean(op), filepath.Clean(in)
+	same := a == b
+	if st, err := os.Stat(op); err == nil {
+		if fi, err := os.Stat(in); err == nil {
+			same = same || os.SameFile(st, fi)
+		}
+	}
+	if same {
+		return fmt.Errorf("the output %s would overwrite its input: give an output directory outside the lake's files", op)
+	}
+	return nil
 }
 
 type discard struct{}

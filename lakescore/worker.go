@@ -105,6 +105,9 @@ func RunWorker(ctx context.Context, m *scoring.Model, root, out string, opts Opt
 			return bad(err)
 		}
 		f.Partitions = parts
+		if err := notInput(lake.OutputPath(out, f), f.Path); err != nil {
+			return err // the whole run is misconfigured, not this file
+		}
 		if s.done(lake.OutputPath(out, f)) {
 			sum.Resumed++ // delivered again after a crash or a rebalance
 			return nil

@@ -50,6 +50,9 @@ func runAnalyze(args []string, env Env) error {
 	if *label == "" {
 		return usagef("--label is required")
 	}
+	if err := notInput("--out", *out, paths...); err != nil {
+		return err
+	}
 	opt := dependence.DefaultSearchOptions()
 	if opt.Stat, err = dependence.ParseStat(*stat); err != nil {
 		return usagef("--stat: %w", err)

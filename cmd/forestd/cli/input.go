@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -42,4 +43,37 @@ func loadLabelled(paths []string, opts frame.Options) (*frame.Frame, error) {
 		return nil, fmt.Errorf("no labelled rows in %v", paths)
 	}
 	return fr, nil
+}
+
+// notInput refuses an output path that names a file the command reads — an
+// input file itself, a file of an input directory, or the same file through
+// another path or link — so that forestd never overwrites its input (an
+// output that does not exist yet cannot be one).
+func notInput(flag, out string, inputs ...string) error {
+	if out == "" {
+		return nil
+	}
+	st, err := os.Stat(out)
+	if err != nil || st.IsDir() {
+		return nil
+	}
+	var list []string
+	for _, in := range inputs {
+		if in == "" {
+			continue
+		}
+		if fi, err := os.Stat(in); err == nil && !fi.IsDir() {
+			list = append(list, in) // any file, whatever its extension (a model, a mapping)
+			continue
+		}
+		if fs, err := files.ListFiles([]string{in}); err == nil {
+			list = append(list, fs...)
+		}
+	}
+	for _, f := range list {
+		if fi, err := os.Stat(f); err == nil && os.SameFile(st, fi) {
+			return usagef("%s %s is the input %s: forestd never overwrites its input; choose another path", flag, out, f)
+		}
+	}
+	return nil
 }

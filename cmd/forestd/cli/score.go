@@ -111,11 +111,14 @@ func runScore(args []string, env Env) error {
 	if lakeFlags.wanted(*out) {
 		return runScoreLake(env, lakeFlags, *modelPath, append(in.vals, pos...), *out, keep.vals, *threads)
 	}
+	paths := append(in.vals, pos...)
+	if err := notInput("--out", *out, append(paths, *modelPath)...); err != nil {
+		return err
+	}
 	m, err := loadModel(*modelPath)
 	if err != nil {
 		return err
 	}
-	paths := append(in.vals, pos...)
 	schema, recs, err := readRecords(paths, nil)
 	if err != nil {
 		return err
@@ -161,6 +164,9 @@ func runInspect(args []string, env Env) error {
 	}
 	if len(pos) > 0 {
 		return usagef("unexpected argument %q", pos[0])
+	}
+	if err := notInput("--png", *pngPath, *modelPath); err != nil {
+		return err
 	}
 	m, err := loadModel(*modelPath)
 	if err != nil {

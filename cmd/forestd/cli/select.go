@@ -58,6 +58,9 @@ func runSelect(args []string, env Env) error {
 	if *out == "" {
 		return usagef("--out is required")
 	}
+	if err := notInput("--out", *out, append(paths, *apply)...); err != nil {
+		return err
+	}
 	if *apply != "" {
 		if *groups != "" || *marginal != "" || *mapping != "" {
 			return usagef("--apply uses a stored mapping: --groups, --marginal and --mapping do not apply")
@@ -72,6 +75,9 @@ func runSelect(args []string, env Env) error {
 	}
 	if *mapping == "" {
 		*mapping = strings.TrimSuffix(strings.TrimSuffix(*out, ".gz"), filepath.Ext(strings.TrimSuffix(*out, ".gz"))) + ".fdm.json"
+	}
+	if err := notInput("--mapping", *mapping, paths...); err != nil {
+		return err
 	}
 	if *marginal != "" && *groups == "" {
 		return usagef("--marginal needs --groups")

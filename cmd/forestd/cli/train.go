@@ -61,6 +61,9 @@ func runTrain(args []string, env Env) error {
 	if *out == "" {
 		return usagef("--out is required")
 	}
+	if err := notInput("--out", *out, paths...); err != nil {
+		return err
+	}
 	kd, err := forest.ParseKind(*kind)
 	if err != nil {
 		return usagef("--forest %s is not available in this build (available: rf, sporf, morf, lfs, fdm, drf)", *kind)
