@@ -22,6 +22,30 @@ type TrainOptions struct {
 	Progress func(done, total int)
 	// Context cancels training early.
 	Context context.Context
+	// MaxBytes bounds the memory training may take (0: no bound): the
+	// bookkeeping every tree needs and the binned data are estimated from
+	// the parameters and the frame before any tree grows, and the forest's
+	// size is projected from the trees grown so far as each completes;
+	// training stops with an ErrMemory error as soon as either exceeds it.
+	MaxBytes int64
+}
+
+// ErrMemory marks a training run that would exceed TrainOptions.MaxBytes.
+var ErrMemory = errors.New("forest: not enough memory")
+
+// perTreeFixed is the memory every tree of a forest on n rows and p
+// features needs besides its nodes: its slot in the tree, in-bag and
+// importance slices, its in-bag bitset (kept for the out-of-bag
+// estimates) and its impurity decreases.
+func perTreeFixed(n, p int) int64 {
+	return 3*24 + 24 + int64(n+63)/64*8 + 24 + int64(p)*8
+}
+
+// treeBytes is the memory a grown tree holds, and what compiling and
+// encoding it adds (about as much again).
+func treeBytes(t *tree.Tree) int64 {
+	b := int64(len(t.Left))*(4+4+4+1+4+4+4) + int64(len(t.AtomFeature))*8 + int64(len(t.LeafClass))*4 + int64(len(t.LeafValue))*8
+	return 2 * b
 }
 
 // treeRNG returns the random stream of tree t: it depends on the seed and
@@ -140,6 +164,15 @@ func Train(fr *frame.Frame, p Params, opts TrainOptions) (*Forest, error) {
 		return nil, fmt.Errorf("forest: %w", err)
 	}
 	n := fr.NRows
+	if opts.MaxBytes > 0 {
+		need := int64(p.Trees)*perTreeFixed(n, fr.P()) + int64(n)*int64(fr.P()) // + the bins
+		if need > opts.MaxBytes {
+			return nil, fmt.Errorf("%w: %d trees need about %s before the first grows (%s each on %d rows), more than %s",
+				ErrMemory, p.Trees, FormatBytes(need), FormatBytes(perTreeFixed(n, fr.P())), n, FormatBytes(opts.MaxBytes))
+		}
+	}
+	var grown, grownBytes atomic.Int64
+	fixed := int64(p.Trees)*perTreeFixed(n, fr.P()) + int64(n)*int64(fr.P())
 	inbag := make([]bitset, p.Trees)
 	imps := make([][]float64, p.Trees)
 	var (
@@ -193,6 +226,18 @@ func Train(fr *frame.Frame, p Params, opts TrainOptions) (*Forest, error) {
 					tr.Reestimate(d, estRows, estW)
 				}
 				f.Trees[t], imps[t], inbag[t] = tr, imp, in
+				if opts.MaxBytes > 0 {
+					// project the forest from the trees grown so far
+					g, gb := grown.Add(1), grownBytes.Add(treeBytes(tr))
+					if proj := fixed + gb/g*int64(p.Trees); proj > opts.MaxBytes {
+						errOnce.Do(func() {
+							firstErr = fmt.Errorf("%w: %d trees of about %s each (measured on %d grown) need about %s, more than %s",
+								ErrMemory, p.Trees, FormatBytes(gb/g), g, FormatBytes(proj), FormatBytes(opts.MaxBytes))
+						})
+						next.Store(int64(p.Trees)) // the other workers stop too
+						return
+					}
+				}
 				if opts.Progress != nil {
 					progMu.Lock()
 					opts.Progress(int(done.Add(1)), p.Trees)
@@ -293,4 +338,18 @@ func honestSplit(rng *rand.Rand, rows []int32, w []float64, frac float64) (sr []
 		sr, sw, er, ew = er[:1], ew[:1], er[1:], ew[1:]
 	}
 	return sr, sw, er, ew
+}
+
+// FormatBytes writes a byte count with a binary unit (KiB, MiB, GiB, TiB).
+func FormatBytes(b int64) string {
+	const unit = 1024
+	if b < unit {
+		return fmt.Sprintf("%d B", b)
+	}
+	v, u := float64(b), 0
+	for v >= unit && u < 4 {
+		v /= unit
+		u++
+	}
+	return fmt.Sprintf("%.1f %s", v, [...]string{"B", "KiB", "MiB", "GiB", "TiB"}[u])
 }

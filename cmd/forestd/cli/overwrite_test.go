@@ -68,3 +68,35 @@ func TestNeverOverwritesInput(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainMemoryBound (reliability issue, item 7): --trees 100000000 used
+// to grow until the kernel killed the process; now train refuses after its
+// first trees with one line naming --trees and the bound, --max-memory
+// sets the bound, and score refuses an input it could not hold, naming
+// lake scoring.
+func TestTrainMemoryBound(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "m.model")
+	data := filepath.Join(dataDir, "iris.parquet")
+	code, _, errs := run(t, "train", "--in", data, "--label", "label", "--trees", "100000000", "--out", out)
+	if code != ExitError || !strings.HasPrefix(errs, "forestd train: --trees 100000000: ") || !strings.Contains(errs, "available memory") || strings.Count(errs, "\n") != 1 {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	code, _, errs = run(t, "train", "--in", data, "--label", "label", "--trees", "5000", "--max-memory", "1MiB", "--out", out)
+	if code != ExitError || !strings.Contains(errs, "--trees 5000") || !strings.Contains(errs, "--max-memory") {
+		t.Fatalf("--max-memory 1MiB: exit %d, stderr %q", code, errs)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Fatal("a model was written")
+	}
+	mustRun(t, "train", "--in", data, "--label", "label", "--trees", "50", "--max-memory", "256MiB", "--out", out)
+	// score estimates what it would hold from the inputs' sizes
+	letters := filepath.Join(dataDir, "letter_recognition.parquet")
+	mdl := filepath.Join(t.TempDir(), "l.model")
+	mustRun(t, "train", "--in", letters, "--label", "label", "--trees", "5", "--out", mdl)
+	pred := filepath.Join(t.TempDir(), "p.csv")
+	code, _, errs = run(t, "score", "--model", mdl, "--in", letters, "--out", pred, "--max-memory", "1MiB")
+	if code != ExitError || !strings.Contains(errs, "--in: scoring into one file would hold about") || !strings.Contains(errs, "--out DIR") {
+		t.Fatalf("score --max-memory 1MiB: exit %d, stderr %q", code, errs)
+	}
+	mustRun(t, "score", "--model", mdl, "--in", letters, "--out", pred, "--max-memory", "512MiB")
+}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"math"
 	"runtime"
@@ -118,6 +119,14 @@ func runScore(args []string, env Env) error {
 	m, err := loadModel(*modelPath)
 	if err != nil {
 		return err
+	}
+	maxMemSet := false
+	fs.Visit(func(f *flag.Flag) { maxMemSet = maxMemSet || f.Name == "max-memory" })
+	if bound, what := memoryBound(maxMemSet, int64(lakeFlags.maxMemory)); bound > 0 {
+		if need := scoreBytes(paths); need > bound {
+			return fmt.Errorf("--in: scoring into one file would hold about %s at once (the decoded input, its features and the predictions), more than %s, the bound being %s: score it as a lake (--out DIR), which reads a row group at a time within --max-memory",
+				forest.FormatBytes(need), forest.FormatBytes(bound), what)
+		}
 	}
 	schema, recs, err := readRecords(paths, nil)
 	if err != nil {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"flag"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -130,6 +131,10 @@ func runTrain(args []string, env Env) error {
 		p.MinSplit = *minSplit
 	}
 	var opts forest.TrainOptions
+	maxMemSet := false
+	fs.Visit(func(f *flag.Flag) { maxMemSet = maxMemSet || f.Name == "max-memory" })
+	var bound string
+	opts.MaxBytes, bound = memoryBound(maxMemSet, int64(lakeSample.maxMemory))
 	if env.isTTY() {
 		bar := progressbar.NewOptions(p.Trees,
 			progressbar.OptionSetWriter(env.Stderr),
@@ -144,7 +149,7 @@ func runTrain(args []string, env Env) error {
 	t0 := time.Now()
 	f, err := forest.Train(fr, p, opts)
 	if err != nil {
-		return err
+		return memoryErr(err, p.Trees, bound)
 	}
 	secs := time.Since(t0).Seconds()
 	meta := model.Meta{Version: *version, CreatedBy: "forestd"}
