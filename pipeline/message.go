@@ -124,6 +124,12 @@ var ErrBadInput = errors.New("bad input")
 // with a dead letter.
 var ErrPermanent = errors.New("permanent failure")
 
+// ErrInternal marks a stage or decoder that panicked: the runtime recovers
+// the panic at the stage boundary and quarantines the message with the
+// reason "internal error: …" (never retried: the same input would panic
+// again), so that no input can stop the daemon or stall its partition.
+var ErrInternal = errors.New("internal error")
+
 // BadInput wraps err as ErrBadInput.
 func BadInput(err error) error {
 	if err == nil || errors.Is(err, ErrBadInput) {

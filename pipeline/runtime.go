@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 )
@@ -233,7 +234,8 @@ func (r *Runtime) process(ctx context.Context, env *Envelope) []Output {
 		return r.quarantine(env, "route", fmt.Errorf("no route for topic %s", env.Topic))
 	}
 	t0 := time.Now()
-	b, err := r.decode(env)
+	var b *Batch
+	err := recovered(func() (err error) { b, err = r.decode(env); return err })
 	m.BatchLatency.WithLabelValues("decode").Observe(time.Since(t0).Seconds())
 	if err != nil {
 		return r.quarantine(env, "decode", err)
@@ -252,8 +254,7 @@ func (r *Runtime) process(ctx context.Context, env *Envelope) []Output {
 		var next *Batch
 		t0 := time.Now()
 		err := r.opts.Retry.Do(ctx, func() error {
-			var err error
-			o, next, err = st.Process(ctx, cur)
+			err := recovered(func() (err error) { o, next, err = st.Process(ctx, cur); return err })
 			if err != nil {
 				releaseOutputs(o)
 				if next != nil && next != cur {
@@ -262,7 +263,9 @@ func (r *Runtime) process(ctx context.Context, env *Envelope) []Output {
 				o, next = nil, nil
 			}
 			return err
-		}, func(err error) bool { return !errors.Is(err, ErrBadInput) && ctx.Err() == nil },
+		}, func(err error) bool {
+			return !errors.Is(err, ErrBadInput) && !errors.Is(err, ErrInternal) && ctx.Err() == nil
+		},
 			func(attempt int, err error) {
 				m.Retries.WithLabelValues(st.Name()).Inc()
 				r.opts.Logger.Warn("stage failed; retrying", "stage", st.Name(), "source", env.Source(), "attempt", attempt+1, "err", err)
@@ -285,6 +288,17 @@ func (r *Runtime) process(ctx context.Context, env *Envelope) []Output {
 		}
 	}
 	return outs
+}
+
+// recovered runs fn, turning a panic into an ErrInternal error that names
+// the panic's value (one line).
+func recovered(fn func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: %s", ErrInternal, strings.Join(strings.Fields(fmt.Sprint(p)), " "))
+		}
+	}()
+	return fn()
 }
 
 func (r *Runtime) quarantine(env *Envelope, stage string, err error) []Output {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -367,4 +369,63 @@ type stageFunc func(ctx context.Context, in *Batch) ([]Output, *Batch, error)
 func (f stageFunc) Name() string { return "func" }
 func (f stageFunc) Process(ctx context.Context, in *Batch) ([]Output, *Batch, error) {
 	return f(ctx, in)
+}
+
+// TestRuntimeRecoversPanics (reliability issue, the poison-pill property): a
+// stage or a decoder that panics on a message is recovered at the stage
+// boundary; the message goes to the dead letters with the reason
+// "internal error: …", is counted, is not retried, and its offset commits;
+// the messages around it are delivered.
+func TestRuntimeRecoversPanics(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	sink := &memSink{}
+	calls := 0
+	st := stageFunc(func(ctx context.Context, in *Batch) ([]Output, *Batch, error) {
+		calls++
+		if in.Env.Offset == 1 {
+			var m map[string]int
+			m["boom"]++ // a nil map write: the kind of bug no test saw
+		}
+		return []Output{{Stream: "out", Key: []byte(in.Env.Source()), Raw: in.Env.Value}}, nil, nil
+	})
+	dec := func(env *Envelope) (*Batch, error) {
+		if string(env.Value) == "panic" {
+			panic(fmt.Sprintf("decoder bug at %d\nsecond line", env.Offset))
+		}
+		return intDecoder(mem)(env)
+	}
+	r, err := New(Options{Workers: 1, Retry: fastRetry}, dec, []Route{{Topic: "in", Stages: []Stage{st}}}, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	r.Start(ctx)
+	tr := NewTracker(1, map[TopicPartition]int64{tp0: 0}, 100)
+	submitAll(t, ctx, r, tr, "3", "4", "panic", "5")
+	if err := tr.Drain(ctxTimeout(t, 5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	wantCommit(t, tr, tp0, 4)
+	var reasons []string
+	delivered := 0
+	for _, o := range sink.outputs() {
+		if o.Stream == "dlq" {
+			reasons = append(reasons, header(o, HeaderDLQStage)+": "+header(o, HeaderDLQReason))
+		} else {
+			delivered++
+		}
+	}
+	sort.Strings(reasons)
+	want := []string{"decode: internal error: decoder bug at 2 second line", "func: internal error: assignment to entry in nil map"}
+	if !slices.Equal(reasons, want) {
+		t.Fatalf("dead letters %q, want %q", reasons, want)
+	}
+	if delivered != 2 || calls != 3 {
+		t.Fatalf("%d delivered, the stage called %d times (a panic must not be retried)", delivered, calls)
+	}
+	if v := testutil.ToFloat64(r.Metrics().DeadLetters.WithLabelValues("func")); v != 1 {
+		t.Fatalf("dead letters metric %v", v)
+	}
 }
