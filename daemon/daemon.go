@@ -22,6 +22,7 @@ import (
 	"github.com/forestd/forestd/operators"
 	"github.com/forestd/forestd/pipeline"
 	"github.com/forestd/forestd/scoring"
+	"github.com/forestd/forestd/status"
 )
 
 // Logger returns a structured logger with the configured level and format
@@ -60,6 +61,7 @@ type Daemon struct {
 	src     *kafka.GroupSource
 	ops     *pipeline.Ops
 	loop    *trainLoop
+	status  *status.Recorder
 
 	analyzer    *operators.Analyzer
 	analyzeLoop *analyzeLoop
@@ -104,7 +106,11 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 	if cfg.Pipeline.MemoryLimit > 0 {
 		debug.SetMemoryLimit(cfg.Pipeline.MemoryLimit)
 	}
-	d.models = &models{Current: d.cur, Metrics: d.dm, Logger: log}
+	// the status page (/ on the ops address) records from here on
+	if d.status, err = status.New(status.Options{Gatherer: d.metrics.Registry, Ready: d.Ready}); err != nil {
+		return nil, err
+	}
+	d.models = &models{Current: d.cur, Metrics: d.dm, Logger: log, Status: d.status}
 	if cfg.Model != "" {
 		m, err := scoring.Load(cfg.Model)
 		if err != nil {
@@ -159,7 +165,7 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 		return nil, err
 	}
 	d.rt, err = pipeline.New(pipeline.Options{Workers: cfg.Pipeline.Workers, MaxInFlightBytes: cfg.Pipeline.MaxInFlightBytes,
-		Logger: log, Metrics: d.metrics}, kafka.NewDecoder(nil), routes, d.sink)
+		Logger: log, Metrics: d.metrics, OnDeadLetter: d.deadLetter}, kafka.NewDecoder(nil), routes, d.sink)
 	if err != nil {
 		return nil, err
 	}
@@ -170,15 +176,25 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 	if err != nil {
 		return nil, err
 	}
-	if d.ops, err = pipeline.ServeOps(cfg.HTTP, d.metrics, d.Ready, log); err != nil {
+	var page []pipeline.OpsHandler
+	for _, p := range status.Patterns {
+		page = append(page, pipeline.OpsHandler{Pattern: p, Handler: d.status.Handler()})
+	}
+	if d.ops, err = pipeline.ServeOps(cfg.HTTP, d.metrics, d.Ready, log, page...); err != nil {
 		return nil, err
 	}
-	log.Info("ops endpoint listening", "addr", d.ops.Addr(), "metrics", "http://"+d.ops.Addr()+"/metrics")
+	log.Info("ops endpoint listening", "addr", d.ops.Addr(), "metrics", "http://"+d.ops.Addr()+"/metrics",
+		"status", "http://"+d.ops.Addr()+"/")
 
 	workCtx, workCancel := context.WithCancel(context.Background())
 	bgCtx, bgCancel := context.WithCancel(context.Background())
 	d.workCancel, d.bgCancel = workCancel, bgCancel
 	d.rt.Start(workCtx)
+	d.bg.Add(1)
+	go func() {
+		defer d.bg.Done()
+		d.status.Run(bgCtx)
+	}()
 	d.bg.Add(1)
 	go func() {
 		defer d.bg.Done()
@@ -252,6 +268,15 @@ func (d *Daemon) OpsAddr() string { return d.ops.Addr() }
 
 // Registry holds the daemon's Prometheus metrics (those /metrics serves).
 func (d *Daemon) Registry() *prometheus.Registry { return d.metrics.Registry }
+
+// Status is the recorder behind the status page (/ and /api/status on
+// the ops address).
+func (d *Daemon) Status() *status.Recorder { return d.status }
+
+// deadLetter is the runtime's OnDeadLetter: the status page lists it.
+func (d *Daemon) deadLetter(env *pipeline.Envelope, stage string, reason error) {
+	d.status.DeadLetter(env.Topic, env.Partition, env.Offset, stage, reason.Error())
+}
 
 // Model returns the model scoring now (nil before the first).
 func (d *Daemon) Model() *scoring.Model { return d.cur.Load() }

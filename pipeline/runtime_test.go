@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -367,4 +369,31 @@ type stageFunc func(ctx context.Context, in *Batch) ([]Output, *Batch, error)
 func (f stageFunc) Name() string { return "func" }
 func (f stageFunc) Process(ctx context.Context, in *Batch) ([]Output, *Batch, error) {
 	return f(ctx, in)
+}
+
+// TestRuntimeOnDeadLetter: the observer sees every quarantined message with
+// its coordinates, the stage and the reason; delivered messages are not
+// reported.
+func TestRuntimeOnDeadLetter(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	var mu sync.Mutex
+	var seen []string
+	r := newTestRuntime(t, mem, &echoStage{}, &memSink{}, Options{Workers: 1, OnDeadLetter: func(env *Envelope, stage string, err error) {
+		mu.Lock()
+		seen = append(seen, fmt.Sprintf("%s %s %v", env.Source(), stage, err))
+		mu.Unlock()
+	}})
+	ctx := context.Background()
+	r.Start(ctx)
+	tr := NewTracker(1, map[TopicPartition]int64{tp0: 0}, 100)
+	submitAll(t, ctx, r, tr, "3", "garbage", "0")
+	if err := tr.Drain(ctxTimeout(t, 5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	sort.Strings(seen)
+	if len(seen) != 2 || !strings.HasPrefix(seen[0], "in/0/1 decode ") || seen[1] != "in/0/2 echo bad input: empty batch" {
+		t.Fatalf("observed dead letters %q", seen)
+	}
 }
