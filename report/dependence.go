@@ -23,7 +23,7 @@ import (
 type Dependence struct {
 	Stat   string  `json:"stat"`
 	Method string  `json:"method"`
-	Alpha  float64 `json:"alpha"`
+	Alpha  Number  `json:"alpha"` // NaN (null) when unknown
 	Seed   uint64  `json:"seed"`
 	Rows   int     `json:"rows"`
 	// Features in report order.
@@ -76,6 +76,19 @@ func (g DependenceGroup) MarshalJSON() ([]byte, error) {
 	}{plain(g), finite(g.Statistic)})
 }
 
+// Number is a float64 that marshals NaN and infinities (undefined or
+// unknown values) as JSON null.
+type Number float64
+
+// MarshalJSON implements json.Marshaler.
+func (n Number) MarshalJSON() ([]byte, error) {
+	v := float64(n)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(v)
+}
+
 func finite(v float64) *float64 {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return nil
@@ -107,19 +120,25 @@ func ReadDependence(recs []arrow.Record) (*Dependence, error) {
 		}
 		return ""
 	}
-	if s := get("forestd.schema"); s != "dependence-report/v1" {
-		return nil, fmt.Errorf("report: not a dependence report (forestd.schema %q, want dependence-report/v1)", s)
-	}
-	d := &Dependence{Stat: get(schemas.MetaReportStat), Method: get(schemas.MetaReportMethod)}
-	var err error
-	if d.Alpha, err = strconv.ParseFloat(get(schemas.MetaReportAlpha), 64); err != nil {
-		return nil, fmt.Errorf("report: %s: %w", schemas.MetaReportAlpha, err)
-	}
-	if d.Seed, err = strconv.ParseUint(get(schemas.MetaReportSeed), 10, 64); err != nil {
-		return nil, fmt.Errorf("report: %s: %w", schemas.MetaReportSeed, err)
-	}
-	if d.Rows, err = strconv.Atoi(get(schemas.MetaReportRows)); err != nil {
-		return nil, fmt.Errorf("report: %s: %w", schemas.MetaReportRows, err)
+	// Parquet and CSV files do not keep the schema metadata: then the
+	// columns identify the report, and the analysis' settings are unknown
+	// (Alpha NaN, Rows 0).
+	d := &Dependence{Stat: get(schemas.MetaReportStat), Method: get(schemas.MetaReportMethod), Alpha: Number(math.NaN())}
+	if s := get("forestd.schema"); s != "" {
+		if s != "dependence-report/v1" {
+			return nil, fmt.Errorf("report: not a dependence report (forestd.schema %q, want dependence-report/v1)", s)
+		}
+		a, err := strconv.ParseFloat(get(schemas.MetaReportAlpha), 64)
+		if err != nil {
+			return nil, fmt.Errorf("report: %s: %w", schemas.MetaReportAlpha, err)
+		}
+		d.Alpha = Number(a)
+		if d.Seed, err = strconv.ParseUint(get(schemas.MetaReportSeed), 10, 64); err != nil {
+			return nil, fmt.Errorf("report: %s: %w", schemas.MetaReportSeed, err)
+		}
+		if d.Rows, err = strconv.Atoi(get(schemas.MetaReportRows)); err != nil {
+			return nil, fmt.Errorf("report: %s: %w", schemas.MetaReportRows, err)
+		}
 	}
 	for _, r := range recs {
 		if err := d.add(r); err != nil {
@@ -252,7 +271,9 @@ var pvalTmpl = parse("pvalues", `<svg xmlns="http://www.w3.org/2000/svg" class="
 {{- range .Rows}}
 <g class="feature"><text x="{{c $.LabelX}}" y="{{c .TY}}" text-anchor="end">{{.Short}}</text><rect class="bar" x="{{c $.X0}}" y="{{c .Y}}" width="{{c .Wd}}" height="12" fill="{{.Fill}}" data-label="{{.Name}}"><title>{{.Name}}: p = {{num .P}}, adjusted {{num .Adj}}, {{.Kind}}</title></rect><line class="adjusted" x1="{{c .AX}}" y1="{{c .Y}}" x2="{{c .AX}}" y2="{{c .Y2}}" stroke="#000" stroke-width="2"/><text x="{{c $.ValueX}}" y="{{c .TY}}" fill="#333">{{num .P}} / {{num .Adj}}</text></g>
 {{- end}}
+{{- if .HasAlpha}}
 <line class="alpha" x1="{{c .AlphaX}}" y1="28" x2="{{c .AlphaX}}" y2="{{c .Bottom}}" stroke="#c0392b" stroke-dasharray="4 3"/><text x="{{c .AlphaX}}" y="{{c .AlphaY}}" text-anchor="middle" fill="#c0392b">α = {{num .Alpha}}</text>
+{{- end}}
 {{- if .More}}
 <text x="{{c .LabelX}}" y="{{c .MoreY}}" text-anchor="end" fill="#666">… {{.More}} more</text>
 {{- end}}
@@ -282,7 +303,7 @@ func PValues(d *Dependence) (template.HTML, error) {
 		}
 		return -math.Log10(p)
 	}
-	hi := nl(d.Alpha)
+	hi := nl(float64(d.Alpha))
 	for _, f := range fs {
 		hi = math.Max(hi, nl(f.PValue))
 	}
@@ -309,8 +330,8 @@ func PValues(d *Dependence) (template.HTML, error) {
 		h += rowH
 	}
 	return render(pvalTmpl, map[string]any{"W": chartWidth, "H": h, "Rows": rows, "LabelX": labelW, "X0": ax.p0,
-		"ValueX": chartWidth - valueW + 6, "AlphaX": ax.at(nl(d.Alpha)), "AlphaY": bottom + 14, "Alpha": d.Alpha,
-		"Bottom": bottom, "More": more, "MoreY": bottom + 28})
+		"ValueX": chartWidth - valueW + 6, "AlphaX": ax.at(nl(float64(d.Alpha))), "AlphaY": bottom + 14, "Alpha": float64(d.Alpha),
+		"Bottom": bottom, "More": more, "MoreY": bottom + 28, "HasAlpha": !math.IsNaN(float64(d.Alpha))})
 }
 
 func nanHigh(v float64) float64 {

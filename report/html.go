@@ -120,7 +120,7 @@ var depPage = template.Must(template.New("dependence").Funcs(funcs).Parse(`<!DOC
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
 <style>` + pageCSS + `</style></head><body>
 <h1>Dependence report: {{.D.Method}} with {{.D.Stat}}</h1>
-<table class="facts"><tr><th>rows</th><td class="num">{{.D.Rows}}</td></tr><tr><th>α</th><td class="num">{{num .D.Alpha}}</td></tr>
+<table class="facts"><tr><th>rows</th><td class="num">{{.D.Rows}}</td></tr><tr><th>α</th><td class="num">{{num .Alpha}}</td></tr>
 <tr><th>seed</th><td class="num">{{.D.Seed}}</td></tr><tr><th>features</th><td class="num">{{len .D.Features}}</td></tr>
 <tr><th>marginally dependent</th><td class="num">{{len .Marginal}}</td></tr><tr><th>groups</th><td class="num">{{len .D.Groups}}</td></tr></table>
 <h2>Features by p-value</h2>
@@ -151,7 +151,7 @@ func DependenceHTML(w io.Writer, d *Dependence) error {
 	if err != nil {
 		return err
 	}
-	return depPage.Execute(w, map[string]any{"D": d, "Marginal": d.Marginal(), "PChart": pc, "GChart": gc})
+	return depPage.Execute(w, map[string]any{"D": d, "Alpha": float64(d.Alpha), "Marginal": d.Marginal(), "PChart": pc, "GChart": gc})
 }
 
 // structFields flattens v's JSON object into name → value text.

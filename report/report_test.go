@@ -284,7 +284,7 @@ func TestDependenceGolden(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	d := testDependence(t, mem)
-	if d.Stat != "gcor" || d.Method != "mdc-bottomup" || d.Alpha != 0.05 || d.Seed != 7 || d.Rows != 500 {
+	if d.Stat != "gcor" || d.Method != "mdc-bottomup" || float64(d.Alpha) != 0.05 || d.Seed != 7 || d.Rows != 500 {
 		t.Fatalf("metadata read back as %+v", d)
 	}
 	if len(d.Features) != 5 || len(d.Groups) != 1 || d.Groups[0].Name != "g1" ||

@@ -200,20 +200,11 @@ func (r *Recorder) Analysis(seq int64, d *report.Dependence) {
 	r.rev.Analysis++
 }
 
-// Float is a float64 that marshals NaN and infinities as JSON null.
-type Float float64
+// Float is a number that marshals NaN and infinities as JSON null.
+type Float = report.Number
 
 // NaN is the missing Float.
 func NaN() Float { return Float(math.NaN()) }
-
-// MarshalJSON implements json.Marshaler.
-func (f Float) MarshalJSON() ([]byte, error) {
-	v := float64(f)
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return []byte("null"), nil
-	}
-	return []byte(fmt.Sprint(v)), nil
-}
 
 // ring is a bounded FIFO: pushing onto a full ring drops the oldest.
 type ring[T any] struct {
