@@ -21,11 +21,11 @@ import (
 // found among the rest, as `forestd analyze --out` writes it and the
 // daemon's analyze stage publishes it (schemas.DependenceReport).
 type Dependence struct {
-	Stat   string  `json:"stat"`
-	Method string  `json:"method"`
-	Alpha  Number  `json:"alpha"` // NaN (null) when unknown
-	Seed   uint64  `json:"seed"`
-	Rows   int     `json:"rows"`
+	Stat   string `json:"stat"`
+	Method string `json:"method"`
+	Alpha  Number `json:"alpha"` // NaN (null) when unknown
+	Seed   uint64 `json:"seed"`
+	Rows   int    `json:"rows"`
 	// Features in report order.
 	Features []DependenceFeature `json:"features"`
 	Groups   []DependenceGroup   `json:"groups"`
