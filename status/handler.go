@@ -49,6 +49,8 @@ func (r *Recorder) serve(w http.ResponseWriter, req *http.Request) {
 	switch {
 	case p == "/":
 		r.asset(w, "assets/index.html", "text/html; charset=utf-8")
+	case p == "/favicon.ico": // browsers ask; no icon, and no 404 in their console
+		w.WriteHeader(http.StatusNoContent)
 	case p == "/status/status.js":
 		r.asset(w, "assets/status.js", "text/javascript; charset=utf-8")
 	case p == "/status/status.css":
