@@ -80,7 +80,7 @@ type Daemon struct {
 // Start validates cfg, builds and starts the daemon: the embedded broker
 // when cfg.Brokers is empty, the topics, the model topic's follower, the
 // stages, the consumer group and the ops endpoint (/metrics, /healthz,
-// /readyz). It returns once everything runs. The daemon runs until ctx is
+// /readyz, and the status page at / and /api/status). It returns once everything runs. The daemon runs until ctx is
 // done or Stop is called; then it drains the messages in flight, commits
 // and closes everything (Wait). A failed start leaves nothing running.
 func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error) {
@@ -263,7 +263,8 @@ func (d *Daemon) Config() Config { return d.cfg }
 // brokers (the embedded broker's TLS and SASL included).
 func (d *Daemon) ClientOptions() kafka.ClientOptions { return d.co }
 
-// OpsAddr is the address of the ops endpoint (/metrics, /healthz, /readyz).
+// OpsAddr is the address of the ops endpoint (/metrics, /healthz, /readyz,
+// the status page).
 func (d *Daemon) OpsAddr() string { return d.ops.Addr() }
 
 // Registry holds the daemon's Prometheus metrics (those /metrics serves).
