@@ -8,11 +8,11 @@ PKGS    := ./...
 build:
 	$(GO) build -o $(BIN) ./cmd/forestd
 
-## deps: install the real peers the tests drive (kcat) when missing
+## deps: install the real peers the tests drive (kcat, chromium) when missing
 deps:
 	bash e2e/deps.sh
 
-## test: vet + every unit, reader and end-to-end test (reads testdata/); installs kcat first when missing
+## test: vet + every unit, reader and end-to-end test (reads testdata/); installs kcat and chromium first when missing
 test: deps
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 $(PKGS)

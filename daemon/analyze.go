@@ -27,7 +27,7 @@ func (d *Daemon) analysisStages() ([]pipeline.Stage, error) {
 			return nil, err
 		}
 		d.analyzer = a
-		d.analyzeLoop = &analyzeLoop{Analyzer: a, Publish: d.publishReport, Metrics: d.dm, Logger: d.log}
+		d.analyzeLoop = &analyzeLoop{Analyzer: a, Publish: d.publishReport, Metrics: d.dm, Logger: d.log, Status: d.status}
 		if err := d.analyzeLoop.Init(); err != nil {
 			return nil, err
 		}

@@ -6,11 +6,14 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/forestd/forestd/operators"
 	"github.com/forestd/forestd/pipeline"
+	"github.com/forestd/forestd/report"
 	"github.com/forestd/forestd/scoring"
+	"github.com/forestd/forestd/status"
 )
 
 // AnalyzeStage adds labelled batches to the dependence-analysis window and
@@ -92,6 +95,8 @@ type analyzeLoop struct {
 	Poll    time.Duration
 	Metrics *metrics
 	Logger  *slog.Logger
+	// Status, when set, shows the latest report on the status page.
+	Status *status.Recorder
 	waker
 }
 
@@ -122,6 +127,11 @@ func (l *analyzeLoop) analyzeOnce(ctx context.Context) {
 	}
 	l.Logger.Info("dependence analysis", "seq", an.Seq, "rows", an.Rows, "groups", len(an.Result.Groups),
 		"marginal", len(an.Result.Marginal), "seconds", time.Since(t0).Seconds())
+	if l.Status != nil {
+		if err := l.show(an); err != nil {
+			l.Logger.Warn("the status page cannot show the dependence report", "seq", an.Seq, "err", err)
+		}
+	}
 	if l.Publish == nil {
 		return
 	}
@@ -131,4 +141,21 @@ func (l *analyzeLoop) analyzeOnce(ctx context.Context) {
 	if err == nil && l.Metrics != nil {
 		l.Metrics.ReportsPublished.Inc()
 	}
+}
+
+// show hands the analysis to the status page, read back from the report
+// record the reports topic gets (report.ReadDependence), so that the page
+// shows what consumers of the topic see.
+func (l *analyzeLoop) show(an *operators.Analysis) error {
+	rec, err := an.Report(nil)
+	if err != nil {
+		return err
+	}
+	defer rec.Release()
+	d, err := report.ReadDependence([]arrow.Record{rec})
+	if err != nil {
+		return err
+	}
+	l.Status.Analysis(an.Seq, d)
+	return nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/forestd/forestd/operators"
 	"github.com/forestd/forestd/pipeline"
 	"github.com/forestd/forestd/schemas"
+	"github.com/forestd/forestd/status"
 )
 
 // syncLog is a slog destination safe for concurrent writers.
@@ -68,7 +69,12 @@ func TestComposeSelectTrainScore(t *testing.T) {
 	var logs syncLog
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	models := &models{Current: operators.NewCurrent(), Metrics: func() *metrics { _, m := testMetrics(); return m }()}
-	aloop := &analyzeLoop{Analyzer: an, Poll: 5 * time.Millisecond, Retry: fastRetry}
+	page, err := status.New(status.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	models.Status = page
+	aloop := &analyzeLoop{Analyzer: an, Poll: 5 * time.Millisecond, Retry: fastRetry, Status: page}
 	tloop := &trainLoop{Trainer: tr, Models: models, Compose: an, Poll: 5 * time.Millisecond, Retry: fastRetry, Logger: logger}
 	for _, err := range []error{aloop.Init(), tloop.Init()} {
 		if err != nil {
@@ -120,6 +126,17 @@ func TestComposeSelectTrainScore(t *testing.T) {
 	waitFor(t, "a selection", func() bool { sel, _ := an.Selection(); return sel != nil })
 	waitFor(t, "a composed model", func() bool { return models.Current.Load() != nil })
 	m := models.Current.Load()
+	// the status page shows the analysis as the reports topic has it, and
+	// the model with its training rows
+	ps := page.Status()
+	latest := an.Latest()
+	if ps.Analysis == nil || ps.Analysis.Seq != latest.Seq || len(ps.Analysis.Features) != len(latest.Names) ||
+		len(ps.Analysis.Groups) != len(latest.Result.Groups) || len(ps.Analysis.Marginal()) != len(latest.Result.Marginal) {
+		t.Fatalf("status page analysis %+v, analysis %+v", ps.Analysis, latest.Result)
+	}
+	if ps.Model == nil || ps.Model.ID != m.ID() || ps.Model.TrainingRows == nil || *ps.Model.TrainingRows != 600 {
+		t.Fatalf("status page model %+v", ps.Model)
+	}
 	sel, _ := an.Selection()
 	if !reflect.DeepEqual(m.Forest().Mapping, sel) || !slices.Equal(m.Forest().Features, sel.Names()) {
 		t.Fatalf("model features %v, want the selected and mapped columns %v", m.Forest().Features, sel.Names())

@@ -22,6 +22,7 @@ import (
 	"github.com/forestd/forestd/operators"
 	"github.com/forestd/forestd/pipeline"
 	"github.com/forestd/forestd/scoring"
+	"github.com/forestd/forestd/status"
 )
 
 // Logger returns a structured logger with the configured level and format
@@ -60,6 +61,7 @@ type Daemon struct {
 	src     *kafka.GroupSource
 	ops     *pipeline.Ops
 	loop    *trainLoop
+	status  *status.Recorder
 
 	analyzer    *operators.Analyzer
 	analyzeLoop *analyzeLoop
@@ -78,7 +80,7 @@ type Daemon struct {
 // Start validates cfg, builds and starts the daemon: the embedded broker
 // when cfg.Brokers is empty, the topics, the model topic's follower, the
 // stages, the consumer group and the ops endpoint (/metrics, /healthz,
-// /readyz). It returns once everything runs. The daemon runs until ctx is
+// /readyz, and the status page at / and /api/status). It returns once everything runs. The daemon runs until ctx is
 // done or Stop is called; then it drains the messages in flight, commits
 // and closes everything (Wait). A failed start leaves nothing running.
 func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error) {
@@ -108,7 +110,11 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 	if cfg.Pipeline.MemoryLimit > 0 {
 		debug.SetMemoryLimit(cfg.Pipeline.MemoryLimit)
 	}
-	d.models = &models{Current: d.cur, Metrics: d.dm, Logger: log}
+	// the status page (/ on the ops address) records from here on
+	if d.status, err = status.New(status.Options{Gatherer: d.metrics.Registry, Ready: d.Ready}); err != nil {
+		return nil, err
+	}
+	d.models = &models{Current: d.cur, Metrics: d.dm, Logger: log, Status: d.status}
 	if cfg.Model != "" {
 		m, err := scoring.Load(cfg.Model)
 		if err != nil {
@@ -163,7 +169,7 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 		return nil, err
 	}
 	d.rt, err = pipeline.New(pipeline.Options{Workers: cfg.Pipeline.Workers, MaxInFlightBytes: cfg.Pipeline.MaxInFlightBytes,
-		Logger: log, Metrics: d.metrics}, kafka.NewDecoder(nil), routes, d.sink)
+		Logger: log, Metrics: d.metrics, OnDeadLetter: d.deadLetter}, kafka.NewDecoder(nil), routes, d.sink)
 	if err != nil {
 		return nil, err
 	}
@@ -174,15 +180,25 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 	if err != nil {
 		return nil, err
 	}
-	if d.ops, err = pipeline.ServeOps(cfg.HTTP, d.metrics, d.Ready, log); err != nil {
+	var page []pipeline.OpsHandler
+	for _, p := range status.Patterns {
+		page = append(page, pipeline.OpsHandler{Pattern: p, Handler: d.status.Handler()})
+	}
+	if d.ops, err = pipeline.ServeOps(cfg.HTTP, d.metrics, d.Ready, log, page...); err != nil {
 		return nil, err
 	}
-	log.Info("ops endpoint listening", "addr", d.ops.Addr(), "metrics", "http://"+d.ops.Addr()+"/metrics")
+	log.Info("ops endpoint listening", "addr", d.ops.Addr(), "metrics", "http://"+d.ops.Addr()+"/metrics",
+		"status", "http://"+d.ops.Addr()+"/")
 
 	workCtx, workCancel := context.WithCancel(context.Background())
 	bgCtx, bgCancel := context.WithCancel(context.Background())
 	d.workCancel, d.bgCancel = workCancel, bgCancel
 	d.rt.Start(workCtx)
+	d.bg.Add(1)
+	go func() {
+		defer d.bg.Done()
+		d.status.Run(bgCtx)
+	}()
 	d.bg.Add(1)
 	go func() {
 		defer d.bg.Done()
@@ -250,11 +266,21 @@ func (d *Daemon) Config() Config { return d.cfg }
 // brokers (the embedded broker's TLS and SASL included).
 func (d *Daemon) ClientOptions() kafka.ClientOptions { return d.co }
 
-// OpsAddr is the address of the ops endpoint (/metrics, /healthz, /readyz).
+// OpsAddr is the address of the ops endpoint (/metrics, /healthz, /readyz,
+// the status page).
 func (d *Daemon) OpsAddr() string { return d.ops.Addr() }
 
 // Registry holds the daemon's Prometheus metrics (those /metrics serves).
 func (d *Daemon) Registry() *prometheus.Registry { return d.metrics.Registry }
+
+// Status is the recorder behind the status page (/ and /api/status on
+// the ops address).
+func (d *Daemon) Status() *status.Recorder { return d.status }
+
+// deadLetter is the runtime's OnDeadLetter: the status page lists it.
+func (d *Daemon) deadLetter(env *pipeline.Envelope, stage string, reason error) {
+	d.status.DeadLetter(env.Topic, env.Partition, env.Offset, stage, reason.Error())
+}
 
 // Model returns the model scoring now (nil before the first).
 func (d *Daemon) Model() *scoring.Model { return d.cur.Load() }

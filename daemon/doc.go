@@ -21,6 +21,7 @@
 // after every output derived from its message — predictions, or a dead
 // letter with the reason in its headers — is acknowledged; bad input is
 // quarantined, never fatal; work in flight and training windows are
-// bounded; /metrics, /healthz and /readyz are served on the ops address;
+// bounded; /metrics, /healthz, /readyz and the status page (package status:
+// / and /api/status) are served on the ops address;
 // the end of the run drains, commits and leaves the group.
 package daemon

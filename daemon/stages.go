@@ -18,6 +18,7 @@ import (
 	"github.com/forestd/forestd/operators"
 	"github.com/forestd/forestd/pipeline"
 	"github.com/forestd/forestd/scoring"
+	"github.com/forestd/forestd/status"
 )
 
 // Headers on outputs derived from a scored message.
@@ -50,6 +51,8 @@ type models struct {
 	Current *operators.Current
 	Metrics *metrics
 	Logger  *slog.Logger
+	// Status, when set, records swaps and trainings for the status page.
+	Status *status.Recorder
 }
 
 // Offer installs m if operators.Current.Offer takes it (newer, same source
@@ -72,6 +75,9 @@ func (ms *models) Offer(m *scoring.Model, origin string) bool {
 	if ms.Metrics != nil {
 		ms.Metrics.ModelVersion.Set(float64(m.Version()))
 		ms.Metrics.ModelSwaps.Inc()
+	}
+	if ms.Status != nil {
+		ms.Status.ModelLive(m, origin)
 	}
 	if ms.Logger != nil {
 		ms.Logger.Info("model hot-swapped", "model_id", m.ID(), "model_version", m.Version(), "origin", origin,
@@ -354,6 +360,9 @@ func (l *trainLoop) trainOnce(ctx context.Context) error {
 			"source_columns", strings.Join(sel.Inputs(), ","))
 	}
 	l.Logger.Info("model trained", attrs...)
+	if l.Models.Status != nil { // when and on how many rows, for the status page
+		l.Models.Status.ModelTrained(m, fr.NRows, secs)
+	}
 	l.Models.Offer(m, "trained")
 	if l.Publish == nil {
 		return nil

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs, when missing, the programs the tests drive as real peers:
-# kcat, the third-party Kafka client of the daemon tests (Debian package
-# kcat). `make test` runs this first, so a fresh machine needs nothing but
+# kcat, the third-party Kafka client of the daemon tests, and chromium, the
+# browser the status-page and report tests drive headlessly (Debian
+# packages kcat and chromium). `make test` runs this first, so a fresh machine needs nothing but
 # Go, make and apt. Needs root, or sudo.
 set -euo pipefail
 need=()
 command -v kcat >/dev/null || need+=(kcat)
+[ -x /usr/bin/chromium ] || need+=(chromium)
 [ ${#need[@]} -eq 0 ] && exit 0
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then

@@ -22,9 +22,16 @@ type Ops struct {
 	ln  net.Listener
 }
 
+// OpsHandler is an extra handler of the ops endpoint (e.g. a status page)
+// and the ServeMux pattern it answers.
+type OpsHandler struct {
+	Pattern string
+	Handler http.Handler
+}
+
 // ServeOps listens on addr (host:port; port 0 picks a free one) and serves
-// the endpoints until Close.
-func ServeOps(addr string, m *Metrics, ready func() error, logger *slog.Logger) (*Ops, error) {
+// the endpoints, and any extra handlers, until Close.
+func ServeOps(addr string, m *Metrics, ready func() error, logger *slog.Logger, extra ...OpsHandler) (*Ops, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: ops listener on %s: %w", addr, err)
@@ -51,6 +58,9 @@ func ServeOps(addr string, m *Metrics, ready func() error, logger *slog.Logger) 
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	for _, h := range extra {
+		mux.Handle(h.Pattern, h.Handler)
+	}
 	o := &Ops{ln: ln, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}}
 	go func() {
 		if err := o.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) && logger != nil {

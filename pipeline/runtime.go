@@ -32,6 +32,10 @@ type Options struct {
 	Logger           *slog.Logger
 	// Metrics, when nil, are created (see Runtime.Metrics).
 	Metrics *Metrics
+	// OnDeadLetter, when set, is called with every message the runtime
+	// quarantines, the stage that refused it and why (e.g. for a status
+	// page); it must not block.
+	OnDeadLetter func(env *Envelope, stage string, reason error)
 }
 
 func (o *Options) resolve() error {
@@ -304,6 +308,9 @@ func recovered(fn func() error) (err error) {
 func (r *Runtime) quarantine(env *Envelope, stage string, err error) []Output {
 	r.opts.Metrics.DeadLetters.WithLabelValues(stage).Inc()
 	r.opts.Logger.Warn("message quarantined", "stage", stage, "source", env.Source(), "reason", err)
+	if r.opts.OnDeadLetter != nil {
+		r.opts.OnDeadLetter(env, stage, err)
+	}
 	return []Output{DeadLetter(r.opts.DeadLetterStream, env, stage, err)}
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -384,8 +385,8 @@ func TestRuntimeRecoversPanics(t *testing.T) {
 	st := stageFunc(func(ctx context.Context, in *Batch) ([]Output, *Batch, error) {
 		calls++
 		if in.Env.Offset == 1 {
-			var m map[string]int
-			m["boom"]++ // a nil map write: the kind of bug no test saw
+			var counts []int
+			counts[in.Env.Offset]++ // an index out of range: the kind of bug no test saw
 		}
 		return []Output{{Stream: "out", Key: []byte(in.Env.Source()), Raw: in.Env.Value}}, nil, nil
 	})
@@ -418,7 +419,7 @@ func TestRuntimeRecoversPanics(t *testing.T) {
 		}
 	}
 	sort.Strings(reasons)
-	want := []string{"decode: internal error: decoder bug at 2 second line", "func: internal error: assignment to entry in nil map"}
+	want := []string{"decode: internal error: decoder bug at 2 second line", "func: internal error: runtime error: index out of range [1] with length 0"}
 	if !slices.Equal(reasons, want) {
 		t.Fatalf("dead letters %q, want %q", reasons, want)
 	}
@@ -427,5 +428,32 @@ func TestRuntimeRecoversPanics(t *testing.T) {
 	}
 	if v := testutil.ToFloat64(r.Metrics().DeadLetters.WithLabelValues("func")); v != 1 {
 		t.Fatalf("dead letters metric %v", v)
+	}
+}
+
+// TestRuntimeOnDeadLetter: the observer sees every quarantined message with
+// its coordinates, the stage and the reason; delivered messages are not
+// reported.
+func TestRuntimeOnDeadLetter(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	var mu sync.Mutex
+	var seen []string
+	r := newTestRuntime(t, mem, &echoStage{}, &memSink{}, Options{Workers: 1, OnDeadLetter: func(env *Envelope, stage string, err error) {
+		mu.Lock()
+		seen = append(seen, fmt.Sprintf("%s %s %v", env.Source(), stage, err))
+		mu.Unlock()
+	}})
+	ctx := context.Background()
+	r.Start(ctx)
+	tr := NewTracker(1, map[TopicPartition]int64{tp0: 0}, 100)
+	submitAll(t, ctx, r, tr, "3", "garbage", "0")
+	if err := tr.Drain(ctxTimeout(t, 5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	sort.Strings(seen)
+	if len(seen) != 2 || !strings.HasPrefix(seen[0], "in/0/1 decode ") || seen[1] != "in/0/2 echo bad input: empty batch" {
+		t.Fatalf("observed dead letters %q", seen)
 	}
 }

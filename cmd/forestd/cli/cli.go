@@ -56,6 +56,7 @@ func commands() []command {
 		{"eval", "evaluate a model on labelled data (prints JSON)", runEval},
 		{"score", "score data with a model and write predictions", runScore},
 		{"inspect", "describe a model: OOB estimates, importances (prints JSON)", runInspect},
+		{"report", "write a model's or a dependence analysis' report as one HTML file (or a heatmap PNG)", runReport},
 		{"analyze", "test feature-label dependence, find MDS/SDS groups (prints JSON)", runAnalyze},
 		{"select", "write the dependent and FDM-mapped columns of labelled data", runSelect},
 		{"serve", "run the Kafka daemon: score, train, hot-swap, publish (--demo to try it)", runServe},

@@ -1,19 +1,12 @@
 package cli
 
 import (
-	"fmt"
-	"image"
-	"image/color"
-	"image/png"
 	"math"
 	"os"
 	"path/filepath"
 
-	"golang.org/x/image/font"
-	"golang.org/x/image/font/basicfont"
-	"golang.org/x/image/math/fixed"
-
 	"github.com/forestd/forestd/arrowforest/projection"
+	"github.com/forestd/forestd/report"
 )
 
 // gridMap is a feature importance vector laid out on a feature topology
@@ -53,70 +46,9 @@ func (g gridMap) totalVariation() float64 {
 	return tv / s
 }
 
-// viridis is a perceptually uniform colour map (5 anchors, interpolated).
-func viridis(t float64) color.RGBA {
-	anchors := [][3]float64{{68, 1, 84}, {59, 82, 139}, {33, 145, 140}, {94, 201, 98}, {253, 231, 37}}
-	t = math.Max(0, math.Min(1, t))
-	x := t * float64(len(anchors)-1)
-	i := int(x)
-	if i >= len(anchors)-1 {
-		i = len(anchors) - 2
-	}
-	f := x - float64(i)
-	var c [3]uint8
-	for k := 0; k < 3; k++ {
-		c[k] = uint8(anchors[i][k] + f*(anchors[i+1][k]-anchors[i][k]) + 0.5)
-	}
-	return color.RGBA{c[0], c[1], c[2], 255}
-}
-
-// writeHeatmap renders the map as a PNG: one panel per channel, cells
-// scaled to at least 200 px per panel side, a colour bar with the value
-// range, and a title line.
+// writeHeatmap renders the map as a PNG (report.HeatmapPNG), written
+// under a temporary name and renamed when complete.
 func writeHeatmap(path string, g gridMap, title string) error {
-	cell := max(4, 240/max(g.H, g.W))
-	pw, ph := g.W*cell, g.H*cell
-	const margin, top, barH = 12, 28, 14
-	width := margin + g.C*(pw+margin)
-	width = max(width, 300, 2*margin+7*len(title))
-	height := top + ph + margin + barH + 24
-	img := image.NewRGBA(image.Rect(0, 0, width, height))
-	for i := range img.Pix {
-		img.Pix[i] = 255
-	}
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, v := range g.V {
-		lo, hi = math.Min(lo, v), math.Max(hi, v)
-	}
-	span := hi - lo
-	if span <= 0 {
-		span = 1
-	}
-	for c := 0; c < g.C; c++ {
-		x0 := margin + c*(pw+margin)
-		for r := 0; r < g.H; r++ {
-			for q := 0; q < g.W; q++ {
-				col := viridis((g.at(c, r, q) - lo) / span)
-				for y := 0; y < cell; y++ {
-					for x := 0; x < cell; x++ {
-						img.SetRGBA(x0+q*cell+x, top+r*cell+y, col)
-					}
-				}
-			}
-		}
-	}
-	by := top + ph + margin
-	bw := width - 2*margin
-	for x := 0; x < bw; x++ {
-		col := viridis(float64(x) / float64(bw-1))
-		for y := 0; y < barH; y++ {
-			img.SetRGBA(margin+x, by+y, col)
-		}
-	}
-	label(img, margin, 18, title)
-	label(img, margin, by+barH+14, fmt.Sprintf("%.3g", lo))
-	hiText := fmt.Sprintf("%.3g", hi)
-	label(img, width-margin-7*len(hiText), by+barH+14, hiText)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -125,7 +57,7 @@ func writeHeatmap(path string, g gridMap, title string) error {
 	if err != nil {
 		return err
 	}
-	if err := png.Encode(f, img); err != nil {
+	if err := report.HeatmapPNG(f, g.Topology, g.V, title); err != nil {
 		f.Close()
 		os.Remove(tmp)
 		return err
@@ -135,9 +67,4 @@ func writeHeatmap(path string, g gridMap, title string) error {
 		return err
 	}
 	return os.Rename(tmp, path)
-}
-
-func label(img *image.RGBA, x, y int, s string) {
-	d := &font.Drawer{Dst: img, Src: image.Black, Face: basicfont.Face7x13, Dot: fixed.P(x, y)}
-	d.DrawString(s)
 }

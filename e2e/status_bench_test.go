@@ -1,0 +1,210 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/forestd/forestd/connectors/kafka"
+	"github.com/forestd/forestd/pipeline"
+	"github.com/forestd/forestd/status"
+)
+
+// BenchmarkServeStatusOverhead measures what the status page costs the
+// daemon: the end-to-end rate of BenchmarkServeEndToEnd's backlog (a
+// 100-tree forest on 50-feature Trunk rows, 200 batches of 1000 rows)
+// with nobody looking at the page, and with a client polling it as the
+// page's script does (GET / once, then every second /api/status and each
+// chart whose part of the status changed). Rounds alternate the two modes
+// (three each, on one broker, each round with fresh topics and group);
+// the medians and their ratio are reported.
+//
+// Run it alone, once: go test ./e2e -run '^$' -bench ServeStatusOverhead -benchtime 1x
+// Target: polled/unpolled ≥ 0.98.
+func BenchmarkServeStatusOverhead(b *testing.B) {
+	const (
+		p       = 50
+		batch   = 1000
+		batches = 200
+		trees   = 100
+		rounds  = 3
+	)
+	for i := 0; i < b.N; i++ {
+		dir := b.TempDir()
+		tr, model := filepath.Join(dir, "tr.parquet"), filepath.Join(dir, "m.model")
+		benchRun(b, "gen", "trunk", "--n", "10000", "--p", strconv.Itoa(p), "--seed", "1", "--out", tr)
+		benchRun(b, "train", "--in", tr, "--label", "y", "--out", model, "--trees", strconv.Itoa(trees), "--seed", "2")
+		recs := make([]arrow.Record, batches)
+		for k := range recs {
+			recs[k] = withID(wideRecord(k, batch, p), int64(k))
+		}
+		brokerProc := startProc(b, "broker", "broker", "--listen", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "broker"), "--log-format", "json")
+		brokers := brokerProc.logField("broker listening", "addr", 20*time.Second)
+		rates := map[bool][]float64{}
+		for r := 0; r < 2*rounds; r++ {
+			poll := r%2 == 1
+			rate := backlogRate(b, brokers, model, recs, fmt.Sprint("r", r), poll)
+			rates[poll] = append(rates[poll], rate)
+			fmt.Fprintf(os.Stderr, "status overhead round %d: polled=%v %.0f rows/s\n", r, poll, rate)
+		}
+		brokerProc.kill()
+		for _, rec := range recs {
+			rec.Release()
+		}
+		without, with := median(rates[false]), median(rates[true])
+		b.ReportMetric(without, "unpolled_rows/s")
+		b.ReportMetric(with, "polled_rows/s")
+		b.ReportMetric(with/without, "ratio_polled")
+		fmt.Fprintf(os.Stderr, "status page overhead: end to end %.0f rows/s unpolled, %.0f rows/s polled once a second (median of %d rounds each): ratio %.3f\n",
+			without, with, rounds, with/without)
+	}
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+// backlogRate produces the batches to fresh topics, starts a daemon that
+// scores them (optionally with a client polling its status page) and
+// returns rows per second from the group join to the last prediction.
+func backlogRate(b *testing.B, brokers, model string, recs []arrow.Record, tag string, poll bool) float64 {
+	b.Helper()
+	features, predictions := "feat."+tag, "pred."+tag
+	co := kafka.ClientOptions{Brokers: []string{brokers}}
+	if err := kafka.EnsureTopics(context.Background(), co, []kafka.TopicSpec{{Name: features, Partitions: 4}, {Name: predictions, Partitions: 4}}); err != nil {
+		b.Fatal(err)
+	}
+	sink, err := kafka.NewSink(kafka.SinkOptions{Client: co, Topics: map[string]string{"in": features}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sink.Close()
+	for i := 0; i < len(recs); i += 10 {
+		var outs []pipeline.Output
+		for k := i; k < min(i+10, len(recs)); k++ {
+			recs[k].Retain()
+			outs = append(outs, pipeline.Output{Stream: "in", Key: []byte(strconv.Itoa(k)), Record: recs[k]})
+		}
+		if err := sink.Write(context.Background(), outs); err != nil {
+			b.Fatal(err)
+		}
+		for _, o := range outs {
+			o.Record.Release()
+		}
+	}
+	var mu sync.Mutex
+	seen := map[int64]time.Time{}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go kafka.Tail(ctx, co, predictions, func(env *pipeline.Envelope) {
+		now := time.Now()
+		ct, _ := env.Header(kafka.HeaderContentType)
+		_, prs, err := kafka.Decode(env.Value, string(ct), memory.DefaultAllocator)
+		if err != nil {
+			return
+		}
+		for _, r := range prs {
+			ids := r.Column(r.Schema().FieldIndices("id")[0]).(*array.Int64)
+			mu.Lock()
+			if _, ok := seen[ids.Value(0)]; !ok {
+				seen[ids.Value(0)] = now
+			}
+			mu.Unlock()
+			r.Release()
+		}
+	})
+	d := startProc(b, "serve", "serve", "--brokers", brokers, "--model", model, "--stages", "score", "--key", "id",
+		"--topic", "features="+features, "--topic", "predictions="+predictions, "--group", "g."+tag,
+		"--http", "127.0.0.1:0", "--log-format", "json", "--session-timeout", "2s", "--commit-interval", "100ms")
+	ops := d.logField("ops endpoint listening", "addr", 30*time.Second)
+	d.logField("joined consumer group generation", "generation", 60*time.Second)
+	start := time.Now()
+	if poll {
+		go pollStatusPage(ctx, "http://"+ops)
+	}
+	deadline := time.Now().Add(120 * time.Second)
+	var last time.Time
+	for {
+		mu.Lock()
+		n := len(seen)
+		for _, at := range seen {
+			if at.After(last) {
+				last = at
+			}
+		}
+		mu.Unlock()
+		if n >= len(recs) {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("only %d of %d batches predicted", n, len(recs))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	d.kill()
+	rows := 0
+	for _, r := range recs {
+		rows += int(r.NumRows())
+	}
+	return float64(rows) / last.Sub(start).Seconds()
+}
+
+// pollStatusPage does what the page's script does until ctx ends: the
+// page once, then every second /api/status and the charts whose part of
+// the status changed.
+func pollStatusPage(ctx context.Context, base string) {
+	get := func(path string) []byte {
+		req, err := http.NewRequestWithContext(ctx, "GET", base+path, nil)
+		if err != nil {
+			return nil
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return body
+	}
+	get("/")
+	get("/status/status.js")
+	get("/status/status.css")
+	parts := map[string]func(status.Revisions) int64{
+		"importances": func(r status.Revisions) int64 { return r.Model }, "history": func(r status.Revisions) int64 { return r.History },
+		"rows": func(r status.Revisions) int64 { return r.Traffic }, "latency": func(r status.Revisions) int64 { return r.Traffic },
+		"lag": func(r status.Revisions) int64 { return r.Traffic }, "pvalues": func(r status.Revisions) int64 { return r.Analysis },
+		"groups": func(r status.Revisions) int64 { return r.Analysis },
+	}
+	rev := map[string]int64{}
+	for ctx.Err() == nil {
+		var s status.Status
+		if json.Unmarshal(get("/api/status"), &s) == nil {
+			for name, f := range parts {
+				if v, ok := rev[name]; !ok || v != f(s.Revisions) {
+					rev[name] = f(s.Revisions)
+					get("/status/chart/" + name + ".svg")
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+}

@@ -1,0 +1,497 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/xml"
+	"errors"
+	"flag"
+	"html/template"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/forestd/forestd/arrowforest/forest"
+	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/arrowforest/projection"
+	"github.com/forestd/forestd/connectors/files"
+	"github.com/forestd/forestd/schemas"
+	"github.com/forestd/forestd/scoring"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden SVG files in testdata/")
+
+const dataDir = "../testdata"
+
+// evil is a feature name that would run a script if it reached the
+// markup unescaped.
+const evil = `<img src=x onerror=alert(1)>`
+
+// golden compares got with testdata/name (rewritten with -update), and
+// checks that the SVG is well-formed XML in which the evil name, where it
+// occurs, is text and never an element.
+func golden(t *testing.T, name string, got template.HTML) {
+	t.Helper()
+	checkSVG(t, name, string(got))
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./report -update to create it)", err)
+	}
+	if string(want) != string(got) {
+		t.Errorf("%s differs from the golden file (go test ./report -update rewrites it after a deliberate change)\ngot:\n%s", name, got)
+	}
+}
+
+// checkSVG parses the SVG as XML: it must be well-formed, have an <svg>
+// root, and contain no element other than SVG's own (so no <img>).
+func checkSVG(t *testing.T, name, s string) {
+	t.Helper()
+	dec := xml.NewDecoder(strings.NewReader(s))
+	allowed := map[string]bool{"svg": true, "title": true, "text": true, "rect": true, "g": true, "line": true,
+		"polyline": true, "circle": true}
+	root := ""
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s is not well-formed XML: %v", name, err)
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			if root == "" {
+				root = se.Name.Local
+			}
+			if !allowed[se.Name.Local] {
+				t.Fatalf("%s has a <%s> element", name, se.Name.Local)
+			}
+		}
+	}
+	if root != "svg" {
+		t.Fatalf("%s: root element %q, want svg", name, root)
+	}
+}
+
+// texts returns the character data of every element named el (and its
+// children) in the SVG.
+func texts(t *testing.T, s, el string) []string {
+	t.Helper()
+	dec := xml.NewDecoder(strings.NewReader(s))
+	var out []string
+	depth := 0
+	var cur strings.Builder
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch v := tok.(type) {
+		case xml.StartElement:
+			if v.Name.Local == el && depth == 0 {
+				depth = 1
+				cur.Reset()
+			} else if depth > 0 {
+				depth++
+			}
+		case xml.EndElement:
+			if depth > 0 {
+				depth--
+				if depth == 0 {
+					out = append(out, cur.String())
+				}
+			}
+		case xml.CharData:
+			if depth > 0 {
+				cur.Write(v)
+			}
+		}
+	}
+}
+
+// count returns the number of elements with the given name and class.
+func count(t *testing.T, s, el, class string) int {
+	t.Helper()
+	dec := xml.NewDecoder(strings.NewReader(s))
+	n := 0
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			return n
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == el {
+			for _, a := range se.Attr {
+				if a.Name.Local == "class" && strings.Contains(" "+a.Value+" ", " "+class+" ") {
+					n++
+				}
+			}
+		}
+	}
+}
+
+func TestBarsGolden(t *testing.T) {
+	bars := []Bar{{"petal_width", 0.42}, {"sepal_length", 0.1}, {evil, 0.25}, {"noise", -0.03}, {"undefined", math.NaN()}}
+	got, err := Bars(BarChart{Title: "impurity importance", Class: "importances", Bars: bars})
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "bars.svg", got)
+	if n := count(t, string(got), "rect", "bar"); n != len(bars) {
+		t.Fatalf("%d bars for %d values", n, len(bars))
+	}
+	// the evil name is text: the first label drawn after the largest
+	found := false
+	for _, s := range texts(t, string(got), "text") {
+		if s == evil {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("the feature name %q is not drawn as text", evil)
+	}
+	// more bars than the limit: the rest are counted
+	many := make([]Bar, 50)
+	for i := range many {
+		many[i] = Bar{Label: "f" + strconv.Itoa(i), Value: float64(i)}
+	}
+	got, err = Bars(BarChart{Title: "many", Bars: many, Max: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, string(got), "rect", "bar"); n != 10 || !strings.Contains(string(got), "… 40 more") {
+		t.Fatalf("50 bars limited to 10: %d drawn", n)
+	}
+	// largest first
+	if l := texts(t, string(got), "title")[1]; !strings.HasPrefix(l, "f49:") {
+		t.Fatalf("first bar %q, want f49", l)
+	}
+}
+
+func TestHeatmapGolden(t *testing.T) {
+	l := projection.Topology{H: 3, W: 4, C: 2}
+	v := make([]float64, 24)
+	names := make([]string, 24)
+	for j := range v {
+		v[j] = float64(j%7) / 7
+		names[j] = "px" + strconv.Itoa(j)
+	}
+	names[5] = evil
+	got, err := Heatmap(HeatmapChart{Title: "projection-count importance", Layout: l, Values: v, Names: names})
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "heatmap.svg", got)
+	if n := count(t, string(got), "rect", "cell"); n != 24 {
+		t.Fatalf("%d cells, want 24", n)
+	}
+	if _, err := Heatmap(HeatmapChart{Layout: l, Values: v[:23]}); err == nil {
+		t.Fatal("23 values on a 24-cell layout: no error")
+	}
+}
+
+func TestLinesGolden(t *testing.T) {
+	got, err := Lines(LineChart{Title: "rows per second", X: []float64{-40, -30, -20, -10, 0}, XUnit: " s", YMin0: true,
+		Series: []Series{{Name: "in", Y: []float64{100, 120, math.NaN(), 90, 110}}, {Name: "out", Y: []float64{90, 118, 80, 95, 100}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "lines.svg", got)
+	// the gap splits "in" into two polylines
+	if n := count(t, string(got), "polyline", "series"); n != 3 {
+		t.Fatalf("%d polylines, want 3 (in: two runs around the gap; out: one)", n)
+	}
+	got, err = Lines(LineChart{Title: "OOB error by version", X: []float64{1, 2, 3}, Points: true,
+		Series: []Series{{Name: "OOB error", Y: []float64{0.2, 0.15, 0.12}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "history.svg", got)
+	if n := count(t, string(got), "circle", "point"); n != 3 {
+		t.Fatalf("%d points, want 3", n)
+	}
+	empty, err := Lines(LineChart{Title: "nothing"})
+	if err != nil || !strings.Contains(string(empty), "no data yet") {
+		t.Fatalf("empty chart: %v %s", err, empty)
+	}
+	if _, err := Lines(LineChart{X: []float64{1}, Series: []Series{{Y: []float64{1, 2}}}}); err == nil {
+		t.Fatal("series longer than x: no error")
+	}
+}
+
+func TestConfusionAndResidualsGolden(t *testing.T) {
+	got, err := Confusion([]string{"setosa", "versicolor", evil}, [][]int64{{50, 0, 0}, {0, 47, 3}, {0, 4, 46}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "confusion.svg", got)
+	if n := count(t, string(got), "rect", "cell"); n != 9 {
+		t.Fatalf("%d cells, want 9", n)
+	}
+	pred := []float64{1, 2, 3, 4, 5, 6}
+	act := []float64{1.5, 1.8, 3.3, 3.6, 5.2, 6.1}
+	got, err = Residuals(pred, act)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "residuals.svg", got)
+	if n := count(t, string(got), "circle", "point"); n != 6 {
+		t.Fatalf("%d points, want 6", n)
+	}
+}
+
+// testDependence builds a report table with schemas.BuildDependenceReport
+// (as analyze --out and the daemon do) and reads it back.
+func testDependence(t *testing.T, mem memory.Allocator) *Dependence {
+	t.Helper()
+	b := schemas.ReportBatch{Features: []schemas.ReportFeature{
+		{Name: "x1", Group: -1, Test: schemas.ReportTest{Statistic: 0.41, PValue: 0.000999, B: 0, N: 1000}},
+		{Name: "x2", Group: 1, Test: schemas.ReportTest{Statistic: 0.01, PValue: 0.5, B: 49, N: 99}},
+		{Name: evil, Group: 1, Test: schemas.ReportTest{Statistic: 0.02, PValue: 0.3, B: 29, N: 99}},
+		{Name: "x4", Group: 0, Test: schemas.ReportTest{Statistic: math.NaN(), PValue: 1, B: 99, N: 99}},
+		{Name: "x5", Group: -1, Test: schemas.ReportTest{Statistic: 0.2, PValue: 0.0396, B: 3, N: 100}},
+	}, Groups: []schemas.ReportGroup{{Features: []int{1, 2}, Kind: "mds", Test: schemas.ReportTest{Statistic: 0.3, PValue: 0.00999, B: 0, N: 100}}}}
+	rec, err := schemas.BuildDependenceReport(mem, schemas.ReportSpec{Stat: "gcor", Method: "mdc-bottomup", Alpha: 0.05, Seed: 7, Rows: 500}, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Release()
+	d, err := ReadDependence([]arrow.Record{rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestDependenceGolden(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	d := testDependence(t, mem)
+	if d.Stat != "gcor" || d.Method != "mdc-bottomup" || float64(d.Alpha) != 0.05 || d.Seed != 7 || d.Rows != 500 {
+		t.Fatalf("metadata read back as %+v", d)
+	}
+	if len(d.Features) != 5 || len(d.Groups) != 1 || d.Groups[0].Name != "g1" ||
+		strings.Join(d.Groups[0].Features, ",") != "x2,"+evil || !math.IsNaN(d.Features[3].Statistic) {
+		t.Fatalf("report read back as %+v", d)
+	}
+	if m := d.Marginal(); len(m) != 2 || m[0].Name != "x1" || m[1].Name != "x5" {
+		t.Fatalf("marginal %+v", m)
+	}
+	pv, err := PValues(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "pvalues.svg", pv)
+	if n := count(t, string(pv), "rect", "bar"); n != 5 {
+		t.Fatalf("%d p-value bars, want 5", n)
+	}
+	g, err := Groups(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "groups.svg", g)
+	// 4 nodes (2 marginal, 2 in g1); edges: 2 to the label, 1 within g1,
+	// 1 dashed from g1 to the label
+	if n := count(t, string(g), "g", "node"); n != 4 {
+		t.Fatalf("%d nodes, want 4", n)
+	}
+	if m, gr, j := count(t, string(g), "line", "marginal"), count(t, string(g), "line", "group"), count(t, string(g), "line", "joint"); m != 2 || gr != 1 || j != 1 {
+		t.Fatalf("edges: %d marginal, %d group, %d joint; want 2, 1, 1", m, gr, j)
+	}
+}
+
+// TestAdjustBH compares with R's p.adjust(p, "BH") (testdata/bh_reference.R).
+func TestAdjustBH(t *testing.T) {
+	f, err := os.Open("testdata/bh_reference.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	num := func(s string) float64 {
+		if s == "NA" {
+			return math.NaN()
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	var p, want []float64
+	for _, r := range rows[1:] {
+		p, want = append(p, num(r[0])), append(want, num(r[1]))
+	}
+	got := AdjustBH(p)
+	for i := range p {
+		if math.IsNaN(want[i]) != math.IsNaN(got[i]) || (!math.IsNaN(want[i]) && math.Abs(got[i]-want[i]) > 1e-12*math.Max(1, want[i])) {
+			t.Errorf("p = %v: adjusted %v, R says %v", p[i], got[i], want[i])
+		}
+	}
+}
+
+func readData(t *testing.T, name string) []arrow.Record {
+	t.Helper()
+	_, recs, err := files.ReadFile(filepath.Join(dataDir, name), files.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	})
+	return recs
+}
+
+func train(t *testing.T, recs []arrow.Record, label string, task frame.Task, p forest.Params) *scoring.Model {
+	t.Helper()
+	fr, err := frame.FromRecords(recs[0].Schema(), recs, frame.Options{Label: label, Task: task})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := forest.Train(fr, p, forest.TrainOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := scoring.Encode(f, 3, "report test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestEvaluateMatchesScoring: the confusion matrix's diagonal and the
+// residuals agree with scoring.Model.Evaluate on the same data (iris,
+// classification; Boston housing, regression), so the pictures show the
+// predictions forestd eval reports.
+func TestEvaluateMatchesScoring(t *testing.T) {
+	iris := readData(t, "iris.parquet")
+	p := forest.DefaultParams(frame.TaskClassification)
+	p.Trees, p.Seed, p.Threads = 30, 1, 1
+	m := train(t, iris, "label", frame.TaskClassification, p)
+	ev, err := Evaluate(m, iris, "label", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var diag, tot int64
+	for a := range ev.Confusion {
+		for q, n := range ev.Confusion[a] {
+			tot += n
+			if a == q {
+				diag += n
+			}
+		}
+	}
+	if int(tot) != ev.Summary.Rows || math.Abs(float64(diag)/float64(tot)-ev.Summary.Accuracy) > 1e-12 {
+		t.Fatalf("confusion matrix: %d of %d right; scoring.Evaluate: %d rows, accuracy %v", diag, tot, ev.Summary.Rows, ev.Summary.Accuracy)
+	}
+	if len(ev.Classes) != 3 {
+		t.Fatalf("classes %v", ev.Classes)
+	}
+	c, err := ev.Chart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSVG(t, "confusion", string(c))
+
+	boston := readData(t, "boston_housing.parquet")
+	p = forest.DefaultParams(frame.TaskRegression)
+	p.Trees, p.Seed, p.Threads = 30, 1, 1
+	m = train(t, boston, "target", frame.TaskRegression, p)
+	ev, err = Evaluate(m, boston, "target", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var se float64
+	for i := range ev.Pred {
+		d := ev.Actual[i] - ev.Pred[i]
+		se += d * d
+	}
+	if len(ev.Pred) != ev.Summary.Rows || math.Abs(math.Sqrt(se/float64(len(ev.Pred)))-ev.Summary.RMSE) > 1e-9 {
+		t.Fatalf("residuals: %d rows, RMSE %v; scoring.Evaluate: %d rows, RMSE %v", len(ev.Pred), math.Sqrt(se/float64(len(ev.Pred))), ev.Summary.Rows, ev.Summary.RMSE)
+	}
+	if _, err := Evaluate(m, boston, "no_such_column", 1); err == nil {
+		t.Fatal("a missing label column: no error")
+	}
+}
+
+// TestModelHTML: the model report of a MORF model on a grid has a heatmap
+// per importance kind with a cell per feature, the OOB table, and no
+// script; with an evaluation, the confusion matrix.
+func TestModelHTML(t *testing.T) {
+	digits := readData(t, "digits.parquet")
+	p := forest.DefaultParams(frame.TaskClassification)
+	p.Forest, p.Layout, p.Width, p.Height = forest.KindMORF, "grid", 8, 8
+	p.Trees, p.Seed, p.Threads = 10, 1, 2
+	m := train(t, digits, "label", frame.TaskClassification, p)
+	mf, err := DescribeModel(m, projection.Topology{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mf.Layout == nil || mf.Layout.W != 8 || mf.Layout.H != 8 {
+		t.Fatalf("layout %+v", mf.Layout)
+	}
+	ev, err := Evaluate(m, digits, "label", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := ModelHTML(&b, mf, ModelOptions{Eval: ev, In: "digits.parquet"}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	if strings.Contains(strings.ToLower(page), "<script") || strings.Contains(page, "http://") && !strings.Contains(page, `xmlns="http://www.w3.org/2000/svg"`) {
+		t.Fatal("the report has a script or a link")
+	}
+	if n := strings.Count(page, `class="chart heatmap importances"`); n != len(mf.Importances) {
+		t.Fatalf("%d heatmaps for %d importance kinds", n, len(mf.Importances))
+	}
+	if n := strings.Count(page, `<rect class="cell"`); n != 64*len(mf.Importances)+10*10 {
+		t.Fatalf("%d cells; want 64 per heatmap and 100 in the confusion matrix", n)
+	}
+	for _, want := range []string{"OOB error", "strength", "correlation", "Confusion matrix", mf.ID} {
+		if !strings.Contains(page, want) {
+			t.Fatalf("the report lacks %q", want)
+		}
+	}
+}
+
+// TestDependenceHTML: the dependence report escapes the evil name and
+// lists the adjusted p-values.
+func TestDependenceHTML(t *testing.T) {
+	d := testDependence(t, memory.NewGoAllocator())
+	var b bytes.Buffer
+	if err := DependenceHTML(&b, d); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	if strings.Contains(page, "<img") || !strings.Contains(page, "&lt;img src=x onerror=alert(1)&gt;") {
+		t.Fatal("the evil feature name is not escaped")
+	}
+	for _, want := range []string{"BH-adjusted", Num(d.Features[0].Adjusted), `class="chart pvalues"`, `class="chart groups"`} {
+		if !strings.Contains(page, want) {
+			t.Fatalf("the report lacks %q", want)
+		}
+	}
+}
