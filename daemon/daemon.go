@@ -277,9 +277,27 @@ func (d *Daemon) Registry() *prometheus.Registry { return d.metrics.Registry }
 // the ops address).
 func (d *Daemon) Status() *status.Recorder { return d.status }
 
-// deadLetter is the runtime's OnDeadLetter: the status page lists it.
+// deadLetter is the runtime's OnDeadLetter: the status page lists it and
+// counts it by the kind of its reason.
 func (d *Daemon) deadLetter(env *pipeline.Envelope, stage string, reason error) {
-	d.status.DeadLetter(env.Topic, env.Partition, env.Offset, stage, reason.Error())
+	d.status.DeadLetter(env.Topic, env.Partition, env.Offset, stage, reasonKind(stage, reason), reason.Error())
+}
+
+// reasonKind is the bounded label the status page counts dead letters by.
+func reasonKind(stage string, err error) string {
+	switch {
+	case errors.Is(err, pipeline.ErrInternal):
+		return "internal error"
+	case errors.Is(err, pipeline.ErrPermanent):
+		return "undeliverable"
+	case stage == "decode":
+		return "undecodable"
+	case errors.Is(err, frame.ErrMissingColumn):
+		return "missing column"
+	case errors.Is(err, frame.ErrColumnType):
+		return "wrong column type"
+	}
+	return "other input error"
 }
 
 // Model returns the model scoring now (nil before the first).

@@ -2,6 +2,9 @@ package daemon
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -13,6 +16,7 @@ import (
 	"github.com/forestd/forestd/arrowforest/synth"
 	"github.com/forestd/forestd/connectors/kafka"
 	"github.com/forestd/forestd/operators"
+	"github.com/forestd/forestd/pipeline"
 	"github.com/forestd/forestd/scoring"
 )
 
@@ -103,4 +107,49 @@ func TestAdoptRules(t *testing.T) {
 	if !ms.Adopt(ref(otherCols), otherCols.Bytes(), "model topic") {
 		t.Fatal("allowed column change refused")
 	}
+}
+
+// TestReasonKind: the status page counts dead letters by a bounded kind of
+// reason, told from the error chain (frame's column errors, the runtime's
+// internal and permanent errors), not from the reason's text.
+func TestReasonKind(t *testing.T) {
+	m := model(t, func() *frame.Frame {
+		fr, err := synth.Generate(synth.Trunk, synth.Options{N: 100, Seed: 1, P: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fr
+	}(), 1)
+	score := func(value string) error {
+		b, err := kafka.NewDecoder(nil)(&pipeline.Envelope{Value: []byte(value)})
+		if err != nil {
+			return err
+		}
+		defer b.Release()
+		_, _, err = (&scoreStage{}).Process(context.Background(), withPinned(b, m))
+		return err
+	}
+	missing := score(`{"x1": 1, "x2": 2}`)
+	wrong := score(`{"x1": 1, "x2": 2, "x3": "three"}`)
+	for _, c := range []struct {
+		stage string
+		err   error
+		want  string
+	}{
+		{"decode", errors.New("neither Arrow nor JSON"), "undecodable"},
+		{"score", missing, "missing column"},
+		{"score", wrong, "wrong column type"},
+		{"score", fmt.Errorf("%w: index out of range", pipeline.ErrInternal), "internal error"},
+		{"sink", fmt.Errorf("%w: too large", pipeline.ErrPermanent), "undeliverable"},
+		{"train", pipeline.BadInput(errors.New("label y is string here")), "other input error"},
+	} {
+		if got := reasonKind(c.stage, c.err); got != c.want {
+			t.Errorf("%s %v: kind %q, want %q", c.stage, c.err, got, c.want)
+		}
+	}
+}
+
+func withPinned(b *pipeline.Batch, m *scoring.Model) *pipeline.Batch {
+	b.Env.Pinned = m
+	return b
 }

@@ -97,6 +97,7 @@ type pageFacts struct {
 	BarLabels []string `json:"barLabels"`
 	DLTotal   string   `json:"dlTotal"`
 	DLRows    []string `json:"dlRows"`
+	DLReasons []string `json:"dlReasons"`
 	Imgs      int      `json:"imgs"`
 	Ready     string   `json:"ready"`
 	Revision  string   `json:"revision"`
@@ -109,6 +110,7 @@ const readPage = `(() => {
     version: t('model-version'), id: t('model-id'), trees: t('model-trees'), features: t('model-features'),
     rows: t('model-training-rows'), bars: bars.length, barLabels: bars.map(b => b.getAttribute('data-label')),
     dlTotal: t('dl-total'), dlRows: Array.from(document.querySelectorAll('#dl-last tbody tr')).map(r => r.textContent),
+    dlReasons: Array.from(document.querySelectorAll('#dl-reasons tbody tr')).map(r => r.textContent),
     imgs: document.getElementsByTagName('img').length, ready: t('ready'),
     revision: document.body.getAttribute('data-model-revision') || ''
   };
@@ -176,13 +178,16 @@ func TestStatusPageBrowser(t *testing.T) {
 	kcatProduce(t, brokers, featuresTopic, nil, []byte("\x00\x01 not a record \xfe"))
 	waitCond(t, 60*time.Second, "the dead letter on the page", func() bool {
 		br.eval(t, readPage, &pf)
-		return pf.DLTotal == "1" && len(pf.DLRows) == 1
+		return pf.DLTotal == "1" && len(pf.DLRows) == 1 && len(pf.DLReasons) == 1
 	})
 	s = apiStatus(t, d.ops)
 	dl := s.DeadLetters.Last[0]
 	if !strings.Contains(pf.DLRows[0], dl.Source) || !strings.Contains(pf.DLRows[0], "decode") || !strings.Contains(pf.DLRows[0], "no content-type header") ||
-		!strings.HasPrefix(dl.Source, featuresTopic+"/") || s.DeadLetters.ByStage["decode"] != 1 {
+		!strings.HasPrefix(dl.Source, featuresTopic+"/") || s.DeadLetters.ByStage["decode"] != 1 || s.DeadLetters.ByReason["undecodable"] != 1 || dl.Kind != "undecodable" {
 		t.Fatalf("dead letter row %q; /api/status %+v", pf.DLRows[0], s.DeadLetters)
+	}
+	if pf.DLReasons[0] != "undecodable1" {
+		t.Fatalf("dead letters by reason on the page: %q", pf.DLReasons)
 	}
 	train.stop()
 	score.stop()

@@ -108,14 +108,17 @@ type Sample struct {
 	Lag              map[string]float64 `json:"lag"`
 }
 
-// DeadLetters counts quarantined messages by the stage that refused them
-// (decode: not Arrow IPC or JSON, or an unexpected schema; score, train,
-// analyze, select: input that does not fit; sink: undeliverable output;
-// route: a topic without a route) and lists the latest, newest first.
+// DeadLetters counts quarantined messages by the kind of their reason
+// (undecodable, missing column, wrong column type, internal error,
+// undeliverable, other input error) and by the stage that refused them
+// (decode: not Arrow IPC or JSON; score, train, analyze, select: input that
+// does not fit; sink: undeliverable output; route: a topic without a
+// route), and lists the latest, newest first, with their full reasons.
 type DeadLetters struct {
-	Total   int64            `json:"total"`
-	ByStage map[string]int64 `json:"by_stage"`
-	Last    []DeadLetter     `json:"last"`
+	Total    int64            `json:"total"`
+	ByReason map[string]int64 `json:"by_reason"`
+	ByStage  map[string]int64 `json:"by_stage"`
+	Last     []DeadLetter     `json:"last"`
 }
 
 // DeadLetter is one quarantined message.
@@ -126,6 +129,7 @@ type DeadLetter struct {
 	Partition int32     `json:"partition"`
 	Offset    int64     `json:"offset"`
 	Stage     string    `json:"stage"`
+	Kind      string    `json:"kind"`
 	Reason    string    `json:"reason"`
 }
 
@@ -146,7 +150,8 @@ func (r *Recorder) Status() Status {
 	defer r.mu.Unlock()
 	s := Status{Now: r.opts.Now(), Started: r.started, Ready: ready == nil, Revisions: r.rev, History: r.history.items(),
 		Traffic:     Traffic{IntervalSeconds: r.opts.Interval.Seconds(), Samples: r.traffic.items()},
-		DeadLetters: DeadLetters{Total: r.dlTotal, ByStage: make(map[string]int64, len(r.dlStage))}, Analysis: r.analysis}
+		DeadLetters: DeadLetters{Total: r.dlTotal, ByStage: make(map[string]int64, len(r.dlStage)),
+		ByReason: make(map[string]int64, len(r.dlKind))}, Analysis: r.analysis}
 	if ready != nil {
 		s.NotReady = ready.Error()
 	}
@@ -156,6 +161,9 @@ func (r *Recorder) Status() Status {
 	}
 	if s.History == nil {
 		s.History = []ModelVersion{}
+	}
+	for k, v := range r.dlKind {
+		s.DeadLetters.ByReason[k] = v
 	}
 	for k, v := range r.dlStage {
 		s.DeadLetters.ByStage[k] = v

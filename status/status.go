@@ -94,6 +94,7 @@ type Recorder struct {
 	samples  int64
 	dlTotal  int64
 	dlStage  map[string]int64
+	dlKind   map[string]int64
 	dlLast   ring[DeadLetter]
 	analysis *Analysis
 	rev      Revisions
@@ -124,7 +125,7 @@ func New(o Options) (*Recorder, error) {
 	}
 	n := int(o.Window / o.Interval)
 	return &Recorder{opts: o, started: o.Now(), history: newRing[ModelVersion](o.History), trained: map[string]training{},
-		traffic: newRing[Sample](n), dlStage: map[string]int64{}, dlLast: newRing[DeadLetter](o.DeadLetters),
+		traffic: newRing[Sample](n), dlStage: map[string]int64{}, dlKind: map[string]int64{}, dlLast: newRing[DeadLetter](o.DeadLetters),
 		cache: map[string]cached{}}, nil
 }
 
@@ -171,8 +172,9 @@ func (r *Recorder) ModelLive(m *scoring.Model, origin string) {
 }
 
 // DeadLetter records a quarantined message: its source coordinates, the
-// stage that refused it and the reason.
-func (r *Recorder) DeadLetter(topic string, partition int32, offset int64, stage, reason string) {
+// stage that refused it, the kind of its reason (a short, bounded label the
+// page counts by) and the reason itself.
+func (r *Recorder) DeadLetter(topic string, partition int32, offset int64, stage, kind, reason string) {
 	if len(reason) > 500 {
 		reason = reason[:500]
 	}
@@ -180,13 +182,10 @@ func (r *Recorder) DeadLetter(topic string, partition int32, offset int64, stage
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.dlTotal++
-	if _, ok := r.dlStage[stage]; ok || len(r.dlStage) < 64 {
-		r.dlStage[stage]++
-	} else {
-		r.dlStage["other"]++
-	}
+	count(r.dlStage, stage)
+	count(r.dlKind, kind)
 	r.dlLast.push(DeadLetter{At: now, Topic: topic, Partition: partition, Offset: offset,
-		Source: fmt.Sprintf("%s/%d/%d", topic, partition, offset), Stage: stage, Reason: reason})
+		Source: fmt.Sprintf("%s/%d/%d", topic, partition, offset), Stage: stage, Kind: kind, Reason: reason})
 	r.rev.DeadLetters++
 }
 
@@ -229,4 +228,13 @@ func (r *ring[T]) items() []T {
 		return append([]T(nil), r.buf[:r.next]...)
 	}
 	return append(append([]T(nil), r.buf[r.next:]...), r.buf[:r.next]...)
+}
+
+// count adds one to m[k], keeping m to 64 keys (the rest count as other).
+func count(m map[string]int64, k string) {
+	if _, ok := m[k]; ok || len(m) < 64 {
+		m[k]++
+	} else {
+		m["other"]++
+	}
 }

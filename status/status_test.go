@@ -156,12 +156,13 @@ func TestModelsAndDeadLetters(t *testing.T) {
 	if float64(s.History[2].OOBError) != lm.OOB.Error || !math.IsNaN(float64(s.History[2].OOBR2)) {
 		t.Fatalf("history OOB %v, model %v", s.History[2].OOBError, lm.OOB.Error)
 	}
-	r.DeadLetter("features", 0, 10, "decode", "not Arrow")
-	r.DeadLetter("features", 1, 11, "score", "column "+evil+" missing")
-	r.DeadLetter("training", 2, 12, "decode", "bad JSON")
+	r.DeadLetter("features", 0, 10, "decode", "undecodable", "not Arrow")
+	r.DeadLetter("features", 1, 11, "score", "missing column", "column "+evil+" missing")
+	r.DeadLetter("training", 2, 12, "decode", "undecodable", "bad JSON")
 	d := r.Status().DeadLetters
-	if d.Total != 3 || d.ByStage["decode"] != 2 || d.ByStage["score"] != 1 || len(d.Last) != 2 ||
-		d.Last[0].Source != "training/2/12" || d.Last[1].Reason != "column "+evil+" missing" {
+	if d.Total != 3 || d.ByStage["decode"] != 2 || d.ByStage["score"] != 1 || d.ByReason["undecodable"] != 2 ||
+		d.ByReason["missing column"] != 1 || len(d.Last) != 2 || d.Last[0].Source != "training/2/12" ||
+		d.Last[1].Reason != "column "+evil+" missing" || d.Last[1].Kind != "missing column" {
 		t.Fatalf("dead letters %+v", d)
 	}
 }
@@ -214,7 +215,7 @@ func TestHandler(t *testing.T) {
 	}
 	m := model(t, 4, 5)
 	r.ModelLive(m, "trained")
-	r.DeadLetter("features", 0, 1, "decode", evil)
+	r.DeadLetter("features", 0, 1, "decode", evil, evil)
 	d := &report.Dependence{Stat: "gcor", Method: "marginal", Alpha: 0.05, Rows: 10,
 		Features: []report.DependenceFeature{{Name: evil, Group: -1, PValue: 0.01, Adjusted: 0.02}, {Name: "x", Group: 0, PValue: 0.5, Adjusted: 0.5}}}
 	r.Analysis(1, d)

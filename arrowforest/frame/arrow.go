@@ -265,7 +265,7 @@ func FeaturesFromRecords(schema *arrow.Schema, recs []arrow.Record, names []stri
 		idx[k] = j
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("frame: missing feature column%s %s; the model needs %d features: %s",
+		return nil, missingf("frame: missing feature column%s %s; the model needs %d features: %s",
 			plural(len(missing)), strings.Join(missing, ", "), len(names), listNames(names, 40))
 	}
 	lv := make([][]string, len(names))
@@ -280,7 +280,7 @@ func FeaturesFromRecords(schema *arrow.Schema, recs []arrow.Record, names []stri
 			return nil, err
 		}
 		if lv[k] == nil && kindOf(fl.Type) == kindStrDict {
-			return nil, fmt.Errorf("frame: column %s is %s, but the model has no category levels for it (numeric expected)", fl.Name, fl.Type)
+			return nil, typef("frame: column %s is %s, but the model has no category levels for it (numeric expected)", fl.Name, fl.Type)
 		}
 	}
 	n := 0
@@ -406,7 +406,7 @@ func fieldIndex(schema *arrow.Schema, name string) (int, error) {
 	idx := schema.FieldIndices(name)
 	switch len(idx) {
 	case 0:
-		return -1, fmt.Errorf("column %s not found (columns: %s)", name, listNames(fieldNames(schema), 20))
+		return -1, missingf("column %s not found (columns: %s)", name, listNames(fieldNames(schema), 20))
 	case 1:
 		return idx[0], nil
 	}
@@ -516,19 +516,19 @@ func checkFeatureType(fl arrow.Field, hasLevels bool) error {
 		return nil
 	case kindNumDict:
 		if hasLevels {
-			return fmt.Errorf("frame: column %s is %s, but the model expects a categorical (string) feature", fl.Name, fl.Type)
+			return typef("frame: column %s is %s, but the model expects a categorical (string) feature", fl.Name, fl.Type)
 		}
 		return nil
 	case kindString:
 		if hasLevels {
 			return nil
 		}
-		return fmt.Errorf("frame: column %s is %s, numeric expected (exclude it, or dictionary-encode it to use it as a categorical feature)", fl.Name, fl.Type)
+		return typef("frame: column %s is %s, numeric expected (exclude it, or dictionary-encode it to use it as a categorical feature)", fl.Name, fl.Type)
 	}
 	if hasLevels {
-		return fmt.Errorf("frame: column %s is %s, but the model expects a categorical (string) feature", fl.Name, fl.Type)
+		return typef("frame: column %s is %s, but the model expects a categorical (string) feature", fl.Name, fl.Type)
 	}
-	return fmt.Errorf("frame: column %s is %s, numeric expected (exclude it to train without it)", fl.Name, fl.Type)
+	return typef("frame: column %s is %s, numeric expected (exclude it to train without it)", fl.Name, fl.Type)
 }
 
 func chunksOf(recs []arrow.Record, j int) []arrow.Array {
@@ -608,10 +608,10 @@ func decodeLabel(f *Frame, fl arrow.Field, chunks []arrow.Array, n int, task Tas
 		lv.kind = lvBool
 		lv.ints = make([]int64, n)
 	default:
-		return nil, fmt.Errorf("frame: label column %s is %s; want an integer, float, string, bool or dictionary column", fl.Name, fl.Type)
+		return nil, typef("frame: label column %s is %s; want an integer, float, string, bool or dictionary column", fl.Name, fl.Type)
 	}
 	if lv.kind == lvString && task == TaskRegression {
-		return nil, fmt.Errorf("frame: label column %s is %s and cannot be a regression target", fl.Name, fl.Type)
+		return nil, typef("frame: label column %s is %s and cannot be a regression target", fl.Name, fl.Type)
 	}
 	off := 0
 	for _, c := range chunks {

@@ -107,7 +107,7 @@
 
   function showDeadLetters(d) {
     text('dl-total', d.total);
-    fillTable('dl-stages', Object.keys(d.by_stage).sort().map(function (k) { return [k, String(d.by_stage[k])]; }));
+    fillTable('dl-reasons', Object.keys(d.by_reason).sort().map(function (k) { return [k, String(d.by_reason[k])]; }));
     fillTable('dl-last', d.last.map(function (x) {
       return [time(x.at), x.source, x.stage, { text: x.reason, cls: 'reason' }];
     }));

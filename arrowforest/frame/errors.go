@@ -1,0 +1,33 @@
+package frame
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kinds of input errors, for callers that count or route them (the daemon's
+// status page counts dead letters by kind): errors.Is(err, ErrMissingColumn)
+// holds for an error about a column the input lacks, ErrColumnType for a
+// column whose type cannot be read as asked. The error's text stays the
+// one-line message naming the column.
+var (
+	ErrMissingColumn = errors.New("missing column")
+	ErrColumnType    = errors.New("column of the wrong type")
+)
+
+// kindError is an error message of a kind.
+type kindError struct {
+	kind error
+	msg  string
+}
+
+func (e *kindError) Error() string        { return e.msg }
+func (e *kindError) Is(target error) bool { return target == e.kind }
+
+func missingf(format string, a ...any) error {
+	return &kindError{ErrMissingColumn, fmt.Sprintf(format, a...)}
+}
+
+func typef(format string, a ...any) error {
+	return &kindError{ErrColumnType, fmt.Sprintf(format, a...)}
+}
