@@ -149,9 +149,9 @@ func (r *Recorder) Status() Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := Status{Now: r.opts.Now(), Started: r.started, Ready: ready == nil, Revisions: r.rev, History: r.history.items(),
-		Traffic:     Traffic{IntervalSeconds: r.opts.Interval.Seconds(), Samples: r.traffic.items()},
+		Traffic: Traffic{IntervalSeconds: r.opts.Interval.Seconds(), Samples: r.traffic.items()},
 		DeadLetters: DeadLetters{Total: r.dlTotal, ByStage: make(map[string]int64, len(r.dlStage)),
-		ByReason: make(map[string]int64, len(r.dlKind))}, Analysis: r.analysis}
+			ByReason: make(map[string]int64, len(r.dlKind))}, Analysis: r.analysis}
 	if ready != nil {
 		s.NotReady = ready.Error()
 	}
