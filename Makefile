@@ -57,11 +57,14 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReadIPC -fuzztime 30s ./connectors/files
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 30s ./connectors/kafka
 	$(GO) test -run '^$$' -fuzz '^FuzzAssembler$$' -fuzztime 30s ./connectors/kafka
-	$(GO) test -run '^$$' -fuzz '^FuzzServeConfig$$' -fuzztime 30s -fuzzminimizetime 5s ./cmd/forestd/cli
+	$(GO) test -run '^$$' -fuzz '^FuzzConfig$$' -fuzztime 30s -fuzzminimizetime 5s ./daemon
 	$(GO) test -run '^$$' -fuzz '^FuzzLakeFile$$' -fuzztime 30s -fuzzminimizetime 5s ./connectors/lake
 	$(GO) test -run '^$$' -fuzz '^FuzzPaths$$' -fuzztime 30s ./connectors/lake
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeJob$$' -fuzztime 30s ./connectors/lakework
 	$(GO) test -run '^$$' -fuzz '^FuzzParseBytes$$' -fuzztime 30s ./cmd/forestd/cli
+	$(GO) test -run '^$$' -fuzz '^FuzzMessagePath$$' -fuzztime 30s -fuzzminimizetime 5s ./daemon
+	$(GO) test -run '^$$' -fuzz '^FuzzPasswordFile$$' -fuzztime 30s ./connectors/broker
+	$(GO) test -run '^$$' -fuzz '^FuzzSASLUser$$' -fuzztime 30s ./connectors/broker
 
 clean:
 	rm -rf bin
