@@ -12,7 +12,6 @@ import (
 	"github.com/forestd/forestd/operators"
 	"github.com/forestd/forestd/pipeline"
 	"github.com/forestd/forestd/report"
-	"github.com/forestd/forestd/scoring"
 	"github.com/forestd/forestd/status"
 )
 
@@ -29,10 +28,7 @@ func (s *analyzeStage) Name() string { return "analyze" }
 // Process implements pipeline.Stage.
 func (s *analyzeStage) Process(ctx context.Context, in *pipeline.Batch) ([]pipeline.Output, *pipeline.Batch, error) {
 	if _, err := s.Analyzer.Add(in.Schema, in.Records); err != nil {
-		if errors.Is(err, scoring.ErrInput) {
-			return nil, nil, pipeline.BadInput(err)
-		}
-		return nil, nil, err
+		return nil, nil, stageErr(err)
 	}
 	if s.Loop != nil {
 		s.Loop.notify()
@@ -64,10 +60,7 @@ func (s *selectStage) Process(ctx context.Context, in *pipeline.Batch) ([]pipeli
 	}
 	recs, err := an.Select(s.Mem, in.Schema, in.Records, s.Passthrough)
 	if err != nil {
-		if errors.Is(err, scoring.ErrInput) {
-			return nil, nil, pipeline.BadInput(err)
-		}
-		return nil, nil, err
+		return nil, nil, stageErr(err)
 	}
 	stream := s.Stream
 	if stream == "" {

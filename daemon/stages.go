@@ -116,6 +116,16 @@ func (ms *models) reject(reason, id string, version int64, origin string, err er
 	}
 }
 
+// stageErr is what a stage returns for an operator's error: input that does
+// not fit (scoring.ErrInput) quarantines the message; anything else is
+// retried.
+func stageErr(err error) error {
+	if errors.Is(err, scoring.ErrInput) {
+		return pipeline.BadInput(err)
+	}
+	return err
+}
+
 // scoreStage scores each batch (scoring.Model.Score) with the model pinned
 // to its message and emits one prediction record per input record with
 // rows on Stream, keyed by the source coordinates so that a downstream
@@ -168,10 +178,7 @@ func (s *scoreStage) Process(ctx context.Context, in *pipeline.Batch) ([]pipelin
 	}
 	recs, err := m.Score(in.Records, opts)
 	if err != nil {
-		if errors.Is(err, scoring.ErrInput) {
-			return nil, nil, pipeline.BadInput(err)
-		}
-		return nil, nil, err
+		return nil, nil, stageErr(err)
 	}
 	stream := s.Stream
 	if stream == "" {
@@ -214,10 +221,7 @@ func (s *trainStage) Name() string { return "train" }
 func (s *trainStage) Process(ctx context.Context, in *pipeline.Batch) ([]pipeline.Output, *pipeline.Batch, error) {
 	_, skipped, err := s.Trainer.Add(in.Schema, in.Records)
 	if err != nil {
-		if errors.Is(err, scoring.ErrInput) {
-			return nil, nil, pipeline.BadInput(err)
-		}
-		return nil, nil, err
+		return nil, nil, stageErr(err)
 	}
 	if s.Metrics != nil {
 		st := s.Trainer.Stats()
