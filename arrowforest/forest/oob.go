@@ -394,7 +394,9 @@ const tuneHalves = 4
 // With e_k the out-of-bag error of a random half of k of the trees,
 // Richardson extrapolation gives e∞ ≈ (T·e_T − k·e_k)/(T − k); Error
 // averages it over both halves of tuneHalves random partitions of the
-// trees (drawn from seed and T), which lowers its variance. The
+// trees (drawn from seed and T), which lowers its variance, and is
+// clamped at 0 (an error-free forest whose halves err would otherwise
+// extrapolate below 0 and beat one whose halves do not). The
 // extrapolated estimates average over the same rows: those with at least
 // two out-of-bag trees (and, for classification, at least one in every
 // half). The sums run in row order, so the result does not depend on
@@ -556,6 +558,7 @@ func oobScore(c *Compiled, fr *frame.Frame, inbag []bitset, seed uint64, threads
 		tt := float64(T)
 		sc.Error += (tt*eT - k*sumHalf[h]/rows) / (tt - k) / H
 	}
+	sc.Error = max(sc.Error, 0) // an error rate is not negative
 	return sc
 }
 

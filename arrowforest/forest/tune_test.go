@@ -321,7 +321,7 @@ func naiveScore(f *Forest, fr *frame.Frame, inbag [][]bool, seed uint64) (score,
 		}
 		score += (float64(T)*eT - k*sumHalf[h]/float64(rows)) / (float64(T) - k) / float64(len(sumHalf))
 	}
-	return score, brier, oobErr
+	return max(score, 0), brier, oobErr
 }
 
 // inBag redraws the in-bag sets of the first T trees of seed (bootstrap of
