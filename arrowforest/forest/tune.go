@@ -321,8 +321,22 @@ type tuner struct {
 	tu       *Tuning
 	settings []tuneSetting
 	grow     []*growing
-	done     int // trees grown so far, for progress
-	total    int // trees planned
+	done     int    // trees grown so far, for progress
+	total    int    // trees planned
+	last     [2]int // the last progress report: done, total
+}
+
+// progress reports the trees of one grow call, counted after those grown
+// before it, against the current plan; nil without TrainOptions.Progress.
+func (t *tuner) progress() func(done int) {
+	if t.opts.Progress == nil {
+		return nil
+	}
+	offset, total := t.done, t.total
+	return func(done int) {
+		t.last = [2]int{offset + done, total}
+		t.opts.Progress(offset+done, total)
+	}
 }
 
 // add appends a candidate of the stage and returns its index.
@@ -347,7 +361,7 @@ func (t *tuner) score(i, trees int) error {
 	}
 	g := t.grow[i]
 	before := len(g.trees)
-	if err := t.s.grow(t.opts, g, trees, progressFunc(t.opts, t.done, t.total)); err != nil {
+	if err := t.s.grow(t.opts, g, trees, t.progress()); err != nil {
 		return err
 	}
 	t.done += len(g.trees) - before
@@ -404,10 +418,10 @@ func (t *tuner) halve(alive []int, rounds []int) (int, error) {
 	return alive[0], nil
 }
 
-// planned is the number of trees successive halving with rounds grows
-// for n candidates of which carried already have rounds[0] trees.
+// planned estimates the trees successive halving with rounds grows for n
+// candidates, one of which already has carried trees.
 func planned(n, carried int, rounds []int) int {
-	total, prev := -carried*rounds[0], 0
+	total, prev := -min(carried, rounds[0]), 0
 	for _, r := range rounds {
 		total += n * (r - prev)
 		prev = r
@@ -450,9 +464,9 @@ func tune(fr *frame.Frame, base Params, opts TrainOptions) (*Forest, error) {
 	rounds := [][]int{tuneRounds(len(first), t0, base.Trees), tuneRounds(n2, t0*tuneEta, base.Trees)}
 	t := &tuner{s: s, base: base, opts: opts, tu: &Tuning{Metric: metric, Rounds: rounds}}
 	// progress: both stages as planned, then the rest of the final forest
-	// (an estimate: the winner may have fewer search trees)
-	t.total = planned(len(first), 0, rounds[0]) + planned(n2, 1, rounds[1]) +
-		base.Trees - rounds[1][len(rounds[1])-1]
+	// (an estimate, made exact as the stages end)
+	last := func(r []int) int { return r[len(r)-1] }
+	t.total = planned(len(first), 0, rounds[0]) + planned(n2, last(rounds[0]), rounds[1]) + base.Trees - last(rounds[1])
 	var ids []int
 	for _, st := range first {
 		i, err := t.add(1, st)
@@ -465,6 +479,7 @@ func tune(fr *frame.Frame, base Params, opts TrainOptions) (*Forest, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.total = t.done + planned(n2, len(t.grow[w].trees), rounds[1]) + base.Trees - last(rounds[1])
 	ids = []int{w}
 	for _, st := range sp.stage2(t.settings[w]) {
 		i, err := t.add(2, st)
@@ -479,8 +494,12 @@ func tune(fr *frame.Frame, base Params, opts TrainOptions) (*Forest, error) {
 	t.tu.Winner = w
 	t.tu.Candidates[w].Winner = true
 	g := t.grow[w]
-	if err := s.grow(opts, g, base.Trees, progressFunc(opts, t.done, t.total)); err != nil {
+	t.total = t.done + base.Trees - len(g.trees) // exact from here on
+	if err := s.grow(opts, g, base.Trees, t.progress()); err != nil {
 		return nil, err
+	}
+	if t.last[0] != t.last[1] && opts.Progress != nil { // the estimate missed: close at the count
+		opts.Progress(t.last[0], t.last[0])
 	}
 	g.p.Tune = true
 	f, err := s.finish(g)

@@ -69,6 +69,7 @@ func tuneCases() []tuneCase {
 	return []tuneCase{
 		{"rf", trunkFrame(1100, 8, 3), rf400},
 		{"rf-regression", regressionFrame(1100, 6, 4), reg},
+		{"rf-multi-output", multiFrame(1100, 8, 0.02), reg},
 		{"sporf", trunkFrame(1100, 12, 5), sp},
 		{"morf", bumpFrame(1100, 30, 6), mo},
 	}
@@ -618,5 +619,33 @@ func TestTuneErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("got %v, want an error containing %q", err, c.want)
 		}
+	}
+}
+
+// TestTuneProgress: progress counts every tree grown, search and forest,
+// one call each, and ends at its total (with one closing call when the
+// search's estimate of its trees missed).
+func TestTuneProgress(t *testing.T) {
+	p := DefaultParams(frame.TaskClassification)
+	p.Trees, p.Threads, p.Tune, p.Forest = 60, 2, true, KindSPORF
+	var calls [][2]int
+	f, err := Train(trunkFrame(400, 6, 9), p, TrainOptions{Progress: func(done, total int) {
+		calls = append(calls, [2]int{done, total})
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := f.Tuning.Candidates[f.Tuning.Winner]
+	trees := f.Tuning.SearchTrees + p.Trees - w.Trees[len(w.Trees)-1] // search, then the rest of the forest
+	if n := len(calls); n != trees && (n != trees+1 || calls[n-1][0] != trees) {
+		t.Fatalf("%d progress calls for %d trees grown", n, trees)
+	}
+	for i, c := range calls[:trees] {
+		if c[0] != i+1 {
+			t.Fatalf("call %d reports %d trees done", i, c[0])
+		}
+	}
+	if last := calls[len(calls)-1]; last[0] != last[1] {
+		t.Fatalf("progress ends at %d of %d", last[0], last[1])
 	}
 }

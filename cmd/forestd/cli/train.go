@@ -139,7 +139,12 @@ func runTrain(args []string, env Env) error {
 			progressbar.OptionSetPredictTime(true),
 			progressbar.OptionClearOnFinish(),
 			progressbar.OptionThrottle(100*time.Millisecond))
-		opts.Progress = func(done, total int) { _ = bar.Set(done) }
+		opts.Progress = func(done, total int) {
+			if total != bar.GetMax() { // --tune: the search's trees, then the forest's
+				bar.ChangeMax(total)
+			}
+			_ = bar.Set(done)
+		}
 		defer bar.Finish()
 	}
 	t0 := time.Now()
