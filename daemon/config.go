@@ -14,6 +14,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/connectors/broker"
 	"github.com/forestd/forestd/connectors/kafka"
@@ -117,6 +118,9 @@ type TrainConfig struct {
 	Seed        uint64 `yaml:"seed"`
 	MaxFeatures string `yaml:"max_features"`
 	Threads     int    `yaml:"threads"`
+	// Tune chooses each retrain's hyperparameters out of bag (rf, sporf
+	// and morf; forest.Params.Tune).
+	Tune bool `yaml:"tune"`
 }
 
 // PipelineConfig bounds the work in flight (key pipeline).
@@ -353,6 +357,9 @@ func (c *Config) Validate() error {
 	}
 	if t.Threads < 1 {
 		return fmt.Errorf("train.threads: %d", t.Threads)
+	}
+	if t.Tune && !forest.Kind(t.Forest).Tunable() {
+		return fmt.Errorf("train.tune: forest %q has no candidate set to tune (rf, sporf and morf have)", t.Forest)
 	}
 	p := c.Pipeline
 	switch {

@@ -389,3 +389,20 @@ func wantConfigErrors(t *testing.T, invalid map[string]string) {
 		}
 	}
 }
+
+// TestTrainTune: train.tune reaches the trainer's params; a kind without a
+// candidate set to tune is a config error.
+func TestTrainTune(t *testing.T) {
+	cfg, err := checkConfig("train: {tune: true, forest: sporf}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := (&Daemon{cfg: cfg}).newTrainer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := tr.Options(); !o.Params.Tune || o.Params.Forest != "sporf" {
+		t.Fatalf("trainer params %+v", o.Params)
+	}
+	wantConfigErrors(t, map[string]string{"train: {tune: true, forest: lfs}\n": "train.tune"})
+}

@@ -406,7 +406,7 @@ func (d *Daemon) newTrainer() (*operators.Trainer, error) {
 		return nil, err
 	}
 	p := forest.DefaultParams(frame.TaskAuto)
-	p.Forest, p.Trees, p.Seed, p.MaxFeatures = forest.Kind(c.Forest), c.Trees, c.Seed, c.MaxFeatures
+	p.Forest, p.Trees, p.Seed, p.MaxFeatures, p.Tune = forest.Kind(c.Forest), c.Trees, c.Seed, c.MaxFeatures, c.Tune
 	p.Criterion = ""                     // the label's task picks it (gini or mse), see operators.Trainer.Train
 	task, err := frame.ParseTask(c.Task) // checked by Config.Validate
 	if err != nil {

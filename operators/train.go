@@ -65,7 +65,10 @@ type TrainOptions struct {
 	// Params are the forest's training parameters (forest.DefaultParams of
 	// the task when Trees is 0; an empty Criterion is the task's default,
 	// gini or mse, once the labels tell the task). Params.Seed seeds
-	// training; the same window and seed give the same model.
+	// training; the same window and seed give the same model. With
+	// Params.Tune (kept when Trees is 0) every retrain chooses the
+	// hyperparameters out of bag on its window first (forest.Tuning;
+	// rf, sporf and morf).
 	Params forest.Params
 	// Seed seeds the reservoir's sampling.
 	Seed uint64
@@ -111,6 +114,9 @@ func NewTrainer(opts TrainOptions) (*Trainer, error) {
 		if err := checkLabels(opts); err != nil {
 			return nil, err
 		}
+	}
+	if opts.Params.Tune && opts.Params.Forest != "" && !opts.Params.Forest.Tunable() {
+		return nil, fmt.Errorf("operators: tuning chooses the hyperparameters of rf, sporf and morf, not %s", opts.Params.Forest)
 	}
 	if opts.Window == 0 {
 		opts.Window = 50000
@@ -422,7 +428,7 @@ func (t *Trainer) Train(ctx context.Context, fr *frame.Frame, threads int) (*for
 	p := t.opts.Params
 	if p.Trees == 0 {
 		def := forest.DefaultParams(fr.Task)
-		def.Seed = p.Seed
+		def.Seed, def.Tune = p.Seed, p.Tune
 		p = def
 	}
 	if p.Criterion == "" {

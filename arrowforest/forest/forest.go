@@ -70,6 +70,9 @@ type Forest struct {
 	// and scoring reads its input columns and maps them first
 	// (SourceColumns, FromSource in mapping.go).
 	Mapping *fdm.Transform
+	// Tuning, when set, records the out-of-bag hyperparameter search that
+	// chose Params (Params.Tune; tune.go).
+	Tuning *Tuning
 }
 
 // NumClasses is len(Classes); 0 for regression.

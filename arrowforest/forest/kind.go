@@ -43,3 +43,7 @@ func ParseKind(s string) (Kind, error) {
 func (k Kind) MultiOutputKind() bool {
 	return k == KindRF || k == KindSPORF || k == KindMORF || k == KindLFS
 }
+
+// Tunable reports whether Params.Tune can choose k's hyperparameters out of
+// bag (tune.go): rf, sporf and morf.
+func (k Kind) Tunable() bool { return k == KindRF || k == KindSPORF || k == KindMORF }

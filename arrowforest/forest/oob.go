@@ -2,6 +2,7 @@ package forest
 
 import (
 	"math"
+	"math/rand/v2"
 	"sync"
 
 	"github.com/forestd/forestd/arrowforest/frame"
@@ -349,4 +350,225 @@ func (c *Compiled) usedFeatures(t int) []bool {
 		}
 	}
 	return used
+}
+
+// tuneScore is what the hyperparameter search (tune.go) knows of one
+// candidate forest of T trees; see oobScore.
+type tuneScore struct {
+	// Error is the out-of-bag error extrapolated to an infinite forest:
+	// the misclassification rate (classification) or the mean squared
+	// error, averaged over outputs (regression). Lower is better.
+	Error float64
+	// Brier is the out-of-bag Brier score of the class probabilities
+	// extrapolated to an infinite forest (classification; the regression
+	// MSE again for regression): the search's tie-break.
+	Brier float64
+	// OOBError is the plain out-of-bag error of the T trees (OOB.Error).
+	OOBError float64
+	// Rows is the number of rows the extrapolated estimates average over.
+	Rows int
+}
+
+// tuneHalves is the number of random partitions of a candidate's trees
+// into two halves whose out-of-bag errors oobScore extrapolates from.
+const tuneHalves = 4
+
+// oobScore scores the forest c of T trees for the hyperparameter search
+// (tune.go) on its out-of-bag rows: the error the same settings would
+// have with infinitely many trees, estimated from the T trees, so that
+// forests of few trees compare as the large forests they begin.
+//
+// Squared errors have an exact correction. For a row with T_i ≥ 2
+// out-of-bag trees whose predictions v_t (class-probability vectors, or
+// the q outputs) have mean v̄, E‖v̄ − y‖² = ‖v∞ − y‖² + σ²/T_i, where σ² is
+// the variance over trees; the sample variance s² = Σ‖v_t − v̄‖²/(T_i − 1)
+// is unbiased for σ², so ‖v̄ − y‖² − s²/T_i is an unbiased estimate of the
+// infinite forest's squared error on that row. Brier is its mean for the
+// one-hot label (the Brier score); for regression it is the mean squared
+// error (per output, averaged over outputs) and Error equals it.
+//
+// The misclassification rate has no unbiased correction; its expectation
+// approaches the infinite forest's as e_T = e∞ + c/T (expanding the error
+// of a soft vote of T trees about rows whose infinite-forest posterior is
+// tied, the symmetric first-order terms cancel and the next is O(1/T)).
+// With e_k the out-of-bag error of a random half of k of the trees,
+// Richardson extrapolation gives e∞ ≈ (T·e_T − k·e_k)/(T − k); Error
+// averages it over both halves of tuneHalves random partitions of the
+// trees (drawn from seed and T), which lowers its variance, and is
+// clamped at 0 (an error-free forest whose halves err would otherwise
+// extrapolate below 0 and beat one whose halves do not). The
+// extrapolated estimates average over the same rows: those with at least
+// two out-of-bag trees (and, for classification, at least one in every
+// half). The sums run in row order, so the result does not depend on
+// threads.
+func oobScore(c *Compiled, fr *frame.Frame, inbag []bitset, seed uint64, threads int) tuneScore {
+	n, K, Q, T := fr.NRows, c.k, c.q, len(c.roots)
+	stride := c.stride
+	const H = 2 * tuneHalves // half-forests
+	// side[t] has bit h set when tree t is in the second half of
+	// partition h (even-indexed halves are the first, odd the second)
+	side := make([]uint8, T)
+	half := make([]int, H) // trees per half-forest
+	rng := rand.New(rand.NewPCG(seed^0x7475_6e65, uint64(T)))
+	for h := 0; h < tuneHalves; h++ {
+		perm := rng.Perm(T)
+		for j, t := range perm {
+			if j >= T/2 {
+				side[t] |= 1 << h
+			}
+		}
+		half[2*h], half[2*h+1] = T/2, T-T/2
+	}
+	// per row results, each written by the block that holds the row
+	noob := make([]int32, n)
+	okHalves := make([]bool, n)
+	sqErr := make([]float64, n) // ‖v̄ − y‖² (per output mean for regression)
+	corr := make([]float64, n)  // s²/T_i, likewise
+	wrong := make([]bool, n)    // the T-tree forest errs (classification)
+	wrongH := make([]uint16, n) // bit h: half-forest h errs (classification)
+	c.forBlocks(n, threads, blockRows(n, threads, c.p, 2*(1+H)*stride), func(r0, r1 int, x []float32, _ []float64) {
+		c.transpose(fr.Cols, r0, r1, x)
+		m := r1 - r0
+		sum := make([]float64, m*stride)
+		sq := make([]float64, m)
+		hsum := make([]float64, m*H*stride)
+		hcnt := make([]int32, m*H)
+		for t, root := range c.roots {
+			in := inbag[t]
+			for i := 0; i < m; i++ {
+				if in.has(r0 + i) {
+					continue
+				}
+				s := c.leaf(root, x[i*c.p:(i+1)*c.p])
+				noob[r0+i]++
+				lv := c.leafVal[int(s)*stride : int(s+1)*stride]
+				a := sum[i*stride : (i+1)*stride]
+				for q, v := range lv {
+					a[q] += float64(v)
+					sq[i] += float64(v) * float64(v)
+				}
+				if K == 0 {
+					continue
+				}
+				for p := 0; p < tuneHalves; p++ {
+					h := 2*p + int(side[t]>>p&1)
+					hcnt[i*H+h]++
+					ha := hsum[(i*H+h)*stride : (i*H+h+1)*stride]
+					for q, v := range lv {
+						ha[q] += float64(v)
+					}
+				}
+			}
+		}
+		for i := 0; i < m; i++ {
+			r := r0 + i
+			ti := float64(noob[r])
+			if ti == 0 {
+				continue
+			}
+			a := sum[i*stride : (i+1)*stride]
+			var se, norm float64
+			for q := range a {
+				mean := a[q] / ti
+				y := 0.0
+				if K > 0 && q == int(fr.Y[r]) {
+					y = 1
+				} else if K == 0 {
+					y = fr.YReg[r*Q+q]
+				}
+				se += (mean - y) * (mean - y)
+				norm += mean * mean
+			}
+			if K == 0 {
+				se /= float64(Q)
+			}
+			sqErr[r] = se
+			if ti >= 2 {
+				corr[r] = max(sq[i]-ti*norm, 0) / (ti - 1) / ti
+				if K == 0 {
+					corr[r] /= float64(Q)
+				}
+			}
+			if K == 0 {
+				okHalves[r] = true
+				continue
+			}
+			y := int(fr.Y[r])
+			wrong[r] = argmax(a) != y
+			okHalves[r] = true
+			for h := 0; h < H; h++ {
+				if hcnt[i*H+h] == 0 {
+					okHalves[r] = false
+					break
+				}
+				if argmax(hsum[(i*H+h)*stride:(i*H+h+1)*stride]) != y {
+					wrongH[r] |= 1 << h
+				}
+			}
+		}
+	})
+	var sc tuneScore
+	var errRows int
+	var sumBrier, sumErr float64
+	sumHalf := make([]float64, H)
+	for r := 0; r < n; r++ {
+		if noob[r] == 0 {
+			continue
+		}
+		errRows++
+		if K > 0 {
+			if wrong[r] {
+				sc.OOBError++
+			}
+		} else {
+			sc.OOBError += sqErr[r]
+		}
+		if noob[r] < 2 || !okHalves[r] {
+			continue
+		}
+		sc.Rows++
+		sumBrier += sqErr[r] - corr[r]
+		if K == 0 {
+			continue
+		}
+		if wrong[r] {
+			sumErr++
+		}
+		for h := 0; h < H; h++ {
+			if wrongH[r]>>h&1 != 0 {
+				sumHalf[h]++
+			}
+		}
+	}
+	if errRows > 0 {
+		sc.OOBError /= float64(errRows)
+	}
+	if sc.Rows == 0 {
+		return sc
+	}
+	rows := float64(sc.Rows)
+	sc.Brier = sumBrier / rows
+	if K == 0 {
+		sc.Error = sc.Brier
+		return sc
+	}
+	eT := sumErr / rows
+	for h := 0; h < H; h++ {
+		k := float64(half[h])
+		tt := float64(T)
+		sc.Error += (tt*eT - k*sumHalf[h]/rows) / (tt - k) / H
+	}
+	sc.Error = max(sc.Error, 0) // an error rate is not negative
+	return sc
+}
+
+// argmax returns the index of the largest value (the first on ties).
+func argmax(v []float64) int {
+	best := 0
+	for q := range v {
+		if v[q] > v[best] {
+			best = q
+		}
+	}
+	return best
 }

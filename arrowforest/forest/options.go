@@ -130,6 +130,10 @@ type Params struct {
 	Bins int `json:"bins"`
 	// Permutation requests OOB permutation importance.
 	Permutation bool `json:"permutation_importance"`
+	// Tune chooses the kind's hyperparameters out of bag before training
+	// (rf, sporf, morf; tune.go): the forest is trained with the winning
+	// candidate and records the search in Forest.Tuning.
+	Tune bool `json:"tune,omitempty"`
 
 	// SPORF: non-zeros per atom ~ Poisson(Lambda) (≥ 1); MeanDiff adds
 	// RerF(δ) class-mean-difference atoms; Rank trains on marginal ranks

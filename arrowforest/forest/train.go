@@ -98,24 +98,69 @@ func drawSample(rng *rand.Rand, n int, bootstrap bool, fraction float64, counts 
 }
 
 // Train grows a forest on fr, which must carry a label. The same frame,
-// params and seed give the same forest for any p.Threads.
+// params and seed give the same forest for any p.Threads. With p.Tune the
+// hyperparameters are chosen out of bag first (tune.go).
 func Train(fr *frame.Frame, p Params, opts TrainOptions) (*Forest, error) {
-	if err := fr.Validate(); err != nil {
+	if opts.MaxBytes > 0 {
+		n := fr.NRows
+		need := int64(p.Trees)*perTreeFixed(n, fr.P()) + int64(n)*int64(fr.P()) // + the bins
+		if need > opts.MaxBytes {
+			return nil, fmt.Errorf("%w: %d trees need about %s before the first grows (%s each on %d rows), more than %s",
+				ErrMemory, p.Trees, FormatBytes(need), FormatBytes(perTreeFixed(n, fr.P())), n, FormatBytes(opts.MaxBytes))
+		}
+	}
+	if p.Tune {
+		return tune(fr, p, opts)
+	}
+	s, g, err := begin(fr, p)
+	if err != nil {
 		return nil, err
 	}
+	if err := s.grow(opts, g, p.Trees, progressFunc(opts, 0, p.Trees)); err != nil {
+		return nil, err
+	}
+	return s.finish(g)
+}
+
+// session is what every forest grown on one training frame shares: the
+// frame the trees see (with any derived columns), its columns after the
+// rank map, and the binned data.
+type session struct {
+	fr      *frame.Frame
+	d       *tree.Data
+	rank    *RankMap
+	derived *Derived
+	threads int
+}
+
+// growing is one parameter setting's forest while its trees grow: tree t
+// of it depends on the params, the session and t alone, so a forest grown
+// to T trees in several steps equals one grown to T at once.
+type growing struct {
+	p          Params
+	r          resolved
+	newSampler func() (projection.Sampler, error)
+	cfg        tree.Config
+	trees      []*tree.Tree
+	imps       [][]float64
+	inbag      []bitset
+}
+
+// begin checks fr and p, resolves p and prepares the session and the empty
+// forest of p.
+func begin(fr *frame.Frame, p Params) (*session, *growing, error) {
+	if err := fr.Validate(); err != nil {
+		return nil, nil, err
+	}
 	if !fr.HasLabel() {
-		return nil, errors.New("forest: training needs a label")
+		return nil, nil, errors.New("forest: training needs a label")
 	}
 	if fr.NRows < 2 {
-		return nil, fmt.Errorf("forest: need at least 2 labelled rows, have %d", fr.NRows)
+		return nil, nil, fmt.Errorf("forest: need at least 2 labelled rows, have %d", fr.NRows)
 	}
 	r, err := p.resolve(fr.P(), fr.Task)
 	if err != nil {
-		return nil, fmt.Errorf("forest: %w", err)
-	}
-	ctx := opts.Context
-	if ctx == nil {
-		ctx = context.Background()
+		return nil, nil, fmt.Errorf("forest: %w", err)
 	}
 	cols := fr.Cols
 	var rank *RankMap
@@ -127,7 +172,7 @@ func Train(fr *frame.Frame, p Params, opts TrainOptions) (*Forest, error) {
 	var derived *Derived
 	if newSampler == nil { // lfs and fdm draw on the training data (local.go)
 		if newSampler, derived, err = p.dataSampler(fr, cols); err != nil {
-			return nil, fmt.Errorf("forest: %w", err)
+			return nil, nil, fmt.Errorf("forest: %w", err)
 		}
 	}
 	// The trees see fr plus the derived columns (RF_FDM landmark norms,
@@ -137,44 +182,77 @@ func Train(fr *frame.Frame, p Params, opts TrainOptions) (*Forest, error) {
 		cols = fr.Cols
 	}
 	if fr.NumOutputs() > 1 && !p.Forest.MultiOutputKind() {
-		return nil, fmt.Errorf("forest: --forest %s learns one label; several targets (%v) need rf, sporf, morf or lfs", p.Forest, fr.Targets)
+		return nil, nil, fmt.Errorf("forest: --forest %s learns one label; several targets (%v) need rf, sporf, morf or lfs", p.Forest, fr.Targets)
 	}
 	d := &tree.Data{Cols: cols, Y: fr.Y, K: fr.NumClasses(), YReg: fr.YReg, Outputs: len(fr.Targets)}
 	if r.binned {
 		d.Bins = tree.NewBinned(cols, p.Bins, p.Threads)
 	}
-	cfg := tree.Config{Criterion: r.criterion, MinLeaf: float64(p.MinLeaf), MinSplit: float64(p.MinSplit), MaxDepth: p.MaxDepth}
+	s := &session{fr: fr, d: d, rank: rank, derived: derived, threads: p.Threads}
+	if err := s.forest(&growing{p: p}).ValidateDerived(); err != nil {
+		return nil, nil, fmt.Errorf("forest: %w", err)
+	}
+	return s, s.start(p, r, newSampler), nil
+}
 
+// start returns the empty forest of the resolved params p.
+func (s *session) start(p Params, r resolved, newSampler func() (projection.Sampler, error)) *growing {
+	cfg := tree.Config{Criterion: r.criterion, MinLeaf: float64(p.MinLeaf), MinSplit: float64(p.MinSplit), MaxDepth: p.MaxDepth}
+	return &growing{p: p, r: r, newSampler: newSampler, cfg: cfg}
+}
+
+// forest returns g's trees so far as a Forest (no estimates yet).
+func (s *session) forest(g *growing) *Forest {
+	fr := s.fr
 	f := &Forest{
-		Kind:      p.Forest,
+		Kind:      g.p.Forest,
 		Task:      fr.Task,
 		Features:  append([]string(nil), fr.Names...),
 		LabelName: fr.LabelName,
 		Classes:   append([]string(nil), fr.Classes...),
 		Targets:   slices.Clone(fr.Targets),
-		Trees:     make([]*tree.Tree, p.Trees),
-		Params:    p,
-		Rank:      rank,
-		Derived:   derived,
+		Trees:     g.trees,
+		Params:    g.p,
+		Rank:      s.rank,
+		Derived:   s.derived,
 	}
 	if fr.Levels != nil {
 		f.Levels = fr.Levels
 	}
-	if err := f.ValidateDerived(); err != nil {
-		return nil, fmt.Errorf("forest: %w", err)
+	return f
+}
+
+// progressFunc reports the trees of one grow call as done trees of a run of
+// total trees, of which offset were done before it.
+func progressFunc(opts TrainOptions, offset, total int) func(done int) {
+	if opts.Progress == nil {
+		return nil
 	}
-	n := fr.NRows
-	if opts.MaxBytes > 0 {
-		need := int64(p.Trees)*perTreeFixed(n, fr.P()) + int64(n)*int64(fr.P()) // + the bins
-		if need > opts.MaxBytes {
-			return nil, fmt.Errorf("%w: %d trees need about %s before the first grows (%s each on %d rows), more than %s",
-				ErrMemory, p.Trees, FormatBytes(need), FormatBytes(perTreeFixed(n, fr.P())), n, FormatBytes(opts.MaxBytes))
-		}
+	return func(done int) { opts.Progress(offset+done, total) }
+}
+
+// grow adds trees len(g.trees)..upto-1 to g on the session's worker pool;
+// progress, when set, is called serialised with the number of trees this
+// call has grown.
+func (s *session) grow(opts TrainOptions, g *growing, upto int, progress func(done int)) error {
+	ctx := opts.Context
+	if ctx == nil {
+		ctx = context.Background()
 	}
+	from := len(g.trees)
+	if upto <= from {
+		return nil
+	}
+	g.trees = append(g.trees, make([]*tree.Tree, upto-from)...)
+	g.imps = append(g.imps, make([][]float64, upto-from)...)
+	g.inbag = append(g.inbag, make([]bitset, upto-from)...)
+	d, r, p := s.d, g.r, g.p
+	n := s.fr.NRows
+	// the memory bound: the forest's size projected from the trees grown
+	// so far (TrainOptions.MaxBytes)
 	var grown, grownBytes atomic.Int64
-	fixed := int64(p.Trees)*perTreeFixed(n, fr.P()) + int64(n)*int64(fr.P())
-	inbag := make([]bitset, p.Trees)
-	imps := make([][]float64, p.Trees)
+	total := max(upto, p.Trees)
+	fixed := int64(total)*perTreeFixed(n, s.fr.P()) + int64(n)*int64(s.fr.P())
 	var (
 		wg       sync.WaitGroup
 		next     atomic.Int64
@@ -183,17 +261,18 @@ func Train(fr *frame.Frame, p Params, opts TrainOptions) (*Forest, error) {
 		errOnce  sync.Once
 		progMu   sync.Mutex
 	)
-	workers := min(p.Threads, p.Trees)
+	next.Store(int64(from))
+	workers := min(s.threads, upto-from)
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			smp, err := newSampler()
+			smp, err := g.newSampler()
 			if err != nil {
 				errOnce.Do(func() { firstErr = err })
 				return
 			}
-			b, err := tree.NewBuilder(d, cfg, smp)
+			b, err := tree.NewBuilder(d, g.cfg, smp)
 			if err != nil {
 				errOnce.Do(func() { firstErr = err })
 				return
@@ -201,7 +280,7 @@ func Train(fr *frame.Frame, p Params, opts TrainOptions) (*Forest, error) {
 			counts := make([]uint32, n)
 			for {
 				t := int(next.Add(1) - 1)
-				if t >= p.Trees || ctx.Err() != nil {
+				if t >= upto || ctx.Err() != nil {
 					return
 				}
 				rng := treeRNG(p.Seed, t)
@@ -225,22 +304,21 @@ func Train(fr *frame.Frame, p Params, opts TrainOptions) (*Forest, error) {
 				if len(estRows) > 0 {
 					tr.Reestimate(d, estRows, estW)
 				}
-				f.Trees[t], imps[t], inbag[t] = tr, imp, in
+				g.trees[t], g.imps[t], g.inbag[t] = tr, imp, in
 				if opts.MaxBytes > 0 {
-					// project the forest from the trees grown so far
-					g, gb := grown.Add(1), grownBytes.Add(treeBytes(tr))
-					if proj := fixed + gb/g*int64(p.Trees); proj > opts.MaxBytes {
+					k, kb := grown.Add(1), grownBytes.Add(treeBytes(tr))
+					if proj := fixed + kb/k*int64(total); proj > opts.MaxBytes {
 						errOnce.Do(func() {
 							firstErr = fmt.Errorf("%w: %d trees of about %s each (measured on %d grown) need about %s, more than %s",
-								ErrMemory, p.Trees, FormatBytes(gb/g), g, FormatBytes(proj), FormatBytes(opts.MaxBytes))
+								ErrMemory, total, FormatBytes(kb/k), k, FormatBytes(proj), FormatBytes(opts.MaxBytes))
 						})
-						next.Store(int64(p.Trees)) // the other workers stop too
+						next.Store(int64(upto)) // the other workers stop too
 						return
 					}
 				}
-				if opts.Progress != nil {
+				if progress != nil {
 					progMu.Lock()
-					opts.Progress(int(done.Add(1)), p.Trees)
+					progress(int(done.Add(1)))
 					progMu.Unlock()
 				}
 			}
@@ -248,13 +326,21 @@ func Train(fr *frame.Frame, p Params, opts TrainOptions) (*Forest, error) {
 	}
 	wg.Wait()
 	if firstErr != nil {
-		return nil, firstErr
+		return firstErr
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("forest: training cancelled: %w", err)
+		return fmt.Errorf("forest: training cancelled: %w", err)
 	}
+	return nil
+}
+
+// finish turns g's trees into the trained forest: importances and the
+// out-of-bag estimates.
+func (s *session) finish(g *growing) (*Forest, error) {
+	fr, r, p := s.fr, g.r, g.p
+	f := s.forest(g)
 	f.Importances = map[string][]float64{
-		ImportanceImpurity:        impurityImportance(imps, fr.P()),
+		ImportanceImpurity:        impurityImportance(g.imps, fr.P()),
 		ImportanceProjectionCount: projectionCounts(f.Trees, fr.P()),
 	}
 	c, err := Compile(f)
@@ -263,14 +349,14 @@ func Train(fr *frame.Frame, p Params, opts TrainOptions) (*Forest, error) {
 	}
 	oobRows := 0
 	if r.bootstrap || r.fraction < 1 {
-		f.OOB = outOfBag(c, fr, inbag, p.Threads)
+		f.OOB = outOfBag(c, fr, g.inbag, s.threads)
 		oobRows = f.OOB.Rows
 	}
 	if p.Permutation {
 		if oobRows == 0 {
 			return nil, errors.New("forest: permutation importance needs out-of-bag rows (bootstrap or subsample < 1)")
 		}
-		f.Importances[ImportancePermutation] = permutationImportance(c, fr, inbag, p.Seed, p.Threads)
+		f.Importances[ImportancePermutation] = permutationImportance(c, fr, g.inbag, p.Seed, s.threads)
 	}
 	return f, nil
 }

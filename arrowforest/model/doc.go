@@ -55,10 +55,10 @@
 // not covered by the checksum; an unknown "forestd." key is an error.
 //
 //	forestd.format          "forestd-model"
-//	forestd.format_version  "1" or "2" (decimal; the lowest that holds the
+//	forestd.format_version  "1" to "4" (decimal; the lowest that holds the
 //	                        model); a reader rejects a larger number with
 //	                        "model format version N is newer than this
-//	                        forestd supports (2); upgrade forestd"
+//	                        forestd supports (4); upgrade forestd"
 //	forestd.model_id        content hash, see below
 //	forestd.model_version   caller-chosen model version, decimal int64
 //	forestd.created_by      writer, e.g. "forestd dev"
@@ -98,6 +98,16 @@
 //	                        "forestd-fdm/1", compact), read with its strict
 //	                        decoder fdm.ReadTransform; its output columns must
 //	                        equal forestd.features. See model/mapping.go.
+//	forestd.tuning          only for a forest trained with out-of-bag tuning
+//	                        (forestd train --tune; forestd.params then has
+//	                        "tune": true, and without tuning neither appears):
+//	                        JSON of forest.Tuning — metric, rounds (per stage,
+//	                        the trees per candidate of each round), candidates
+//	                        (each with its stage, tuned settings, the tree
+//	                        counts it was scored at with scores, briers and
+//	                        oob_errors, winner), winner (index), search_trees;
+//	                        strict decoder, checked by forest.ValidateTuning.
+//	                        See model/tuning.go.
 //	forestd.trees           number of trees, decimal
 //	forestd.nodes           number of node-table rows, decimal
 //	forestd.checksum        "crc32c:" + 8 lowercase hex digits, see below
@@ -169,5 +179,6 @@
 // (formatVersionFor), so models that use nothing new stay readable by older
 // readers, and a reader refuses a stream whose claimed version cannot hold
 // what it carries. Version 2 added forestd.mapping, forestd.derived and the
-// offset and selection fields of forestd.drf.
+// offset and selection fields of forestd.drf; version 3 forestd.targets;
+// version 4 forestd.tuning and the "tune" field of forestd.params.
 package model

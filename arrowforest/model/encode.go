@@ -393,6 +393,9 @@ func checkForest(f *forest.Forest) error {
 	if err := f.ValidateDerived(); err != nil {
 		return err
 	}
+	if err := f.ValidateTuning(); err != nil {
+		return err
+	}
 	return f.ValidateDRF()
 }
 

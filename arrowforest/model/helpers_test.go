@@ -233,3 +233,23 @@ func multiForest() *forest.Forest {
 	f.OOB = &forest.OOB{Rows: 4, Error: 0.5, R2: 0.25}
 	return f
 }
+
+// tunedForest is classForest trained with --tune: the params say so and
+// the search record is set.
+func tunedForest() *forest.Forest {
+	f := classForest()
+	f.Params.Tune = true
+	f.Tuning = &forest.Tuning{
+		Metric: "error",
+		Rounds: [][]int{{1, 2}, {3}},
+		Candidates: []forest.TuneCandidate{
+			{Stage: 1, MaxFeatures: "2", MTry: 2, MinLeaf: 1, Trees: []int{1}, Scores: []float64{0.5}, Briers: []float64{0.75}, Errors: []float64{0.5}},
+			{Stage: 1, MaxFeatures: "2", MTry: 2, MinLeaf: 1, MeanDiff: true, Patch: "1x1-1x3", Trees: []int{1, 2},
+				Scores: []float64{0.25, -0.125}, Briers: []float64{0.5, 0.1}, Errors: []float64{0.25, 0.2}},
+			{Stage: 2, MaxFeatures: "4", MTry: 4, MinLeaf: 10, Lambda: 1.5, Trees: []int{3}, Scores: []float64{1e-300}, Briers: []float64{0}, Errors: []float64{0}, Winner: true},
+		},
+		Winner:      2,
+		SearchTrees: 6,
+	}
+	return f
+}

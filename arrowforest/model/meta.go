@@ -37,12 +37,16 @@ const (
 	// so version-1 readers keep reading it, and a version-1 reader given a
 	// model that needs version 2 says so (ErrFutureVersion) instead of
 	// calling an unknown key corrupt. Version 3 added forestd.targets
-	// (multi-output regression forests).
-	FormatVersion = 3
+	// (multi-output regression forests), version 4 forestd.tuning and the
+	// "tune" param (forests trained with out-of-bag tuning).
+	FormatVersion = 4
 )
 
 // formatVersionFor is the lowest format version that holds f.
 func formatVersionFor(f *forest.Forest) int {
+	if f.Tuning != nil || f.Params.Tune {
+		return 4
+	}
 	if f.Targets != nil {
 		return 3
 	}
@@ -225,6 +229,7 @@ var metaKeys = []metaKey{
 	{key: KeyDRF, fields: []string{"DRF"}, optional: true, enc: encodeDRF, dec: decodeDRF},                 // drf.go
 	{key: KeyDerived, fields: []string{"Derived"}, optional: true, enc: encodeDerived, dec: decodeDerived}, // derived.go
 	{key: KeyMapping, fields: []string{"Mapping"}, optional: true, enc: encodeMapping, dec: decodeMapping}, // mapping.go
+	{key: KeyTuning, fields: []string{"Tuning"}, optional: true, enc: encodeTuning, dec: decodeTuning},     // tuning.go
 	{key: KeyTrees, fields: []string{"Trees"},
 		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) {
 			return strconv.Itoa(len(f.Trees)), true, nil

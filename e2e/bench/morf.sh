@@ -3,10 +3,14 @@
 # Randomer paper's Trunk comparison with forestd, and prints the published
 # numbers beside ours with the targets of the oblique-forests issue.
 #
-#   bash e2e/bench/morf.sh [--quick] [--forestd BIN] [--only PREFIX]
+#   bash e2e/bench/morf.sh [--quick] [--forestd BIN] [--only PREFIX] [--tune-only]
 #
 # --only PREFIX runs only the experiments whose name starts with PREFIX
 # (circle, hvbars, impulse, trunk); the report then has just those rows.
+# --tune-only runs only the --tune column: each data set with the layout
+# flags alone, untuned and with --tune (forestd train --tune chooses patch
+# sizes, mtry, min-leaf and --mean-diff out of bag; SPORF λ, mtry and
+# --mean-diff), and SPORF on trunk untuned and tuned.
 #
 # Protocol: forestd gen data, 10,000 test rows (seed 1000+s), 500 trees
 # (100 with --quick), mean over seeds 1..3 (1 with --quick) of the test
@@ -16,11 +20,13 @@ cd "$(dirname "$0")/../.."
 QUICK=0
 BIN=""
 ONLY=""
+TUNE_ONLY=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1 ;;
     --forestd) BIN="$2"; shift ;;
     --only) ONLY="$2"; shift ;;
+    --tune-only) TUNE_ONLY=1 ;;
     *) echo "morf.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -40,6 +46,9 @@ OUT="$W/results.tsv"
 run() {
   local name=$1 data=$2 n=$3 genflags=$4; shift 4
   case "$name" in "$ONLY"*) ;; *) return 0 ;; esac
+  if [ $TUNE_ONLY = 1 ]; then
+    case "$name" in *_default|*_tune|trunk100_sporf) ;; *) return 0 ;; esac
+  fi
   for s in $SEEDS; do
     # shellcheck disable=SC2086
     "$BIN" gen "$data" --n "$n" --seed "$s" $genflags --out "$W/tr.parquet" >/dev/null
@@ -48,9 +57,21 @@ run() {
     local tr ev
     tr=$("$BIN" train --in "$W/tr.parquet" --label y --out "$W/m" --trees "$TREES" --seed "$s" "$@")
     ev=$("$BIN" eval --model "$W/m" --in "$W/te.parquet" --label y)
-    printf '%s\t%s\t%s\t%s\n' "$name" "$s" \
+    printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$s" \
       "$(printf '%s' "$ev" | python3 -c 'import json,sys; print(json.load(sys.stdin)["error"])')" \
-      "$(printf '%s' "$tr" | python3 -c 'import json,sys; print(json.load(sys.stdin)["seconds"])')" >> "$OUT"
+      "$(printf '%s' "$tr" | python3 -c 'import json,sys; print(json.load(sys.stdin)["seconds"])')" \
+      "$(printf '%s' "$tr" | python3 -c '
+import json, sys
+t = json.load(sys.stdin).get("tuning")
+if not t:
+    print("-")
+else:
+    c = t["candidates"][t["winner"]]
+    s = "mtry %d, min-leaf %d" % (c["mtry"], c["min_leaf"])
+    if c.get("patch"): s += ", " + c["patch"]
+    if c.get("lambda"): s += ", λ %g" % c["lambda"]
+    if c.get("mean_diff"): s += ", mean-diff"
+    print(s)')" >> "$OUT"
   done
 }
 
@@ -78,23 +99,38 @@ run hvbars1000_morf_time hvbars 1000 "" --forest morf --grid 28x28 --patch-min 1
 run trunk100_rf trunk 1000 "--p 100" --forest rf
 run trunk100_sporf trunk 1000 "--p 100" --forest sporf
 
+# The --tune column: the layout flags alone, untuned and with --tune (the
+# hyperparameters chosen out of bag on the training rows; the test rows
+# are not seen).
+run circle_morf_default circle 1000 "" --forest morf --cyclic
+run circle_morf_tune circle 1000 "" --forest morf --cyclic --tune
+run hvbars10_morf_default hvbars 10 "" --forest morf --grid 28x28
+run hvbars10_morf_tune hvbars 10 "" --forest morf --grid 28x28 --tune
+run hvbars50_morf_default hvbars 50 "" --forest morf --grid 28x28
+run hvbars50_morf_tune hvbars 50 "" --forest morf --grid 28x28 --tune
+run impulse_morf_default impulse 1000 "" --forest morf --series
+run impulse_morf_tune impulse 1000 "" --forest morf --series --tune
+run trunk100_sporf_tune trunk 1000 "--p 100" --forest sporf --tune
+
 # The "patch bank" of the issue, measured on the same impulse data: scikit-
 # learn's RF over the sums of every contiguous window (5,050 features).
 case impulse in "$ONLY"*) IMP_SEEDS=$SEEDS ;; *) IMP_SEEDS="" ;; esac
+[ $TUNE_ONLY = 1 ] && IMP_SEEDS=""
 for s in $IMP_SEEDS; do
   "$BIN" gen impulse --n 1000 --seed "$s" --out "$W/tr.csv" >/dev/null
   "$BIN" gen impulse --n "$NTEST" --seed $((1000 + s)) --out "$W/te.csv" >/dev/null
   e=$(/usr/bin/python3 e2e/bench/patch_bank.py "$W/tr.csv" "$W/te.csv" "$TREES" "$s")
-  printf 'impulse_bank\t%s\t%s\t0\n' "$s" "$e" >> "$OUT"
+  printf 'impulse_bank\t%s\t%s\t0\t-\n' "$s" "$e" >> "$OUT"
   # the floor on these test draws (Bayes rule) and a CV-tuned logistic regression
   read -r bayes lr plugin onset window < <(/usr/bin/python3 e2e/bench/impulse_refs.py "$W/tr.csv" "$W/te.csv")
-  printf 'impulse_%s\t%s\t%s\t0\n' bayes "$s" "$bayes" logreg "$s" "$lr" plugin "$s" "$plugin" onset "$s" "$onset" \
+  printf 'impulse_%s\t%s\t%s\t0\t-\n' bayes "$s" "$bayes" logreg "$s" "$lr" plugin "$s" "$plugin" onset "$s" "$onset" \
     window "$s" "$window" >> "$OUT"
 done
 
 # RerF(δ+r) invariance (Randomer paper §3.2): the same trunk data before and
 # after a random rotation followed by per-feature scaling (numpy, seeded).
 case trunk in "$ONLY"*) ROT_SEEDS=$SEEDS ;; *) ROT_SEEDS="" ;; esac
+[ $TUNE_ONLY = 1 ] && ROT_SEEDS=""
 for s in $ROT_SEEDS; do
   "$BIN" gen trunk --p 100 --n 1000 --seed "$s" --out "$W/tr.csv" >/dev/null
   "$BIN" gen trunk --p 100 --n "$NTEST" --seed $((1000 + s)) --out "$W/te.csv" >/dev/null
@@ -104,7 +140,7 @@ for s in $ROT_SEEDS; do
       # shellcheck disable=SC2046
       "$BIN" train --in "$W/tr$v.csv" --label y --out "$W/m" --trees "$TREES" --seed "$s" --forest sporf --mean-diff $(echo "${kind#*:}") >/dev/null
       e=$("$BIN" eval --model "$W/m" --in "$W/te$v.csv" --label y | python3 -c 'import json,sys; print(json.load(sys.stdin)["error"])')
-      printf 'trunk100_rerf_%s%s\t%s\t%s\t0\n' "${kind%%:*}" "$v" "$s" "$e" >> "$OUT"
+      printf 'trunk100_rerf_%s%s\t%s\t%s\t0\t-\n' "${kind%%:*}" "$v" "$s" "$e" >> "$OUT"
     done
   done
 done
@@ -112,9 +148,9 @@ done
 python3 - "$OUT" "$TREES" "$SEEDS" <<'PY'
 import sys, collections
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
-err = collections.defaultdict(list); sec = collections.defaultdict(list)
-for name, seed, e, s in rows:
-    err[name].append(float(e)); sec[name].append(float(s))
+err = collections.defaultdict(list); sec = collections.defaultdict(list); win = collections.defaultdict(list)
+for name, seed, e, s, w in rows:
+    err[name].append(float(e)); sec[name].append(float(s)); win[name].append(w)
 mean = lambda v: sum(v) / len(v)
 table = [
   # name, published MORF, plain RF (issue), patch bank (issue), target
@@ -145,11 +181,40 @@ table = [
   ("trunk100_rerf_deltaR", "RerF(δ) without ranks on the rotated and scaled inputs", "Bayes 0.011", "— (shows why r matters)"),
 ]
 print(f"forestd MORF/SPORF reproductions: {sys.argv[2]} trees, seeds {sys.argv[3]}, test error (mean)\n")
-print("| experiment | forestd (or the reference named) | published / reference | target |")
-print("|---|---:|---:|---|")
+if any(key in err for key, *_ in table):
+    print("| experiment | forestd (or the reference named) | published / reference | target |")
+    print("|---|---:|---:|---|")
 for key, label, pub, target in table:
     if key in err:
         print(f"| {label} | {mean(err[key]):.4f} | {pub} | {target} |")
+tune = [
+  # prefix of the untuned and tuned rows, label, target, hand-picked row
+  ("circle_morf", "circle n=1000 (MORF, --cyclic)", 0.03, "circle_morf"),
+  ("impulse_morf", "impulse n=1000 (MORF, --series)", 0.127, "impulse_morf_md"),
+  ("hvbars50_morf", "hvbars n=50 (MORF, --grid 28x28)", 0.005, "hvbars50_morf"),
+  ("hvbars10_morf", "hvbars n=10 (MORF, --grid 28x28)", None, "hvbars10_morf"),
+  ("trunk100_sporf", "trunk p=100, n=1000 (SPORF)", 0.015, "trunk100_rerf_delta"),
+]
+if any(p + "_tune" in err for p, *_ in tune):
+    print("\n--tune: the layout flags alone, untuned and with forestd train --tune (hyperparameters chosen "
+          "out of bag on the training rows; test error, mean over the seeds; train seconds, mean)\n")
+    print("| experiment | untuned | --tune | hand-picked (table above) | target | untuned s | --tune s | ratio |")
+    print("|---|---:|---:|---:|---|---:|---:|---:|")
+    for p, label, target, hand in tune:
+        t, u = p + "_tune", (p if p == "trunk100_sporf" else p + "_default")
+        if t not in err:
+            continue
+        ue = f"{mean(err[u]):.4f}" if u in err else "—"
+        he = f"{mean(err[hand]):.4f}" if hand in err and hand != u else "—"
+        tgt = "reported" if target is None else ("≤ %g %s" % (target, "✓" if mean(err[t]) <= target else "✗"))
+        us = mean(sec[u]) if u in sec else None
+        ts = mean(sec[t])
+        print(f"| {label} | {ue} | {mean(err[t]):.4f} | {he} | {tgt} | "
+              + (f"{us:.2f}" if us else "—") + f" | {ts:.2f} | " + (f"{ts / us:.1f}×" if us else "—") + " |")
+    print("\nWinners (per seed):\n")
+    for p, label, *_ in tune:
+        if p + "_tune" in win:
+            print(f"- {label}: " + "; ".join(win[p + "_tune"]))
 if "trunk100_rerf_dr" in err and "trunk100_rerf_drR" in err:
     d = mean(err["trunk100_rerf_drR"]) - mean(err["trunk100_rerf_dr"])
     print(f"\nRerF(δ+r) change after rotation + scaling: {d:+.4f} (target within ±0.01)")

@@ -2,18 +2,20 @@
 # Side-by-side peer benchmark: forestd vs ranger (R) vs scikit-learn, on this
 # machine, in one run, on the same files. See e2e/bench/README.md.
 #
-#   bash e2e/bench/peers.sh [--quick] [--peers-only] [--only trunk|cv] [--forestd BIN]
+#   bash e2e/bench/peers.sh [--quick] [--peers-only] [--only trunk|cv] [--tune] [--forestd BIN]
 #                           [--data DIR] [--keep]
 #
 #   --quick       Trunk n = 20,000 (train and test) and 2-fold CV: a smoke run
 #   --peers-only  skip forestd: Trunk drawn by gen_trunk.py (numpy) instead of
 #                 `forestd gen`; only ranger and sklearn run
 #   --only PART   run only the Trunk timings (trunk) or only the CV accuracies (cv)
+#   --tune        the CV also runs forestd train --tune (out-of-bag choice of
+#                 max-features and min-leaf) beside the defaults
 #   --forestd BIN use this binary instead of building ./cmd/forestd
 #   --data DIR    the shared data sets (default: <repo>/testdata)
 #   --keep        keep the scratch directory (printed at the end)
 #
-# Writes e2e/bench/results/peers-<date>[-quick][-peers-only].{md,json} and
+# Writes e2e/bench/results/peers-<date>[-quick][-peers-only][-trunk|-cv][-tune].{md,json} and
 # prints the markdown report. Exit status: 0 when every tool ran (targets met
 # or not: the report says), 1 when a tool is missing or a step failed.
 set -euo pipefail
@@ -21,18 +23,19 @@ set -euo pipefail
 # The whole script is one function, parsed before it runs, so that editing this
 # file while a run is in progress cannot change what the running copy executes.
 main() {
-QUICK=0 PEERS_ONLY=0 KEEP=0 FORESTD_BIN="" DATA="" ONLY=""
+QUICK=0 PEERS_ONLY=0 KEEP=0 FORESTD_BIN="" DATA="" ONLY="" TUNE=0
 ORIG_ARGS="$*"
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1 ;;
     --peers-only) PEERS_ONLY=1 ;;
     --keep) KEEP=1 ;;
+    --tune) TUNE=1 ;;
     --forestd) FORESTD_BIN="${2:?--forestd needs a path}"; shift ;;
     --data) DATA="${2:?--data needs a directory}"; shift ;;
     --only) ONLY="${2:?--only needs trunk or cv}"; shift
             case "$ONLY" in trunk|cv) ;; *) echo "peers.sh: error: --only takes trunk or cv" >&2; exit 1 ;; esac ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "peers.sh: error: unknown argument $1 (try --help)" >&2; exit 1 ;;
   esac
   shift
@@ -205,13 +208,16 @@ timeout "$TIMEOUT_CV" "$PY" "$HERE/peers_sklearn.py" cv --folds "$FOLDS" --trees
   { log "scikit-learn CV FAILED"; FAILED=1; }
 note "/usr/bin/python3 e2e/bench/peers_sklearn.py cv --folds folds --trees $CV_TREES --threads $THREADS --seed $SEED --out sklearn_cv.json"
 if [ "$PEERS_ONLY" = 0 ]; then
-  log "forestd CV ($CV_TREES trees, binned and exact)"
+  SPLITS=binned,exact
+  [ "$TUNE" = 1 ] && SPLITS=binned,exact,tune
+  log "forestd CV ($CV_TREES trees, ${SPLITS//,/, })"
   load forestd_cv
   timeout "$TIMEOUT_CV" "$PY" "$HERE/peers_forestd.py" cv --bin "$FORESTD_BIN" --folds "$FOLDS" \
-    --trees "$CV_TREES" --threads "$THREADS" --seed "$SEED" --splits binned,exact \
+    --trees "$CV_TREES" --threads "$THREADS" --seed "$SEED" --splits "$SPLITS" \
     --work "$TMP/forestd_cv" --out "$RUN/forestd_cv.json" ||
     { log "forestd CV driver FAILED"; FAILED=1; }
   note "forestd train --in NAME_fK_train.csv --label COL --out M --trees $CV_TREES --threads $THREADS --seed $SEED --max-features sqrt [--split exact]; forestd eval --model M --in NAME_fK_test.csv --label COL --threads $THREADS"
+  [ "$TUNE" = 1 ] && note "forestd train --in NAME_fK_train.csv --label COL --out M --trees $CV_TREES --threads $THREADS --seed $SEED --tune (forestd tune)"
 fi
 fi  # RUN_CV
 for f in "$RUN"/forestd_*.json; do
@@ -223,6 +229,7 @@ load end
 DATE="$(date +%F)"
 SUFFIX=""; [ "$QUICK" = 1 ] && SUFFIX="$SUFFIX-quick"; [ "$PEERS_ONLY" = 1 ] && SUFFIX="$SUFFIX-peers-only"
 [ -n "$ONLY" ] && SUFFIX="$SUFFIX-$ONLY"
+[ "$TUNE" = 1 ] && SUFFIX="$SUFFIX-tune"
 mkdir -p "$HERE/results"
 CPU="$(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo 2>/dev/null || echo unknown)"
 VERS="ranger $(Rscript -e 'cat(as.character(packageVersion("ranger")))' 2>/dev/null), $(Rscript -e 'cat(R.version.string)' 2>/dev/null)"

@@ -22,7 +22,9 @@ Peak RSS: the largest of the three processes.
 
 CV, per split mode and fold: train with --trees 500 --max-features sqrt
 --threads 2 --seed 1 on NAME_f<k>_train.csv, eval on NAME_f<k>_test.csv;
-accuracy = eval's `accuracy`.
+accuracy = eval's `accuracy`. The mode "tune" trains with --tune instead of
+--max-features sqrt (binned search; max-features and min-leaf chosen out of
+bag on the training folds) and records each fold's winner.
 
 A failing forestd command does not stop the run: its last stderr line is
 recorded under "failed" and the reporter shows it.
@@ -110,6 +112,8 @@ def eval_error(ev):
 def train_cmd(a, split, train, label, model, trees, extra=()):
     cmd = [a.bin, "train", "--in", train, "--label", label, "--out", model,
            "--trees", str(trees), "--threads", str(a.threads), "--seed", str(a.seed)]
+    if split == "tune":
+        return cmd + ["--tune"]
     if split != "binned":
         cmd += ["--split", split]
     return cmd + list(extra)
@@ -201,6 +205,10 @@ def cv(a):
                     folds.append({"fold": f["fold"], "accuracy": 1.0 - err, "error": err,
                                   "train_seconds": float(secs) if isinstance(secs, (int, float)) else wall,
                                   "train_command": " ".join(cmd), "eval_command": " ".join(cmd_e)})
+                    tu = tj.get("tuning")
+                    if tu:
+                        w = tu["candidates"][tu["winner"]]
+                        folds[-1]["winner"] = {"mtry": w["mtry"], "min_leaf": w["min_leaf"]}
                     try:
                         os.remove(model)
                     except OSError:

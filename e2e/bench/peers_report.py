@@ -138,12 +138,13 @@ def main():
         name = "forestd" if split == "binned" else "forestd %s" % split
         for ds, v in per.items():
             cvres.setdefault(ds, {})[name] = v
-    tools = [t for t in ("ranger", "sklearn", "forestd", "forestd exact")
+    tools = [t for t in ("ranger", "sklearn", "forestd", "forestd exact", "forestd tune")
              if any(t in v for v in cvres.values())]
+    tuned = "forestd tune" in tools
     info = {ds["name"]: ds for ds in meta.get("datasets", [])}
     L.append("| data set | rows | p | classes | " + " | ".join(tools) +
-             " | forestd − ranger (pp) | forestd − sklearn (pp) |")
-    L.append("|---|---:|---:|---:|" + "---:|" * len(tools) + "---:|---:|")
+             " | forestd − ranger (pp) | forestd − sklearn (pp) |" + (" forestd tune − ranger (pp) |" if tuned else ""))
+    L.append("|---|---:|---:|---:|" + "---:|" * len(tools) + "---:|---:|" + ("---:|" if tuned else ""))
     diffs = {}
 
     def acc(ds, t):
@@ -172,14 +173,37 @@ def main():
         dr, ser = paired(ds, "forestd", "ranger")
         ds_, ses = paired(ds, "forestd", "sklearn")
         diffs[ds] = {"forestd_minus_ranger_pp": dr, "se_pp": ser, "forestd_minus_sklearn_pp": ds_}
+        extra = ""
+        if tuned:
+            dt, set_ = paired(ds, "forestd tune", "ranger")
+            diffs[ds].update({"forestd_tune_minus_ranger_pp": dt, "tune_se_pp": set_})
+            extra = " %s |" % (fmt(dt, "+.2f") + ("" if set_ is None else " ± %.2f" % set_))
         i = info.get(ds, {})
-        L.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+        L.append("| %s | %s | %s | %s | %s | %s | %s |%s" % (
             ds, i.get("rows", ""), i.get("features", ""), i.get("classes", ""), " | ".join(cells),
             fmt(dr, "+.2f") + ("" if ser is None else " ± %.2f" % ser),
-            fmt(ds_, "+.2f") + ("" if ses is None else " ± %.2f" % ses)))
+            fmt(ds_, "+.2f") + ("" if ses is None else " ± %.2f" % ses), extra))
     L.append("")
     L.append("Accuracies in percent (mean over folds). Differences: mean of the per-fold "
              "differences ± its standard error, in percentage points.")
+    if tuned:
+        L.append("")
+        L.append("`forestd tune`: `forestd train --tune` (max-features and min-leaf chosen out of bag "
+                 "on each training fold). Winner per fold (mtry/min-leaf) and training time beside "
+                 "the untuned default's (sum over folds):")
+        L.append("")
+        L.append("| data set | winners, folds 1..%s | forestd train s | forestd tune train s | ratio |" % k)
+        L.append("|---|---|---:|---:|---:|")
+        for ds in meta.get("cv_datasets") or sorted(cvres):
+            vt, vb = cvres.get(ds, {}).get("forestd tune"), cvres.get(ds, {}).get("forestd")
+            if not vt or "failed" in vt:
+                continue
+            wins = ", ".join("%s/%s" % (f["winner"]["mtry"], f["winner"]["min_leaf"]) if "winner" in f else "?"
+                             for f in vt.get("folds", []))
+            tb = vb.get("train_seconds") if vb and "failed" not in vb else None
+            tt = vt.get("train_seconds")
+            L.append("| %s | %s | %s | %s | %s |" % (ds, wins, fmt(tb, ".1f"), fmt(tt, ".1f"),
+                                                     fmt(tt / tb if tb and tt else None, ".2f")))
     failed = [(ds, t, v["failed"]) for ds, per in cvres.items() for t, v in per.items() if "failed" in v]
     for ds, t, msg in failed:
         L.append("")
@@ -230,6 +254,12 @@ def main():
         dr = v["forestd_minus_ranger_pp"]
         L.append("| accuracy forestd − ranger, %s (pp) | %s | ≥ %.1f | %s |" % (
             ds, fmt(dr, "+.2f"), TARGET_ACC_PP, status(None if dr is None else dr >= TARGET_ACC_PP)))
+    for ds, v in diffs.items():
+        if "forestd_tune_minus_ranger_pp" not in v:
+            continue
+        dt = v["forestd_tune_minus_ranger_pp"]
+        L.append("| accuracy forestd tune − ranger, %s (pp) | %s | ≥ 0 (at least as accurate) | %s |" % (
+            ds, fmt(dt, "+.2f"), status(None if dt is None else dt >= 0)))
     mem = " / ".join("%s %s" % (n, fmt(mib(g(n, "peak_rss_kib")), ".0f"))
                      for n in ("forestd", "forestd exact", "ranger", "sklearn") if n in rows)
     L.append("| peak RSS MiB on Trunk (%s) | %s | side by side | — |" % (

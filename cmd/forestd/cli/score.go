@@ -219,6 +219,9 @@ func runInspect(args []string, env Env) error {
 	if f.Mapping != nil { // the FDM mapping the trees read through (forestd serve select → train)
 		rep["mapping"] = f.Mapping
 	}
+	if f.Tuning != nil { // the out-of-bag search that chose the params (train --tune)
+		rep["tuning"] = f.Tuning
+	}
 	if g, ok, err := modelGrid(f.Params, *grid, len(f.Features)); err != nil {
 		return err
 	} else if ok {

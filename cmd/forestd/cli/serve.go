@@ -47,7 +47,7 @@ type serveFlags struct {
 	seed                                                                                   uint64
 	maxInFlightBytes, memoryLimit                                                          int64
 	sessionTimeout, drainTimeout, commitInterval, maxRuntime, demoDuration                 time.Duration
-	tls, tlsInsecure, demo, allowFeatureChange                                             bool
+	tls, tlsInsecure, demo, allowFeatureChange, tune                                       bool
 	topics                                                                                 listFlag
 	embeddedTLSCert, embeddedTLSKey, embeddedPasswords, task                               string
 	embeddedUsers                                                                          listFlag
@@ -105,6 +105,7 @@ func serveConfigFromArgs(args []string, env Env) (daemon.Config, *serveFlags, er
 	fs.StringVar(&f.forest, "forest", d.Train.Forest, "forest kind for training: rf or sporf")
 	fs.StringVar(&f.task, "task", d.Train.Task, "how the label is learnt: auto (numbers regress, strings classify), classification or regression")
 	fs.IntVar(&f.trees, "trees", d.Train.Trees, "trees per trained model")
+	fs.BoolVar(&f.tune, "tune", false, "choose each retrain's hyperparameters out of bag (rf, sporf, morf)")
 	fs.Uint64Var(&f.seed, "seed", d.Train.Seed, "training seed")
 	fs.StringVar(&f.maxFeatures, "max-features", "", "candidate features per split (sqrt, log2, all, N or a fraction)")
 	fs.IntVar(&f.trainThreads, "train-threads", d.Train.Threads, "threads for training")
@@ -244,6 +245,9 @@ func applyServeFlags(cfg *daemon.Config, f *serveFlags, set map[string]bool) err
 	}
 	if set["tls"] {
 		cfg.Kafka.TLS.Enabled = f.tls
+	}
+	if set["tune"] {
+		cfg.Train.Tune = f.tune
 	}
 	if set["allow-feature-change"] {
 		cfg.AllowFeatureChange = f.allowFeatureChange

@@ -50,6 +50,7 @@ func runTrain(args []string, env Env) error {
 	frac := fs.Float64("sample-fraction", 0, "rows drawn per tree as a fraction of n (default 1 for bootstrap, 0.632 for subsample)")
 	split := fs.String("split", "binned", "split search: binned (histogram, default) or exact (sorted)")
 	bins := fs.Int("bins", 255, "quantile bins per feature in binned mode (2..255)")
+	tuneFlag := fs.Bool("tune", false, "choose hyperparameters out of bag before training (rf: max-features, min-leaf; sporf: lambda, max-features, mean-diff; morf: patch sizes on the layout, max-features, min-leaf, mean-diff): successive halving over a fixed candidate set on a fraction of the trees, then the winner trained with --trees; a flag set to a non-default value holds its dimension fixed")
 	importance := fs.String("importance", "impurity", "importances to compute: impurity (always, with projection counts) or permutation (adds OOB permutation importance)")
 	fs.Var(&features, "features", "feature columns (comma-separated; default every numeric column but the label)")
 	fs.Var(&exclude, "exclude", "columns to leave out (comma-separated)")
@@ -117,6 +118,9 @@ func runTrain(args []string, env Env) error {
 	p.MaxFeatures, p.MaxDepth, p.Sample, p.SampleFraction = *maxFeat, *maxDepth, *sample, *frac
 	p.Split, p.Bins, p.Permutation = *split, *bins, perm
 	p.Forest, p.Lambda, p.MeanDiff, p.Rank, p.Honest = kd, *lambda, *meanDiff, *rank, *honest
+	if p.Tune = *tuneFlag; p.Tune && !kd.Tunable() {
+		return usagef("--tune chooses the hyperparameters of rf, sporf and morf, not --forest %s", kd)
+	}
 	if err := layoutFlags(&p, *grid, *series, *cyclic, *channels, *chanOrder, *patchMin, *patchMax); err != nil {
 		return err
 	}
@@ -143,7 +147,12 @@ func runTrain(args []string, env Env) error {
 			progressbar.OptionSetPredictTime(true),
 			progressbar.OptionClearOnFinish(),
 			progressbar.OptionThrottle(100*time.Millisecond))
-		opts.Progress = func(done, total int) { _ = bar.Set(done) }
+		opts.Progress = func(done, total int) {
+			if total != bar.GetMax() { // --tune: the search's trees, then the forest's
+				bar.ChangeMax(total)
+			}
+			_ = bar.Set(done)
+		}
 		defer bar.Finish()
 	}
 	t0 := time.Now()
@@ -172,6 +181,9 @@ func runTrain(args []string, env Env) error {
 	}
 	if f.OOB != nil {
 		rep["oob"] = f.OOB
+	}
+	if f.Tuning != nil {
+		rep["tuning"] = f.Tuning
 	}
 	if sampled != nil {
 		rep["sample"] = sampled

@@ -1,0 +1,64 @@
+package forest
+
+import (
+	"testing"
+
+	"github.com/forestd/forestd/arrowforest/frame"
+)
+
+// BenchmarkTune measures what --tune costs against untuned training at the
+// same final tree count (500 trees, 2 threads, CPU seconds, robust to a
+// busy machine): rf and sporf on trunk (n = 2,000, p = 50) and morf on a
+// series of 100 steps (n = 1,000, bumpFrame). It reports the tuned and
+// untuned training per op and their ratio (target ≤ 5), and the ratio
+// of the winner's own untuned forest to the default's: what the final
+// forest costs whatever the search, so tuned/untuned − winner/untuned is
+// about the search's share.
+//
+//	go test ./arrowforest/forest -run '^$' -bench Tune -benchtime 1x
+func BenchmarkTune(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		fr   *frame.Frame
+		edit func(*Params)
+	}{
+		{"rf", trunkFrame(2000, 50, 1), func(*Params) {}},
+		{"sporf", trunkFrame(2000, 50, 1), func(p *Params) { p.Forest = KindSPORF }},
+		{"morf", bumpFrame(1000, 100, 1), func(p *Params) { p.Forest, p.Layout = KindMORF, "series" }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			p := DefaultParams(frame.TaskClassification)
+			p.Trees, p.Threads = 500, 2
+			c.edit(&p)
+			var untuned, tuned, winner float64
+			for i := 0; i < b.N; i++ {
+				cpu0 := cpuTime()
+				if _, err := Train(c.fr, p, TrainOptions{}); err != nil {
+					b.Fatal(err)
+				}
+				cpu1 := cpuTime()
+				q := p
+				q.Tune = true
+				f, err := Train(c.fr, q, TrainOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				cpu2 := cpuTime()
+				w := f.Params
+				w.Tune = false
+				if _, err := Train(c.fr, w, TrainOptions{}); err != nil {
+					b.Fatal(err)
+				}
+				cpu3 := cpuTime()
+				untuned += (cpu1 - cpu0).Seconds()
+				tuned += (cpu2 - cpu1).Seconds()
+				winner += (cpu3 - cpu2).Seconds()
+			}
+			n := float64(b.N)
+			b.ReportMetric(untuned/n, "untuned-cpu-s")
+			b.ReportMetric(tuned/n, "tuned-cpu-s")
+			b.ReportMetric(tuned/untuned, "tuned/untuned")
+			b.ReportMetric(winner/untuned, "winner/untuned")
+		})
+	}
+}

@@ -1,0 +1,44 @@
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/forestd/forestd/arrowforest/forest"
+)
+
+// KeyTuning carries forest.Tuning, the out-of-bag hyperparameter search
+// that chose a tuned forest's params (forestd train --tune): the metric,
+// the rounds of both stages, every candidate with its scores at the tree
+// counts it reached, the winner and the search's tree count, as compact
+// JSON.
+// Absent for an untuned forest, whose bytes it therefore leaves as they
+// were; present exactly when forestd.params has "tune": true. Format
+// version 4.
+const KeyTuning = "forestd.tuning"
+
+func encodeTuning(f *forest.Forest, _ Meta, _ int) (string, bool, error) {
+	if f.Tuning == nil {
+		return "", false, nil
+	}
+	return jsonString(f.Tuning)
+}
+
+// decodeTuning reads forestd.tuning strictly: one JSON object, no unknown
+// fields, nothing after it. forest.ValidateTuning checks the content once
+// the forest is decoded (checkForest).
+func decodeTuning(v string, st *decodeState) error {
+	t := new(forest.Tuning)
+	dec := json.NewDecoder(strings.NewReader(v))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(t); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("data after the tuning record")
+	}
+	st.f.Tuning = t
+	return nil
+}
