@@ -50,7 +50,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReadCSV -fuzztime 30s ./connectors/files
 	$(GO) test -run '^$$' -fuzz FuzzReadParquet -fuzztime 30s ./connectors/files
 	$(GO) test -run '^$$' -fuzz FuzzReadIPC -fuzztime 30s ./connectors/files
-	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 30s ./connectors/kafka
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 30s ./connectors/codec
 	$(GO) test -run '^$$' -fuzz '^FuzzAssembler$$' -fuzztime 30s ./connectors/kafka
 	$(GO) test -run '^$$' -fuzz '^FuzzServeConfig$$' -fuzztime 30s -fuzzminimizetime 5s ./cmd/forestd/cli
 	$(GO) test -run '^$$' -fuzz '^FuzzLakeFile$$' -fuzztime 30s -fuzzminimizetime 5s ./connectors/lake

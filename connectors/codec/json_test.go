@@ -1,0 +1,103 @@
+package codec
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+)
+
+// TestJSONRowsBadMessagesAlone: the messages of a batch go into one record;
+// each bad message is rejected with its reason and leaves no trace (no row,
+// no column, no kind), whichever position it has, and the good ones keep
+// their values.
+func TestJSONRowsBadMessagesAlone(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	msgs := []struct {
+		value string
+		err   string // "" = accepted
+	}{
+		{`{"x1": "abc", "x2": 1}`, `column "x1": a string where a number is expected`}, // bad first row
+		{`{"x1": 1.5, "x2": 2, "id": "a"}`, ""},
+		{`{"x2": 3, "junk": 1}`, `no key "x1"`},
+		{`not json`, `JSON row 0: invalid character`},
+		{`{"x1": 2, "x2": 4, "x3": true}`, ""},
+		{`{"x1": 3, "x2": 5}` + "\n" + `{"x1": 4, "x2": 6}`, `more than one object`},
+		{`{"x1": null, "x2": false, "x4": "new"}`, ""}, // null: a missing value; bool read as 0
+		{`{"x1": 5, "x2": 6, "x3": 7}`, `column "x3": a number where earlier rows have a bool`},
+		{`{"x1": 5, "x2": 6, "x1": 7}`, `duplicate key "x1"`},
+		{`{"x1": 5, "x2": [6]}`, `nested objects`},
+		{`{"x1": 5, "x2": 6, "id": "b", "x5": 1, "x4": 2}`, `column "x4": a number where earlier rows have a string`},
+		{``, `no objects`},
+	}
+	b := NewJSONRows(JSONOptions{Require: []string{"x1", "x2"}, Kinds: map[string]Kind{"x1": KindNumber, "x2": KindNumber}, Single: true})
+	for i, m := range msgs {
+		n, err := b.Append([]byte(m.value))
+		switch {
+		case m.err == "" && (err != nil || n != 1):
+			t.Fatalf("message %d: %d rows, %v", i, n, err)
+		case m.err != "" && (err == nil || !strings.Contains(err.Error(), m.err)):
+			t.Fatalf("message %d: error %v, want %q", i, err, m.err)
+		case m.err != "" && n != 0:
+			t.Fatalf("message %d: %d rows added on error", i, n)
+		}
+	}
+	rec := b.Record(mem)
+	defer rec.Release()
+	var names []string
+	for _, f := range rec.Schema().Fields() {
+		names = append(names, f.Name+":"+f.Type.String())
+	}
+	// no x5 (only in a rejected message), no junk
+	if got := strings.Join(names, ","); got != "x1:float64,x2:float64,id:utf8,x3:bool,x4:utf8" {
+		t.Fatalf("schema %s", got)
+	}
+	if rec.NumRows() != 3 {
+		t.Fatalf("%d rows", rec.NumRows())
+	}
+	x1 := rec.Column(0).(*array.Float64)
+	x2 := rec.Column(1).(*array.Float64)
+	if x1.Value(0) != 1.5 || x1.Value(1) != 2 || !x1.IsNull(2) {
+		t.Fatalf("x1 %v", x1)
+	}
+	if x2.Value(0) != 2 || x2.Value(1) != 4 || x2.Value(2) != 0 {
+		t.Fatalf("x2 %v", x2)
+	}
+	id := rec.Column(2).(*array.String)
+	if id.Value(0) != "a" || !id.IsNull(1) || !id.IsNull(2) {
+		t.Fatalf("id %v", id)
+	}
+	if x3 := rec.Column(3).(*array.Boolean); !x3.IsNull(0) || !x3.Value(1) || !x3.IsNull(2) {
+		t.Fatalf("x3 %v", x3)
+	}
+	if x4 := rec.Column(4).(*array.String); x4.Value(2) != "new" {
+		t.Fatalf("x4 %v", x4)
+	}
+}
+
+// TestJSONRowsUnpinnedFirstRowDecides: without Kinds the first row fixes a
+// column's kind (DecodeJSON's rule), and a rolled-back row releases the
+// kind it set.
+func TestJSONRowsUnpinnedFirstRowDecides(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	b := NewJSONRows(JSONOptions{})
+	if _, err := b.Append([]byte(`{"a": "s", "b": [1]}`)); err == nil {
+		t.Fatal("nested array accepted")
+	}
+	// "a" was set to string by the rejected row; it must be free again
+	if _, err := b.Append([]byte(`{"a": 1}` + "\n" + `{"a": 2}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Append([]byte(`{"a": "x"}`)); err == nil || !strings.Contains(err.Error(), "earlier rows have a number") {
+		t.Fatalf("string after numbers: %v", err)
+	}
+	rec := b.Record(mem)
+	defer rec.Release()
+	if rec.NumRows() != 2 || rec.Schema().Field(0).Type.ID() != arrow.FLOAT64 || rec.NumCols() != 1 {
+		t.Fatalf("record %v", rec)
+	}
+}
