@@ -117,11 +117,19 @@ func Decode(value []byte, contentType string, mem memory.Allocator) (*arrow.Sche
 // EncodeArrow writes rec as one Arrow IPC stream (schema, one record
 // batch, end-of-stream marker).
 func EncodeArrow(rec arrow.Record, mem memory.Allocator) ([]byte, error) {
+	return EncodeArrowStream(rec.Schema(), []arrow.Record{rec}, mem)
+}
+
+// EncodeArrowStream writes recs, which have schema, as one Arrow IPC
+// stream (schema, a record batch per record, end-of-stream marker).
+func EncodeArrowStream(schema *arrow.Schema, recs []arrow.Record, mem memory.Allocator) ([]byte, error) {
 	var buf bytes.Buffer
-	w := ipc.NewWriter(&buf, ipc.WithSchema(rec.Schema()), ipc.WithAllocator(mem))
-	if err := w.Write(rec); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("codec: encoding Arrow IPC: %w", err)
+	w := ipc.NewWriter(&buf, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	for _, rec := range recs {
+		if err := w.Write(rec); err != nil {
+			w.Close()
+			return nil, fmt.Errorf("codec: encoding Arrow IPC: %w", err)
+		}
 	}
 	if err := w.Close(); err != nil {
 		return nil, fmt.Errorf("codec: encoding Arrow IPC: %w", err)
