@@ -25,10 +25,11 @@ type modelFile struct {
 	// is not newer (m refused), or an error loading the file.
 	onEvent func(m *scoring.Model, installed bool, err error)
 
-	mu   sync.Mutex
-	last os.FileInfo // the file last loaded
-	stop chan struct{}
-	done chan struct{}
+	mu    sync.Mutex
+	last  os.FileInfo // the file last loaded
+	stop  chan struct{}
+	done  chan struct{}
+	close sync.Once
 }
 
 func newModelFile(path string, threads int, onEvent func(*scoring.Model, bool, error)) *modelFile {
@@ -80,12 +81,15 @@ func (w *modelFile) watch(every time.Duration) {
 	}()
 }
 
-func (w *modelFile) close() {
-	if w.stop != nil {
-		close(w.stop)
-		<-w.done
-		w.stop = nil
-	}
+// stopWatching stops the polling; Benthos closes a processor once per
+// pipeline thread, so it may be called more than once.
+func (w *modelFile) stopWatching() {
+	w.close.Do(func() {
+		if w.stop != nil {
+			close(w.stop)
+			<-w.done
+		}
+	})
 }
 
 // writeFileAtomic writes data to path through a temporary file in the same

@@ -345,8 +345,9 @@ func (p *scoreProc) scoreArrow(m *scoring.Model, msg *service.Message, value []b
 	return n
 }
 
-// Close implements service.BatchProcessor.
+// Close implements service.BatchProcessor (called once per pipeline
+// thread).
 func (p *scoreProc) Close(ctx context.Context) error {
-	p.file.close()
+	p.file.stopWatching()
 	return nil
 }
