@@ -2,12 +2,9 @@ package codec
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
-	"strconv"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -71,6 +68,7 @@ type JSONRows struct {
 	cols    []*jsonColumn
 	index   map[string]int
 	require []int // column of each required key
+	order   []int // columns of the keys of the last object, in order
 	rows    int
 	size    int // bytes appended, for the sparsity bound
 }
@@ -144,53 +142,29 @@ func (b *JSONRows) Append(value []byte) (int, error) {
 }
 
 func (b *JSONRows) append(value []byte, start int) error {
-	dec := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(value, []byte("\xef\xbb\xbf"))))
-	dec.UseNumber()
+	sc := jsonScanner{b: bytes.TrimPrefix(value, []byte("\xef\xbb\xbf"))}
 	cellLimit := maxJSONCells(b.size + len(value))
 	for {
 		row := b.rows - start // within value, for errors
-		tok, err := dec.Token()
-		if err == io.EOF {
+		sc.space()
+		if sc.eof() {
 			break
 		}
-		if err != nil {
-			return fmt.Errorf("JSON row %d: %w", row, err)
+		if c := sc.peek(); c != '{' {
+			if what := sc.valueKind(); what != "" {
+				return fmt.Errorf("JSON row %d: expected an object, found %s", row, what)
+			}
+			return fmt.Errorf("JSON row %d: %w", row, sc.invalid("looking for beginning of value"))
 		}
-		if d, ok := tok.(json.Delim); !ok || d != '{' {
-			return fmt.Errorf("JSON row %d: expected an object, found %v", row, tokenString(tok))
-		}
+		sc.i++
 		if b.opts.Single && row == 1 {
 			return errors.New("JSON: more than one object in the value; one object is one row here")
 		}
 		if b.rows == maxJSONRows {
 			return fmt.Errorf("JSON: more than %d rows", maxJSONRows)
 		}
-		for dec.More() {
-			kt, err := dec.Token()
-			if err != nil {
-				return fmt.Errorf("JSON row %d: %w", row, err)
-			}
-			key, ok := kt.(string)
-			if !ok {
-				return fmt.Errorf("JSON row %d: expected a key, found %v", row, tokenString(kt))
-			}
-			vt, err := dec.Token()
-			if err != nil {
-				return fmt.Errorf("JSON row %d, column %q: %w", row, key, err)
-			}
-			ci, ok := b.index[key]
-			if !ok {
-				if len(b.cols) == maxJSONColumns {
-					return fmt.Errorf("JSON: more than %d columns", maxJSONColumns)
-				}
-				ci = b.column(key)
-			}
-			if err := b.cols[ci].append(vt, b.rows, row); err != nil {
-				return err
-			}
-		}
-		if _, err := dec.Token(); err != nil { // the closing '}'
-			return fmt.Errorf("JSON row %d: %w", row, err)
+		if err := b.object(&sc, row); err != nil {
+			return err
 		}
 		for _, ci := range b.require {
 			if b.cols[ci].last != b.rows {
@@ -206,6 +180,88 @@ func (b *JSONRows) append(value []byte, start int) error {
 		return errors.New("JSON: no objects in the value")
 	}
 	return nil
+}
+
+// object reads the members of one object (after its '{') into row b.rows;
+// row numbers it within the value for errors.
+func (b *JSONRows) object(sc *jsonScanner, row int) error {
+	at := b.rows
+	sc.space()
+	if sc.eof() {
+		return fmt.Errorf("JSON row %d: unexpected EOF", row)
+	}
+	if sc.peek() == '}' {
+		sc.i++
+		return nil
+	}
+	for k := 0; ; k++ {
+		sc.space()
+		if sc.eof() {
+			return fmt.Errorf("JSON row %d: unexpected EOF", row)
+		}
+		if sc.peek() != '"' {
+			return fmt.Errorf("JSON row %d: %w", row, sc.invalid("looking for beginning of object key string"))
+		}
+		key, err := sc.str()
+		if err != nil {
+			return fmt.Errorf("JSON row %d: %w", row, err)
+		}
+		sc.space()
+		if sc.eof() {
+			return fmt.Errorf("JSON row %d: unexpected EOF", row)
+		}
+		if sc.peek() != ':' {
+			return fmt.Errorf("JSON row %d: %w", row, sc.invalid("after object key"))
+		}
+		sc.i++
+		sc.space()
+		ci, err := b.lookup(key, k)
+		if err != nil {
+			return err
+		}
+		c := b.cols[ci]
+		if err := sc.value(c, at, row); err != nil {
+			return err
+		}
+		sc.space()
+		if sc.eof() {
+			return fmt.Errorf("JSON row %d: unexpected EOF", row)
+		}
+		switch sc.peek() {
+		case ',':
+			sc.i++
+		case '}':
+			sc.i++
+			return nil
+		default:
+			return fmt.Errorf("JSON row %d: %w", row, sc.invalid("after object key:value pair"))
+		}
+	}
+}
+
+// lookup returns the column of key, the k-th key of its object, adding a
+// column for a new key. Objects of one stream mostly list their keys in
+// the same order, so the column that followed the previous key last time
+// is tried before the map.
+func (b *JSONRows) lookup(key []byte, k int) (int, error) {
+	if k < len(b.order) {
+		if ci := b.order[k]; ci < len(b.cols) && b.cols[ci].name == string(key) {
+			return ci, nil
+		}
+	}
+	ci, ok := b.index[string(key)]
+	if !ok {
+		if len(b.cols) == maxJSONColumns {
+			return 0, fmt.Errorf("JSON: more than %d columns", maxJSONColumns)
+		}
+		ci = b.column(string(key))
+	}
+	if k < len(b.order) {
+		b.order[k] = ci
+	} else {
+		b.order = append(b.order, ci)
+	}
+	return ci, nil
 }
 
 // rollback removes the rows from start on and the columns from ncols on.
@@ -251,72 +307,36 @@ func DecodeJSON(value []byte, mem memory.Allocator) (arrow.Record, error) {
 	return b.Record(mem), nil
 }
 
-func tokenString(t json.Token) string {
-	switch v := t.(type) {
-	case json.Delim:
-		return fmt.Sprintf("%q", string(v))
-	case string:
-		return "a string"
-	case json.Number:
-		return "a number"
-	case bool:
-		return "a boolean"
-	case nil:
-		return "null"
-	}
-	return fmt.Sprintf("%v", t)
-}
-
-// append adds the value t of the column at builder row at (row within the
-// value, for errors).
-func (c *jsonColumn) append(t json.Token, at, row int) error {
+// add adds a value of kind k (KindNull: null; num, str or bol holds it) of
+// the column at builder row at (row within the value, for errors).
+func (c *jsonColumn) add(k Kind, num float64, str string, bol bool, at, row int) error {
 	if c.last == at {
 		return fmt.Errorf("JSON row %d: duplicate key %q", row, c.name)
 	}
 	c.last = at
-	var k Kind
-	switch t.(type) {
-	case nil:
+	if k == KindNull {
 		return nil // stays null
-	case json.Number:
-		k = KindNumber
-	case string:
-		k = KindString
-	case bool:
-		k = KindBool
-	case json.Delim:
-		return fmt.Errorf("JSON row %d, column %q: nested objects and arrays are not supported (one flat object per row)", row, c.name)
-	default:
-		return fmt.Errorf("JSON row %d, column %q: unexpected token", row, c.name)
 	}
 	switch {
 	case c.kind == KindNull:
 		c.kind = k
 	case c.pinned && c.kind == KindNumber && k == KindBool:
-		k = KindNumber
-		v := 0.0
-		if t.(bool) {
-			v = 1
+		k, num = KindNumber, 0
+		if bol {
+			num = 1
 		}
-		t = v
 	case c.kind != k && c.pinned:
 		return fmt.Errorf("JSON row %d, column %q: a %s where a %s is expected", row, c.name, k, c.kind)
 	case c.kind != k:
 		return fmt.Errorf("JSON row %d, column %q: a %s where earlier rows have a %s", row, c.name, k, c.kind)
 	}
-	switch v := t.(type) {
-	case json.Number:
-		f, err := strconv.ParseFloat(string(v), 64)
-		if err != nil {
-			return fmt.Errorf("JSON row %d, column %q: number %s out of range", row, c.name, v)
-		}
-		c.num = append(c.num, f)
-	case float64:
-		c.num = append(c.num, v)
-	case string:
-		c.str = append(c.str, v)
-	case bool:
-		c.bol = append(c.bol, v)
+	switch k {
+	case KindNumber:
+		c.num = append(c.num, num)
+	case KindString:
+		c.str = append(c.str, str)
+	case KindBool:
+		c.bol = append(c.bol, bol)
 	}
 	c.rows = append(c.rows, int32(at))
 	return nil

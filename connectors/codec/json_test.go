@@ -1,6 +1,10 @@
 package codec
 
 import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -100,4 +104,104 @@ func TestJSONRowsUnpinnedFirstRowDecides(t *testing.T) {
 	if rec.NumRows() != 2 || rec.Schema().Field(0).Type.ID() != arrow.FLOAT64 || rec.NumCols() != 1 {
 		t.Fatalf("record %v", rec)
 	}
+}
+
+// FuzzJSONRowsStdlib checks the hand-written scanner against encoding/json
+// on one value: whenever encoding/json reads it as one flat object of
+// numbers, strings, booleans and nulls without duplicate keys, JSONRows
+// accepts it with the same values; whenever encoding/json rejects it (or
+// finds anything else), JSONRows rejects it too.
+func FuzzJSONRowsStdlib(f *testing.F) {
+	for _, s := range []string{`{"a":1,"b":"x","c":true,"d":null}`, `{}`, ` {"a" : -0.5e+3 } `, `{"a":"\u00e9\n"}`,
+		`{"a":01}`, `{"a":1.}`, `{"a":"` + "\x01" + `"}`, `{"a":1,}`, `{"a":1 "b":2}`, `{"a":[1]}`, `{"a":1}{"b":2}`,
+		`{"a":"\xff"}`, `{"a":1e400}`, `{"a":tru}`, `{"a":1,"a":2}`, `[]`, `{"a":-}`, `{"a":1e}`, `{"a":"\"} {`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, value []byte) {
+		var ref map[string]any
+		dec := json.NewDecoder(bytes.NewReader(value))
+		dec.UseNumber()
+		stdOK := dec.Decode(&ref) == nil && ref != nil
+		if stdOK {
+			if _, err := dec.Token(); err != io.EOF {
+				stdOK = false // more than one value
+			}
+		}
+		if stdOK {
+			for _, v := range ref {
+				switch v := v.(type) {
+				case map[string]any, []any:
+					stdOK = false
+				case json.Number:
+					if _, err := strconv.ParseFloat(string(v), 64); err != nil {
+						stdOK = false
+					}
+				}
+			}
+			if stdOK && duplicateKeys(value) {
+				stdOK = false
+			}
+		}
+		b := NewJSONRows(JSONOptions{Single: true})
+		n, err := b.Append(value)
+		if stdOK != (err == nil) {
+			t.Fatalf("%q: encoding/json ok=%v, JSONRows %d rows, %v", value, stdOK, n, err)
+		}
+		if err != nil {
+			return
+		}
+		rec := b.Record(memory.NewGoAllocator())
+		defer rec.Release()
+		if int(rec.NumCols()) != len(ref) {
+			t.Fatalf("%q: %d columns, encoding/json %d keys", value, rec.NumCols(), len(ref))
+		}
+		for j, fl := range rec.Schema().Fields() {
+			want := ref[fl.Name]
+			col := rec.Column(j)
+			switch w := want.(type) {
+			case nil:
+				if !col.IsNull(0) {
+					t.Fatalf("%q: %s not null", value, fl.Name)
+				}
+			case json.Number:
+				x, _ := strconv.ParseFloat(string(w), 64)
+				if g := col.(*array.Float64).Value(0); g != x && !(g != g && x != x) {
+					t.Fatalf("%q: %s = %v, want %v", value, fl.Name, g, x)
+				}
+			case string:
+				if g := col.(*array.String).Value(0); g != w {
+					t.Fatalf("%q: %s = %q, want %q", value, fl.Name, g, w)
+				}
+			case bool:
+				if g := col.(*array.Boolean).Value(0); g != w {
+					t.Fatalf("%q: %s = %v, want %v", value, fl.Name, g, w)
+				}
+			}
+		}
+	})
+}
+
+// duplicateKeys reports whether the top-level object in value repeats a
+// key (encoding/json keeps the last; JSONRows refuses).
+func duplicateKeys(value []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(value))
+	if _, err := dec.Token(); err != nil {
+		return false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		if seen[k.(string)] {
+			return true
+		}
+		seen[k.(string)] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return false
+		}
+	}
+	return false
 }
