@@ -3,21 +3,31 @@ GO      ?= go
 BIN     ?= bin/forestd
 PKGS    := ./...
 
-.PHONY: build test lint bench bench-peers bench-lake demo demo-batch fuzz clean
+.PHONY: build benthos test lint bench bench-peers bench-lake bench-benthos demo demo-batch fuzz clean
+
+# connectors/benthos is a Go module of its own (Benthos' dependency tree stays
+# out of forestd's go.mod); its targets run inside it.
+BENTHOS := connectors/benthos
 
 build:
 	$(GO) build -o $(BIN) ./cmd/forestd
 
-## test: vet + every unit, reader and end-to-end test (reads testdata/)
+## benthos: bin/forestd-benthos, the Redpanda Connect (Benthos) CLI with forestd's processors
+benthos:
+	cd $(BENTHOS) && $(GO) build -o ../../bin/forestd-benthos ./cmd/forestd-benthos
+
+## test: vet + every unit, reader and end-to-end test (reads testdata/), then the same in connectors/benthos
 test:
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 $(PKGS)
+	cd $(BENTHOS) && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 ## lint: formatting, vet and staticcheck
 lint:
 	@test -z "$$(gofmt -l .)" || (gofmt -l . && echo "gofmt: files above need formatting" && exit 1)
 	$(GO) vet $(PKGS)
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.7.0 $(PKGS)
+	cd $(BENTHOS) && $(GO) vet ./... && $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.7.0 ./...
 
 ## bench: Go benchmarks of the engine (training, scoring, model codec)
 bench:
@@ -30,6 +40,10 @@ bench-peers:
 ## bench-lake: lake scoring (>= 2M rows, 100 trees) against reading alone and in-memory scoring, with peak RSS
 bench-lake:
 	bash e2e/bench/lake.sh
+
+## bench-benthos: forestd_score in a Benthos stream (Arrow IPC and JSON) against forestd score, with peak RSS
+bench-benthos:
+	bash e2e/bench/benthos.sh
 
 ## demo: the daemon on its embedded defaults — embedded broker, simulated stream, train → hot-swap → score, stops by itself
 demo: build
@@ -51,6 +65,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReadParquet -fuzztime 30s ./connectors/files
 	$(GO) test -run '^$$' -fuzz FuzzReadIPC -fuzztime 30s ./connectors/files
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 30s ./connectors/codec
+	$(GO) test -run '^$$' -fuzz '^FuzzJSONRowsStdlib$$' -fuzztime 30s ./connectors/codec
 	$(GO) test -run '^$$' -fuzz '^FuzzAssembler$$' -fuzztime 30s ./connectors/kafka
 	$(GO) test -run '^$$' -fuzz '^FuzzServeConfig$$' -fuzztime 30s -fuzzminimizetime 5s ./cmd/forestd/cli
 	$(GO) test -run '^$$' -fuzz '^FuzzLakeFile$$' -fuzztime 30s -fuzzminimizetime 5s ./connectors/lake

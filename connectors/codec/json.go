@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -129,12 +130,15 @@ func maxJSONCells(n int) int { return max(1<<20, 8*n) }
 // rows added. A value of another kind than its column's (e.g. a string in
 // a numeric column), a nested object or array, a duplicate key, a missing
 // required key, anything but objects at the top level, or no object at
-// all is an error naming the row (counted from 0 within value) and column;
-// then nothing of value is appended.
+// all is an error naming the row (counted from 0 within value; none with
+// JSONOptions.Single) and column; then nothing of value is appended.
 func (b *JSONRows) Append(value []byte) (int, error) {
 	start, ncols := b.rows, len(b.cols)
 	if err := b.append(value, start); err != nil {
 		b.rollback(start, ncols)
+		if msg, ok := strings.CutPrefix(err.Error(), "JSON row 0"); ok && b.opts.Single {
+			err = errors.New("JSON" + msg) // one object: no row to name
+		}
 		return 0, err
 	}
 	b.size += len(value)

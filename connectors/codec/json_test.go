@@ -27,7 +27,7 @@ func TestJSONRowsBadMessagesAlone(t *testing.T) {
 		{`{"x1": "abc", "x2": 1}`, `column "x1": a string where a number is expected`}, // bad first row
 		{`{"x1": 1.5, "x2": 2, "id": "a"}`, ""},
 		{`{"x2": 3, "junk": 1}`, `no key "x1"`},
-		{`not json`, `JSON row 0: invalid character`},
+		{`not json`, `JSON: invalid character`},
 		{`{"x1": 2, "x2": 4, "x3": true}`, ""},
 		{`{"x1": 3, "x2": 5}` + "\n" + `{"x1": 4, "x2": 6}`, `more than one object`},
 		{`{"x1": null, "x2": false, "x4": "new"}`, ""}, // null: a missing value; bool read as 0
