@@ -11,6 +11,7 @@ import (
 
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/synth"
+	"github.com/forestd/forestd/scoring"
 )
 
 // benchProc returns a forestd_score processor on a 100-tree forest trained
@@ -80,6 +81,25 @@ func BenchmarkScoreArrowBatch(b *testing.B) {
 		if _, err := p.ProcessBatch(context.Background(), service.MessageBatch{service.NewMessage(msg)}); err != nil {
 			b.Fatal(err)
 		}
+	}
+	b.ReportMetric(float64(b.N)*1000/b.Elapsed().Seconds(), "rows/s")
+}
+
+// BenchmarkModelScore1000: scoring.Model.Score on the same 1,000-row
+// record with the processor's thread count, the floor under
+// BenchmarkScoreArrowBatch (which adds Arrow IPC
+// decoding and encoding and the processor's bookkeeping).
+func BenchmarkModelScore1000(b *testing.B) {
+	p, rec := benchProc(b)
+	defer rec.Release()
+	m := p.file.cur.Load()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		out, err := m.Score([]arrow.Record{rec}, scoring.Options{Threads: p.threads})
+		if err != nil {
+			b.Fatal(err)
+		}
+		release(out)
 	}
 	b.ReportMetric(float64(b.N)*1000/b.Elapsed().Seconds(), "rows/s")
 }

@@ -7,6 +7,9 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,6 +64,40 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(binDir)
 	}
 	os.Exit(code)
+}
+
+// freeAddr returns a free loopback address.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// forestdMetrics reads the forestd_rows_scored, forestd_messages_errored
+// and forestd_model_version values from Benthos' json_api /metrics (nil if
+// it does not answer).
+func forestdMetrics(addr string) map[string]float64 {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	var all map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&all); err != nil {
+		return nil
+	}
+	out := map[string]float64{}
+	for k, v := range all {
+		name, _, _ := strings.Cut(k, "{")
+		if f, ok := v.(float64); ok && (name == "forestd_rows_scored" || name == "forestd_messages_errored" || name == "forestd_model_version") {
+			out[name] += f
+		}
+	}
+	return out
 }
 
 func run(t *testing.T, bin string, args ...string) []byte {
@@ -138,8 +175,10 @@ func TestE2EJSONPipeline(t *testing.T) {
 	}
 	dlq := filepath.Join(dir, "dead.jsonl")
 	conf := filepath.Join(dir, "pipeline.yaml")
+	addr := freeAddr(t)
 	mustWrite(t, conf, []byte(fmt.Sprintf(`
-http: {enabled: false}
+http: {address: %q}
+metrics: {json_api: {}}
 logger: {level: warn}
 input:
   batched:
@@ -168,7 +207,7 @@ output:
                 root.message = content().string()
       - output:
           stdout: {codec: lines}
-`, live, dlq)))
+`, addr, live, dlq)))
 	run(t, bbin, "lint", conf)
 
 	rec := readData(t, "breast_cancer.parquet")
@@ -225,6 +264,17 @@ output:
 		}
 	}
 	w.Flush()
+	// Benthos serves the processor's metrics on its own /metrics
+	want := map[string]float64{"forestd_rows_scored": float64(len(lines)), "forestd_messages_errored": 3, "forestd_model_version": 2}
+	var got map[string]float64
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if got = forestdMetrics(addr); maps.Equal(got, want) {
+			break
+		}
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("/metrics: %v, want %v", got, want)
+	}
 	stdin.Close()
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("forestd-benthos: %v\n%s", err, stderr.String())

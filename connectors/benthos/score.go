@@ -81,8 +81,8 @@ Metrics: `+"`forestd_rows_scored`, `forestd_messages_errored`, `forestd_model_ve
 				Description("Fail at start when the model file does not load. Set false when a `forestd_train` in the same pipeline writes it: until the first model appears, messages get an error saying so.").
 				Default(true).Advanced(),
 			service.NewIntField("threads").
-				Description("Goroutines scoring one batch (0: every CPU). Predictions never depend on it.").
-				Default(0).Advanced().
+				Description("Goroutines scoring one batch (0: every CPU). Benthos already runs one batch per pipeline thread (`pipeline.threads`, one per CPU by default), so one goroutine per batch keeps the CPUs busy and a 1,000-row batch in one block of the forest's walk (two goroutines split it into two slower blocks of 500). Raise it when the pipeline has fewer threads than CPUs. Predictions never depend on it.").
+				Default(1).Advanced().
 				LintRule(`root = if this < 0 { ["threads must be 0 (every CPU) or more"] }`),
 		).
 		LintRule(`root = if this.keep.or([]).any(k -> ["model_id", "model_version", "source", "row", "prediction"].contains(k) || k.has_prefix("prob_")) { ["keep: a kept column may not be named like a prediction column (model_id, model_version, source, row, prediction, prob_*)"] }`).
@@ -189,7 +189,7 @@ func newScoreProc(conf *service.ParsedConfig, mgr *service.Resources) (*scorePro
 	if p.threads < 0 {
 		return nil, fmt.Errorf("forestd_score: threads %d", p.threads)
 	}
-	p.file = newModelFile(p.path, p.threads, p.onModel)
+	p.file = newModelFile(p.path, 0, p.onModel) // a drf model's one-off work on every CPU
 	if _, err := p.file.poll(); err != nil {
 		if require {
 			return nil, fmt.Errorf("forestd_score: %w", err)
