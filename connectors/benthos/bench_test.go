@@ -70,19 +70,27 @@ func BenchmarkScoreJSONBatch(b *testing.B) {
 	}
 }
 
-// BenchmarkScoreArrowBatch: one 1,000-row Arrow IPC message through
-// forestd_score's ProcessBatch; rows/s reported.
+// BenchmarkScoreArrowBatch: batches of 1 and of 8 1,000-row Arrow IPC
+// messages through forestd_score's ProcessBatch (the messages of a batch
+// are scored in one Model.Score call); rows/s reported.
 func BenchmarkScoreArrowBatch(b *testing.B) {
 	p, rec := benchProc(b)
 	defer rec.Release()
 	msg := arrowMessage(b, rec)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := p.ProcessBatch(context.Background(), service.MessageBatch{service.NewMessage(msg)}); err != nil {
-			b.Fatal(err)
-		}
+	for _, k := range []int{1, 8} {
+		b.Run(fmt.Sprintf("messages=%d", k), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				batch := make(service.MessageBatch, k)
+				for j := range batch {
+					batch[j] = service.NewMessage(msg)
+				}
+				if _, err := p.ProcessBatch(context.Background(), batch); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*k)*1000/b.Elapsed().Seconds(), "rows/s")
+		})
 	}
-	b.ReportMetric(float64(b.N)*1000/b.Elapsed().Seconds(), "rows/s")
 }
 
 // BenchmarkModelScore1000: scoring.Model.Score on the same 1,000-row

@@ -4,7 +4,8 @@
 //
 //   - forestd_score scores each batch with a forestd model file through
 //     scoring.Model.Score — the JSON messages of a batch as one Arrow
-//     record, each Arrow IPC message as its records — and reloads the file
+//     record, its Arrow IPC messages of one schema in one call — and
+//     reloads the file
 //     atomically when it changes (operators.Current: versions only move
 //     forward);
 //   - forestd_select reduces and FDM-maps messages with a mapping file of

@@ -332,8 +332,9 @@ output:
 
 // TestE2EArrowPipeline: the same through Arrow IPC: bin/forestd-benthos
 // reads a directory of Arrow IPC stream files (100 rows each; one lacks a
-// feature) with Benthos' file input, scores them with forestd_score keeping
-// the label, and writes each prediction stream to a file named after its
+// feature) with Benthos' file input in batches of three, scores them with
+// forestd_score keeping the label and naming each file in the source
+// column, and writes each prediction stream to a file named after its
 // input, dead letters to another directory. The predictions equal forestd
 // score's on the same rows and model.
 func TestE2EArrowPipeline(t *testing.T) {
@@ -366,9 +367,12 @@ func TestE2EArrowPipeline(t *testing.T) {
 http: {enabled: false}
 logger: {level: warn}
 input:
-  file:
-    paths: [%q]
-    scanner: {to_the_end: {}}
+  batched:
+    child:
+      file:
+        paths: [%q]
+        scanner: {to_the_end: {}}
+    policy: {count: 3, period: 100ms}
 pipeline:
   processors:
     - forestd_score:

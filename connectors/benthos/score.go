@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/redpanda-data/benthos/v4/public/service"
 
@@ -43,7 +44,10 @@ or, for a categorical feature, a string.
 
 **Arrow IPC stream messages** come back as Arrow IPC streams of prediction
 records (forestd's predictions schema: `+"`model_id, model_version, source, row`"+`,
-the `+"`keep`"+` columns, then the predictions), one record per input record.
+the `+"`keep`"+` columns, then the predictions), one record per input record,
+rows numbered from 0 in each message. The Arrow messages of a batch that share
+a schema are scored together in one call (the forest's walk costs less per
+row on larger blocks).
 
 A message that cannot be scored (not JSON or Arrow, a missing feature, a value
 of the wrong kind, a missing kept column) is marked with an error and a
@@ -237,8 +241,8 @@ func (p *scoreProc) ProcessBatch(ctx context.Context, batch service.MessageBatch
 	if len(parts.json) > 0 {
 		rows += p.scoreJSON(m, batch, parts, errored)
 	}
-	for _, i := range parts.arrow {
-		rows += p.scoreArrow(m, batch[i], parts.bytes[i], errored)
+	if len(parts.arrow) > 0 {
+		rows += p.scoreArrow(m, batch, parts, errored)
 	}
 	p.met.rows.Incr(int64(rows))
 	p.met.latency.Timing(time.Since(t0).Nanoseconds())
@@ -310,39 +314,132 @@ func (p *scoreProc) scoreJSON(m *scoring.Model, batch service.MessageBatch, part
 	return len(ok)
 }
 
-// scoreArrow scores one Arrow IPC message into an Arrow IPC stream of its
-// prediction records.
-func (p *scoreProc) scoreArrow(m *scoring.Model, msg *service.Message, value []byte, errored func(*service.Message, error)) int {
-	_, recs, err := codec.Decode(value, codec.ContentTypeArrow, p.mem)
-	if err != nil {
-		errored(msg, fmt.Errorf("forestd_score: %w", err))
-		return 0
+// arrowMsg is one decoded Arrow IPC message of a batch.
+type arrowMsg struct {
+	i      int // index in the batch
+	schema *arrow.Schema
+	recs   []arrow.Record
+	source string
+}
+
+// scoreArrow scores the Arrow IPC messages of a batch into Arrow IPC
+// streams of their prediction records: the messages of one schema together
+// in one Model.Score call (one frame for the forest's walk, which costs less
+// per row on larger blocks), each message's predictions then numbered from
+// row 0 with its own source, as if it had been scored alone. An error of
+// Model.Score concerns the schema, which the group shares, so it errors the
+// group's messages together.
+func (p *scoreProc) scoreArrow(m *scoring.Model, batch service.MessageBatch, parts batchParts, errored func(*service.Message, error)) int {
+	var groups [][]*arrowMsg
+	source := batch.InterpolationExecutor(p.source) // from each message's place in the batch
+	defer func() {
+		for _, g := range groups {
+			for _, a := range g {
+				release(a.recs)
+			}
+		}
+	}()
+	for _, i := range parts.arrow {
+		schema, recs, err := codec.Decode(parts.bytes[i], codec.ContentTypeArrow, p.mem)
+		if err != nil {
+			errored(batch[i], fmt.Errorf("forestd_score: %w", err))
+			continue
+		}
+		a := &arrowMsg{i: i, schema: schema, recs: recs}
+		if a.source, err = source.TryString(i); err != nil {
+			release(recs)
+			errored(batch[i], fmt.Errorf("forestd_score: source: %w", err))
+			continue
+		}
+		placed := false
+		for k, g := range groups {
+			if g[0].schema.Equal(schema) {
+				groups[k], placed = append(g, a), true
+				break
+			}
+		}
+		if !placed {
+			groups = append(groups, []*arrowMsg{a})
+		}
 	}
-	defer release(recs)
-	src, err := p.source.TryString(msg)
-	if err != nil {
-		errored(msg, fmt.Errorf("forestd_score: source: %w", err))
-		return 0
+	rows := 0
+	for _, g := range groups {
+		rows += p.scoreArrowGroup(m, batch, g, errored)
 	}
-	preds, err := m.Score(recs, scoring.Options{Keep: p.keep, Source: src, Threads: p.threads, Mem: p.mem})
+	return rows
+}
+
+func (p *scoreProc) scoreArrowGroup(m *scoring.Model, batch service.MessageBatch, g []*arrowMsg, errored func(*service.Message, error)) int {
+	var all []arrow.Record
+	for _, a := range g {
+		all = append(all, a.recs...)
+	}
+	preds, err := m.Score(all, scoring.Options{Keep: p.keep, Threads: p.threads, Mem: p.mem})
 	if err != nil {
-		errored(msg, fmt.Errorf("forestd_score: %w", err))
+		for _, a := range g {
+			errored(batch[a.i], fmt.Errorf("forestd_score: %w", err))
+		}
 		return 0
 	}
 	defer release(preds)
-	out, err := encodeArrow(preds, p.mem)
-	if err != nil {
-		errored(msg, fmt.Errorf("forestd_score: %w", err))
-		return 0
+	rows, k := 0, 0
+	for _, a := range g {
+		msg := batch[a.i]
+		own := make([]arrow.Record, len(a.recs))
+		first := int64(0)
+		for j := range a.recs {
+			own[j] = withCoords(preds[k], a.source, first, p.mem)
+			first += preds[k].NumRows()
+			k++
+		}
+		out, err := encodeArrow(own, p.mem)
+		release(own)
+		if err != nil {
+			errored(msg, fmt.Errorf("forestd_score: %w", err))
+			continue
+		}
+		msg.SetBytes(out)
+		msg.MetaSetMut(MetaModelID, m.ID())
+		msg.MetaSetMut(MetaModelVersion, m.Version())
+		rows += int(first)
 	}
-	msg.SetBytes(out)
-	msg.MetaSetMut(MetaModelID, m.ID())
-	msg.MetaSetMut(MetaModelVersion, m.Version())
-	n := 0
-	for _, r := range recs {
-		n += int(r.NumRows())
+	return rows
+}
+
+// withCoords returns pred with its source and row columns replaced: source
+// everywhere, rows numbered from first (the other columns shared).
+func withCoords(pred arrow.Record, source string, first int64, mem memory.Allocator) arrow.Record {
+	n := int(pred.NumRows())
+	cols := slices.Clone(pred.Columns())
+	var owned []arrow.Array
+	for j, f := range pred.Schema().Fields() {
+		switch f.Name {
+		case schemas.ColSource:
+			b := array.NewStringBuilder(mem)
+			b.Reserve(n)
+			for i := 0; i < n; i++ {
+				b.Append(source)
+			}
+			cols[j] = b.NewArray()
+			b.Release()
+		case schemas.ColRow:
+			b := array.NewInt64Builder(mem)
+			b.Reserve(n)
+			for i := 0; i < n; i++ {
+				b.UnsafeAppend(first + int64(i))
+			}
+			cols[j] = b.NewArray()
+			b.Release()
+		default:
+			continue
+		}
+		owned = append(owned, cols[j])
 	}
-	return n
+	rec := array.NewRecord(pred.Schema(), cols, int64(n))
+	for _, a := range owned {
+		a.Release()
+	}
+	return rec
 }
 
 // Close implements service.BatchProcessor (called once per pipeline
