@@ -3,19 +3,28 @@ GO      ?= go
 BIN     ?= bin/forestd
 PKGS    := ./...
 
-.PHONY: build deps test lint bench bench-peers bench-lake demo demo-batch fuzz clean
+.PHONY: build benthos deps test lint bench bench-peers bench-lake bench-benthos demo demo-batch fuzz clean
+
+# connectors/benthos is a Go module of its own (Benthos' dependency tree stays
+# out of forestd's go.mod); its targets run inside it.
+BENTHOS := connectors/benthos
 
 build:
 	$(GO) build -o $(BIN) ./cmd/forestd
+
+## benthos: bin/forestd-benthos, the Redpanda Connect (Benthos) CLI with forestd's processors
+benthos:
+	cd $(BENTHOS) && $(GO) build -o ../../bin/forestd-benthos ./cmd/forestd-benthos
 
 ## deps: install the real peers the tests drive (kcat, chromium) when missing
 deps:
 	bash e2e/deps.sh
 
-## test: vet + every unit, reader and end-to-end test (reads testdata/); installs kcat and chromium first when missing
+## test: vet + every unit, reader and end-to-end test (reads testdata/), then the same in connectors/benthos; installs kcat and chromium first when missing
 test: deps
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 $(PKGS)
+	cd $(BENTHOS) && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 ## lint: formatting, vet, staticcheck and a tidy go.mod (direct dependencies not marked indirect)
 lint:
@@ -23,6 +32,7 @@ lint:
 	$(GO) vet $(PKGS)
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.7.0 $(PKGS)
 	$(GO) mod tidy -diff
+	cd $(BENTHOS) && $(GO) vet ./... && $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.7.0 ./... && $(GO) mod tidy -diff
 
 ## bench: Go benchmarks of the engine (training, scoring, model codec)
 bench:
@@ -35,6 +45,10 @@ bench-peers:
 ## bench-lake: lake scoring (>= 2M rows, 100 trees) against reading alone and in-memory scoring, with peak RSS
 bench-lake:
 	bash e2e/bench/lake.sh
+
+## bench-benthos: forestd_score in a Benthos stream (Arrow IPC and JSON) against forestd score, with peak RSS
+bench-benthos:
+	bash e2e/bench/benthos.sh
 
 ## demo: the daemon on its embedded defaults — embedded broker, simulated stream, train → hot-swap → score, stops by itself
 demo: build
@@ -55,7 +69,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReadCSV -fuzztime 30s ./connectors/files
 	$(GO) test -run '^$$' -fuzz FuzzReadParquet -fuzztime 30s ./connectors/files
 	$(GO) test -run '^$$' -fuzz FuzzReadIPC -fuzztime 30s ./connectors/files
-	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 30s ./connectors/kafka
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 30s ./connectors/codec
+	$(GO) test -run '^$$' -fuzz '^FuzzJSONRowsStdlib$$' -fuzztime 30s ./connectors/codec
 	$(GO) test -run '^$$' -fuzz '^FuzzAssembler$$' -fuzztime 30s ./connectors/kafka
 	$(GO) test -run '^$$' -fuzz '^FuzzConfig$$' -fuzztime 30s -fuzzminimizetime 5s ./daemon
 	$(GO) test -run '^$$' -fuzz '^FuzzLakeFile$$' -fuzztime 30s -fuzzminimizetime 5s ./connectors/lake

@@ -231,20 +231,10 @@ func LoadConfig(path string) (Config, error) {
 	return ParseConfig(f, path)
 }
 
-// RetrainSchedule parses retrain_every: a row count or a duration.
+// RetrainSchedule parses retrain_every: a row count or a duration
+// (operators.ParseRetrain).
 func RetrainSchedule(s string) (rows int, every time.Duration, err error) {
-	s = strings.TrimSpace(s)
-	if n, err := strconv.Atoi(s); err == nil {
-		if n <= 0 {
-			return 0, 0, fmt.Errorf("retrain_every %q: a row count must be positive", s)
-		}
-		return n, 0, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return 0, 0, fmt.Errorf("retrain_every %q is neither a row count (10000) nor a duration (30s)", s)
-	}
-	return 0, d, nil
+	return operators.ParseRetrain(s)
 }
 
 // CheckAddr checks that addr is host:port with a valid port; what names the

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/forestd/forestd/connectors/codec"
 	"github.com/forestd/forestd/connectors/files"
 	"github.com/forestd/forestd/connectors/kafka"
 	"github.com/forestd/forestd/daemon"
@@ -62,7 +63,7 @@ func Example() {
 	got := make(chan arrow.Record, 1)
 	tctx, stopTail := context.WithCancel(ctx)
 	go kafka.Tail(tctx, d.ClientOptions(), cfg.Topics.Predictions, func(env *pipeline.Envelope) {
-		if rec, err := kafka.DecodeJSON(env.Value, memory.DefaultAllocator); err == nil {
+		if rec, err := codec.DecodeJSON(env.Value, memory.DefaultAllocator); err == nil {
 			select {
 			case got <- rec:
 			default:

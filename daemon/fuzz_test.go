@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/forestd/forestd/connectors/codec"
 	"github.com/forestd/forestd/connectors/files"
 	"github.com/forestd/forestd/connectors/kafka"
 	"github.com/forestd/forestd/operators"
@@ -107,9 +108,9 @@ func FuzzMessagePath(f *testing.F) {
 		env := &pipeline.Envelope{Topic: "forestd.features", Partition: 1, Offset: 7, Value: value, Pinned: m}
 		switch ct % 3 {
 		case 1:
-			env.Headers = []pipeline.Header{{Key: kafka.HeaderContentType, Value: []byte(kafka.ContentTypeArrow)}}
+			env.Headers = []pipeline.Header{{Key: kafka.HeaderContentType, Value: []byte(codec.ContentTypeArrow)}}
 		case 2:
-			env.Headers = []pipeline.Header{{Key: kafka.HeaderContentType, Value: []byte(kafka.ContentTypeJSON)}}
+			env.Headers = []pipeline.Header{{Key: kafka.HeaderContentType, Value: []byte(codec.ContentTypeJSON)}}
 		}
 		b, err := kafka.NewDecoder(mem)(env)
 		if err != nil {
@@ -127,10 +128,10 @@ func FuzzMessagePath(f *testing.F) {
 		var rows int64
 		for _, o := range outs {
 			rows += o.Record.NumRows()
-			if _, err := kafka.EncodeJSON(o.Record); err != nil {
+			if _, err := codec.EncodeJSON(o.Record); err != nil {
 				t.Fatalf("encoding predictions as JSON: %v", err)
 			}
-			if _, err := kafka.EncodeArrow(o.Record, mem); err != nil {
+			if _, err := codec.EncodeArrow(o.Record, mem); err != nil {
 				t.Fatalf("encoding predictions as Arrow: %v", err)
 			}
 			o.Record.Release()

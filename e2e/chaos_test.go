@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/forestd/forestd/connectors/codec"
 	"github.com/forestd/forestd/connectors/kafka"
 	"github.com/forestd/forestd/pipeline"
 )
@@ -110,7 +111,7 @@ func startChaosProducer(t *testing.T, brokers string, seed uint64) *chaosProduce
 					value = []byte{0x00, 0xfe, 0x13, 0x37, byte(n)}
 				case "truncated-arrow":
 					value = valid[:len(valid)/2]
-					hs = append(hs, pipeline.Header{Key: kafka.HeaderContentType, Value: []byte(kafka.ContentTypeArrow)})
+					hs = append(hs, pipeline.Header{Key: kafka.HeaderContentType, Value: []byte(codec.ContentTypeArrow)})
 				case "missing-feature":
 					value = []byte(`{"id": -1, "f0": 1, "f1": 2, "f3": 4}`)
 				case "string-feature":

@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/forestd/forestd/connectors/codec"
 	"github.com/forestd/forestd/connectors/files"
 	"github.com/forestd/forestd/connectors/kafka"
 	"github.com/forestd/forestd/pipeline"
@@ -127,7 +128,7 @@ func runServeBench(b *testing.B, p, batch, batches, trees int) benchResult {
 	go kafka.Tail(ctx, co, "forestd.predictions", func(env *pipeline.Envelope) {
 		now := time.Now()
 		ct, _ := env.Header(kafka.HeaderContentType)
-		_, prs, err := kafka.Decode(env.Value, string(ct), memory.DefaultAllocator)
+		_, prs, err := codec.Decode(env.Value, string(ct), memory.DefaultAllocator)
 		if err != nil {
 			return
 		}

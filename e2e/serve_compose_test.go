@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/forestd/forestd/arrowforest/model"
+	"github.com/forestd/forestd/connectors/codec"
 	"github.com/forestd/forestd/connectors/kafka"
 )
 
@@ -81,7 +82,7 @@ func TestServeComposeSelectTrainScore(t *testing.T) {
 		t.Fatal("select,train,score does not compose")
 	}
 	train, _ := xorRows(t, 800, 3, true)
-	kcatProduce(t, brokers, "forestd.training", []string{"content-type=" + kafka.ContentTypeNDJSON}, ndjsonMessages(train, 100)...)
+	kcatProduce(t, brokers, "forestd.training", []string{"content-type=" + codec.ContentTypeNDJSON}, ndjsonMessages(train, 100)...)
 
 	features := d.logField("model trained", "features", 60*time.Second)
 	source := d.logField("model trained", "source_columns", time.Second)
@@ -116,7 +117,7 @@ func TestServeComposeSelectTrainScore(t *testing.T) {
 
 	// held-out rows, without labels, scored through the daemon
 	test, labels := xorRows(t, 600, 8, false)
-	kcatProduce(t, brokers, featuresTopic, []string{"content-type=" + kafka.ContentTypeNDJSON}, ndjsonMessages(test, 100)...)
+	kcatProduce(t, brokers, featuresTopic, []string{"content-type=" + codec.ContentTypeNDJSON}, ndjsonMessages(test, 100)...)
 	ps := waitPredictions(t, brokers, "forestd.predictions", 60*time.Second, func(ps []prediction) bool { return len(ps) >= 600 })
 	right := 0
 	seen := map[int]bool{}

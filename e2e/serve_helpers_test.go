@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forestd/forestd/connectors/codec"
 	"github.com/forestd/forestd/connectors/kafka"
 	"github.com/forestd/forestd/pipeline"
 )
@@ -456,7 +457,7 @@ func startProducer(t *testing.T, brokers, topic string, p, rowsPer int, interval
 				b.WriteString("}\n")
 			}
 			out := []pipeline.Output{{Stream: "in", Key: []byte(strconv.Itoa(first)), Raw: []byte(b.String()),
-				Headers: []pipeline.Header{{Key: kafka.HeaderContentType, Value: []byte(kafka.ContentTypeNDJSON)}}}}
+				Headers: []pipeline.Header{{Key: kafka.HeaderContentType, Value: []byte(codec.ContentTypeNDJSON)}}}}
 			// retry until acknowledged: a row counts as produced only then
 			for ctx.Err() == nil {
 				wctx, wcancel := context.WithTimeout(ctx, 5*time.Second)

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/forestd/forestd/connectors/codec"
 	"github.com/forestd/forestd/connectors/files"
 	"github.com/forestd/forestd/connectors/kafka"
 	forestddaemon "github.com/forestd/forestd/daemon"
@@ -227,7 +228,7 @@ func TestServePoisonToDLQ(t *testing.T) {
 		t.Fatalf("%d prediction messages for 6 good rows", len(msgs))
 	}
 	for _, m := range msgs {
-		if m.header(kafka.HeaderContentType) != kafka.ContentTypeArrow || m.header(forestddaemon.HeaderModelVersion) == "" {
+		if m.header(kafka.HeaderContentType) != codec.ContentTypeArrow || m.header(forestddaemon.HeaderModelVersion) == "" {
 			t.Fatalf("prediction headers %v", m.Headers)
 		}
 	}

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forestd/forestd/connectors/kafka"
+	"github.com/forestd/forestd/connectors/codec"
 )
 
 // The TLS + SASL tests: a self-signed certificate made here with
@@ -92,7 +92,7 @@ func checkSecureScoring(t *testing.T, brokers, cert string, version int64) {
 		rows = append(rows, fmt.Sprintf(`{"id": %d, "f0": %g, "f1": %g, "f2": %g}`, id,
 			float64((id*3)%17)/4, float64((id*4)%17)/4, float64((id*5)%17)/4))
 	}
-	kcatProduceX(t, brokers, featuresTopic, kcatSASL(cert), []string{"content-type=" + kafka.ContentTypeNDJSON},
+	kcatProduceX(t, brokers, featuresTopic, kcatSASL(cert), []string{"content-type=" + codec.ContentTypeNDJSON},
 		[]byte(strings.Join(rows[:10], "\n")+"\n"), []byte(strings.Join(rows[10:], "\n")+"\n"))
 	deadline := time.Now().Add(60 * time.Second)
 	for {

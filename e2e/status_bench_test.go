@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/forestd/forestd/connectors/codec"
 	"github.com/forestd/forestd/connectors/kafka"
 	"github.com/forestd/forestd/pipeline"
 	"github.com/forestd/forestd/status"
@@ -114,7 +115,7 @@ func backlogRate(b *testing.B, brokers, model string, recs []arrow.Record, tag s
 	go kafka.Tail(ctx, co, predictions, func(env *pipeline.Envelope) {
 		now := time.Now()
 		ct, _ := env.Header(kafka.HeaderContentType)
-		_, prs, err := kafka.Decode(env.Value, string(ct), memory.DefaultAllocator)
+		_, prs, err := codec.Decode(env.Value, string(ct), memory.DefaultAllocator)
 		if err != nil {
 			return
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/forestd/forestd/connectors/codec"
 	"github.com/forestd/forestd/connectors/kafka"
 	"github.com/forestd/forestd/pipeline"
 	"github.com/forestd/forestd/status"
@@ -45,7 +46,7 @@ func startRowProducer(t *testing.T, brokers, topic string, rowsPer int, interval
 				b.WriteByte('\n')
 			}
 			out := []pipeline.Output{{Stream: "t", Raw: []byte(b.String()),
-				Headers: []pipeline.Header{{Key: kafka.HeaderContentType, Value: []byte(kafka.ContentTypeNDJSON)}}}}
+				Headers: []pipeline.Header{{Key: kafka.HeaderContentType, Value: []byte(codec.ContentTypeNDJSON)}}}}
 			wctx, wcancel := context.WithTimeout(ctx, 5*time.Second)
 			if sink.Write(wctx, out) == nil {
 				next += rowsPer

@@ -7,14 +7,12 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/forestd/forestd/arrowforest/dependence"
 	"github.com/forestd/forestd/arrowforest/fdm"
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/schemas"
-	"github.com/forestd/forestd/scoring"
 )
 
 // AnalyzeOptions configure an Analyzer.
@@ -173,79 +171,16 @@ func (an *Analysis) Report(mem memory.Allocator) (arrow.Record, error) {
 	return schemas.BuildDependenceReport(mem, spec, b)
 }
 
-// Select reduces each record of a batch to the analysis' selected columns:
-// the marginally dependent features as they are, then the FDM-mapped
-// columns (float64), then the passthrough columns present in the batch
-// (e.g. the label or a key), in that order (dissertation §6.3:
+// Select reduces each record of a batch to the analysis' selected columns
+// (SelectRecords): the marginally dependent features as they are, then the
+// FDM-mapped columns (float64), then the passthrough columns present in the
+// batch (e.g. the label or a key), in that order (dissertation §6.3:
 // X' = [X_{S_m}, f(X_{S_1}; θ*_1), …]). A batch without a column the
 // mapping reads is a scoring.ErrInput error.
 func (an *Analysis) Select(mem memory.Allocator, schema *arrow.Schema, recs []arrow.Record, passthrough []string) ([]arrow.Record, error) {
-	t := an.Transform
-	if t == nil {
+	if an.Transform == nil {
 		return nil, errors.New("operators: the analysis selected nothing")
 	}
-	if mem == nil {
-		mem = memory.DefaultAllocator
-	}
-	inputs := t.Inputs()
-	var fields []arrow.Field
-	var src []int
-	for _, m := range t.Marginal {
-		ix := schema.FieldIndices(m)
-		if len(ix) == 0 {
-			return nil, inputErr("selected feature %q is not in the batch", m)
-		}
-		fields, src = append(fields, schema.Field(ix[0])), append(src, ix[0])
-	}
-	nMapped := 0
-	for _, g := range t.Groups {
-		for _, o := range g.Outputs {
-			fields = append(fields, arrow.Field{Name: o.Name, Type: arrow.PrimitiveTypes.Float64})
-			src = append(src, -1)
-			nMapped++
-		}
-	}
-	for _, p := range passthrough {
-		if ix := schema.FieldIndices(p); len(ix) > 0 {
-			fields, src = append(fields, schema.Field(ix[0])), append(src, ix[0])
-		}
-	}
-	out := make([]arrow.Record, 0, len(recs))
-	release := func() {
-		for _, r := range out {
-			r.Release()
-		}
-	}
-	outSchema := arrow.NewSchema(fields, nil)
-	for _, r := range recs {
-		fr, err := frame.FeaturesFromRecords(schema, []arrow.Record{r}, inputs, nil)
-		if err != nil {
-			release()
-			return nil, scoring.InputError(err)
-		}
-		mapped, err := t.Columns(fr)
-		if err != nil {
-			release()
-			return nil, scoring.InputError(err)
-		}
-		cols := make([]arrow.Array, len(fields))
-		k := 0
-		for i, s := range src {
-			if s >= 0 {
-				cols[i] = r.Column(s)
-				cols[i].Retain()
-				continue
-			}
-			b := array.NewFloat64Builder(mem)
-			b.AppendValues(mapped[k], nil)
-			cols[i] = b.NewArray()
-			b.Release()
-			k++
-		}
-		out = append(out, array.NewRecord(outSchema, cols, r.NumRows()))
-		for _, c := range cols {
-			c.Release()
-		}
-	}
-	return out, nil
+	_, out, err := SelectRecords(an.Transform, schema, recs, SelectOptions{Passthrough: passthrough, Mem: mem})
+	return out, err
 }

@@ -74,6 +74,24 @@ type TrainOptions struct {
 	Seed uint64
 }
 
+// ParseRetrain parses a retrain schedule: a positive row count ("10000",
+// TrainOptions.RetrainRows) or a positive duration ("30s",
+// TrainOptions.RetrainEvery).
+func ParseRetrain(s string) (rows int, every time.Duration, err error) {
+	s = strings.TrimSpace(s)
+	if n, err := strconv.Atoi(s); err == nil {
+		if n <= 0 {
+			return 0, 0, fmt.Errorf("retrain_every %q: a row count must be positive", s)
+		}
+		return n, 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, 0, fmt.Errorf("retrain_every %q is neither a row count (10000) nor a duration (30s)", s)
+	}
+	return 0, d, nil
+}
+
 // Trainer keeps a bounded window of labelled rows and decides when to
 // retrain (ARCHITECTURE.md, The daemon's promises: "training windows are bounded by configuration").
 // Add is called from the pipeline's workers; Snapshot from the training

@@ -6,30 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/apache/arrow/go/v17/arrow/memory"
-
 	"github.com/forestd/forestd/connectors/broker"
 	"github.com/forestd/forestd/connectors/kafka"
 )
-
-// A JSON-lines message without a content-type header is sniffed and
-// decoded into one Arrow record; a value that is neither Arrow nor JSON is
-// an error (and so a dead letter), never a guess.
-func ExampleDecode() {
-	value := []byte("{\"x1\": 0.5, \"x2\": 3}\n{\"x1\": -1, \"x2\": null}\n")
-	schema, recs, err := kafka.Decode(value, "", memory.DefaultAllocator)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println(schema.Field(0).Name, schema.Field(0).Type, recs[0].NumRows())
-	recs[0].Release()
-	_, _, err = kafka.Decode([]byte("x1=0.5"), "", memory.DefaultAllocator)
-	fmt.Println(err != nil)
-	// Output:
-	// x1 float64 2
-	// true
-}
 
 // CheckAuth tells a refused password (ErrAuth: retrying cannot help)
 // apart from a broker that is merely down.

@@ -23,6 +23,7 @@ import (
 	kafkago "github.com/segmentio/kafka-go"
 
 	"github.com/forestd/forestd/connectors/broker"
+	"github.com/forestd/forestd/connectors/codec"
 	"github.com/forestd/forestd/pipeline"
 )
 
@@ -232,7 +233,7 @@ func (d *daemon) stop(t *testing.T) {
 func jsonMsg(p, i int) kafkago.Message {
 	return kafkago.Message{Topic: "in", Key: []byte(fmt.Sprintf("p%d/%d", p, i)),
 		Value:   []byte(fmt.Sprintf(`{"p": %d, "i": %d}`, p, i)),
-		Headers: []kafkago.Header{{Key: HeaderContentType, Value: []byte(ContentTypeJSON)}}}
+		Headers: []kafkago.Header{{Key: HeaderContentType, Value: []byte(codec.ContentTypeJSON)}}}
 }
 
 // committed returns the group's committed offset per partition of topic.

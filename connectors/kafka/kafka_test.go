@@ -16,6 +16,7 @@ import (
 	kafkago "github.com/segmentio/kafka-go"
 
 	"github.com/forestd/forestd/connectors/broker"
+	"github.com/forestd/forestd/connectors/codec"
 	"github.com/forestd/forestd/pipeline"
 )
 
@@ -57,7 +58,7 @@ func TestSourceSinkEndToEnd(t *testing.T) {
 			t.Fatalf("duplicate output %s without any restart", m.Key)
 		}
 		seen[string(m.Key)] = true
-		if ct, _ := header(m.Headers, HeaderContentType); ct != ContentTypeArrow {
+		if ct, _ := header(m.Headers, HeaderContentType); ct != codec.ContentTypeArrow {
 			t.Fatalf("output content type %q", ct)
 		}
 	}
@@ -249,7 +250,7 @@ func TestSinkSplitsLargeRecords(t *testing.T) {
 	for i := 0; i < 3000; i++ {
 		fmt.Fprintf(&lines, "{\"i\": %d, \"s\": \"row %d padded to make it longer\"}\n", i, i)
 	}
-	rec, err := DecodeJSON([]byte(lines.String()), memory.DefaultAllocator)
+	rec, err := codec.DecodeJSON([]byte(lines.String()), memory.DefaultAllocator)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +275,7 @@ func TestSinkSplitsLargeRecords(t *testing.T) {
 			t.Fatal("split message without a part header")
 		}
 		ct, _ := header(m.Headers, HeaderContentType)
-		_, recs, err := Decode(m.Value, ct, memory.DefaultAllocator)
+		_, recs, err := codec.Decode(m.Value, ct, memory.DefaultAllocator)
 		if err != nil {
 			t.Fatal(err)
 		}

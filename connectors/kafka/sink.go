@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	kafkago "github.com/segmentio/kafka-go"
 
+	"github.com/forestd/forestd/connectors/codec"
 	"github.com/forestd/forestd/pipeline"
 )
 
@@ -104,17 +105,17 @@ func NewSink(opts SinkOptions) (*Sink, error) {
 // ContentType is the content type of the sink's record outputs.
 func (s *Sink) ContentType() string {
 	if s.opts.Format == FormatJSON {
-		return ContentTypeNDJSON
+		return codec.ContentTypeNDJSON
 	}
-	return ContentTypeArrow
+	return codec.ContentTypeArrow
 }
 
 // Encode encodes one record in the sink's format.
 func (s *Sink) Encode(rec arrow.Record) ([]byte, error) {
 	if s.opts.Format == FormatJSON {
-		return EncodeJSON(rec)
+		return codec.EncodeJSON(rec)
 	}
-	return EncodeArrow(rec, s.opts.Mem)
+	return codec.EncodeArrow(rec, s.opts.Mem)
 }
 
 // encodeFitting encodes rec, splitting it by rows into parts that each fit

@@ -9,13 +9,12 @@ import (
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/array"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/forestd/forestd/arrowforest/dependence"
 	"github.com/forestd/forestd/arrowforest/fdm"
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/connectors/files"
+	"github.com/forestd/forestd/operators"
 )
 
 // runSelect is forestd select (ARCHITECTURE.md, Command line): the feature-selection stage
@@ -232,95 +231,15 @@ func selectWrite(schema *arrow.Schema, recs []arrow.Record, t *fdm.Transform, le
 }
 
 // selectRecords maps recs into selectWrite's output records (one per input
-// record); the caller releases them.
+// record) with operators.SelectRecords; the caller releases them.
 func selectRecords(schema *arrow.Schema, recs []arrow.Record, t *fdm.Transform, levels [][]string, names []string, label string, keep []string) (*arrow.Schema, []arrow.Record, int, error) {
-	inputs := t.Inputs()
-	for _, n := range inputs {
-		if len(schema.FieldIndices(n)) == 0 {
-			return nil, nil, 0, fmt.Errorf("the input has no column %q, which the mapping reads", n)
-		}
-	}
-	var lv [][]string
-	if levels != nil {
-		lv = make([][]string, len(inputs))
-		for a, n := range inputs {
-			if j := slices.Index(names, n); j >= 0 {
-				lv[a] = levels[j]
-			}
-		}
-	}
-	all, err := frame.FeaturesFromRecords(schema, recs, inputs, lv)
-	if err != nil {
-		return nil, nil, 0, fmt.Errorf("mapping input: %w", err)
-	}
-	mapped, err := t.Columns(all)
+	outSchema, outRecs, err := operators.SelectRecords(t, schema, recs, operators.SelectOptions{Keep: keep, Label: label, Names: names, Levels: levels})
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	var fields []arrow.Field
-	var src []int // input column per output field; -1 for mapped columns
-	used := map[string]bool{}
-	add := func(name string, what string) error {
-		if used[name] {
-			return nil
-		}
-		ix := schema.FieldIndices(name)
-		if len(ix) == 0 {
-			return fmt.Errorf("%s: no column %q in the input", what, name)
-		}
-		used[name] = true
-		fields, src = append(fields, schema.Field(ix[0])), append(src, ix[0])
-		return nil
+	rows := 0
+	for _, r := range outRecs {
+		rows += int(r.NumRows())
 	}
-	for _, k := range keep {
-		if err := add(k, "--keep"); err != nil {
-			return nil, nil, 0, err
-		}
-	}
-	for _, m := range t.Marginal {
-		if err := add(m, "marginal feature"); err != nil {
-			return nil, nil, 0, err
-		}
-	}
-	firstMapped := len(fields)
-	for _, g := range t.Groups {
-		for _, o := range g.Outputs {
-			if used[o.Name] || o.Name == label {
-				return nil, nil, 0, fmt.Errorf("mapped column %q collides with an output column", o.Name)
-			}
-			used[o.Name] = true
-			fields, src = append(fields, arrow.Field{Name: o.Name, Type: arrow.PrimitiveTypes.Float64}), append(src, -1)
-		}
-	}
-	if label != "" && !used[label] {
-		if err := add(label, "--label"); err != nil {
-			return nil, nil, 0, err
-		}
-	}
-	outSchema := arrow.NewSchema(fields, nil)
-	var outRecs []arrow.Record
-	row := 0
-	for _, r := range recs {
-		n := int(r.NumRows())
-		cols := make([]arrow.Array, len(fields))
-		var owned []arrow.Array
-		for c, s := range src {
-			if s >= 0 {
-				cols[c] = r.Column(s)
-				continue
-			}
-			b := array.NewFloat64Builder(memory.DefaultAllocator)
-			b.AppendValues(mapped[c-firstMapped][row:row+n], nil)
-			a := b.NewArray()
-			b.Release()
-			cols[c] = a
-			owned = append(owned, a)
-		}
-		outRecs = append(outRecs, array.NewRecord(outSchema, cols, int64(n)))
-		for _, a := range owned {
-			a.Release()
-		}
-		row += n
-	}
-	return outSchema, outRecs, row, nil
+	return outSchema, outRecs, rows, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/forestd/forestd/arrowforest/synth"
+	"github.com/forestd/forestd/connectors/codec"
 	"github.com/forestd/forestd/connectors/kafka"
 	"github.com/forestd/forestd/daemon"
 	"github.com/forestd/forestd/pipeline"
@@ -180,7 +181,7 @@ func demoProduce(ctx context.Context, d *daemon.Daemon, log interface{ Warn(stri
 		poisonJSON += fmt.Sprintf(`, "x%d": 0.5`, j)
 	}
 	poison := pipeline.Output{Stream: "score", Key: []byte("poison"), Raw: []byte(poisonJSON + "}"),
-		Headers: []pipeline.Header{{Key: kafka.HeaderContentType, Value: []byte(kafka.ContentTypeJSON)}}}
+		Headers: []pipeline.Header{{Key: kafka.HeaderContentType, Value: []byte(codec.ContentTypeJSON)}}}
 	tick := time.NewTicker(demoTick)
 	defer tick.Stop()
 	for seed := uint64(1); ; seed++ {
@@ -223,7 +224,7 @@ func withTruth(rec arrow.Record) arrow.Record {
 func demoWatch(ctx context.Context, d *daemon.Daemon, st *demoStats) {
 	kafka.Tail(ctx, d.ClientOptions(), d.Config().Topics.Predictions, func(env *pipeline.Envelope) {
 		ct, _ := env.Header(kafka.HeaderContentType)
-		_, recs, err := kafka.Decode(env.Value, string(ct), memory.DefaultAllocator)
+		_, recs, err := codec.Decode(env.Value, string(ct), memory.DefaultAllocator)
 		if err != nil {
 			return
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/connectors/codec"
 	"github.com/forestd/forestd/connectors/files"
 	"github.com/forestd/forestd/connectors/kafka"
 	"github.com/forestd/forestd/daemon"
@@ -113,7 +114,7 @@ func TestServeMultiOutput(t *testing.T) {
 	if id, _ := p.Header(daemon.HeaderModelID); string(id) != m.ID() {
 		t.Fatalf("predictions by model %q, published %q", id, m.ID())
 	}
-	rec, err := kafka.DecodeJSON(p.Value, memory.DefaultAllocator)
+	rec, err := codec.DecodeJSON(p.Value, memory.DefaultAllocator)
 	if err != nil {
 		t.Fatal(err)
 	}

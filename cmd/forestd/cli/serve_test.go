@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/forestd/forestd/connectors/broker"
+	"github.com/forestd/forestd/connectors/codec"
 	"github.com/forestd/forestd/connectors/kafka"
 	"github.com/forestd/forestd/pipeline"
 )
@@ -112,7 +113,7 @@ func TestServeInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ct := []pipeline.Header{{Key: kafka.HeaderContentType, Value: []byte(kafka.ContentTypeNDJSON)}}
+	ct := []pipeline.Header{{Key: kafka.HeaderContentType, Value: []byte(codec.ContentTypeNDJSON)}}
 	good := "{\"x1\":0.5,\"x2\":1,\"x3\":-1,\"x4\":2}\n{\"x1\":-3,\"x2\":0,\"x3\":0,\"x4\":0}\n{\"x1\":1,\"x2\":1,\"x3\":1,\"x4\":null}\n"
 	if err := sink.Write(ctx, []pipeline.Output{
 		{Stream: "f", Key: []byte("good"), Raw: []byte(good), Headers: ct},
@@ -140,7 +141,7 @@ func TestServeInProcess(t *testing.T) {
 	}
 	tcancel()
 	p := preds[0]
-	rec, err := kafka.DecodeJSON(p.Value, memory.DefaultAllocator)
+	rec, err := codec.DecodeJSON(p.Value, memory.DefaultAllocator)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func TestServeInProcess(t *testing.T) {
 	if rec.NumRows() != 3 {
 		t.Fatalf("%d predictions for 3 rows", rec.NumRows())
 	}
-	js, _ := kafka.EncodeJSON(rec)
+	js, _ := codec.EncodeJSON(rec)
 	if !strings.Contains(string(js), `"source":"forestd.features/`) || !strings.Contains(string(js), `"row":2`) ||
 		!strings.Contains(string(js), fmt.Sprintf(`"model_version":%v`, version)) {
 		t.Fatalf("predictions %s", js)
@@ -233,7 +234,7 @@ func TestServeAnalyzeSelect(t *testing.T) {
 	rep, sel := reports[0], selected[0]
 	mu.Unlock()
 	ct, _ := rep.Header(kafka.HeaderContentType)
-	_, rr, err := kafka.Decode(rep.Value, string(ct), memory.DefaultAllocator)
+	_, rr, err := codec.Decode(rep.Value, string(ct), memory.DefaultAllocator)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +243,7 @@ func TestServeAnalyzeSelect(t *testing.T) {
 	}
 	rr[0].Release()
 	ct, _ = sel.Header(kafka.HeaderContentType)
-	schema, sr, err := kafka.Decode(sel.Value, string(ct), memory.DefaultAllocator)
+	schema, sr, err := codec.Decode(sel.Value, string(ct), memory.DefaultAllocator)
 	if err != nil {
 		t.Fatal(err)
 	}

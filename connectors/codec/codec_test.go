@@ -1,4 +1,4 @@
-package kafka
+package codec
 
 import (
 	"bytes"
@@ -67,12 +67,12 @@ func TestContentTypeAliases(t *testing.T) {
 		"application/vnd.apache.arrow.stream": ContentTypeArrow,
 		"arrow":                               ContentTypeArrow,
 	} {
-		got, err := normalizeContentType(in)
+		got, err := NormalizeContentType(in)
 		if err != nil || got != want {
 			t.Errorf("%q → %q, %v; want %q", in, got, err, want)
 		}
 	}
-	if _, err := normalizeContentType("text/csv"); err == nil || !strings.Contains(err.Error(), "unsupported content-type") {
+	if _, err := NormalizeContentType("text/csv"); err == nil || !strings.Contains(err.Error(), "unsupported content-type") {
 		t.Fatalf("text/csv: %v", err)
 	}
 }

@@ -1,0 +1,160 @@
+package benthos
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redpanda-data/benthos/v4/public/service"
+)
+
+// TestRegister: the three processors register into a fresh environment
+// (the package's init does the same into the global one) and their specs
+// show in it.
+func TestRegister(t *testing.T) {
+	env := service.NewEmptyEnvironment()
+	if err := Register(env); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	env.WalkProcessors(func(name string, _ *service.ConfigView) { names = append(names, name) })
+	if strings.Join(names, ",") != "forestd_score,forestd_select,forestd_train" {
+		t.Fatalf("registered %v", names)
+	}
+}
+
+// TestLintRules: configurations that cannot work are refused by the linter
+// (what `forestd-benthos lint` runs) with a message naming the field, and
+// the examples of the specs lint clean.
+func TestLintRules(t *testing.T) {
+	cases := []struct {
+		yaml, want string
+	}{
+		{`forestd_score: {model: ""}`, "model: the path of a forestd model file is required"},
+		{`forestd_score: {model: m, keep: [id, prob_1]}`, "keep: a kept column may not be named like a prediction column"},
+		{`forestd_score: {model: m, reload_interval: 0s}`, "reload_interval must be a positive duration"},
+		{`forestd_score: {model: m, reload_interval: soon}`, "reload_interval must be a positive duration"},
+		{`forestd_score: {model: m, threads: -1}`, "threads must be 0"},
+		{`forestd_score: {modle: m}`, "modle"},
+		{`forestd_select: {mapping: ""}`, "mapping: the path"},
+		{`forestd_select: {mapping: m, keep: [y], label: y}`, "label is already a kept column"},
+		{`forestd_train: {label: y, model_path: m, window: 50}`, "min_rows must not exceed window"},
+		{`forestd_train: {label: y, model_path: m, retrain_every: often}`, "retrain_every must be a positive row count"},
+		{`forestd_train: {label: y, model_path: m, retrain_every: "0"}`, "retrain_every must be a positive row count"},
+		{`forestd_train: {label: y, model_path: m, task: regression, criterion: gini}`, "gini and entropy are classification criteria"},
+		{`forestd_train: {label: y, model_path: m, task: classification, criterion: mse}`, "mse is the regression criterion"},
+		{`forestd_train: {label: "y0,y1", model_path: m, task: classification}`, "several labels are a multi-output regression target"},
+		{`forestd_train: {label: y, model_path: m, features: [a, y]}`, "a label column is also listed as a feature"},
+		{`forestd_train: {label: "a, y", model_path: m, exclude: [y]}`, "a label column is also excluded"},
+		{`forestd_train: {label: y, model_path: m, lambda: 3}`, "lambda applies to forest: sporf only"},
+		{`forestd_train: {label: y, model_path: m, forest: morf}`, "morf"},
+		{`forestd_train: {label: y, model_path: m, bins: 300}`, "bins must be between 2 and 255"},
+		{`forestd_train: {label: y, model_path: m, sample: subsample, sample_fraction: 1}`, "subsampling draws fewer rows"},
+		{`forestd_train: {label: y, model_path: ""}`, "model_path: where to write the model is required"},
+		{`forestd_train: {label: "", model_path: m}`, "label: a label column is required"},
+	}
+	for _, c := range cases {
+		err := service.NewStreamBuilder().AddProcessorYAML(c.yaml)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.yaml, err, c.want)
+		}
+	}
+	for _, ok := range []string{
+		`forestd_score: {model: m, keep: [id], reload_interval: 250ms, result_field: f}`,
+		`forestd_select: {mapping: m, keep: [id], label: y}`,
+		`forestd_train: {label: y, model_path: m, retrain_every: 30s, forest: sporf, lambda: 2, task: regression, criterion: mse}`,
+		`forestd_train: {label: "y0, y1", model_path: m, retrain_every: "5000", window: 10000, min_rows: 500}`,
+	} {
+		if err := service.NewStreamBuilder().AddProcessorYAML(ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+}
+
+// TestConfigErrors: a configuration that lints clean but cannot start
+// fails when the stream is built, with the file or option at fault.
+func TestConfigErrors(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "none.model")
+	for _, c := range []struct{ yaml, want string }{
+		{`forestd_score: {model: "` + missing + `"}`, "none.model"},
+		{`forestd_select: {mapping: "` + missing + `"}`, "none.model"},
+		{`forestd_select: {mapping: "examples/iris.model"}`, "iris.model"},
+		{`forestd_score: {model: "examples/xor.fdm.json"}`, "xor.fdm.json"},
+		{`forestd_train: {label: y, model_path: "` + missing + `", window_kind: count, window: 10, min_rows: 20}`, "minimum of 20 training rows"},
+	} {
+		b := service.NewStreamBuilder()
+		if err := b.SetLoggerYAML("level: off"); err != nil {
+			t.Fatal(err)
+		}
+		b.DisableLinting()
+		if err := b.AddInputYAML(`generate: {count: 1, interval: "", mapping: 'root = {}'}`); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.AddProcessorYAML(c.yaml); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.AddOutputYAML(`drop: {}`); err != nil {
+			t.Fatal(err)
+		}
+		st, err := b.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err = st.Run(ctx) // the processors are constructed when the stream starts
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.yaml, err, c.want)
+		}
+	}
+	// without require_model a missing model is not a start error
+	b := service.NewStreamBuilder()
+	if err := b.AddProcessorYAML(`forestd_score: {model: "` + missing + `", require_model: false}`); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.AddOutputYAML(`drop: {}`); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.AddInputYAML(`generate: {count: 1, interval: "", mapping: 'root = {}'}`); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.SetLoggerYAML("level: off"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := st.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMergeObject: the byte-level merge of prediction members into a JSON
+// object keeps the message's text and handles empty objects, whitespace
+// and a result field; what it cannot merge it refuses.
+func TestMergeObject(t *testing.T) {
+	for _, c := range []struct{ orig, field, want string }{
+		{`{"a":1}`, "", `{"a":1,"p":2}`},
+		{`{ "a" : 1 } ` + "\n", "", `{ "a" : 1 ,"p":2}`},
+		{`{}`, "", `{"p":2}`},
+		{" { \n } ", "", " { \n \"p\":2}"},
+		{`{"a":1}`, "out", `{"a":1,"out":{"p":2}}`},
+		{`{"a":"}"}`, "r\"q", `{"a":"}","r\"q":{"p":2}}`},
+	} {
+		got, ok := mergeObject([]byte(c.orig), []byte(`{"p":2}`), c.field)
+		if !ok || string(got) != c.want {
+			t.Errorf("%q %q: %q %v, want %q", c.orig, c.field, got, ok, c.want)
+		}
+	}
+	for _, bad := range []string{``, `[1]`, `  `, `}`} {
+		if got, ok := mergeObject([]byte(bad), []byte(`{"p":2}`), ""); ok {
+			t.Errorf("%q merged into %q", bad, got)
+		}
+	}
+}

@@ -1,0 +1,450 @@
+package benthos
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/redpanda-data/benthos/v4/public/service"
+
+	"github.com/forestd/forestd/connectors/codec"
+	"github.com/forestd/forestd/schemas"
+	"github.com/forestd/forestd/scoring"
+)
+
+// Metadata keys set on every scored message.
+const (
+	MetaModelID      = "forestd_model_id"
+	MetaModelVersion = "forestd_model_version"
+)
+
+// outputNames are the prediction columns a kept column may not be named.
+var outputNames = []string{schemas.ColModelID, schemas.ColModelVersion, schemas.ColSource, schemas.ColRow, schemas.ColPrediction}
+
+func scoreSpec() *service.ConfigSpec {
+	return service.NewConfigSpec().
+		Categories("Machine Learning").
+		Summary("Scores messages with a forestd decision-forest model (rf, sporf, morf, lfs, fdm, multi-output, drf).").
+		Description(`
+A batch is scored as one Arrow record, not message by message: put a batching
+policy in front of it (the `+"`batched`"+` input, or an input's `+"`batching`"+`).
+
+**JSON messages** (one object each) come back as the same object plus the
+columns `+"`forestd score`"+` writes: `+"`model_id`, `model_version`, `prediction`"+` and
+`+"`prob_<class>`"+` per class (classification), or one field per target for
+multi-output and drf models — at the root, or under `+"`result_field`"+`.
+Every column the model reads must be a key of the object: a number (a boolean
+reads as 1 or 0; null is a missing value, which the trees route as trained)
+or, for a categorical feature, a string.
+
+**Arrow IPC stream messages** come back as Arrow IPC streams of prediction
+records (forestd's predictions schema: `+"`model_id, model_version, source, row`"+`,
+the `+"`keep`"+` columns, then the predictions), one record per input record,
+rows numbered from 0 in each message. The Arrow messages of a batch that share
+a schema are scored together in one call (the forest's walk costs less per
+row on larger blocks).
+
+A message that cannot be scored (not JSON or Arrow, a missing feature, a value
+of the wrong kind, a missing kept column) is marked with an error and a
+one-line reason while the rest of the batch is scored, so `+"`catch`, `switch`"+`
+with `+"`errored()`"+` and `+"`reject_errored`"+` route it to a dead letter. Scored messages
+get the metadata `+"`"+MetaModelID+"`"+` and `+"`"+MetaModelVersion+"`"+`.
+
+The model file is polled every `+"`reload_interval`"+` and a changed file is loaded
+and swapped in atomically: a batch is scored entirely by one model, a file that
+does not decode (half written, truncated) is ignored until it does, and a
+model is installed only if its version is higher (or equal with a larger
+content ID), so versions only move forward. Write new models with a rename
+(`+"`forestd_train`"+` does) and a higher `+"`--model-version`"+`.
+
+Metrics: `+"`forestd_rows_scored`, `forestd_messages_errored`, `forestd_model_version`, `forestd_batch_latency_ns`, `forestd_model_reloads`, `forestd_model_reload_errors`"+`.`).
+		Fields(
+			service.NewStringField("model").
+				Description("Path of a forestd model file (`forestd train --out`, or the `model_path` of a `forestd_train` processor).").
+				Example("./models/churn.model").
+				LintRule(`root = if this.trim() == "" { ["model: the path of a forestd model file is required"] }`),
+			service.NewStringField("result_field").
+				Description("JSON messages: the key under which the prediction columns are added as one object; empty adds them at the root of the message.").
+				Default("").Example("forestd"),
+			service.NewStringListField("keep").
+				Description("Arrow IPC messages: input columns copied into the prediction records after `row`, as `forestd score --keep` does (e.g. an id). JSON messages keep all their members anyway.").
+				Default([]any{}).Example([]any{"id"}),
+			service.NewInterpolatedStringField("source").
+				Description("Arrow IPC messages: the value of the `source` column of their predictions, e.g. where the message came from.").
+				Default("").Example(`${! meta("kafka_topic") }/${! meta("kafka_partition") }/${! meta("kafka_offset") }`),
+			service.NewDurationField("reload_interval").
+				Description("How often the model file is checked for a new model.").
+				Default("1s").
+				LintRule(`root = if !this.string().re_match("^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$") || this.string().re_replace_all("[^1-9]", "") == "" { ["reload_interval must be a positive duration (500ms, 1s, 1m)"] }`),
+			service.NewBoolField("require_model").
+				Description("Fail at start when the model file does not load. Set false when a `forestd_train` in the same pipeline writes it: until the first model appears, messages get an error saying so.").
+				Default(true).Advanced(),
+			service.NewIntField("threads").
+				Description("Goroutines scoring one batch (0: every CPU). Benthos already runs one batch per pipeline thread (`pipeline.threads`, one per CPU by default), so one goroutine per batch keeps the CPUs busy and a 1,000-row batch in one block of the forest's walk (two goroutines split it into two slower blocks of 500). Raise it when the pipeline has fewer threads than CPUs. Predictions never depend on it.").
+				Default(1).Advanced().
+				LintRule(`root = if this < 0 { ["threads must be 0 (every CPU) or more"] }`),
+		).
+		LintRule(`root = if this.keep.or([]).any(k -> ["model_id", "model_version", "source", "row", "prediction"].contains(k) || k.has_prefix("prob_")) { ["keep: a kept column may not be named like a prediction column (model_id, model_version, source, row, prediction, prob_*)"] }`).
+		Example("Score JSON lines from stdin",
+			"Batches of up to 1,000 JSON objects are scored as one record; errored messages go to a dead-letter file.", `
+input:
+  batched:
+    child:
+      stdin:
+        scanner:
+          lines: {}
+    policy:
+      count: 1000
+      period: 100ms
+pipeline:
+  processors:
+    - forestd_score:
+        model: ./churn.model
+output:
+  switch:
+    cases:
+      - check: errored()
+        output:
+          file:
+            path: ./dead-letters.jsonl
+            codec: lines
+          processors:
+            - mapping: 'root = this.merge({"error": error()})'
+      - output:
+          stdout:
+            codec: lines
+`)
+}
+
+type scoreMetrics struct {
+	rows, errored, reloads, reloadErrors *service.MetricCounter
+	version                              *service.MetricGauge
+	latency                              *service.MetricTimer
+}
+
+func newScoreMetrics(m *service.Metrics) scoreMetrics {
+	return scoreMetrics{
+		rows:         m.NewCounter("forestd_rows_scored"),
+		errored:      m.NewCounter("forestd_messages_errored"),
+		reloads:      m.NewCounter("forestd_model_reloads"),
+		reloadErrors: m.NewCounter("forestd_model_reload_errors"),
+		version:      m.NewGauge("forestd_model_version"),
+		latency:      m.NewTimer("forestd_batch_latency_ns"),
+	}
+}
+
+// scoreProc is the forestd_score processor. It is safe for concurrent use
+// (Benthos runs one processor on every pipeline thread): the model is an
+// immutable scoring.Model behind an atomic pointer.
+type scoreProc struct {
+	path        string
+	resultField string
+	keep        []string
+	source      *service.InterpolatedString
+	threads     int
+	mem         memory.Allocator
+	log         *service.Logger
+	met         scoreMetrics
+	file        *modelFile
+}
+
+func newScoreProc(conf *service.ParsedConfig, mgr *service.Resources) (*scoreProc, error) {
+	p := &scoreProc{mem: memory.DefaultAllocator, log: mgr.Logger(), met: newScoreMetrics(mgr.Metrics())}
+	var err error
+	if p.path, err = conf.FieldString("model"); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(p.path) == "" {
+		return nil, fmt.Errorf("forestd_score: model: the path of a forestd model file is required")
+	}
+	if p.resultField, err = conf.FieldString("result_field"); err != nil {
+		return nil, err
+	}
+	if p.keep, err = conf.FieldStringList("keep"); err != nil {
+		return nil, err
+	}
+	for _, k := range p.keep {
+		if slices.Contains(outputNames, k) || strings.HasPrefix(k, schemas.ProbPrefix) {
+			return nil, fmt.Errorf("forestd_score: keep: column %q is named like a prediction column", k)
+		}
+	}
+	if p.source, err = conf.FieldInterpolatedString("source"); err != nil {
+		return nil, err
+	}
+	every, err := conf.FieldDuration("reload_interval")
+	if err != nil {
+		return nil, err
+	}
+	if every <= 0 {
+		return nil, fmt.Errorf("forestd_score: reload_interval %v is not positive", every)
+	}
+	require, err := conf.FieldBool("require_model")
+	if err != nil {
+		return nil, err
+	}
+	if p.threads, err = conf.FieldInt("threads"); err != nil {
+		return nil, err
+	}
+	if p.threads < 0 {
+		return nil, fmt.Errorf("forestd_score: threads %d", p.threads)
+	}
+	p.file = newModelFile(p.path, 0, p.onModel) // a drf model's one-off work on every CPU
+	if _, err := p.file.poll(); err != nil {
+		if require {
+			return nil, fmt.Errorf("forestd_score: %w", err)
+		}
+		p.log.Warnf("forestd_score: no model yet (%v); messages are errored until %s holds one", err, p.path)
+	}
+	p.file.watch(every)
+	return p, nil
+}
+
+// onModel reports what a poll of the model file did.
+func (p *scoreProc) onModel(m *scoring.Model, installed bool, err error) {
+	switch {
+	case err != nil:
+		p.met.reloadErrors.Incr(1)
+		p.log.Debugf("forestd_score: model file %s not loaded (kept the current model): %v", p.path, err)
+	case installed:
+		p.met.reloads.Incr(1)
+		p.met.version.Set(m.Version())
+		p.log.Infof("forestd_score: scoring with model %s version %d from %s", m.ID(), m.Version(), p.path)
+	default:
+		cur := p.file.cur.Load()
+		if cur != nil && cur.ID() != m.ID() {
+			p.log.Warnf("forestd_score: %s holds model version %d (%s), not newer than the current version %d; kept the current model", p.path, m.Version(), m.ID(), cur.Version())
+		}
+	}
+}
+
+// ProcessBatch implements service.BatchProcessor.
+func (p *scoreProc) ProcessBatch(ctx context.Context, batch service.MessageBatch) ([]service.MessageBatch, error) {
+	t0 := time.Now()
+	errored := func(msg *service.Message, err error) {
+		msg.SetError(oneLine(err))
+		p.met.errored.Incr(1)
+	}
+	m := p.file.cur.Load()
+	if m == nil {
+		for _, msg := range batch {
+			errored(msg, fmt.Errorf("forestd_score: no model loaded yet from %s", p.path))
+		}
+		return []service.MessageBatch{batch}, nil
+	}
+	parts := splitBatch("forestd_score", batch, errored)
+	rows := 0
+	if len(parts.json) > 0 {
+		rows += p.scoreJSON(m, batch, parts, errored)
+	}
+	if len(parts.arrow) > 0 {
+		rows += p.scoreArrow(m, batch, parts, errored)
+	}
+	p.met.rows.Incr(int64(rows))
+	p.met.latency.Timing(time.Since(t0).Nanoseconds())
+	return []service.MessageBatch{batch}, nil
+}
+
+// scoreJSON scores the JSON messages of a batch as one record. Each
+// message is validated on its own as its object is read (every column the
+// model reads present, of the kind it reads); a message that fails gets
+// its error and adds no row. What Model.Score can still reject afterwards
+// concerns the record's schema, which every row shares, so it errors the
+// JSON messages of the batch together.
+func (p *scoreProc) scoreJSON(m *scoring.Model, batch service.MessageBatch, parts batchParts, errored func(*service.Message, error)) int {
+	names, levels := m.Forest().SourceColumns()
+	jr := codec.NewJSONRows(codec.JSONOptions{Require: names, Kinds: featureKinds(names, levels), Single: true})
+	ok := make([]int, 0, len(parts.json))
+	for _, i := range parts.json {
+		if _, err := jr.Append(parts.bytes[i]); err != nil {
+			errored(batch[i], fmt.Errorf("forestd_score: %w", err))
+			continue
+		}
+		ok = append(ok, i)
+	}
+	if len(ok) == 0 {
+		return 0
+	}
+	rec := jr.Record(p.mem)
+	defer rec.Release()
+	fail := func(err error) int {
+		for _, i := range ok {
+			errored(batch[i], fmt.Errorf("forestd_score: %w", err))
+		}
+		return 0
+	}
+	preds, err := m.Score([]arrow.Record{rec}, scoring.Options{Threads: p.threads, Mem: p.mem})
+	if err != nil {
+		return fail(err)
+	}
+	defer release(preds)
+	out := dropColumns(preds[0], schemas.ColSource, schemas.ColRow)
+	defer out.Release()
+	lines, err := jsonLines(out)
+	if err != nil {
+		return fail(err)
+	}
+	// members the message already has are replaced through Benthos'
+	// structured form; otherwise the bytes are spliced
+	clash := p.resultField != "" && rec.Schema().HasField(p.resultField)
+	if p.resultField == "" {
+		for _, f := range out.Schema().Fields() {
+			clash = clash || rec.Schema().HasField(f.Name)
+		}
+	}
+	for k, i := range ok {
+		msg := batch[i]
+		merged, spliced := []byte(nil), false
+		if !clash {
+			merged, spliced = mergeObject(parts.bytes[i], lines[k], p.resultField)
+		}
+		if spliced {
+			msg.SetBytes(merged)
+		} else if err := mergeStructured(msg, lines[k], p.resultField); err != nil {
+			errored(msg, fmt.Errorf("forestd_score: %w", err))
+			continue
+		}
+		msg.MetaSetMut(MetaModelID, m.ID())
+		msg.MetaSetMut(MetaModelVersion, m.Version())
+	}
+	return len(ok)
+}
+
+// arrowMsg is one decoded Arrow IPC message of a batch.
+type arrowMsg struct {
+	i      int // index in the batch
+	schema *arrow.Schema
+	recs   []arrow.Record
+	source string
+}
+
+// scoreArrow scores the Arrow IPC messages of a batch into Arrow IPC
+// streams of their prediction records: the messages of one schema together
+// in one Model.Score call (one frame for the forest's walk, which costs less
+// per row on larger blocks), each message's predictions then numbered from
+// row 0 with its own source, as if it had been scored alone. An error of
+// Model.Score concerns the schema, which the group shares, so it errors the
+// group's messages together.
+func (p *scoreProc) scoreArrow(m *scoring.Model, batch service.MessageBatch, parts batchParts, errored func(*service.Message, error)) int {
+	var groups [][]*arrowMsg
+	source := batch.InterpolationExecutor(p.source) // from each message's place in the batch
+	defer func() {
+		for _, g := range groups {
+			for _, a := range g {
+				release(a.recs)
+			}
+		}
+	}()
+	for _, i := range parts.arrow {
+		schema, recs, err := codec.Decode(parts.bytes[i], codec.ContentTypeArrow, p.mem)
+		if err != nil {
+			errored(batch[i], fmt.Errorf("forestd_score: %w", err))
+			continue
+		}
+		a := &arrowMsg{i: i, schema: schema, recs: recs}
+		if a.source, err = source.TryString(i); err != nil {
+			release(recs)
+			errored(batch[i], fmt.Errorf("forestd_score: source: %w", err))
+			continue
+		}
+		placed := false
+		for k, g := range groups {
+			if g[0].schema.Equal(schema) {
+				groups[k], placed = append(g, a), true
+				break
+			}
+		}
+		if !placed {
+			groups = append(groups, []*arrowMsg{a})
+		}
+	}
+	rows := 0
+	for _, g := range groups {
+		rows += p.scoreArrowGroup(m, batch, g, errored)
+	}
+	return rows
+}
+
+func (p *scoreProc) scoreArrowGroup(m *scoring.Model, batch service.MessageBatch, g []*arrowMsg, errored func(*service.Message, error)) int {
+	var all []arrow.Record
+	for _, a := range g {
+		all = append(all, a.recs...)
+	}
+	preds, err := m.Score(all, scoring.Options{Keep: p.keep, Threads: p.threads, Mem: p.mem})
+	if err != nil {
+		for _, a := range g {
+			errored(batch[a.i], fmt.Errorf("forestd_score: %w", err))
+		}
+		return 0
+	}
+	defer release(preds)
+	rows, k := 0, 0
+	for _, a := range g {
+		msg := batch[a.i]
+		own := make([]arrow.Record, len(a.recs))
+		first := int64(0)
+		for j := range a.recs {
+			own[j] = withCoords(preds[k], a.source, first, p.mem)
+			first += preds[k].NumRows()
+			k++
+		}
+		out, err := encodeArrow(own, p.mem)
+		release(own)
+		if err != nil {
+			errored(msg, fmt.Errorf("forestd_score: %w", err))
+			continue
+		}
+		msg.SetBytes(out)
+		msg.MetaSetMut(MetaModelID, m.ID())
+		msg.MetaSetMut(MetaModelVersion, m.Version())
+		rows += int(first)
+	}
+	return rows
+}
+
+// withCoords returns pred with its source and row columns replaced: source
+// everywhere, rows numbered from first (the other columns shared).
+func withCoords(pred arrow.Record, source string, first int64, mem memory.Allocator) arrow.Record {
+	n := int(pred.NumRows())
+	cols := slices.Clone(pred.Columns())
+	var owned []arrow.Array
+	for j, f := range pred.Schema().Fields() {
+		switch f.Name {
+		case schemas.ColSource:
+			b := array.NewStringBuilder(mem)
+			b.Reserve(n)
+			for i := 0; i < n; i++ {
+				b.Append(source)
+			}
+			cols[j] = b.NewArray()
+			b.Release()
+		case schemas.ColRow:
+			b := array.NewInt64Builder(mem)
+			b.Reserve(n)
+			for i := 0; i < n; i++ {
+				b.UnsafeAppend(first + int64(i))
+			}
+			cols[j] = b.NewArray()
+			b.Release()
+		default:
+			continue
+		}
+		owned = append(owned, cols[j])
+	}
+	rec := array.NewRecord(pred.Schema(), cols, int64(n))
+	for _, a := range owned {
+		a.Release()
+	}
+	return rec
+}
+
+// Close implements service.BatchProcessor (called once per pipeline
+// thread).
+func (p *scoreProc) Close(ctx context.Context) error {
+	p.file.stopWatching()
+	return nil
+}

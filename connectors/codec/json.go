@@ -1,0 +1,406 @@
+package codec
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+)
+
+// Kind is the JSON kind of a column's values.
+type Kind uint8
+
+// JSON kinds. A column takes the kind of its first non-null value unless
+// JSONOptions.Kinds fixes it.
+const (
+	KindNull   Kind = iota // no value yet: null everywhere so far
+	KindNumber             // float64 column
+	KindString             // utf8 column
+	KindBool               // bool column
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindNull:
+		return "null"
+	case KindNumber:
+		return "number"
+	case KindString:
+		return "string"
+	case KindBool:
+		return "bool"
+	}
+	return fmt.Sprintf("kind %d", uint8(k))
+}
+
+// JSONOptions configure a JSONRows.
+type JSONOptions struct {
+	// Require names keys every object must have, e.g. the columns a model
+	// reads: an object without one is an error naming it. A null value
+	// counts as present (a missing value, NaN to a forest).
+	Require []string
+	// Kinds fixes the kind of the named columns before any row is read, so
+	// that a value of another kind is an error in the row that holds it
+	// whichever row comes first (without it the first row decides, and a
+	// bad first row would make every good row after it an error). A
+	// boolean in a KindNumber column is read as 1 or 0, as forestd reads a
+	// boolean feature. KindNull entries are ignored.
+	Kinds map[string]Kind
+	// Single requires each appended value to hold exactly one object (one
+	// message, one row).
+	Single bool
+}
+
+// JSONRows decodes JSON objects, from one value or from many (the messages
+// of a batch), into the rows of one Arrow record. Each Append adds all the
+// rows of its value or, on an error, none of them, so that one bad message
+// is rejected alone while the others still make the record. Columns appear
+// in the order of Require, then of Kinds' other keys (sorted), then as
+// their keys first appear; a key missing from a row is null there.
+// Numbers become float64, strings utf8, booleans bool; a column that is
+// null everywhere is float64. A JSONRows is not safe for concurrent use.
+type JSONRows struct {
+	opts    JSONOptions
+	cols    []*jsonColumn
+	index   map[string]int
+	require []int // column of each required key
+	order   []int // columns of the keys of the last object, in order
+	rows    int
+	size    int // bytes appended, for the sparsity bound
+}
+
+type jsonColumn struct {
+	name   string
+	kind   Kind // first non-null kind, or the fixed kind
+	pinned bool // kind fixed by JSONOptions.Kinds
+	last   int  // last row that has the key (null or not); -1 before
+	// the non-null cells: row index and value (only the slice of the
+	// column's kind is used), so that sparse rows cost nothing per column
+	rows []int32
+	num  []float64
+	str  []string
+	bol  []bool
+}
+
+// NewJSONRows returns an empty JSONRows.
+func NewJSONRows(opts JSONOptions) *JSONRows {
+	b := &JSONRows{opts: opts, index: map[string]int{}}
+	for _, name := range opts.Require {
+		b.require = append(b.require, b.column(name))
+	}
+	names := make([]string, 0, len(opts.Kinds))
+	for name, k := range opts.Kinds {
+		if k != KindNull {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		c := b.cols[b.column(name)]
+		c.kind, c.pinned = opts.Kinds[name], true
+	}
+	return b
+}
+
+// column returns the index of the column named name, adding it.
+func (b *JSONRows) column(name string) int {
+	if ci, ok := b.index[name]; ok {
+		return ci
+	}
+	b.index[name] = len(b.cols)
+	b.cols = append(b.cols, &jsonColumn{name: name, last: -1})
+	return len(b.cols) - 1
+}
+
+// Rows is the number of rows appended so far.
+func (b *JSONRows) Rows() int { return b.rows }
+
+// maxJSONCells bounds rows × columns of the decoded record relative to the
+// bytes decoded, so that sparse rows (many keys, each in few rows) cannot
+// amplify a small message into a huge record.
+func maxJSONCells(n int) int { return max(1<<20, 8*n) }
+
+// Append decodes the objects of value — one, or a sequence separated by
+// whitespace (JSON lines) — and appends a row per object. It returns the
+// rows added. A value of another kind than its column's (e.g. a string in
+// a numeric column), a nested object or array, a duplicate key, a missing
+// required key, anything but objects at the top level, or no object at
+// all is an error naming the row (counted from 0 within value; none with
+// JSONOptions.Single) and column; then nothing of value is appended.
+func (b *JSONRows) Append(value []byte) (int, error) {
+	start, ncols := b.rows, len(b.cols)
+	if err := b.append(value, start); err != nil {
+		b.rollback(start, ncols)
+		if msg, ok := strings.CutPrefix(err.Error(), "JSON row 0"); ok && b.opts.Single {
+			err = errors.New("JSON" + msg) // one object: no row to name
+		}
+		return 0, err
+	}
+	b.size += len(value)
+	return b.rows - start, nil
+}
+
+func (b *JSONRows) append(value []byte, start int) error {
+	sc := jsonScanner{b: bytes.TrimPrefix(value, []byte("\xef\xbb\xbf"))}
+	cellLimit := maxJSONCells(b.size + len(value))
+	for {
+		row := b.rows - start // within value, for errors
+		sc.space()
+		if sc.eof() {
+			break
+		}
+		if c := sc.peek(); c != '{' {
+			if what := sc.valueKind(); what != "" {
+				return fmt.Errorf("JSON row %d: expected an object, found %s", row, what)
+			}
+			return fmt.Errorf("JSON row %d: %w", row, sc.invalid("looking for beginning of value"))
+		}
+		sc.i++
+		if b.opts.Single && row == 1 {
+			return errors.New("JSON: more than one object in the value; one object is one row here")
+		}
+		if b.rows == maxJSONRows {
+			return fmt.Errorf("JSON: more than %d rows", maxJSONRows)
+		}
+		if err := b.object(&sc, row); err != nil {
+			return err
+		}
+		for _, ci := range b.require {
+			if b.cols[ci].last != b.rows {
+				return fmt.Errorf("JSON row %d: no key %q", row, b.cols[ci].name)
+			}
+		}
+		b.rows++
+		if b.rows*max(len(b.cols), 1) > cellLimit {
+			return fmt.Errorf("JSON: %d rows × %d columns is too sparse for %d bytes", b.rows, len(b.cols), b.size+len(value))
+		}
+	}
+	if b.rows == start {
+		return errors.New("JSON: no objects in the value")
+	}
+	return nil
+}
+
+// object reads the members of one object (after its '{') into row b.rows;
+// row numbers it within the value for errors.
+func (b *JSONRows) object(sc *jsonScanner, row int) error {
+	at := b.rows
+	sc.space()
+	if sc.eof() {
+		return fmt.Errorf("JSON row %d: unexpected EOF", row)
+	}
+	if sc.peek() == '}' {
+		sc.i++
+		return nil
+	}
+	for k := 0; ; k++ {
+		sc.space()
+		if sc.eof() {
+			return fmt.Errorf("JSON row %d: unexpected EOF", row)
+		}
+		if sc.peek() != '"' {
+			return fmt.Errorf("JSON row %d: %w", row, sc.invalid("looking for beginning of object key string"))
+		}
+		key, err := sc.str()
+		if err != nil {
+			return fmt.Errorf("JSON row %d: %w", row, err)
+		}
+		sc.space()
+		if sc.eof() {
+			return fmt.Errorf("JSON row %d: unexpected EOF", row)
+		}
+		if sc.peek() != ':' {
+			return fmt.Errorf("JSON row %d: %w", row, sc.invalid("after object key"))
+		}
+		sc.i++
+		sc.space()
+		ci, err := b.lookup(key, k)
+		if err != nil {
+			return err
+		}
+		c := b.cols[ci]
+		if err := sc.value(c, at, row); err != nil {
+			return err
+		}
+		sc.space()
+		if sc.eof() {
+			return fmt.Errorf("JSON row %d: unexpected EOF", row)
+		}
+		switch sc.peek() {
+		case ',':
+			sc.i++
+		case '}':
+			sc.i++
+			return nil
+		default:
+			return fmt.Errorf("JSON row %d: %w", row, sc.invalid("after object key:value pair"))
+		}
+	}
+}
+
+// lookup returns the column of key, the k-th key of its object, adding a
+// column for a new key. Objects of one stream mostly list their keys in
+// the same order, so the column that followed the previous key last time
+// is tried before the map.
+func (b *JSONRows) lookup(key []byte, k int) (int, error) {
+	if k < len(b.order) {
+		if ci := b.order[k]; ci < len(b.cols) && b.cols[ci].name == string(key) {
+			return ci, nil
+		}
+	}
+	ci, ok := b.index[string(key)]
+	if !ok {
+		if len(b.cols) == maxJSONColumns {
+			return 0, fmt.Errorf("JSON: more than %d columns", maxJSONColumns)
+		}
+		ci = b.column(string(key))
+	}
+	if k < len(b.order) {
+		b.order[k] = ci
+	} else {
+		b.order = append(b.order, ci)
+	}
+	return ci, nil
+}
+
+// rollback removes the rows from start on and the columns from ncols on.
+func (b *JSONRows) rollback(start, ncols int) {
+	for _, c := range b.cols[ncols:] {
+		delete(b.index, c.name)
+	}
+	b.cols = b.cols[:ncols]
+	for _, c := range b.cols {
+		k := len(c.rows)
+		for k > 0 && int(c.rows[k-1]) >= start {
+			k--
+		}
+		if k < len(c.rows) {
+			c.rows = c.rows[:k]
+			switch c.kind {
+			case KindNumber:
+				c.num = c.num[:k]
+			case KindString:
+				c.str = c.str[:k]
+			case KindBool:
+				c.bol = c.bol[:k]
+			}
+		}
+		if k == 0 && !c.pinned {
+			c.kind = KindNull
+		}
+		if c.last >= start {
+			c.last = -1
+		}
+	}
+	b.rows = start
+}
+
+// DecodeJSON decodes JSON objects — one, or a sequence separated by
+// whitespace (JSON lines) — into one record with a row per object (a
+// JSONRows without options, see Append for the errors).
+func DecodeJSON(value []byte, mem memory.Allocator) (arrow.Record, error) {
+	b := NewJSONRows(JSONOptions{})
+	if _, err := b.Append(value); err != nil {
+		return nil, err
+	}
+	return b.Record(mem), nil
+}
+
+// add adds a value of kind k (KindNull: null; num, str or bol holds it) of
+// the column at builder row at (row within the value, for errors).
+func (c *jsonColumn) add(k Kind, num float64, str string, bol bool, at, row int) error {
+	if c.last == at {
+		return fmt.Errorf("JSON row %d: duplicate key %q", row, c.name)
+	}
+	c.last = at
+	if k == KindNull {
+		return nil // stays null
+	}
+	switch {
+	case c.kind == KindNull:
+		c.kind = k
+	case c.pinned && c.kind == KindNumber && k == KindBool:
+		k, num = KindNumber, 0
+		if bol {
+			num = 1
+		}
+	case c.kind != k && c.pinned:
+		return fmt.Errorf("JSON row %d, column %q: a %s where a %s is expected", row, c.name, k, c.kind)
+	case c.kind != k:
+		return fmt.Errorf("JSON row %d, column %q: a %s where earlier rows have a %s", row, c.name, k, c.kind)
+	}
+	switch k {
+	case KindNumber:
+		c.num = append(c.num, num)
+	case KindString:
+		c.str = append(c.str, str)
+	case KindBool:
+		c.bol = append(c.bol, bol)
+	}
+	c.rows = append(c.rows, int32(at))
+	return nil
+}
+
+// Record builds the record of every row appended so far (no rows: a
+// record without rows). The caller releases it; b is unchanged.
+func (b *JSONRows) Record(mem memory.Allocator) arrow.Record {
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	rows := b.rows
+	fields := make([]arrow.Field, len(b.cols))
+	arrs := make([]arrow.Array, len(b.cols))
+	for j, c := range b.cols {
+		var bld array.Builder
+		// pad appends nulls up to row i
+		next := 0
+		pad := func(i int) {
+			if i > next {
+				bld.AppendNulls(i - next)
+			}
+			next = i + 1
+		}
+		switch c.kind {
+		case KindString:
+			sb := array.NewStringBuilder(mem)
+			bld = sb
+			for k, i := range c.rows {
+				pad(int(i))
+				sb.Append(c.str[k])
+			}
+			fields[j] = arrow.Field{Name: c.name, Type: arrow.BinaryTypes.String, Nullable: true}
+		case KindBool:
+			bb := array.NewBooleanBuilder(mem)
+			bld = bb
+			for k, i := range c.rows {
+				pad(int(i))
+				bb.Append(c.bol[k])
+			}
+			fields[j] = arrow.Field{Name: c.name, Type: arrow.FixedWidthTypes.Boolean, Nullable: true}
+		default:
+			fb := array.NewFloat64Builder(mem)
+			bld = fb
+			fb.Reserve(rows)
+			for k, i := range c.rows {
+				pad(int(i))
+				fb.UnsafeAppend(c.num[k])
+			}
+			fields[j] = arrow.Field{Name: c.name, Type: arrow.PrimitiveTypes.Float64, Nullable: true}
+		}
+		if rows > next {
+			bld.AppendNulls(rows - next)
+		}
+		arrs[j] = bld.NewArray()
+		bld.Release()
+	}
+	rec := array.NewRecord(arrow.NewSchema(fields, nil), arrs, int64(rows))
+	for _, a := range arrs {
+		a.Release()
+	}
+	return rec
+}

@@ -1,0 +1,168 @@
+package codec
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+)
+
+// jsonScanner reads the flat JSON objects JSONRows takes, by hand: the
+// token-by-token encoding/json.Decoder cost about 100 µs per 50-feature
+// row, most of a JSON batch's time (BenchmarkScoreJSONBatch in
+// connectors/benthos). It follows the JSON grammar (RFC 8259) for what it
+// accepts; strings with escapes or invalid UTF-8 are decoded by
+// encoding/json, so their values are encoding/json's.
+type jsonScanner struct {
+	b []byte
+	i int
+}
+
+func (s *jsonScanner) eof() bool  { return s.i >= len(s.b) }
+func (s *jsonScanner) peek() byte { return s.b[s.i] }
+
+func (s *jsonScanner) space() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\r', '\n':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// invalid is the error for the byte at s.i (or the end).
+func (s *jsonScanner) invalid(context string) error {
+	if s.eof() {
+		return fmt.Errorf("unexpected EOF")
+	}
+	return fmt.Errorf("invalid character %q %s", rune(s.b[s.i]), context)
+}
+
+// valueKind names the value starting at s.i for "expected an object"
+// errors ("" when no value starts there).
+func (s *jsonScanner) valueKind() string {
+	switch c := s.b[s.i]; {
+	case c == '[':
+		return `"["`
+	case c == '"':
+		return "a string"
+	case c == '-' || c >= '0' && c <= '9':
+		return "a number"
+	case s.literal("true") || s.literal("false"):
+		return "a boolean"
+	case s.literal("null"):
+		return "null"
+	}
+	return ""
+}
+
+func (s *jsonScanner) literal(lit string) bool {
+	return len(s.b)-s.i >= len(lit) && string(s.b[s.i:s.i+len(lit)]) == lit
+}
+
+// str reads a string (s.i at its opening quote) and returns its value.
+func (s *jsonScanner) str() ([]byte, error) {
+	start := s.i
+	s.i++
+	plain := true
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		switch {
+		case c == '"':
+			s.i++
+			raw := s.b[start+1 : s.i-1]
+			if plain && utf8.Valid(raw) {
+				return raw, nil
+			}
+			var v string // escapes or invalid UTF-8: encoding/json's reading
+			if err := json.Unmarshal(s.b[start:s.i], &v); err != nil {
+				return nil, err
+			}
+			return []byte(v), nil
+		case c == '\\':
+			plain = false
+			s.i += 2
+		case c < 0x20:
+			return nil, fmt.Errorf("invalid character %q in string literal", rune(c))
+		default:
+			s.i++
+		}
+	}
+	return nil, fmt.Errorf("unexpected EOF")
+}
+
+// number reads a number (RFC 8259 §6) and returns its text.
+func (s *jsonScanner) number() ([]byte, error) {
+	start := s.i
+	digits := func() int {
+		n := 0
+		for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+			s.i++
+			n++
+		}
+		return n
+	}
+	if s.i < len(s.b) && s.b[s.i] == '-' {
+		s.i++
+	}
+	if s.i < len(s.b) && s.b[s.i] == '0' {
+		s.i++
+	} else if digits() == 0 {
+		return nil, s.invalid("in numeric literal")
+	}
+	if s.i < len(s.b) && s.b[s.i] == '.' {
+		s.i++
+		if digits() == 0 {
+			return nil, s.invalid("after decimal point in numeric literal")
+		}
+	}
+	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+		s.i++
+		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
+			s.i++
+		}
+		if digits() == 0 {
+			return nil, s.invalid("in exponent of numeric literal")
+		}
+	}
+	return s.b[start:s.i], nil
+}
+
+// value reads the value of column c at builder row at.
+func (s *jsonScanner) value(c *jsonColumn, at, row int) error {
+	if s.eof() {
+		return fmt.Errorf("JSON row %d, column %q: unexpected EOF", row, c.name)
+	}
+	switch ch := s.peek(); {
+	case ch == '"':
+		v, err := s.str()
+		if err != nil {
+			return fmt.Errorf("JSON row %d, column %q: %w", row, c.name, err)
+		}
+		return c.add(KindString, 0, string(v), false, at, row)
+	case ch == '-' || ch >= '0' && ch <= '9':
+		t, err := s.number()
+		if err != nil {
+			return fmt.Errorf("JSON row %d, column %q: %w", row, c.name, err)
+		}
+		f, err := strconv.ParseFloat(string(t), 64)
+		if err != nil {
+			return fmt.Errorf("JSON row %d, column %q: number %s out of range", row, c.name, t)
+		}
+		return c.add(KindNumber, f, "", false, at, row)
+	case ch == '{' || ch == '[':
+		return fmt.Errorf("JSON row %d, column %q: nested objects and arrays are not supported (one flat object per row)", row, c.name)
+	case s.literal("true"):
+		s.i += 4
+		return c.add(KindBool, 0, "", true, at, row)
+	case s.literal("false"):
+		s.i += 5
+		return c.add(KindBool, 0, "", false, at, row)
+	case s.literal("null"):
+		s.i += 4
+		return c.add(KindNull, 0, "", false, at, row)
+	}
+	return fmt.Errorf("JSON row %d, column %q: %w", row, c.name, s.invalid("looking for beginning of value"))
+}
