@@ -417,6 +417,7 @@ type producer struct {
 	mu     sync.Mutex
 	next   int // next id
 	acked  []int
+	paused bool
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -444,8 +445,11 @@ func startProducer(t *testing.T, brokers, topic string, p, rowsPer int, interval
 			case <-tick.C:
 			}
 			pr.mu.Lock()
-			first := pr.next
+			first, paused := pr.next, pr.paused
 			pr.mu.Unlock()
+			if paused {
+				continue
+			}
 			var b strings.Builder
 			for r := 0; r < rowsPer; r++ {
 				id := first + r
@@ -482,6 +486,21 @@ func startProducer(t *testing.T, brokers, topic string, p, rowsPer int, interval
 func (p *producer) stop() {
 	p.cancel()
 	<-p.done
+}
+
+// pause stops producing after the message in progress (kcat -e reaches
+// the end of a topic only once the daemon stops writing to it); resume
+// starts again.
+func (p *producer) pause() {
+	p.mu.Lock()
+	p.paused = true
+	p.mu.Unlock()
+}
+
+func (p *producer) resume() {
+	p.mu.Lock()
+	p.paused = false
+	p.mu.Unlock()
 }
 
 func (p *producer) ids() []int {
