@@ -159,13 +159,13 @@ func (p *proc) logField(msg, key string, d time.Duration) string {
 	}
 }
 
-// startBroker runs `forestd broker` on a free port.
-func startBroker(t *testing.T, addr, dataDir string) *proc {
+// startBroker runs `forestd broker` on a free port, with extra flags.
+func startBroker(t *testing.T, addr, dataDir string, extra ...string) *proc {
 	t.Helper()
 	if addr == "" {
 		addr = freePort(t)
 	}
-	p := startProc(t, "broker", "broker", "--listen", addr, "--data-dir", dataDir, "--log-format", "json")
+	p := startProc(t, "broker", append([]string{"broker", "--listen", addr, "--data-dir", dataDir, "--log-format", "json"}, extra...)...)
 	p.logField("broker listening", "addr", 20*time.Second)
 	return p
 }

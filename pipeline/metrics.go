@@ -16,8 +16,13 @@ type Metrics struct {
 	RowsIn      *prometheus.CounterVec // topic
 	RowsOut     *prometheus.CounterVec // stream
 	DeadLetters *prometheus.CounterVec // stage
-	Retries     *prometheus.CounterVec // op: stage, sink, commit, ...
-	Stale       prometheus.Counter
+	// DeadLettersTrimmed counts dead letters cut to fit the dead-letter
+	// topic (the sink increments it); DeadLetterStreamDown is 1 while a
+	// dead letter cannot be written and consumption is paused.
+	DeadLettersTrimmed   prometheus.Counter
+	DeadLetterStreamDown prometheus.Gauge
+	Retries              *prometheus.CounterVec // op: stage, sink, commit, ...
+	Stale                prometheus.Counter
 
 	BatchLatency *prometheus.HistogramVec // stage
 	SinkLatency  prometheus.Histogram
@@ -58,7 +63,9 @@ func NewMetrics() *Metrics {
 	m.MessagesIn = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "forestd_messages_in_total", Help: "Messages received, by source topic."}, []string{"topic"})
 	m.RowsIn = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "forestd_rows_in_total", Help: "Rows decoded from source messages, by source topic."}, []string{"topic"})
 	m.RowsOut = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "forestd_rows_out_total", Help: "Rows delivered and acknowledged, by output stream."}, []string{"stream"})
-	m.DeadLetters = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "forestd_dead_letters_total", Help: "Messages quarantined in the dead-letter topic, by the stage that refused them."}, []string{"stage"})
+	m.DeadLetters = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "forestd_dead_letters_total", Help: "Messages quarantined in the dead-letter topic (counted once the broker has acknowledged the dead letter), by the stage that refused them."}, []string{"stage"})
+	m.DeadLettersTrimmed = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_dead_letters_trimmed_total", Help: "Dead letters cut to fit the dead-letter topic's message limit (headers forestd-dlq-trimmed, forestd-dlq-original-bytes, forestd-dlq-value-sha256)."})
+	m.DeadLetterStreamDown = prometheus.NewGauge(prometheus.GaugeOpts{Name: "forestd_dead_letter_stream_down", Help: "1 while a dead letter cannot be written and consumption is paused, else 0."})
 	m.Retries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "forestd_retries_total", Help: "Retried operations, by operation."}, []string{"op"})
 	m.Stale = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_stale_messages_total", Help: "Messages refused because their offset was already tracked or before the generation's start (redeliveries)."})
 	m.BatchLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "forestd_batch_latency_seconds", Help: "Time to process one message batch, by stage (decode, score, train, ...).", Buckets: latencyBuckets}, []string{"stage"})
@@ -86,7 +93,7 @@ func NewMetrics() *Metrics {
 	m.TrainingDropped = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_training_rows_evicted_total", Help: "Rows evicted from the bounded training window."})
 	m.ScoreWaitingModels = prometheus.NewGauge(prometheus.GaugeOpts{Name: "forestd_score_waiting_for_model", Help: "Messages waiting for a first model."})
 	for _, c := range []prometheus.Collector{
-		m.MessagesIn, m.RowsIn, m.RowsOut, m.DeadLetters, m.Retries, m.Stale,
+		m.MessagesIn, m.RowsIn, m.RowsOut, m.DeadLetters, m.DeadLettersTrimmed, m.DeadLetterStreamDown, m.Retries, m.Stale,
 		m.BatchLatency, m.SinkLatency, m.EndToEnd, m.InFlightMessages, m.InFlightBytes,
 		m.CommitLag, m.Uncommitted, m.Commits, m.CommitErrors, m.Generations, m.Partitions,
 		m.ModelVersion, m.ModelSwaps, m.ModelsTrained, m.ModelsPublished, m.TrainingRows, m.TrainingSeconds,

@@ -368,6 +368,7 @@ func startDaemon(ctx context.Context, cfg serveConfig, log *slog.Logger) (_ *dae
 		return nil, err
 	}
 	d.sink, err = kafka.NewSink(kafka.SinkOptions{Client: d.co, Format: cfg.OutputFormat, MaxMessageBytes: cfg.Kafka.MaxMessageBytes, Logger: log,
+		Metrics: d.metrics,
 		Topics: map[string]string{
 			pipeline.StreamPredictions: cfg.Topics.Predictions, pipeline.StreamImportances: cfg.Topics.Importances,
 			pipeline.StreamReports: cfg.Topics.Reports, pipeline.StreamSelected: cfg.Topics.Selected,
@@ -619,6 +620,9 @@ func (d *daemon) ready() error {
 	}
 	if !d.bus.CaughtUp() {
 		return errors.New("model topic not read to its end yet")
+	}
+	if err := d.rt.Ready(); err != nil { // a dead letter cannot be written
+		return err
 	}
 	return nil
 }
