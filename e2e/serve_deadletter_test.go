@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strconv"
@@ -182,6 +183,93 @@ func TestServeDeadLetterTopicUnavailable(t *testing.T) {
 	}
 	if v := d.metric("forestd_dead_letters_total"); v != 1 {
 		t.Fatalf("forestd_dead_letters_total = %v", v)
+	}
+	if code := d.stop(20 * time.Second); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}
+
+// TestServeMessageEdgeCases (reliability issue, item 8), with kcat:
+//   - a JSON-lines message whose second row lacks a feature is a dead
+//     letter, as a one-row message lacking it is (the row used to be scored
+//     with NaN);
+//   - a "Content-Type" header (any case) is honoured: one naming an
+//     unsupported type quarantines a value that would sniff as JSON (it used
+//     to be ignored and the value scored);
+//   - a tombstone (kcat -K : -Z sends "key:" with a null value) and an empty value
+//     get different reasons, and the dead-letter topic keeps the empty value
+//     empty (it used to store it as null);
+//   - POST /metrics is 405 (it used to be answered).
+func TestServeMessageEdgeCases(t *testing.T) {
+	needKcat(t)
+	model, _ := trainModel(t, "digits.parquet", "label", 10)
+	b := startBroker(t, "", t.TempDir())
+	brokers := b.logField("broker listening", "addr", time.Second)
+	d := startServe(t, brokers, "--model", model, "--stages", "score", "--output-format", "json", "--partitions", "1")
+	d.waitReady(60 * time.Second)
+	rows := digitsJSONRows(t, 3)
+	var m map[string]any
+	if err := json.Unmarshal([]byte(rows[1]), &m); err != nil || m["pixel_3_4"] == nil {
+		t.Fatalf("setup: row without pixel_3_4: %v", err)
+	}
+	delete(m, "pixel_3_4")
+	lacking, _ := json.Marshal(m)
+	oneRow := string(lacking)
+	ragged := rows[0] + "\n" + oneRow + "\n"
+	nd := []string{"content-type=application/x-ndjson"}
+	kcatProduce(t, brokers, featuresTopic, nd, []byte(ragged))                                         // offset 0
+	kcatProduce(t, brokers, featuresTopic, []string{"content-type=application/json"}, []byte(oneRow))  // 1
+	kcatProduce(t, brokers, featuresTopic, []string{"Content-Type=text/csv"}, []byte(rows[2]))         // 2
+	kcatLinesX(t, brokers, featuresTopic, []string{"-K", ":", "-Z"}, nil, []string{"tombstone:"})      // 3: null
+	kcatLinesX(t, brokers, featuresTopic, []string{"-K", ":"}, nil, []string{"empty:"})                // 4: empty
+	kcatProduce(t, brokers, featuresTopic, []string{"Content-Type=application/json"}, []byte(rows[0])) // 5: scored
+	ps := waitPredictions(t, brokers, "forestd.predictions", 60*time.Second, func(ps []prediction) bool { return len(ps) >= 1 })
+	d.waitCommitted(t, 30*time.Second)
+	if len(ps) != 1 || !strings.HasSuffix(ps[0].Source, "/5") {
+		t.Fatalf("predictions %+v, want one, for offset 5", ps)
+	}
+	dlq := kcatConsumeX(t, brokers, "forestd.dlq", []string{"-Z"})
+	reasons := map[string]kmsg{}
+	for _, m := range dlq {
+		reasons[m.header(pipeline.HeaderSourceOffset)] = m
+	}
+	if len(dlq) != 5 {
+		t.Fatalf("%d dead letters, want 5: %v", len(dlq), reasons)
+	}
+	for off, want := range map[string]string{
+		"0": `JSON row 1 has no key "pixel_3_4"`,
+		"1": "pixel_3_4",
+		"2": `unsupported content-type "text/csv"`,
+		"3": "tombstone",
+		"4": "empty value",
+	} {
+		if r := reasons[off].header(pipeline.HeaderDLQReason); !strings.Contains(r, want) {
+			t.Errorf("dead letter of offset %s: reason %q lacks %q", off, r, want)
+		}
+	}
+	if p := reasons["3"].Payload; p != nil {
+		t.Errorf("the tombstone's dead letter has a value %q, want null", *p)
+	}
+	if p := reasons["4"].Payload; p == nil || *p != "" {
+		t.Errorf("the empty value's dead letter: %v, want an empty value", p)
+	}
+	// the ops endpoint: /metrics answers GET and HEAD only; the profiles are
+	// served, the endpoint being on loopback
+	resp, err := http.Post("http://"+d.ops+"/metrics", "text/plain", strings.NewReader("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed || !strings.Contains(resp.Header.Get("Allow"), "GET") {
+		t.Errorf("POST /metrics: %d, Allow %q", resp.StatusCode, resp.Header.Get("Allow"))
+	}
+	resp, err = http.Get("http://" + d.ops + "/debug/pprof/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("GET /debug/pprof/ on loopback: %d", resp.StatusCode)
 	}
 	if code := d.stop(20 * time.Second); code != 0 {
 		t.Fatalf("exit %d", code)

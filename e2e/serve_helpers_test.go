@@ -264,7 +264,14 @@ func kcatProduceX(t *testing.T, brokers, topic string, extra, headers []string, 
 // newline-delimited mode).
 func kcatLines(t *testing.T, brokers, topic string, headers []string, lines []string) {
 	t.Helper()
-	args := []string{"-b", brokers, "-P", "-t", topic}
+	kcatLinesX(t, brokers, topic, nil, headers, lines)
+}
+
+// kcatLinesX is kcatLines with extra kcat arguments (e.g. -K : to send
+// KEY:VALUE lines; with -Z an empty VALUE is sent as null).
+func kcatLinesX(t *testing.T, brokers, topic string, extra, headers []string, lines []string) {
+	t.Helper()
+	args := append([]string{"-b", brokers, "-P", "-t", topic}, extra...)
 	for _, h := range headers {
 		args = append(args, "-H", h)
 	}

@@ -142,8 +142,9 @@ func (k jsonKind) String() string {
 type jsonColumn struct {
 	name string
 	kind jsonKind // first non-null kind
+	last int      // last row in which the key appeared
 	// the non-null cells: row index and value (only the slice of the
-	// column's kind is used), so that sparse rows cost nothing per column
+	// column's kind is used), so that null cells cost nothing
 	rows []int32
 	num  []float64
 	str  []string
@@ -151,18 +152,21 @@ type jsonColumn struct {
 }
 
 // maxJSONCells bounds rows × columns of the decoded record relative to the
-// message size, so that sparse rows (many keys, each in few rows) cannot
-// amplify a small message into a huge record.
+// message size, so that a small message cannot amplify into a huge record.
 func maxJSONCells(n int) int { return max(1<<20, 8*n) }
 
 // DecodeJSON decodes JSON objects — one, or a sequence separated by
 // whitespace (JSON lines) — into one record with a row per object. Columns
-// appear in the order their keys first appear; a key missing from a row is
-// null there. Numbers become float64, strings utf8, booleans bool; a column
-// that is null everywhere is float64. A value of a different kind than the
-// column's earlier values (e.g. a string in a numeric column), a nested
-// object or array, a duplicate key, or anything but objects at the top level
-// is an error naming the row and column.
+// appear in the order of the first object's keys. Every object must carry
+// the same keys: a missing value is written as null (it becomes a null, and
+// NaN where a model reads the column). A key missing from some objects is
+// an error, as a message without that column at all would be for a model
+// that needs it, so that a message's meaning does not depend on how its
+// rows were split into messages. Numbers become float64, strings utf8,
+// booleans bool; a column that is null everywhere is float64. A value of a
+// different kind than the column's earlier values (e.g. a string in a
+// numeric column), a nested object or array, a duplicate key, or anything
+// but objects at the top level is an error naming the row and column.
 func DecodeJSON(value []byte, mem memory.Allocator) (arrow.Record, error) {
 	dec := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(value, []byte("\xef\xbb\xbf"))))
 	dec.UseNumber()
@@ -199,19 +203,32 @@ func DecodeJSON(value []byte, mem memory.Allocator) (arrow.Record, error) {
 			}
 			ci, ok := index[key]
 			if !ok {
+				if rows > 0 {
+					return nil, fmt.Errorf("JSON row %d has key %q, which row 0 lacks (every row of a message carries the same keys; write null for a missing value)", rows, key)
+				}
 				if len(cols) == maxJSONColumns {
 					return nil, fmt.Errorf("JSON: more than %d columns", maxJSONColumns)
 				}
 				ci = len(cols)
 				index[key] = ci
-				cols = append(cols, &jsonColumn{name: key})
+				cols = append(cols, &jsonColumn{name: key, last: -1})
 			}
-			if err := cols[ci].append(vt, rows); err != nil {
+			c := cols[ci]
+			if c.last == rows {
+				return nil, fmt.Errorf("JSON row %d: duplicate key %q", rows, key)
+			}
+			c.last = rows
+			if err := c.append(vt, rows); err != nil {
 				return nil, err
 			}
 		}
 		if _, err := dec.Token(); err != nil { // the closing '}'
 			return nil, fmt.Errorf("JSON row %d: %w", rows, err)
+		}
+		for _, c := range cols {
+			if c.last != rows {
+				return nil, fmt.Errorf("JSON row %d has no key %q, which row 0 has (every row of a message carries the same keys; write null for a missing value)", rows, c.name)
+			}
 		}
 		rows++
 		if rows*max(len(cols), 1) > cellLimit {
@@ -260,9 +277,6 @@ func (c *jsonColumn) append(t json.Token, row int) error {
 		c.kind = k
 	} else if c.kind != k {
 		return fmt.Errorf("JSON row %d, column %q: a %s where earlier rows have a %s", row, c.name, k, c.kind)
-	}
-	if n := len(c.rows); n > 0 && int(c.rows[n-1]) == row {
-		return fmt.Errorf("JSON row %d: duplicate key %q", row, c.name)
 	}
 	switch v := t.(type) {
 	case json.Number:
@@ -451,15 +465,43 @@ func needsEscape(s string) bool {
 	return false
 }
 
+// ContentTypeOf returns the value of a message's content-type header, the
+// key matched without regard to case ("Content-Type" as HTTP writes it, or
+// "content-type"); the last such header wins, and "" means none.
+func ContentTypeOf(headers []pipeline.Header) string {
+	for i := len(headers) - 1; i >= 0; i-- {
+		if strings.EqualFold(headers[i].Key, HeaderContentType) {
+			return string(headers[i].Value)
+		}
+	}
+	return ""
+}
+
+// Errors for values with nothing to decode. kafka-go hands both a null
+// value and an empty one over as a nil slice; GroupSource tells them apart
+// and delivers a null value as nil and an empty one as an empty non-nil
+// slice.
+var (
+	errTombstone  = errors.New("tombstone: the message has a null value (a deletion marker), no rows to decode")
+	errEmptyValue = errors.New("empty value: the message has a value of 0 bytes, no rows to decode")
+)
+
 // NewDecoder returns the pipeline decoder for Kafka messages: the value's
-// format comes from its content-type header, else it is sniffed (Decode).
+// format comes from its content-type header (ContentTypeOf), else it is
+// sniffed (Decode). A tombstone (null value) and an empty value are
+// refused with different reasons.
 func NewDecoder(mem memory.Allocator) pipeline.Decoder {
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
 	return func(env *pipeline.Envelope) (*pipeline.Batch, error) {
-		ct, _ := env.Header(HeaderContentType)
-		schema, recs, err := Decode(env.Value, string(ct), mem)
+		switch {
+		case env.Value == nil:
+			return nil, errTombstone
+		case len(env.Value) == 0:
+			return nil, errEmptyValue
+		}
+		schema, recs, err := Decode(env.Value, ContentTypeOf(env.Headers), mem)
 		if err != nil {
 			return nil, err
 		}

@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/forestd/forestd/pipeline"
 )
 
 const dataDir = "../../testdata"
@@ -80,9 +82,9 @@ func TestContentTypeAliases(t *testing.T) {
 func TestDecodeJSON(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	in := `{"x1": 1.5, "name": "a", "ok": true}
-{"x1": -2, "x2": 7, "ok": null}
-{"name": null, "x2": 1e3}`
+	in := `{"x1": 1.5, "name": "a", "ok": true, "x2": null}
+{"x1": -2, "x2": 7, "ok": null, "name": null}
+{"name": null, "x2": 1e3, "ok": null, "x1": null}`
 	rec, err := DecodeJSON([]byte(in), mem)
 	if err != nil {
 		t.Fatal(err)
@@ -137,6 +139,12 @@ func TestDecodeJSONErrors(t *testing.T) {
 		``:                                   `no objects`,
 		`{"x": 1e999}`:                       `out of range`,
 		`{"x": tru}`:                         `invalid character`,
+		// reliability issue, item 8: a key missing from one row of JSON
+		// lines is an error, as a one-object message without it is a
+		// message without that column (it used to become NaN here)
+		`{"x1": 1, "x2": 2}` + "\n" + `{"x1": 3}`:                   `JSON row 1 has no key "x2", which row 0 has`,
+		`{"x1": 1}` + "\n" + `{"x1": 3, "x2": 4}`:                   `JSON row 1 has key "x2", which row 0 lacks`,
+		`{"x1": 1, "x2": 2}` + "\n" + `{"x2": 2, "x1": 3, "x1": 4}`: `JSON row 1: duplicate key "x1"`,
 	}
 	for in, want := range cases {
 		rec, err := DecodeJSON([]byte(in), mem)
@@ -300,5 +308,45 @@ func TestDecodeNoRows(t *testing.T) {
 			}
 		}
 		release(recs)
+	}
+}
+
+// TestDecoderHeaderCase (reliability issue, item 8): the content-type
+// header is found whatever the case of its key. Here the header names an
+// unsupported type for a value that would sniff as JSON: a header that is
+// not found would let the value decode.
+func TestDecoderHeaderCase(t *testing.T) {
+	dec := NewDecoder(memory.DefaultAllocator)
+	for _, key := range []string{"content-type", "Content-Type", "CONTENT-TYPE"} {
+		env := &pipeline.Envelope{Value: []byte(`{"a": 1}`), Headers: []pipeline.Header{{Key: key, Value: []byte("text/csv")}}}
+		b, err := dec(env)
+		if err == nil {
+			b.Release()
+			t.Fatalf("header %q ignored: the value was sniffed", key)
+		}
+		if !strings.Contains(err.Error(), `unsupported content-type "text/csv"`) {
+			t.Fatalf("header %q: %v", key, err)
+		}
+	}
+	env := &pipeline.Envelope{Value: []byte(`{"a": 1}`), Headers: []pipeline.Header{{Key: "Content-Type", Value: []byte("Application/JSON; charset=utf-8")}}}
+	b, err := dec(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Release()
+}
+
+// TestDecoderTombstoneAndEmpty (reliability issue, item 8): a tombstone
+// (null value) and an empty value are refused with different reasons.
+func TestDecoderTombstoneAndEmpty(t *testing.T) {
+	dec := NewDecoder(memory.DefaultAllocator)
+	ct := []pipeline.Header{{Key: HeaderContentType, Value: []byte(ContentTypeJSON)}}
+	_, errNull := dec(&pipeline.Envelope{Value: nil, Headers: ct})
+	_, errEmpty := dec(&pipeline.Envelope{Value: []byte{}, Headers: ct})
+	if errNull == nil || !strings.Contains(errNull.Error(), "tombstone") {
+		t.Fatalf("null value: %v", errNull)
+	}
+	if errEmpty == nil || !strings.Contains(errEmpty.Error(), "empty value") {
+		t.Fatalf("empty value: %v", errEmpty)
 	}
 }

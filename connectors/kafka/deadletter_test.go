@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	kafkago "github.com/segmentio/kafka-go"
 
 	"github.com/forestd/forestd/connectors/broker"
 	"github.com/forestd/forestd/pipeline"
@@ -80,3 +83,79 @@ var errBadValue = pipeline.BadInput(errString("undecodable"))
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// rawRecord is a record as the broker stores it: a null value is nil, an
+// empty one empty.
+type rawRecord struct {
+	offset  int64
+	null    bool
+	value   []byte
+	headers map[string]string
+}
+
+// rawRecords fetches partition 0 of topic at the protocol level, where a
+// null value and an empty one differ (kafka-go's Reader returns nil for
+// both).
+func rawRecords(t *testing.T, co ClientOptions, topic string) []rawRecord {
+	t.Helper()
+	c, err := co.build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := &kafkago.Client{Addr: kafkago.TCP(c.brokers...), Transport: c.transport}
+	resp, err := cl.Fetch(testCtx(t, 10*time.Second), &kafkago.FetchRequest{Topic: topic, Partition: 0, Offset: 0, MinBytes: 1, MaxBytes: 1 << 20, MaxWait: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []rawRecord
+	for {
+		r, err := resp.Records.ReadRecord()
+		if err != nil {
+			return out
+		}
+		rr := rawRecord{offset: r.Offset, null: r.Value == nil, headers: map[string]string{}}
+		if r.Value != nil {
+			rr.value, _ = io.ReadAll(r.Value)
+		}
+		for _, h := range r.Headers {
+			rr.headers[h.Key] = string(h.Value)
+		}
+		out = append(out, rr)
+	}
+}
+
+// TestTombstoneAndEmptyValue (reliability issue, item 8): a tombstone and
+// an empty value used to reach the decoder alike (kafka-go returns nil for
+// both), got the same reason, and the dead-letter topic stored the empty
+// value as null. Now each gets its own reason and its dead letter keeps
+// the value as it was: null, or empty.
+func TestTombstoneAndEmptyValue(t *testing.T) {
+	_, co := startBroker(t, broker.Options{})
+	ensure(t, co, 1, "in", "out", "dlq")
+	produce(t, co,
+		kafkago.Message{Topic: "in", Key: []byte("p0/tombstone"), Value: nil},
+		kafkago.Message{Topic: "in", Key: []byte("p0/empty"), Value: []byte{}},
+		jsonMsg(0, 2))
+	if in := rawRecords(t, co, "in"); len(in) != 3 || !in[0].null || in[1].null || len(in[1].value) != 0 {
+		t.Fatalf("setup: the input topic holds %+v", in)
+	}
+	d := startDaemon(t, co, "g", []string{"in"}, forward{"out"}, SourceOptions{})
+	consume(t, co, "out", 1, 20*time.Second)
+	var dlq []rawRecord
+	waitFor(t, 20*time.Second, "two dead letters", func() bool {
+		dlq = rawRecords(t, co, "dlq")
+		return len(dlq) == 2
+	})
+	d.stop(t)
+	byOffset := map[string]rawRecord{}
+	for _, r := range dlq {
+		byOffset[r.headers[pipeline.HeaderSourceOffset]] = r
+	}
+	tomb, empty := byOffset["0"], byOffset["1"]
+	if !tomb.null || !strings.Contains(tomb.headers[pipeline.HeaderDLQReason], "tombstone") {
+		t.Fatalf("tombstone's dead letter: null %v, reason %q", tomb.null, tomb.headers[pipeline.HeaderDLQReason])
+	}
+	if empty.null || len(empty.value) != 0 || !strings.Contains(empty.headers[pipeline.HeaderDLQReason], "empty value") {
+		t.Fatalf("empty value's dead letter: null %v, %d bytes, reason %q", empty.null, len(empty.value), empty.headers[pipeline.HeaderDLQReason])
+	}
+}

@@ -430,8 +430,12 @@ func (p *partitionReader) run(ctx context.Context, submit Submit) {
 		if err != nil {
 			return // revoked, or stopping
 		}
+		value := msg.Value
+		if len(value) == 0 {
+			value = s.emptyOrNull(ctx, p.tp, msg.Offset)
+		}
 		env := &pipeline.Envelope{Topic: msg.Topic, Partition: int32(msg.Partition), Offset: msg.Offset,
-			Key: msg.Key, Value: msg.Value, Time: msg.Time, Ack: ack}
+			Key: msg.Key, Value: value, Time: msg.Time, Ack: ack}
 		if len(msg.Headers) > 0 {
 			env.Headers = make([]pipeline.Header, len(msg.Headers))
 			for i, h := range msg.Headers {
@@ -440,6 +444,43 @@ func (p *partitionReader) run(ctx context.Context, submit Submit) {
 		}
 		if err := submit(ctx, env); err != nil {
 			return
+		}
+	}
+}
+
+// emptyOrNull tells a null value (a tombstone) from an empty one, which
+// kafka-go's Reader both returns as a nil slice: it fetches the message
+// again at the protocol level, where a null value is a nil record value.
+// It returns nil for a null value and an empty non-nil slice for an empty
+// one; when the fetch fails it assumes null. Such values are rare (and
+// only ever dead letters), so the second fetch costs nothing in practice.
+func (s *GroupSource) emptyOrNull(ctx context.Context, tp pipeline.TopicPartition, offset int64) []byte {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cl := &kafkago.Client{Addr: kafkago.TCP(s.c.brokers...), Transport: s.c.transport, Timeout: 10 * time.Second}
+	resp, err := cl.Fetch(ctx, &kafkago.FetchRequest{Topic: tp.Topic, Partition: int(tp.Partition), Offset: offset,
+		MinBytes: 1, MaxBytes: int64(s.opts.MaxMessageBytes), MaxWait: s.opts.MaxWait})
+	if err == nil && resp.Error != nil {
+		err = resp.Error
+	}
+	if err != nil {
+		s.opts.Logger.Debug("telling an empty value from a null one failed; taking it as null", "partition", tp.String(), "offset", offset, "err", err)
+		return nil
+	}
+	for {
+		r, err := resp.Records.ReadRecord()
+		if err != nil {
+			s.opts.Logger.Debug("telling an empty value from a null one: record not found; taking it as null", "partition", tp.String(), "offset", offset, "err", err)
+			return nil
+		}
+		if r.Offset == offset {
+			if r.Value == nil {
+				return nil
+			}
+			return []byte{}
+		}
+		if r.Offset > offset {
+			return nil
 		}
 	}
 }

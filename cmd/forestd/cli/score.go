@@ -60,6 +60,9 @@ func runEval(args []string, env Env) error {
 	if err != nil {
 		return err
 	}
+	if err := checkThreads(*threads); err != nil {
+		return err
+	}
 	f, meta, c, err := loadModelOrDRF(*modelPath)
 	if err != nil {
 		return err
@@ -128,6 +131,9 @@ func runScore(args []string, env Env) error {
 	lakeFlags := addScoreLakeFlags(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
+		return err
+	}
+	if err := checkThreads(*threads); err != nil {
 		return err
 	}
 	if *out == "" {
