@@ -15,6 +15,7 @@ import (
 
 	kafkago "github.com/segmentio/kafka-go"
 
+	"github.com/forestd/forestd/connectors/kafka"
 	"github.com/forestd/forestd/pipeline"
 )
 
@@ -29,13 +30,52 @@ func (d *daemon) readyz() (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// waitCommitted waits until the daemon's commit lag is 0 with at least one
-// commit.
-func (d *daemon) waitCommitted(t *testing.T, within time.Duration) {
+// waitCommitted waits until the group "forestd" has committed every
+// message of the features topic, as the broker reports it (end offsets and
+// the group's committed offsets).
+func (d *daemon) waitCommitted(t *testing.T, brokers string, within time.Duration) {
 	t.Helper()
-	waitCond(t, within, "commit lag 0", func() bool {
-		return d.metric("forestd_commit_lag") == 0 && d.metric("forestd_commits_total") >= 1
-	})
+	var lag int64
+	deadline := time.Now().Add(within)
+	for {
+		if lag = groupLag(t, brokers, "forestd", featuresTopic); lag == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d messages of %s not committed after %v", lag, featuresTopic, within)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// groupLag is the sum over topic's partitions of the log end offset minus
+// the group's committed offset (0 without a commit).
+func groupLag(t *testing.T, brokers, group, topic string) int64 {
+	t.Helper()
+	committed := groupOffsets(t, brokers, group, topic)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	n, err := kafka.Partitions(ctx, kafka.ClientOptions{Brokers: []string{brokers}}, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &kafkago.ListOffsetsRequest{Topics: map[string][]kafkago.OffsetRequest{}}
+	for p := 0; p < n; p++ {
+		req.Topics[topic] = append(req.Topics[topic], kafkago.LastOffsetOf(p))
+	}
+	cl := &kafkago.Client{Addr: kafkago.TCP(brokers), Timeout: 10 * time.Second}
+	resp, err := cl.ListOffsets(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lag int64
+	for _, po := range resp.Topics[topic] {
+		if po.Error != nil {
+			t.Fatal(po.Error)
+		}
+		lag += po.LastOffset - committed[int32(po.Partition)]
+	}
+	return lag
 }
 
 // setTopicConfig sets one config of a topic through the broker
@@ -92,7 +132,7 @@ func TestServeOversizedDeadLetters(t *testing.T) {
 	if len(ps) != 4 {
 		t.Fatalf("%d predictions for 4 good rows", len(ps))
 	}
-	d.waitCommitted(t, 30*time.Second)
+	d.waitCommitted(t, brokers, 30*time.Second)
 	dlq := kcatConsume(t, brokers, "forestd.dlq")
 	if len(dlq) != 2 {
 		t.Fatalf("%d dead letters, want 2", len(dlq))
@@ -174,7 +214,7 @@ func TestServeDeadLetterTopicUnavailable(t *testing.T) {
 	if len(ps) != 4 {
 		t.Fatalf("%d predictions for 4 good rows", len(ps))
 	}
-	d.waitCommitted(t, 30*time.Second)
+	d.waitCommitted(t, brokers, 30*time.Second)
 	if dlq := kcatConsume(t, brokers, "forestd.dlq"); len(dlq) != 1 || dlq[0].Payload == nil || *dlq[0].Payload != "\x00\x01 not a record" {
 		t.Fatalf("dead letters %v", dlq)
 	}
@@ -224,7 +264,7 @@ func TestServeMessageEdgeCases(t *testing.T) {
 	kcatLinesX(t, brokers, featuresTopic, []string{"-K", ":"}, nil, []string{"empty:"})                // 4: empty
 	kcatProduce(t, brokers, featuresTopic, []string{"Content-Type=application/json"}, []byte(rows[0])) // 5: scored
 	ps := waitPredictions(t, brokers, "forestd.predictions", 60*time.Second, func(ps []prediction) bool { return len(ps) >= 1 })
-	d.waitCommitted(t, 30*time.Second)
+	d.waitCommitted(t, brokers, 30*time.Second)
 	if len(ps) != 1 || !strings.HasSuffix(ps[0].Source, "/5") {
 		t.Fatalf("predictions %+v, want one, for offset 5", ps)
 	}
