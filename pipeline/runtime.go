@@ -376,7 +376,9 @@ func (r *Runtime) deadLetter(outs []Output) bool {
 // dead-letter topic that is missing, refuses the writer, or is down.)
 func (r *Runtime) deliverDeadLetter(ctx context.Context, env *Envelope, outs []Output) error {
 	m := r.opts.Metrics
-	return r.opts.Retry.Do(ctx, func() error {
+	retry := r.opts.Retry
+	retry.MaxAttempts = 0 // until written or stopped: the letter has nowhere else to go
+	return retry.Do(ctx, func() error {
 		t0 := time.Now()
 		err := r.sink.Write(ctx, outs)
 		m.SinkLatency.Observe(time.Since(t0).Seconds())
