@@ -130,6 +130,9 @@ type PipelineConfig struct {
 	MaxUncommitted   int           `yaml:"max_uncommitted"`
 	CommitInterval   time.Duration `yaml:"commit_interval"`
 	DrainTimeout     time.Duration `yaml:"drain_timeout"`
+	// StallTimeout: /readyz fails when a partition of the consumed topics
+	// has messages waiting and no commit for this long (kafka.SourceOptions).
+	StallTimeout time.Duration `yaml:"stall_timeout"`
 	// MemoryLimit is the Go runtime's soft memory limit in bytes (0: none).
 	MemoryLimit int64 `yaml:"memory_limit"`
 }
@@ -183,7 +186,7 @@ func DefaultConfig() Config {
 		Train: TrainConfig{Label: "y", Window: 50000, WindowKind: operators.WindowCount, RetrainEvery: "10000",
 			MinRows: 100, Forest: "rf", Trees: 100, Seed: 1, Threads: 1},
 		Pipeline: PipelineConfig{MaxInFlightBytes: 64 << 20, MaxUncommitted: 1000,
-			CommitInterval: 200 * time.Millisecond, DrainTimeout: 10 * time.Second},
+			CommitInterval: 200 * time.Millisecond, DrainTimeout: 10 * time.Second, StallTimeout: time.Minute},
 		Kafka: KafkaConfig{SessionTimeout: 10 * time.Second, StartOffset: kafka.StartEarliest,
 			MaxMessageBytes: kafka.DefaultMaxMessageBytes},
 		HTTP: "127.0.0.1:0",
@@ -363,6 +366,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("pipeline.commit_interval: %v", p.CommitInterval)
 	case p.DrainTimeout <= 0:
 		return fmt.Errorf("pipeline.drain_timeout: %v", p.DrainTimeout)
+	case p.StallTimeout <= 0:
+		return fmt.Errorf("pipeline.stall_timeout: %v", p.StallTimeout)
 	case p.MemoryLimit < 0:
 		return fmt.Errorf("pipeline.memory_limit: %d", p.MemoryLimit)
 	}

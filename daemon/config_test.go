@@ -139,6 +139,7 @@ func TestConfigErrors(t *testing.T) {
 		"stages: [select, train]\ntrain: {task: regression}\n": "train.task: regression cannot follow the select stage",
 		"pipeline: {max_inflight_bytes: 0}\n":                  "pipeline.max_inflight_bytes",
 		"pipeline: {commit_interval: 0s}\n":                    "pipeline.commit_interval",
+		"pipeline: {stall_timeout: 0s}\n":                      "pipeline.stall_timeout",
 		"kafka: {session_timeout: 1ms}\n":                      "kafka.session_timeout",
 		"kafka: {start_offset: middle}\n":                      "kafka.start_offset",
 		"kafka: {max_message_bytes: 10}\n":                     "kafka.max_message_bytes",

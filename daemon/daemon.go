@@ -156,6 +156,7 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 		return nil, err
 	}
 	d.sink, err = kafka.NewSink(kafka.SinkOptions{Client: d.co, Format: cfg.OutputFormat, MaxMessageBytes: cfg.Kafka.MaxMessageBytes, Logger: log,
+		Metrics: d.metrics,
 		Topics: map[string]string{
 			StreamPredictions: cfg.Topics.Predictions, StreamImportances: cfg.Topics.Importances,
 			StreamReports: cfg.Topics.Reports, StreamSelected: cfg.Topics.Selected,
@@ -175,7 +176,7 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 	}
 	d.src, err = kafka.NewGroupSource(kafka.SourceOptions{Client: d.co, Group: cfg.Group, Topics: d.rt.Topics(),
 		StartOffset: cfg.Kafka.StartOffset, SessionTimeout: cfg.Kafka.SessionTimeout, CommitInterval: cfg.Pipeline.CommitInterval,
-		DrainTimeout: cfg.Pipeline.DrainTimeout, MaxUncommitted: cfg.Pipeline.MaxUncommitted,
+		DrainTimeout: cfg.Pipeline.DrainTimeout, MaxUncommitted: cfg.Pipeline.MaxUncommitted, StallTimeout: cfg.Pipeline.StallTimeout,
 		MaxMessageBytes: max(8<<20, 2*cfg.Kafka.MaxMessageBytes), Logger: log, Metrics: d.metrics})
 	if err != nil {
 		return nil, err
@@ -465,9 +466,10 @@ func (d *Daemon) publishSeed(ctx context.Context) {
 	}
 }
 
-// Ready is /readyz: nil when the daemon has a model (when it scores), holds
-// a consumer-group generation and has read the model topic; else what it
-// waits for.
+// Ready is /readyz: nil when the daemon has a model (when it scores), can
+// write dead letters, holds a consumer-group generation in which the group
+// makes progress (kafka.GroupSource.Ready) and has read the model topic;
+// else what it waits for.
 func (d *Daemon) Ready() error {
 	if d.cfg.Has(StageScore) && d.cur.Load() == nil {
 		if d.cfg.Composed() {
@@ -475,8 +477,11 @@ func (d *Daemon) Ready() error {
 		}
 		return errors.New("no model yet (give --model, or wait for the first training)")
 	}
-	if !d.src.Joined() {
-		return errors.New("not in a consumer-group generation")
+	if err := d.rt.Ready(); err != nil { // a dead letter cannot be written
+		return err
+	}
+	if err := d.src.Ready(); err != nil { // in a generation, and the group makes progress
+		return err
 	}
 	if !d.bus.CaughtUp() {
 		return errors.New("model topic not read to its end yet")

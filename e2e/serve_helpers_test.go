@@ -160,13 +160,13 @@ func (p *proc) logField(msg, key string, d time.Duration) string {
 	}
 }
 
-// startBroker runs `forestd broker` on a free port.
-func startBroker(t *testing.T, addr, dataDir string) *proc {
+// startBroker runs `forestd broker` on a free port, with extra flags.
+func startBroker(t *testing.T, addr, dataDir string, extra ...string) *proc {
 	t.Helper()
 	if addr == "" {
 		addr = freePort(t)
 	}
-	p := startProc(t, "broker", "broker", "--listen", addr, "--data-dir", dataDir, "--log-format", "json")
+	p := startProc(t, "broker", append([]string{"broker", "--listen", addr, "--data-dir", dataDir, "--log-format", "json"}, extra...)...)
 	p.logField("broker listening", "addr", 20*time.Second)
 	return p
 }
@@ -265,7 +265,14 @@ func kcatProduceX(t *testing.T, brokers, topic string, extra, headers []string, 
 // newline-delimited mode).
 func kcatLines(t *testing.T, brokers, topic string, headers []string, lines []string) {
 	t.Helper()
-	args := []string{"-b", brokers, "-P", "-t", topic}
+	kcatLinesX(t, brokers, topic, nil, headers, lines)
+}
+
+// kcatLinesX is kcatLines with extra kcat arguments (e.g. -K : to send
+// KEY:VALUE lines; with -Z an empty VALUE is sent as null).
+func kcatLinesX(t *testing.T, brokers, topic string, extra, headers []string, lines []string) {
+	t.Helper()
+	args := append([]string{"-b", brokers, "-P", "-t", topic}, extra...)
 	for _, h := range headers {
 		args = append(args, "-H", h)
 	}
@@ -418,6 +425,7 @@ type producer struct {
 	mu     sync.Mutex
 	next   int // next id
 	acked  []int
+	paused bool
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -445,8 +453,11 @@ func startProducer(t *testing.T, brokers, topic string, p, rowsPer int, interval
 			case <-tick.C:
 			}
 			pr.mu.Lock()
-			first := pr.next
+			first, paused := pr.next, pr.paused
 			pr.mu.Unlock()
+			if paused {
+				continue
+			}
 			var b strings.Builder
 			for r := 0; r < rowsPer; r++ {
 				id := first + r
@@ -483,6 +494,21 @@ func startProducer(t *testing.T, brokers, topic string, p, rowsPer int, interval
 func (p *producer) stop() {
 	p.cancel()
 	<-p.done
+}
+
+// pause stops producing after the message in progress (kcat -e reaches
+// the end of a topic only once the daemon stops writing to it); resume
+// starts again.
+func (p *producer) pause() {
+	p.mu.Lock()
+	p.paused = true
+	p.mu.Unlock()
+}
+
+func (p *producer) resume() {
+	p.mu.Lock()
+	p.paused = false
+	p.mu.Unlock()
 }
 
 func (p *producer) ids() []int {

@@ -2,9 +2,12 @@ package pipeline
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -25,8 +28,26 @@ const (
 	HeaderSourceOffset    = "forestd-source-offset"
 )
 
+// Header keys of a dead letter trimmed to fit the dead-letter topic's
+// message limit (FitDeadLetter).
+const (
+	// HeaderDLQTrimmed lists what was cut, e.g. "value" or
+	// "value,headers,key".
+	HeaderDLQTrimmed = "forestd-dlq-trimmed"
+	// HeaderDLQOriginalBytes is the size of the original value in bytes.
+	HeaderDLQOriginalBytes = "forestd-dlq-original-bytes"
+	// HeaderDLQValueSHA256 is the hex SHA-256 of the original value.
+	HeaderDLQValueSHA256 = "forestd-dlq-value-sha256"
+)
+
 // maxReasonBytes bounds the reason header of a dead letter.
 const maxReasonBytes = 2048
+
+// DeadLetterOverhead is what FitDeadLetter reserves beyond the key, the
+// value and the headers' keys and values for the framing of one record in
+// its own record batch (a 61-byte batch header, the record's varints and
+// one length per header).
+const DeadLetterOverhead = 512
 
 // Envelope is one source message travelling through the runtime.
 type Envelope struct {
@@ -103,6 +124,16 @@ type Output struct {
 	Headers []Header
 	Record  arrow.Record
 	Raw     []byte
+}
+
+// header returns the value of the last header named key.
+func (o *Output) header(key string) ([]byte, bool) {
+	for i := len(o.Headers) - 1; i >= 0; i-- {
+		if o.Headers[i].Key == key {
+			return o.Headers[i].Value, true
+		}
+	}
+	return nil, false
 }
 
 // Rows is the number of rows the output carries (0 for raw payloads).
@@ -182,8 +213,9 @@ func DeadLetter(stream string, env *Envelope, stage string, reason error) Output
 	hs := make([]Header, 0, len(env.Headers)+5)
 	for _, h := range env.Headers {
 		switch h.Key {
-		case HeaderDLQReason, HeaderDLQStage, HeaderSourceTopic, HeaderSourcePartition, HeaderSourceOffset:
-			continue // a re-quarantined message keeps only the latest reason
+		case HeaderDLQReason, HeaderDLQStage, HeaderSourceTopic, HeaderSourcePartition, HeaderSourceOffset,
+			HeaderDLQTrimmed, HeaderDLQOriginalBytes, HeaderDLQValueSHA256:
+			continue // a re-quarantined message keeps only the latest reason and description
 		}
 		hs = append(hs, h)
 	}
@@ -195,4 +227,115 @@ func DeadLetter(stream string, env *Envelope, stage string, reason error) Output
 		Header{HeaderSourceOffset, []byte(strconv.FormatInt(env.Offset, 10))},
 	)
 	return Output{Stream: stream, Key: env.Key, Headers: hs, Raw: env.Value}
+}
+
+// DeadLetterSize is the size a raw output counts against a message limit:
+// key, value, the headers' keys and values, and DeadLetterOverhead.
+func DeadLetterSize(o Output) int {
+	n := len(o.Key) + len(o.Raw) + DeadLetterOverhead
+	for _, h := range o.Headers {
+		n += len(h.Key) + len(h.Value) + 8
+	}
+	return n
+}
+
+// ownHeader reports whether a dead letter's header was written by forestd
+// (reason, stage, source coordinates, trimming) rather than copied from the
+// original message.
+func ownHeader(k string) bool {
+	return strings.HasPrefix(k, "forestd-dlq-") || strings.HasPrefix(k, "forestd-source-")
+}
+
+// FitDeadLetter returns the dead letter o cut to count at most limit bytes
+// (DeadLetterSize), so that it fits the dead-letter topic's message limit
+// and its offset can commit. It cuts, in this order and only as far as
+// needed: the value (keeping its first bytes), the headers copied from the
+// original message, the key, and the reason. A cut letter carries
+// HeaderDLQTrimmed (what was cut), HeaderDLQOriginalBytes and
+// HeaderDLQValueSHA256 (of the original value), so that the original can be
+// told apart and matched with the source message at its source coordinates;
+// fitting a fitted letter again (to a smaller limit) keeps those. trimmed
+// reports whether anything was cut; the error says that even the letter's
+// own headers exceed limit. An empty but non-nil value stays non-nil.
+func FitDeadLetter(o Output, limit int) (fitted Output, trimmed bool, err error) {
+	if DeadLetterSize(o) <= limit {
+		return o, false, nil
+	}
+	f := Output{Stream: o.Stream, Key: o.Key, Raw: o.Raw, Headers: append([]Header(nil), o.Headers...)}
+	cut := map[string]bool{}
+	described := false
+	for _, h := range f.Headers {
+		switch h.Key {
+		case HeaderDLQOriginalBytes:
+			described = true
+		case HeaderDLQTrimmed:
+			for _, c := range strings.Split(string(h.Value), ",") {
+				cut[c] = true
+			}
+		}
+	}
+	if !described {
+		sum := sha256.Sum256(o.Raw)
+		f.Headers = append(f.Headers,
+			Header{HeaderDLQOriginalBytes, []byte(strconv.Itoa(len(o.Raw)))},
+			Header{HeaderDLQValueSHA256, []byte(hex.EncodeToString(sum[:]))},
+			Header{HeaderDLQTrimmed, nil})
+	}
+	// size the trimmed header for its longest value, so that writing the
+	// final one never grows the letter
+	const longest = "value,headers,key,reason"
+	setHeader(&f, HeaderDLQTrimmed, []byte(longest))
+	over := func() int { return DeadLetterSize(f) - limit }
+	// the value: keep its first bytes
+	if over() > 0 && len(f.Raw) > 0 {
+		f.Raw = f.Raw[:max(len(f.Raw)-over(), 0)]
+		cut["value"] = true
+	}
+	// the headers copied from the original message
+	if over() > 0 {
+		own := f.Headers[:0:0]
+		for _, h := range f.Headers {
+			if ownHeader(h.Key) {
+				own = append(own, h)
+			}
+		}
+		if len(own) < len(f.Headers) {
+			f.Headers = own
+			cut["headers"] = true
+		}
+	}
+	// the key, then the reason
+	if over() > 0 && len(f.Key) > 0 {
+		f.Key = f.Key[:max(len(f.Key)-over(), 0)]
+		cut["key"] = true
+	}
+	if over() > 0 {
+		for i, h := range f.Headers {
+			if h.Key == HeaderDLQReason && len(h.Value) > 0 {
+				f.Headers[i].Value = h.Value[:max(len(h.Value)-over(), 0)]
+				cut["reason"] = true
+			}
+		}
+	}
+	if over() > 0 {
+		return o, false, fmt.Errorf("a dead letter needs %d bytes for its own headers, above the %d-byte limit", DeadLetterSize(f), limit)
+	}
+	var names []string
+	for _, c := range []string{"value", "headers", "key", "reason"} {
+		if cut[c] {
+			names = append(names, c)
+		}
+	}
+	setHeader(&f, HeaderDLQTrimmed, []byte(strings.Join(names, ",")))
+	return f, true, nil
+}
+
+// setHeader sets the value of the last header named key.
+func setHeader(o *Output, key string, v []byte) {
+	for i := len(o.Headers) - 1; i >= 0; i-- {
+		if o.Headers[i].Key == key {
+			o.Headers[i].Value = v
+			return
+		}
+	}
 }

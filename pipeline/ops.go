@@ -16,7 +16,9 @@ import (
 // Ops is the daemon's operations endpoint (ARCHITECTURE.md, The daemon's promises): /metrics in the
 // Prometheus text format, /healthz (the process is serving), /readyz (the
 // daemon is ready to work: ready returns nil; otherwise 503 and the reason)
-// and Go's /debug/pprof profiles.
+// and, on a loopback address only, Go's /debug/pprof profiles. Every path
+// answers GET and HEAD; another method gets 405 Method Not Allowed with an
+// Allow header.
 type Ops struct {
 	srv *http.Server
 	ln  net.Listener
@@ -30,19 +32,42 @@ type OpsHandler struct {
 }
 
 // ServeOps listens on addr (host:port; port 0 picks a free one) and serves
-// the endpoints, and any extra handlers, until Close.
+// the endpoints, and any extra handlers, until Close. The profiles under
+// /debug/pprof/ (index, named profiles such as heap and goroutine, a CPU
+// profile, symbols) are served only when addr is a loopback address, so
+// that binding the endpoint beyond the machine for Prometheus exposes the
+// metrics and the probes, not the process's memory and stacks.
 func ServeOps(addr string, m *Metrics, ready func() error, logger *slog.Logger, extra ...OpsHandler) (*Ops, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: ops listener on %s: %w", addr, err)
 	}
+	o := &Ops{ln: ln, srv: &http.Server{Handler: opsMux(m, ready, loopback(ln.Addr()), extra), ReadHeaderTimeout: 5 * time.Second}}
+	go func() {
+		if err := o.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) && logger != nil {
+			logger.Error("ops server stopped", "err", err)
+		}
+	}()
+	return o, nil
+}
+
+// loopback reports whether a listener's address is a loopback address
+// (an unspecified address such as 0.0.0.0 is not).
+func loopback(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
+}
+
+// opsMux routes the endpoints; the method patterns make ServeMux answer 405
+// to anything but GET and HEAD.
+func opsMux(m *Metrics, ready func() error, pprofOn bool, extra []OpsHandler) *http.ServeMux {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry}))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+	mux.Handle("GET /metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "ok")
 	})
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		if ready != nil {
 			if err := ready(); err != nil {
@@ -53,21 +78,15 @@ func ServeOps(addr string, m *Metrics, ready func() error, logger *slog.Logger, 
 		}
 		fmt.Fprintln(w, "ready")
 	})
-	// Go profiles, for diagnosing a slow or large daemon (the endpoint is
-	// on loopback unless configured otherwise).
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	if pprofOn {
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	}
 	for _, h := range extra {
 		mux.Handle(h.Pattern, h.Handler)
 	}
-	o := &Ops{ln: ln, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}}
-	go func() {
-		if err := o.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) && logger != nil {
-			logger.Error("ops server stopped", "err", err)
-		}
-	}()
-	return o, nil
+	return mux
 }
 
 // Addr is the address the endpoint listens on.

@@ -79,6 +79,7 @@ type Runtime struct {
 	queues     map[string]chan *Envelope
 	sink       Sink
 	budget     *budget
+	dlq        dlqGate
 	wg         sync.WaitGroup
 	deliveries sync.WaitGroup
 	once       sync.Once
@@ -94,7 +95,7 @@ func New(opts Options, decode Decoder, routes []Route, sink Sink) (*Runtime, err
 		return nil, errors.New("pipeline: a runtime needs a decoder, a sink and at least one route")
 	}
 	r := &Runtime{opts: opts, decode: decode, sink: sink, routes: map[string][]Stage{}, pins: map[string]func() any{},
-		queues: map[string]chan *Envelope{}, budget: newBudget(opts.MaxInFlightBytes)}
+		queues: map[string]chan *Envelope{}, budget: newBudget(opts.MaxInFlightBytes), dlq: newDLQGate()}
 	for _, rt := range routes {
 		if rt.Topic == "" {
 			return nil, errors.New("pipeline: route without a topic")
@@ -144,8 +145,12 @@ func (r *Runtime) Start(ctx context.Context) {
 }
 
 // Submit hands a message to the workers. It blocks while the in-flight byte
-// budget is spent or every worker is busy, until ctx is done.
+// budget is spent, every worker is busy or the dead-letter stream is
+// unavailable (see Ready), until ctx is done.
 func (r *Runtime) Submit(ctx context.Context, env *Envelope) error {
+	if err := r.dlq.wait(ctx); err != nil {
+		return err
+	}
 	n := int64(len(env.Value))
 	if err := r.budget.acquire(ctx, n); err != nil {
 		return err
@@ -219,6 +224,10 @@ func (r *Runtime) handle(ctx context.Context, env *Envelope) {
 		}
 		for i := range outs {
 			m.RowsOut.WithLabelValues(outs[i].Stream).Add(float64(outs[i].Rows()))
+			if outs[i].Stream == r.opts.DeadLetterStream {
+				stage, _ := outs[i].header(HeaderDLQStage)
+				m.DeadLetters.WithLabelValues(string(stage)).Inc()
+			}
 		}
 		if !env.Time.IsZero() {
 			m.EndToEnd.Observe(time.Since(env.Time).Seconds())
@@ -305,8 +314,9 @@ func recovered(fn func() error) (err error) {
 	return fn()
 }
 
+// quarantine replaces a message's outputs with its dead letter (counted in
+// forestd_dead_letters_total once the sink has acknowledged it).
 func (r *Runtime) quarantine(env *Envelope, stage string, err error) []Output {
-	r.opts.Metrics.DeadLetters.WithLabelValues(stage).Inc()
 	r.opts.Logger.Warn("message quarantined", "stage", stage, "source", env.Source(), "reason", err)
 	if r.opts.OnDeadLetter != nil {
 		r.opts.OnDeadLetter(env, stage, err)
@@ -329,10 +339,13 @@ func (e *PartialWriteError) Unwrap() error { return e.Err }
 
 // deliver writes outs with retries. Only outputs that failed are written
 // again. A permanent failure replaces all of the message's outputs with its
-// dead letter.
+// dead letter, which is written by deliverDeadLetter.
 func (r *Runtime) deliver(ctx context.Context, env *Envelope, outs *[]Output) error {
 	if len(*outs) == 0 {
 		return nil
+	}
+	if r.deadLetter(*outs) {
+		return r.deliverDeadLetter(ctx, env, *outs)
 	}
 	m := r.opts.Metrics
 	write := func(all []Output) error {
@@ -364,12 +377,119 @@ func (r *Runtime) deliver(ctx context.Context, env *Envelope, outs *[]Output) er
 	if err == nil || !errors.Is(err, ErrPermanent) {
 		return err
 	}
-	if len(*outs) == 1 && (*outs)[0].Stream == r.opts.DeadLetterStream {
-		return err // the dead letter itself cannot be written
-	}
 	releaseOutputs(*outs)
 	*outs = r.quarantine(env, "sink", err)
-	return write(*outs)
+	return r.deliverDeadLetter(ctx, env, *outs)
+}
+
+// deadLetter reports whether outs is a message's dead letter.
+func (r *Runtime) deadLetter(outs []Output) bool {
+	return len(outs) == 1 && outs[0].Stream == r.opts.DeadLetterStream && outs[0].Record == nil
+}
+
+// deliverDeadLetter writes a dead letter until the sink acknowledges it or
+// ctx ends. Its offset must not commit before it is stored, and there is
+// nowhere else to put it, so every failure — a permanent one too — is
+// retried; meanwhile the runtime reports the dead-letter stream
+// unavailable (Ready) and Submit pauses, so that consumption stops rather
+// than piling up messages behind a dead letter that cannot be written.
+// (The sink fits a letter to the topic's message limit; what remains is a
+// dead-letter topic that is missing, refuses the writer, or is down.)
+func (r *Runtime) deliverDeadLetter(ctx context.Context, env *Envelope, outs []Output) error {
+	m := r.opts.Metrics
+	retry := r.opts.Retry
+	retry.MaxAttempts = 0 // until written or stopped: the letter has nowhere else to go
+	return retry.Do(ctx, func() error {
+		t0 := time.Now()
+		err := r.sink.Write(ctx, outs)
+		m.SinkLatency.Observe(time.Since(t0).Seconds())
+		if err == nil {
+			if down := r.dlq.up(); down > 0 {
+				m.DeadLetterStreamDown.Set(0)
+				r.opts.Logger.Info("dead-letter stream available again; consumption resumes", "stream", r.opts.DeadLetterStream,
+					"unavailable_for", down.Round(time.Millisecond).String())
+			}
+			return nil
+		}
+		if ctx.Err() == nil && r.dlq.down(err) {
+			m.DeadLetterStreamDown.Set(1)
+			r.opts.Logger.Error("dead-letter stream unavailable: consumption paused until the dead letter is written",
+				"stream", r.opts.DeadLetterStream, "source", env.Source(), "err", err)
+		}
+		return err
+	}, func(error) bool { return ctx.Err() == nil },
+		func(attempt int, err error) {
+			m.Retries.WithLabelValues("dead-letter").Inc()
+			r.opts.Logger.Debug("dead-letter write failed; retrying", "source", env.Source(), "attempt", attempt+1, "err", err)
+		})
+}
+
+// Ready is nil unless the dead-letter stream is unavailable: a dead letter
+// could not be written, intake is paused (Submit blocks) and the error says
+// since when and why.
+func (r *Runtime) Ready() error { return r.dlq.err() }
+
+// dlqGate holds intake while dead letters cannot be written.
+type dlqGate struct {
+	mu    sync.Mutex
+	cause error
+	since time.Time
+	open  chan struct{} // closed while the stream is available
+}
+
+func newDLQGate() dlqGate {
+	ch := make(chan struct{})
+	close(ch)
+	return dlqGate{open: ch}
+}
+
+// down marks the stream unavailable with cause; it reports whether it was
+// available until now.
+func (g *dlqGate) down(cause error) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	was := g.cause == nil
+	g.cause = cause
+	if was {
+		g.since = time.Now()
+		g.open = make(chan struct{})
+	}
+	return was
+}
+
+// up marks the stream available; it returns how long it was unavailable
+// (0 if it was available).
+func (g *dlqGate) up() time.Duration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.cause == nil {
+		return 0
+	}
+	g.cause = nil
+	close(g.open)
+	return max(time.Since(g.since), time.Nanosecond)
+}
+
+func (g *dlqGate) err() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.cause == nil {
+		return nil
+	}
+	return fmt.Errorf("dead letters cannot be written for %v, consumption paused: %w", time.Since(g.since).Round(time.Second), g.cause)
+}
+
+// wait blocks while the stream is unavailable, until ctx is done.
+func (g *dlqGate) wait(ctx context.Context) error {
+	g.mu.Lock()
+	ch := g.open
+	g.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func releaseOutputs(outs []Output) {

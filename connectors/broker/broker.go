@@ -14,6 +14,11 @@
 // (saslcompat.go) that lists SaslHandshake from version 0 in ApiVersions
 // responses, without which librdkafka clients such as kcat refuse to
 // authenticate against kfake.
+//
+// Consumer-group members that die during a rebalance are expired at their
+// session timeout by a watch beside kfake (sessions.go), which on its own
+// never expires a member whose JoinGroup or SyncGroup reply went into a
+// closed connection.
 package broker
 
 import (
@@ -102,8 +107,9 @@ type Options struct {
 
 // Broker is a running embedded broker.
 type Broker struct {
-	c    *kfake.Cluster
-	addr string
+	c        *kfake.Cluster
+	addr     string
+	sessions *sessionWatch
 }
 
 func (o *Options) resolve() error {
@@ -220,9 +226,13 @@ func Start(opts Options) (*Broker, error) {
 		return nil, fmt.Errorf("broker: starting on %s: %w", opts.Listen, err)
 	}
 	b := &Broker{c: c, addr: c.ListenAddrs()[0]}
+	if b.sessions, err = newSessionWatch(c, b.addr, opts.TLS, opts.Users, opts.Logger); err != nil {
+		c.Close()
+		return nil, err
+	}
 	for _, t := range opts.Topics {
 		if err := b.CreateTopic(t); err != nil {
-			c.Close()
+			b.Close()
 			return nil, err
 		}
 	}
@@ -256,7 +266,17 @@ func (b *Broker) Addr() string { return b.addr }
 func (b *Broker) Cluster() *kfake.Cluster { return b.c }
 
 // Close stops the broker, flushing persisted state to the data directory.
-func (b *Broker) Close() { b.c.Close() }
+func (b *Broker) Close() {
+	if b.sessions != nil {
+		b.sessions.close()
+	}
+	b.c.Close()
+}
+
+// ExpiredMembers is the number of consumer-group members the broker
+// expired because their session lapsed without the broker's own timer
+// firing (see sessions.go).
+func (b *Broker) ExpiredMembers() int64 { return b.sessions.expired.Load() }
 
 // WaitGroup waits until the consumer group is stable with n members (n < 0:
 // any number) and returns the partitions assigned to each member.

@@ -80,9 +80,9 @@ func TestContentTypeAliases(t *testing.T) {
 func TestDecodeJSON(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	in := `{"x1": 1.5, "name": "a", "ok": true}
-{"x1": -2, "x2": 7, "ok": null}
-{"name": null, "x2": 1e3}`
+	in := `{"x1": 1.5, "name": "a", "ok": true, "x2": null}
+{"x1": -2, "x2": 7, "ok": null, "name": null}
+{"name": null, "x2": 1e3, "ok": null, "x1": null}`
 	rec, err := DecodeJSON([]byte(in), mem)
 	if err != nil {
 		t.Fatal(err)
@@ -137,6 +137,12 @@ func TestDecodeJSONErrors(t *testing.T) {
 		``:                                   `no objects`,
 		`{"x": 1e999}`:                       `out of range`,
 		`{"x": tru}`:                         `invalid character`,
+		// reliability issue, item 8: a key missing from one row of JSON
+		// lines is an error, as a one-object message without it is a
+		// message without that column (it used to become NaN here)
+		`{"x1": 1, "x2": 2}` + "\n" + `{"x1": 3}`:                   `JSON row 1 has no key "x2", which row 0 has`,
+		`{"x1": 1}` + "\n" + `{"x1": 3, "x2": 4}`:                   `JSON row 1 has key "x2", which row 0 lacks`,
+		`{"x1": 1, "x2": 2}` + "\n" + `{"x2": 2, "x1": 3, "x1": 4}`: `JSON row 1: duplicate key "x1"`,
 	}
 	for in, want := range cases {
 		rec, err := DecodeJSON([]byte(in), mem)

@@ -61,7 +61,11 @@ type JSONOptions struct {
 // rows of its value or, on an error, none of them, so that one bad message
 // is rejected alone while the others still make the record. Columns appear
 // in the order of Require, then of Kinds' other keys (sorted), then as
-// their keys first appear; a key missing from a row is null there.
+// their keys first appear. Every object of one value (the rows of one
+// message, JSON lines) must carry the same keys — a missing value is
+// written null — so that a message means the same whether its rows come
+// in one message or in several; a key one value lacks is null in the rows
+// of the others.
 // Numbers become float64, strings utf8, booleans bool; a column that is
 // null everywhere is float64. A JSONRows is not safe for concurrent use.
 type JSONRows struct {
@@ -148,6 +152,7 @@ func (b *JSONRows) Append(value []byte) (int, error) {
 func (b *JSONRows) append(value []byte, start int) error {
 	sc := jsonScanner{b: bytes.TrimPrefix(value, []byte("\xef\xbb\xbf"))}
 	cellLimit := maxJSONCells(b.size + len(value))
+	var first []int // the columns of the value's first object
 	for {
 		row := b.rows - start // within value, for errors
 		sc.space()
@@ -167,7 +172,13 @@ func (b *JSONRows) append(value []byte, start int) error {
 		if b.rows == maxJSONRows {
 			return fmt.Errorf("JSON: more than %d rows", maxJSONRows)
 		}
-		if err := b.object(&sc, row); err != nil {
+		nkeys, err := b.object(&sc, row)
+		if err != nil {
+			return err
+		}
+		if row == 0 {
+			first = append(first[:0], b.order[:nkeys]...)
+		} else if err := b.sameKeys(first, nkeys, row); err != nil {
 			return err
 		}
 		for _, ci := range b.require {
@@ -186,59 +197,78 @@ func (b *JSONRows) append(value []byte, start int) error {
 	return nil
 }
 
-// object reads the members of one object (after its '{') into row b.rows;
-// row numbers it within the value for errors.
-func (b *JSONRows) object(sc *jsonScanner, row int) error {
+// sameKeys checks that row b.rows, the row-th object of its value with
+// nkeys keys (b.order[:nkeys]), has the keys of the value's first object.
+func (b *JSONRows) sameKeys(first []int, nkeys, row int) error {
+	for _, ci := range first {
+		if b.cols[ci].last != b.rows {
+			return fmt.Errorf("JSON row %d has no key %q, which row 0 has (every row of a message carries the same keys; write null for a missing value)", row, b.cols[ci].name)
+		}
+	}
+	if nkeys != len(first) {
+		for _, ci := range b.order[:nkeys] {
+			if !slices.Contains(first, ci) {
+				return fmt.Errorf("JSON row %d has key %q, which row 0 lacks (every row of a message carries the same keys; write null for a missing value)", row, b.cols[ci].name)
+			}
+		}
+	}
+	return nil
+}
+
+// object reads the members of one object (after its '{') into row b.rows
+// and returns how many keys it had (their columns: b.order[:n]); row
+// numbers it within the value for errors.
+func (b *JSONRows) object(sc *jsonScanner, row int) (int, error) {
 	at := b.rows
 	sc.space()
 	if sc.eof() {
-		return fmt.Errorf("JSON row %d: unexpected EOF", row)
+		return 0, fmt.Errorf("JSON row %d: unexpected EOF", row)
 	}
 	if sc.peek() == '}' {
 		sc.i++
-		return nil
+		return 0, nil
 	}
 	for k := 0; ; k++ {
 		sc.space()
 		if sc.eof() {
-			return fmt.Errorf("JSON row %d: unexpected EOF", row)
+			return 0, fmt.Errorf("JSON row %d: unexpected EOF", row)
 		}
 		if sc.peek() != '"' {
-			return fmt.Errorf("JSON row %d: %w", row, sc.invalid("looking for beginning of object key string"))
+			return 0, fmt.Errorf("JSON row %d: %w", row, sc.invalid("looking for beginning of object key string"))
 		}
 		key, err := sc.str()
 		if err != nil {
-			return fmt.Errorf("JSON row %d: %w", row, err)
+			return 0, fmt.Errorf("JSON row %d: %w", row, err)
 		}
 		sc.space()
 		if sc.eof() {
-			return fmt.Errorf("JSON row %d: unexpected EOF", row)
+			return 0, fmt.Errorf("JSON row %d: unexpected EOF", row)
 		}
 		if sc.peek() != ':' {
-			return fmt.Errorf("JSON row %d: %w", row, sc.invalid("after object key"))
+			return 0, fmt.Errorf("JSON row %d: %w", row, sc.invalid("after object key"))
 		}
 		sc.i++
 		sc.space()
 		ci, err := b.lookup(key, k)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		c := b.cols[ci]
 		if err := sc.value(c, at, row); err != nil {
-			return err
+			return 0, err
 		}
 		sc.space()
 		if sc.eof() {
-			return fmt.Errorf("JSON row %d: unexpected EOF", row)
+			return 0, fmt.Errorf("JSON row %d: unexpected EOF", row)
 		}
 		switch sc.peek() {
 		case ',':
 			sc.i++
 		case '}':
 			sc.i++
-			return nil
+			return k + 1, nil
 		default:
-			return fmt.Errorf("JSON row %d: %w", row, sc.invalid("after object key:value pair"))
+			return 0, fmt.Errorf("JSON row %d: %w", row, sc.invalid("after object key:value pair"))
 		}
 	}
 }

@@ -34,5 +34,7 @@
 // A value's format comes from its content-type header; without one it is
 // sniffed from unambiguous markers (Arrow's 0xFFFFFFFF continuation or
 // "ARROW1" magic, or a JSON '{'), never guessed: a value that matches none is
-// a decode error, and so quarantined. See Decode and DecodeJSON.
+// a decode error, and so quarantined. A null value (a tombstone) and an
+// empty value are quarantined with their own reasons. See Decode,
+// DecodeJSON and NewDecoder.
 package kafka

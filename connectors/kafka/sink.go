@@ -41,8 +41,20 @@ type SinkOptions struct {
 	Linger time.Duration
 	// WriteTimeout bounds one produce request (default 10 s).
 	WriteTimeout time.Duration
-	Mem          memory.Allocator
-	Logger       *slog.Logger
+	// DeadLetterStream is the output stream of dead letters (default
+	// pipeline.DefaultDeadLetterStream).
+	DeadLetterStream string
+	// MaxDeadLetterBytes bounds one dead letter as pipeline.DeadLetterSize
+	// counts it (default MaxMessageBytes, at least 4096): a larger one is cut to fit
+	// (pipeline.FitDeadLetter) so that it can always be stored and its
+	// offset commit. When the dead-letter topic refuses a letter as too
+	// large anyway (its max.message.bytes is smaller), the letter is cut
+	// to half the size and tried again, down to its headers alone.
+	MaxDeadLetterBytes int
+	Mem                memory.Allocator
+	Logger             *slog.Logger
+	// Metrics, when set, counts trimmed dead letters.
+	Metrics *pipeline.Metrics
 }
 
 // Sink produces outputs with acks=all: Write returns only when every
@@ -72,6 +84,15 @@ func NewSink(opts SinkOptions) (*Sink, error) {
 	if opts.MaxMessageBytes < 1024 {
 		return nil, fmt.Errorf("kafka: max message bytes %d is below 1024", opts.MaxMessageBytes)
 	}
+	if opts.DeadLetterStream == "" {
+		opts.DeadLetterStream = pipeline.DefaultDeadLetterStream
+	}
+	if opts.MaxDeadLetterBytes == 0 {
+		opts.MaxDeadLetterBytes = max(opts.MaxMessageBytes, minDeadLetterBytes)
+	}
+	if opts.MaxDeadLetterBytes < minDeadLetterBytes {
+		return nil, fmt.Errorf("kafka: max dead-letter bytes %d is below %d", opts.MaxDeadLetterBytes, minDeadLetterBytes)
+	}
 	if opts.Linger == 0 {
 		opts.Linger = 2 * time.Millisecond
 	}
@@ -92,7 +113,7 @@ func NewSink(opts SinkOptions) (*Sink, error) {
 		Balancer:     &kafkago.Hash{},
 		RequiredAcks: kafkago.RequireAll,
 		MaxAttempts:  3, WriteBackoffMin: 50 * time.Millisecond, WriteBackoffMax: 500 * time.Millisecond,
-		BatchSize: 1000, BatchBytes: int64(opts.MaxMessageBytes) + 64<<10, BatchTimeout: opts.Linger,
+		BatchSize: 1000, BatchBytes: int64(max(opts.MaxMessageBytes, opts.MaxDeadLetterBytes)) + 64<<10, BatchTimeout: opts.Linger,
 		WriteTimeout: opts.WriteTimeout, ReadTimeout: opts.WriteTimeout,
 		Transport: c.transport,
 		ErrorLogger: kafkago.LoggerFunc(func(f string, a ...any) {
@@ -145,11 +166,78 @@ func (s *Sink) encodeFitting(rec arrow.Record) ([][]byte, error) {
 	return out, nil
 }
 
+// minDeadLetterBytes is the smallest dead-letter limit: room for a dead
+// letter's own headers (a reason of up to 2 KiB, the source coordinates and
+// the trimming description) and pipeline.DeadLetterOverhead.
+const minDeadLetterBytes = 4096
+
 // Write produces outs and waits for acks=all. Outputs that fail are
 // reported in a pipeline.PartialWriteError so that only they are retried;
 // an output that cannot be produced at all (no topic for its stream, a row
-// larger than the message limit) is a pipeline.ErrPermanent error.
+// larger than the message limit, a message the topic refuses as too large)
+// is a pipeline.ErrPermanent error. Dead letters are cut to fit (see
+// SinkOptions.MaxDeadLetterBytes).
 func (s *Sink) Write(ctx context.Context, outs []pipeline.Output) error {
+	limit := s.opts.MaxDeadLetterBytes
+	for {
+		fitted, trimmed, err := s.fitDeadLetters(outs, limit)
+		if err != nil {
+			return err
+		}
+		err = s.write(ctx, fitted)
+		if err == nil && trimmed > 0 && s.opts.Metrics != nil {
+			s.opts.Metrics.DeadLettersTrimmed.Add(float64(trimmed))
+		}
+		if err == nil || !tooLarge(err) || !s.hasDeadLetter(outs) || limit <= minDeadLetterBytes {
+			return err
+		}
+		limit = max(limit/2, minDeadLetterBytes)
+		s.opts.Logger.Warn("the dead-letter topic refused a dead letter as too large; cutting it smaller",
+			"stream", s.opts.DeadLetterStream, "limit", limit, "err", err)
+	}
+}
+
+func (s *Sink) hasDeadLetter(outs []pipeline.Output) bool {
+	for i := range outs {
+		if outs[i].Stream == s.opts.DeadLetterStream && outs[i].Record == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// fitDeadLetters returns outs with every dead letter fitted to limit (a
+// copy when one changes) and the number cut.
+func (s *Sink) fitDeadLetters(outs []pipeline.Output, limit int) ([]pipeline.Output, int, error) {
+	out, n := outs, 0
+	for i := range outs {
+		if outs[i].Stream != s.opts.DeadLetterStream || outs[i].Record != nil {
+			continue
+		}
+		f, trimmed, err := pipeline.FitDeadLetter(outs[i], limit)
+		if err != nil {
+			return nil, 0, fmt.Errorf("%w: %w", pipeline.ErrPermanent, err)
+		}
+		if !trimmed {
+			continue
+		}
+		if n == 0 {
+			out = append([]pipeline.Output(nil), outs...)
+		}
+		out[i] = f
+		n++
+	}
+	return out, n, nil
+}
+
+// tooLarge reports whether err says a message is larger than the producer
+// or the topic accepts.
+func tooLarge(err error) bool {
+	var local kafkago.MessageTooLargeError
+	return errors.As(err, &local) || errors.Is(err, kafkago.MessageSizeTooLarge) || errors.Is(err, kafkago.RecordListTooLarge)
+}
+
+func (s *Sink) write(ctx context.Context, outs []pipeline.Output) error {
 	var msgs []kafkago.Message
 	var owner []int // message → output index
 	for i := range outs {
@@ -163,7 +251,7 @@ func (s *Sink) Write(ctx context.Context, outs []pipeline.Output) error {
 			hs = append(hs, kafkago.Header{Key: h.Key, Value: h.Value})
 		}
 		if o.Record == nil {
-			if len(o.Raw) > s.opts.MaxMessageBytes+64<<10 {
+			if o.Stream != s.opts.DeadLetterStream && len(o.Raw) > s.opts.MaxMessageBytes+64<<10 {
 				return fmt.Errorf("%w: %d-byte payload for %s is above the message limit", pipeline.ErrPermanent, len(o.Raw), topic)
 			}
 			msgs = append(msgs, kafkago.Message{Topic: topic, Key: o.Key, Value: o.Raw, Headers: hs})
@@ -203,8 +291,7 @@ func (s *Sink) Write(ctx context.Context, outs []pipeline.Output) error {
 				}
 			}
 		}
-		var tooLarge kafkago.MessageTooLargeError
-		if errors.As(first, &tooLarge) {
+		if tooLarge(first) {
 			return fmt.Errorf("%w: %w", pipeline.ErrPermanent, first)
 		}
 		pe := &pipeline.PartialWriteError{Err: first}
@@ -215,8 +302,7 @@ func (s *Sink) Write(ctx context.Context, outs []pipeline.Output) error {
 		}
 		return pe
 	}
-	var tooLarge kafkago.MessageTooLargeError
-	if errors.As(err, &tooLarge) {
+	if tooLarge(err) {
 		return fmt.Errorf("%w: %w", pipeline.ErrPermanent, err)
 	}
 	return err

@@ -56,8 +56,12 @@ type SourceOptions struct {
 	QueueCapacity int
 	// MaxWait is the longest a fetch waits for new data (default 250 ms).
 	MaxWait time.Duration
-	Logger  *slog.Logger
-	Metrics *pipeline.Metrics
+	// StallTimeout: a partition of the source's topics with messages
+	// waiting and no commit by the group for this long is stalled, and
+	// Ready reports it (default 60 s). See GroupSource.Ready.
+	StallTimeout time.Duration
+	Logger       *slog.Logger
+	Metrics      *pipeline.Metrics
 	// OnGeneration, when set, is called at the start of every generation
 	// with its ID and partitions.
 	OnGeneration func(gen int32, parts []pipeline.TopicPartition)
@@ -99,6 +103,7 @@ func (o *SourceOptions) resolve() (*client, error) {
 		def(&o.CommitInterval, 200*time.Millisecond, "commit interval"),
 		def(&o.DrainTimeout, 10*time.Second, "drain timeout"),
 		def(&o.MaxWait, 250*time.Millisecond, "max wait"),
+		def(&o.StallTimeout, time.Minute, "stall timeout"),
 	} {
 		if e != nil {
 			return nil, e
@@ -131,8 +136,9 @@ func (o *SourceOptions) resolve() (*client, error) {
 // GroupSource consumes topics as a member of a consumer group and commits
 // offsets only as far as its trackers allow (see the package comment).
 type GroupSource struct {
-	opts SourceOptions
-	c    *client
+	opts     SourceOptions
+	c        *client
+	progress *progress
 
 	mu      sync.Mutex
 	current *pipeline.Tracker
@@ -145,7 +151,9 @@ func NewGroupSource(opts SourceOptions) (*GroupSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &GroupSource{opts: opts, c: c}, nil
+	s := &GroupSource{opts: opts, c: c}
+	s.progress = newProgress(s)
+	return s, nil
 }
 
 // Submit hands a message to the runtime (pipeline.Runtime.Submit).
@@ -187,6 +195,16 @@ func (s *GroupSource) Run(ctx context.Context, submit Submit) error {
 		return fmt.Errorf("kafka: consumer group %s: %w", s.opts.Group, err)
 	}
 	defer closeGroup(cg, s.opts.Logger)
+	pctx, pcancel := context.WithCancel(ctx)
+	pdone := make(chan struct{})
+	go func() {
+		defer close(pdone)
+		s.progress.run(pctx)
+	}()
+	defer func() {
+		pcancel()
+		<-pdone
+	}()
 	lastErr := time.Time{}
 	for {
 		gen, err := cg.Next(ctx)
@@ -412,8 +430,12 @@ func (p *partitionReader) run(ctx context.Context, submit Submit) {
 		if err != nil {
 			return // revoked, or stopping
 		}
+		value := msg.Value
+		if len(value) == 0 {
+			value = s.emptyOrNull(ctx, p.tp, msg.Offset)
+		}
 		env := &pipeline.Envelope{Topic: msg.Topic, Partition: int32(msg.Partition), Offset: msg.Offset,
-			Key: msg.Key, Value: msg.Value, Time: msg.Time, Ack: ack}
+			Key: msg.Key, Value: value, Time: msg.Time, Ack: ack}
 		if len(msg.Headers) > 0 {
 			env.Headers = make([]pipeline.Header, len(msg.Headers))
 			for i, h := range msg.Headers {
@@ -422,6 +444,43 @@ func (p *partitionReader) run(ctx context.Context, submit Submit) {
 		}
 		if err := submit(ctx, env); err != nil {
 			return
+		}
+	}
+}
+
+// emptyOrNull tells a null value (a tombstone) from an empty one, which
+// kafka-go's Reader both returns as a nil slice: it fetches the message
+// again at the protocol level, where a null value is a nil record value.
+// It returns nil for a null value and an empty non-nil slice for an empty
+// one; when the fetch fails it assumes null. Such values are rare (and
+// only ever dead letters), so the second fetch costs nothing in practice.
+func (s *GroupSource) emptyOrNull(ctx context.Context, tp pipeline.TopicPartition, offset int64) []byte {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cl := &kafkago.Client{Addr: kafkago.TCP(s.c.brokers...), Transport: s.c.transport, Timeout: 10 * time.Second}
+	resp, err := cl.Fetch(ctx, &kafkago.FetchRequest{Topic: tp.Topic, Partition: int(tp.Partition), Offset: offset,
+		MinBytes: 1, MaxBytes: int64(s.opts.MaxMessageBytes), MaxWait: s.opts.MaxWait})
+	if err == nil && resp.Error != nil {
+		err = resp.Error
+	}
+	if err != nil {
+		s.opts.Logger.Debug("telling an empty value from a null one failed; taking it as null", "partition", tp.String(), "offset", offset, "err", err)
+		return nil
+	}
+	for {
+		r, err := resp.Records.ReadRecord()
+		if err != nil {
+			s.opts.Logger.Debug("telling an empty value from a null one: record not found; taking it as null", "partition", tp.String(), "offset", offset, "err", err)
+			return nil
+		}
+		if r.Offset == offset {
+			if r.Value == nil {
+				return nil
+			}
+			return []byte{}
+		}
+		if r.Offset > offset {
+			return nil
 		}
 	}
 }

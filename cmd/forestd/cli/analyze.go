@@ -72,7 +72,7 @@ func runAnalyze(args []string, env Env) error {
 	case *maxSize != 2 && *maxSize != 3:
 		return usagef("--max-size must be 2 or 3, got %d", *maxSize)
 	case *threads < 1:
-		return usagef("--threads must be at least 1, got %d", *threads)
+		return checkThreads(*threads)
 	}
 	if *out != "" && !reportExt(*out) {
 		return usagef("--out %s: unknown format (want .parquet, .arrow, .arrows, .csv or .csv.gz)", *out)

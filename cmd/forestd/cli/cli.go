@@ -72,6 +72,16 @@ func (u usageError) Unwrap() error { return u.err }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
+// checkThreads is the one rule for --threads in every command (train, eval,
+// score, analyze, select): at least 1; the default is the number of CPUs,
+// and 0 is a usage error rather than a second spelling of that default.
+func checkThreads(n int) error {
+	if n < 1 {
+		return usagef("--threads must be at least 1 (default: the number of CPUs), got %d", n)
+	}
+	return nil
+}
+
 // Main runs the command line and returns the exit code.
 func Main(args []string, env Env) (code int) {
 	if env.Stdout == nil {

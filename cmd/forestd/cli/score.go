@@ -43,6 +43,9 @@ func runEval(args []string, env Env) error {
 	if err != nil {
 		return err
 	}
+	if err := checkThreads(*threads); err != nil {
+		return err
+	}
 	m, err := loadModel(*modelPath)
 	if err != nil {
 		return err
@@ -104,6 +107,9 @@ func runScore(args []string, env Env) error {
 	lakeFlags := addScoreLakeFlags(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
+		return err
+	}
+	if err := checkThreads(*threads); err != nil {
 		return err
 	}
 	if *out == "" {

@@ -53,6 +53,9 @@ func runSelect(args []string, env Env) error {
 	if err != nil {
 		return err
 	}
+	if err := checkThreads(*threads); err != nil {
+		return err
+	}
 	paths := append(in.vals, pos...)
 	if *out == "" {
 		return usagef("--out is required")
@@ -92,7 +95,7 @@ func runSelect(args []string, env Env) error {
 		return usagef("--alpha must be in [0, 1], --max-perms and --candidates at least 1, --perms and --max-rows not negative")
 	}
 	opt.Alpha = *alpha
-	opt.Test = dependence.TestOptions{MaxPerms: *maxPerms, Perms: *perms, MaxRows: *maxRows, Seed: *seed, Threads: max(*threads, 1)}
+	opt.Test = dependence.TestOptions{MaxPerms: *maxPerms, Perms: *perms, MaxRows: *maxRows, Seed: *seed, Threads: *threads}
 	fopts := fdm.Options{Map: *mapKind, Candidates: *cands}
 	if *mapKind != fdm.MapRP && *mapKind != fdm.MapDRL {
 		return usagef("--fdm-map %q: want rp or drl", *mapKind)

@@ -46,7 +46,7 @@ type serveFlags struct {
 	window, minRows, trees, trainThreads, workers, maxUncommitted, partitions, maxMsgBytes int
 	seed                                                                                   uint64
 	maxInFlightBytes, memoryLimit                                                          int64
-	sessionTimeout, drainTimeout, commitInterval, maxRuntime, demoDuration                 time.Duration
+	sessionTimeout, drainTimeout, commitInterval, maxRuntime, demoDuration, stallTimeout   time.Duration
 	tls, tlsInsecure, demo, allowFeatureChange, tune                                       bool
 	topics                                                                                 listFlag
 	embeddedTLSCert, embeddedTLSKey, embeddedPasswords, task                               string
@@ -114,6 +114,7 @@ func serveConfigFromArgs(args []string, env Env) (daemon.Config, *serveFlags, er
 	fs.IntVar(&f.maxUncommitted, "max-uncommitted", d.Pipeline.MaxUncommitted, "bound on fetched messages not yet committable")
 	fs.DurationVar(&f.commitInterval, "commit-interval", d.Pipeline.CommitInterval, "offset commit interval")
 	fs.DurationVar(&f.drainTimeout, "drain-timeout", d.Pipeline.DrainTimeout, "how long a rebalance or shutdown waits for messages in flight")
+	fs.DurationVar(&f.stallTimeout, "stall-timeout", d.Pipeline.StallTimeout, "/readyz fails when a partition has messages waiting and no commit for this long")
 	fs.Int64Var(&f.memoryLimit, "memory-limit", 0, "Go runtime soft memory limit in bytes (0: none)")
 	fs.IntVar(&f.partitions, "partitions", d.Topics.Partitions, "partitions of the topics the daemon creates")
 	fs.Var(&f.topics, "topic", "rename a topic: ROLE=NAME with ROLE one of features, training, predictions, importances, reports, selected, models, dlq (repeatable)")
@@ -212,6 +213,7 @@ func applyServeFlags(cfg *daemon.Config, f *serveFlags, set map[string]bool) err
 	}
 	durs := map[string][2]*time.Duration{
 		"commit-interval": {&cfg.Pipeline.CommitInterval, &f.commitInterval}, "drain-timeout": {&cfg.Pipeline.DrainTimeout, &f.drainTimeout},
+		"stall-timeout":   {&cfg.Pipeline.StallTimeout, &f.stallTimeout},
 		"session-timeout": {&cfg.Kafka.SessionTimeout, &f.sessionTimeout},
 	}
 	for name, p := range durs {

@@ -59,6 +59,9 @@ func runTrain(args []string, env Env) error {
 	if err != nil {
 		return err
 	}
+	if err := checkThreads(*threads); err != nil {
+		return err
+	}
 	paths := append(in.vals, pos...)
 	if *out == "" {
 		return usagef("--out is required")
