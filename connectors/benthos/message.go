@@ -193,3 +193,31 @@ func release(recs []arrow.Record) {
 		}
 	}
 }
+
+// jsonRecord decodes the batch's JSON messages into one record, each
+// message validated on its own (codec.JSONRows): a message that does not
+// fit gets its error and adds no row. It returns the record (nil when no
+// message fits; the caller releases it), the indices of the messages in
+// it, and fail, which errors all of those together (for a failure that
+// concerns the whole record) and returns 0 rows.
+func (p batchParts) jsonRecord(proc string, batch service.MessageBatch, opts codec.JSONOptions, mem memory.Allocator, errored func(*service.Message, error)) (arrow.Record, []int, func(error) int) {
+	jr := codec.NewJSONRows(opts)
+	ok := make([]int, 0, len(p.json))
+	for _, i := range p.json {
+		if _, err := jr.Append(p.bytes[i]); err != nil {
+			errored(batch[i], fmt.Errorf("%s: %w", proc, err))
+			continue
+		}
+		ok = append(ok, i)
+	}
+	fail := func(err error) int {
+		for _, i := range ok {
+			errored(batch[i], fmt.Errorf("%s: %w", proc, err))
+		}
+		return 0
+	}
+	if len(ok) == 0 {
+		return nil, nil, fail
+	}
+	return jr.Record(mem), ok, fail
+}

@@ -257,26 +257,11 @@ func (p *scoreProc) ProcessBatch(ctx context.Context, batch service.MessageBatch
 // JSON messages of the batch together.
 func (p *scoreProc) scoreJSON(m *scoring.Model, batch service.MessageBatch, parts batchParts, errored func(*service.Message, error)) int {
 	names, levels := m.Forest().SourceColumns()
-	jr := codec.NewJSONRows(codec.JSONOptions{Require: names, Kinds: featureKinds(names, levels), Single: true})
-	ok := make([]int, 0, len(parts.json))
-	for _, i := range parts.json {
-		if _, err := jr.Append(parts.bytes[i]); err != nil {
-			errored(batch[i], fmt.Errorf("forestd_score: %w", err))
-			continue
-		}
-		ok = append(ok, i)
-	}
-	if len(ok) == 0 {
+	rec, ok, fail := parts.jsonRecord("forestd_score", batch, codec.JSONOptions{Require: names, Kinds: featureKinds(names, levels), Single: true}, p.mem, errored)
+	if rec == nil {
 		return 0
 	}
-	rec := jr.Record(p.mem)
 	defer rec.Release()
-	fail := func(err error) int {
-		for _, i := range ok {
-			errored(batch[i], fmt.Errorf("forestd_score: %w", err))
-		}
-		return 0
-	}
 	preds, err := m.Score([]arrow.Record{rec}, scoring.Options{Threads: p.threads, Mem: p.mem})
 	if err != nil {
 		return fail(err)

@@ -135,26 +135,11 @@ func (p *selectProc) selectJSON(batch service.MessageBatch, parts batchParts, er
 	if p.label != "" {
 		require = append(require, p.label)
 	}
-	jr := codec.NewJSONRows(codec.JSONOptions{Require: require, Kinds: p.kinds, Single: true})
-	ok := make([]int, 0, len(parts.json))
-	for _, i := range parts.json {
-		if _, err := jr.Append(parts.bytes[i]); err != nil {
-			errored(batch[i], fmt.Errorf("forestd_select: %w", err))
-			continue
-		}
-		ok = append(ok, i)
-	}
-	if len(ok) == 0 {
+	rec, ok, fail := parts.jsonRecord("forestd_select", batch, codec.JSONOptions{Require: require, Kinds: p.kinds, Single: true}, p.mem, errored)
+	if rec == nil {
 		return 0
 	}
-	rec := jr.Record(p.mem)
 	defer rec.Release()
-	fail := func(err error) int {
-		for _, i := range ok {
-			errored(batch[i], fmt.Errorf("forestd_select: %w", err))
-		}
-		return 0
-	}
 	_, out, err := operators.SelectRecords(p.t, rec.Schema(), []arrow.Record{rec}, p.options())
 	if err != nil {
 		return fail(err)
