@@ -45,10 +45,12 @@ func ExampleGCorTest() {
 }
 
 // Bottom-up MDC on the 17 features of §5.7 (xor5): five marginal features
-// and the five XOR groups.
+// and the five XOR groups, with the dissertation's per-test rule at
+// α = 0.001 (AdjustNone).
 func ExampleSearch() {
 	x, y, names := columns(synth.XOR5, 1000, 4)
 	opt := dependence.DefaultSearchOptions()
+	opt.Adjust = dependence.AdjustNone
 	opt.Alpha = 0.001
 	opt.Test.MaxPerms = 1000
 	opt.Test.Seed = 4
