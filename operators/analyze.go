@@ -156,8 +156,8 @@ func (a *Analyzer) Analyze(now time.Time) (*Analysis, error) {
 		}
 		for g := range t.Groups {
 			if g < len(res.Groups) {
-				pv := res.Groups[g].PValue
-				t.Groups[g].Kind, t.Groups[g].PValue = res.Groups[g].Kind, &pv
+				pv, pa := res.Groups[g].PValue, res.Groups[g].AdjPValue
+				t.Groups[g].Kind, t.Groups[g].PValue, t.Groups[g].PAdjusted = res.Groups[g].Kind, &pv, &pa
 			}
 		}
 		an.Transform = t

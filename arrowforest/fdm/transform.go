@@ -40,11 +40,14 @@ type Transform struct {
 // Group is one mapped feature group with its selected mappings.
 type Group struct {
 	Features []string `json:"features"`
-	// Kind and PValue describe how the group was found ("mds"/"sds" and
-	// the joint permutation p-value), when it came from a search.
-	Kind    string   `json:"kind,omitempty"`
-	PValue  *float64 `json:"p_value,omitempty"`
-	Outputs []Output `json:"outputs"`
+	// Kind, PValue and PAdjusted describe how the group was found
+	// ("mds"/"sds", the joint permutation p-value and that p-value adjusted
+	// for the search's family, on the scale of its α), when it came from a
+	// search.
+	Kind      string   `json:"kind,omitempty"`
+	PValue    *float64 `json:"p_value,omitempty"`
+	PAdjusted *float64 `json:"p_adjusted,omitempty"`
+	Outputs   []Output `json:"outputs"`
 }
 
 // Output is one mapped column: weights r (rp) or a landmark (drl), one

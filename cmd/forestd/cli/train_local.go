@@ -24,9 +24,9 @@ type localFlags struct {
 	lfsDistance                     *string
 
 	fdmMap, fdmGroups, fdmMarginal, fdmSearch, fdmAdjust *string
-	fdmCands, fdmMaxPerms                     *int
-	fdmAlpha                                  *float64
-	lfsGraph                                  *string
+	fdmCands, fdmMaxPerms                                *int
+	fdmAlpha                                             *float64
+	lfsGraph                                             *string
 }
 
 func addLocalFlags(fs *flags) *localFlags {
