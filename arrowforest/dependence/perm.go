@@ -267,7 +267,7 @@ func runPerm(pr permProblem, stream uint64, pl permPlan, threads int) TestResult
 			}
 			wg.Wait()
 		}
-		round := max(4*pl.exceed, threads)
+		round := max(2*pl.exceed, threads)
 		for res.N < pl.max {
 			lo, hi := res.N, min(res.N+round, pl.max)
 			hitsIn(lo, hi)

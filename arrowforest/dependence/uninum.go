@@ -101,21 +101,23 @@ func newUniNum(x, y []float64) *uniNum {
 
 // crossRanks returns Σ_kl |x_k − x_l||y_k − y_l| and Σ_k a_k· b_k· for the
 // arrangement pi (pi[j] the y rank at x position j), with fen a scratch of
-// 4(n+1) values. For j in x order and every earlier i (x_i ≤ x_j),
+// n+1 nodes. For j in x order and every earlier i (x_i ≤ x_j),
 // (x_j − x_i)|y_j − y_i| = ±(x_j y_j − x_j y_i − x_i y_j + x_i y_i), + for
 // y_i ≤ y_j; the tree over y ranks holds the count and the sums of x, y
 // and x·y of the positions passed (Huo and Székely, 2016).
-func (u *uniNum) crossRanks(pi []int32, fen []float64) (sab, rab float64) {
+func (u *uniNum) crossRanks(pi []int32, fen [][4]float64) (sab, rab float64) {
 	n := len(u.xs)
 	clear(fen)
+	pi = pi[:n]
+	ra, rb, ys := u.ra[:n], u.rb, u.ys
 	var C, SX, SY, SXY, total float64
 	for j, xj := range u.xs {
 		q := int(pi[j])
-		yj := u.ys[q]
-		rab += u.ra[j] * u.rb[q]
+		yj := ys[q]
+		rab += ra[j] * rb[q]
 		var c, sx, sy, sxy float64
-		for r := q + 1; r > 0; r -= r & -r {
-			f := fen[4*r : 4*r+4 : 4*r+4]
+		for r := q + 1; r > 0; r &= r - 1 {
+			f := &fen[r]
 			c += f[0]
 			sx += f[1]
 			sy += f[2]
@@ -126,7 +128,7 @@ func (u *uniNum) crossRanks(pi []int32, fen []float64) (sab, rab float64) {
 		hi := xy*(C-c) - xj*(SY-sy) - yj*(SX-sx) + (SXY - sxy)
 		total += lo - hi
 		for r := q + 1; r <= n; r += r & -r {
-			f := fen[4*r : 4*r+4 : 4*r+4]
+			f := &fen[r]
 			f[0]++
 			f[1] += xj
 			f[2] += yj
@@ -161,13 +163,13 @@ func (p *uniNumProblem) observed() (float64, float64) {
 
 func (p *uniNumProblem) newWorker() permWorker {
 	n := len(p.u.xs)
-	return &uniNumWorker{u: p.u, pi: make([]int32, n), fen: make([]float64, 4*(n+1))}
+	return &uniNumWorker{u: p.u, pi: make([]int32, n), fen: make([][4]float64, n+1)}
 }
 
 type uniNumWorker struct {
 	u   *uniNum
 	pi  []int32
-	fen []float64
+	fen [][4]float64
 }
 
 func (w *uniNumWorker) eval(pi []int32) float64 {
