@@ -135,7 +135,7 @@ func TestNoFalseFindingsUnderIndependence(t *testing.T) {
 		{"none (the per-test rule)", 20, false, []string{"--adjust", "none", "--method", "marginal"}},
 	} {
 		found := 0
-		for run, data := range nullData(t, dir, c.runs, 200, uint64(ci+1), c.numeric) {
+		for run, data := range nullData(t, dir, c.runs, 120, uint64(ci+1), c.numeric) {
 			args := append([]string{"analyze", "--in", data, "--label", "y", "--seed", strconv.Itoa(1000*ci + run), "--threads", "2"}, c.args...)
 			rep := forestdJSON(t, args...)
 			if c.numeric != (rep["task"] == "regression") {

@@ -335,7 +335,7 @@ func SearchLabel(x [][]float64, lab Label, opt SearchOptions) (*SearchResult, er
 			res.Label[j] = -1
 		} else {
 			rest = append(rest, j)
-			if s.unresolved(r, res.AlphaMarginal) {
+			if s.unresolved(r) {
 				res.FeatureUnresolved[j] = true
 				res.Unresolved++
 			}
@@ -462,9 +462,10 @@ func (s *searcher) maxN() int {
 // dependent is the per-test rule (AdjustNone).
 func (s *searcher) dependent(r TestResult) bool { return r.Dependent(s.o.Alpha, s.maxN()) }
 
-// unresolved reports whether a test found not dependent at threshold t
-// could have been with more permutations.
-func (s *searcher) unresolved(r TestResult, t float64) bool {
+// unresolved reports whether a test found not dependent could have been
+// with more permutations: it ran to a MaxN the cap cut (adjusted), or, with
+// the per-test rule, no permutation reached it and 1/(N+1) is above α.
+func (s *searcher) unresolved(r TestResult) bool {
 	if s.o.Adjust == AdjustNone {
 		return s.o.Alpha > 0 && r.B == 0 && r.N == r.MaxN && r.PValue > s.o.Alpha
 	}
@@ -480,7 +481,7 @@ func (s *searcher) depSet(feats []int, r TestResult) bool {
 	} else if r.PValue <= s.setT {
 		return true
 	}
-	if s.unresolved(r, s.setT) {
+	if s.unresolved(r) {
 		if s.openSets == nil {
 			s.openSets = map[string]bool{}
 		}
