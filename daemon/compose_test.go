@@ -54,8 +54,7 @@ func TestComposeSelectTrainScore(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	s := dependence.DefaultSearchOptions()
-	s.Alpha = 0
-	s.Test.MaxPerms, s.Test.Threads = 500, 1
+	s.Test.Threads = 1
 	an, err := operators.NewAnalyzer(operators.AnalyzeOptions{Label: "y", Window: 600, MinRows: 100, Every: 600, Search: &s, Seed: 4})
 	if err != nil {
 		t.Fatal(err)

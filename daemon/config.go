@@ -335,12 +335,8 @@ func (c *Config) Validate() error {
 	default:
 		return fmt.Errorf("train.window_kind: %q is not count or reservoir", t.WindowKind)
 	}
-	tk, err := frame.ParseTask(t.Task)
-	if err != nil {
+	if _, err := frame.ParseTask(t.Task); err != nil {
 		return fmt.Errorf("train.task: %w", err)
-	}
-	if tk == frame.TaskRegression && c.Composed() {
-		return errors.New("train.task: regression cannot follow the select stage, whose analysis treats the label as classes (use classification or auto)")
 	}
 	if _, _, err := RetrainSchedule(t.RetrainEvery); err != nil {
 		return fmt.Errorf("train.%w", err)

@@ -120,34 +120,33 @@ func TestConfigErrors(t *testing.T) {
 		}
 	}
 	invalid := map[string]string{
-		"stages: []\n":                                         "stages:",
-		"stages: [score, fly]\n":                               `unknown stage "fly"`,
-		"stages: [score, score]\n":                             "twice",
-		"brokers: [nohost]\n":                                  "brokers:",
-		"embedded: {listen: 'x'}\n":                            "embedded.listen",
-		"group: ''\n":                                          "group:",
-		"topics: {features: 'bad topic'}\n":                    "topics.features",
-		"output_format: csv\n":                                 "output_format",
-		"train: {label: ''}\n":                                 "train.label",
-		"train: {label: 'y0,,y1'}\n":                           "empty column name",
-		"train: {window: 10, min_rows: 20}\n":                  "min_rows",
-		"train: {window_kind: lru}\n":                          "train.window_kind",
-		"train: {retrain_every: soon}\n":                       "train.retrain_every",
-		"train: {retrain_every: '-5'}\n":                       "train.retrain_every",
-		"train: {trees: 0}\n":                                  "train.trees",
-		"train: {task: ordinal}\n":                             "train.task",
-		"stages: [select, train]\ntrain: {task: regression}\n": "train.task: regression cannot follow the select stage",
-		"pipeline: {max_inflight_bytes: 0}\n":                  "pipeline.max_inflight_bytes",
-		"pipeline: {commit_interval: 0s}\n":                    "pipeline.commit_interval",
-		"pipeline: {stall_timeout: 0s}\n":                      "pipeline.stall_timeout",
-		"kafka: {session_timeout: 1ms}\n":                      "kafka.session_timeout",
-		"kafka: {start_offset: middle}\n":                      "kafka.start_offset",
-		"kafka: {max_message_bytes: 10}\n":                     "kafka.max_message_bytes",
-		"kafka: {sasl: {mechanism: PLAIN}}\n":                  "kafka.sasl applies to external brokers",
-		"brokers: [h:1]\nkafka: {sasl: {mechanism: X}}\n":      "SASL mechanism",
-		"http: nowhere\n":                                      "http:",
-		"log: {level: loud}\n":                                 "log.level",
-		"log: {format: xml}\n":                                 "log.format",
+		"stages: []\n":                                    "stages:",
+		"stages: [score, fly]\n":                          `unknown stage "fly"`,
+		"stages: [score, score]\n":                        "twice",
+		"brokers: [nohost]\n":                             "brokers:",
+		"embedded: {listen: 'x'}\n":                       "embedded.listen",
+		"group: ''\n":                                     "group:",
+		"topics: {features: 'bad topic'}\n":               "topics.features",
+		"output_format: csv\n":                            "output_format",
+		"train: {label: ''}\n":                            "train.label",
+		"train: {label: 'y0,,y1'}\n":                      "empty column name",
+		"train: {window: 10, min_rows: 20}\n":             "min_rows",
+		"train: {window_kind: lru}\n":                     "train.window_kind",
+		"train: {retrain_every: soon}\n":                  "train.retrain_every",
+		"train: {retrain_every: '-5'}\n":                  "train.retrain_every",
+		"train: {trees: 0}\n":                             "train.trees",
+		"train: {task: ordinal}\n":                        "train.task",
+		"pipeline: {max_inflight_bytes: 0}\n":             "pipeline.max_inflight_bytes",
+		"pipeline: {commit_interval: 0s}\n":               "pipeline.commit_interval",
+		"pipeline: {stall_timeout: 0s}\n":                 "pipeline.stall_timeout",
+		"kafka: {session_timeout: 1ms}\n":                 "kafka.session_timeout",
+		"kafka: {start_offset: middle}\n":                 "kafka.start_offset",
+		"kafka: {max_message_bytes: 10}\n":                "kafka.max_message_bytes",
+		"kafka: {sasl: {mechanism: PLAIN}}\n":             "kafka.sasl applies to external brokers",
+		"brokers: [h:1]\nkafka: {sasl: {mechanism: X}}\n": "SASL mechanism",
+		"http: nowhere\n":                                 "http:",
+		"log: {level: loud}\n":                            "log.level",
+		"log: {format: xml}\n":                            "log.format",
 	}
 	for in, want := range invalid {
 		c, err := ParseConfig(strings.NewReader(in), "cfg.yaml")
@@ -303,9 +302,10 @@ func TestMultiLabelConfig(t *testing.T) {
 	}
 }
 
-// TestTrainTask: train.task reaches the trainer, so numeric JSON labels
-// can be learnt as classes; composing select before train classifies
-// whatever the setting says about auto.
+// TestTrainTask: train.task reaches the trainer (and the analysis behind
+// select), so numeric JSON labels can be learnt as classes; composing
+// select before train classifies under auto, and regresses with
+// train.task regression (the analysis then uses dCor_n).
 func TestTrainTask(t *testing.T) {
 	for _, c := range []struct {
 		in   string
@@ -315,6 +315,8 @@ func TestTrainTask(t *testing.T) {
 		{"train: {task: classification}\n", frame.TaskClassification},
 		{"train: {task: regression}\n", frame.TaskRegression},
 		{"stages: [select, train]\n", frame.TaskClassification},
+		// a numeric label behind select: the analysis ranks by dCor_n
+		{"stages: [select, train]\ntrain: {task: regression}\n", frame.TaskRegression},
 	} {
 		cfg, err := checkConfig(c.in)
 		if err != nil {

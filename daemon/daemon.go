@@ -413,11 +413,12 @@ func (d *Daemon) newTrainer() (*operators.Trainer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("train.task: %w", err)
 	}
-	if d.cfg.Composed() {
-		// the analysis behind select treats the label as classes (FDM picks
-		// mappings by their Gini correlation with it, dissertation §6.3), so
-		// the model trained behind it classifies too, even when the label
-		// arrives as JSON numbers
+	if d.cfg.Composed() && task == frame.TaskAuto {
+		// behind select the analysis and the model must read the label
+		// alike: under auto both take it as classes (FDM ranks mappings by
+		// their Gini correlation with them, dissertation §6.3), even when
+		// it arrives as JSON numbers; train.task regression makes both
+		// numeric (dCor_n with |y − y'|)
 		task = frame.TaskClassification
 	}
 	o := operators.TrainOptions{Label: c.Label, Task: task, Features: c.Features, Exclude: c.Exclude,

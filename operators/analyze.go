@@ -17,8 +17,14 @@ import (
 
 // AnalyzeOptions configure an Analyzer.
 type AnalyzeOptions struct {
-	// Label is the class label of the analysed batches (required).
-	Label    string
+	// Label is the label column of the analysed batches (required).
+	Label string
+	// Task says what the label is: frame.TaskClassification (classes),
+	// frame.TaskRegression (numbers: the analysis uses dCor_n with
+	// |y − y'|), or frame.TaskAuto (default): a float label is numeric, and
+	// so is one whose values are all numbers when the window holds more
+	// than frame.MaxAutoClasses of them; every other label is classes.
+	Task     frame.Task
 	Features []string
 	Exclude  []string
 	// Window bounds the labelled rows analysed (default 2000; the set
@@ -33,11 +39,11 @@ type AnalyzeOptions struct {
 	// MinRows is the least number of rows to analyse (default 200).
 	MinRows int
 	// Search configures the MDS/SDS search (dissertation ch. 5); nil means
-	// dependence.DefaultSearchOptions with α = 0 — a set is dependent only
-	// if no permutation reaches its statistic, the dissertation's FDM
-	// setting (§6.5.2), which keeps a stream of analyses from reporting
-	// chance findings at a 5% rate — at most 1000 permutations per test and
-	// set tests on at most 1000 rows.
+	// dependence.DefaultSearchOptions — Holm's control of the whole
+	// analysis at α = 0.05: each analysis reports any false feature or
+	// group with probability at most 5% — with the statistic chosen by the
+	// label (gCor_n for classes, dCor_n for numbers) and set tests on at
+	// most 1000 rows. A Stat of "" chooses by the label too.
 	Search *dependence.SearchOptions
 	// FDM configures the feature dependence mapping of the groups found
 	// (dissertation ch. 6).
@@ -51,9 +57,12 @@ type AnalyzeOptions struct {
 // mapping of the groups (ch. 6, §6.3).
 type Analysis struct {
 	// Seq numbers the analyses of one Analyzer from 1.
-	Seq     int64
-	Rows    int
-	Names   []string
+	Seq   int64
+	Rows  int
+	Names []string
+	// Task is the label's: classification (Classes names the classes) or
+	// regression.
+	Task    frame.Task
 	Classes []string
 	Result  *dependence.SearchResult
 	// Transform maps a batch to the selected columns: the marginally
@@ -86,15 +95,14 @@ func NewAnalyzer(opts AnalyzeOptions) (*Analyzer, error) {
 	}
 	if opts.Search == nil {
 		s := dependence.DefaultSearchOptions()
-		s.Alpha = 0
-		s.Test.MaxPerms = 1000
+		s.Stat = ""
 		s.Test.MaxRows = 1000
 		opts.Search = &s
 	}
 	if opts.FDM.Map == "" {
 		opts.FDM.Map = fdm.MapRP
 	}
-	win, err := NewTrainer(TrainOptions{Label: opts.Label, Task: frame.TaskClassification, Features: opts.Features, Exclude: opts.Exclude,
+	win, err := NewTrainer(TrainOptions{Label: opts.Label, Task: opts.Task, Features: opts.Features, Exclude: opts.Exclude,
 		Window: opts.Window, Kind: opts.Kind, RetrainRows: opts.Every, RetrainEvery: opts.EveryDuration, MinRows: opts.MinRows, Seed: opts.Seed})
 	if err != nil {
 		return nil, fmt.Errorf("analyze: %w", err)
@@ -123,16 +131,23 @@ func (a *Analyzer) Analyze(now time.Time) (*Analysis, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(fr.Classes) < 2 {
+	if a.opts.Task == frame.TaskAuto {
+		fr.NumericIfManyClasses(frame.MaxAutoClasses)
+	}
+	if fr.Task == frame.TaskClassification && len(fr.Classes) < 2 {
 		return nil, fmt.Errorf("analyze: the window holds one class (%v)", fr.Classes)
 	}
-	opt := *a.opts.Search
-	opt.Test.Seed = a.opts.Seed
-	plan, res, err := fdm.Discover(fr.Cols, fr.Y, len(fr.Classes), opt)
+	lab, err := fdm.LabelOf(fr)
 	if err != nil {
 		return nil, fmt.Errorf("analyze: %w", err)
 	}
-	an := &Analysis{Seq: a.seq.Add(1), Rows: fr.NRows, Names: fr.Names, Classes: fr.Classes, Result: res, Seed: a.opts.Seed}
+	opt := *a.opts.Search
+	opt.Test.Seed = a.opts.Seed
+	plan, res, err := fdm.DiscoverLabel(fr.Cols, lab, opt)
+	if err != nil {
+		return nil, fmt.Errorf("analyze: %w", err)
+	}
+	an := &Analysis{Seq: a.seq.Add(1), Rows: fr.NRows, Names: fr.Names, Task: fr.Task, Classes: fr.Classes, Result: res, Seed: a.opts.Seed}
 	if plan.Validate(fr.P()) == nil {
 		t, err := fdm.Fit(fr, plan, a.opts.FDM, a.opts.Seed)
 		if err != nil {
@@ -140,8 +155,8 @@ func (a *Analyzer) Analyze(now time.Time) (*Analysis, error) {
 		}
 		for g := range t.Groups {
 			if g < len(res.Groups) {
-				pv := res.Groups[g].PValue
-				t.Groups[g].Kind, t.Groups[g].PValue = res.Groups[g].Kind, &pv
+				pv, pa := res.Groups[g].PValue, res.Groups[g].AdjPValue
+				t.Groups[g].Kind, t.Groups[g].PValue, t.Groups[g].PAdjusted = res.Groups[g].Kind, &pv, &pa
 			}
 		}
 		an.Transform = t
@@ -150,24 +165,32 @@ func (a *Analyzer) Analyze(now time.Time) (*Analysis, error) {
 	return an, nil
 }
 
-// Report renders the analysis as a dependence report (schemas.DependenceReport):
-// each feature's statistic, p-value and group label, and each group with
-// its joint p-value.
+// Report renders the analysis as a dependence report (DependenceReport).
 func (an *Analysis) Report(mem memory.Allocator) (arrow.Record, error) {
+	return DependenceReport(mem, an.Names, an.Rows, an.Seed, an.Task, an.Result)
+}
+
+// DependenceReport renders a search result as a dependence report
+// (schemas.DependenceReport): each feature's statistic, raw and adjusted
+// p-value and group label, and each group with its joint test, with the
+// statistic, method, level, adjustment and task in the metadata. names are
+// the features of res, rows the rows analysed. A nil mem is the default
+// allocator.
+func DependenceReport(mem memory.Allocator, names []string, rows int, seed uint64, task frame.Task, res *dependence.SearchResult) (arrow.Record, error) {
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
-	res := an.Result
 	var b schemas.ReportBatch
-	for j, name := range an.Names {
+	for j, name := range names {
 		b.Features = append(b.Features, schemas.ReportFeature{Name: name, Group: res.Label[j],
-			Test: schemas.ReportTest{Statistic: res.Statistic[j], PValue: res.PValue[j], B: res.B[j], N: res.N[j]}})
+			Test: schemas.ReportTest{Statistic: res.Statistic[j], PValue: res.PValue[j], AdjPValue: res.AdjPValue[j], B: res.B[j], N: res.N[j]}})
 	}
 	for _, g := range res.Groups {
 		b.Groups = append(b.Groups, schemas.ReportGroup{Features: g.Features, Kind: g.Kind,
-			Test: schemas.ReportTest{Statistic: g.Statistic, PValue: g.PValue, B: g.B, N: g.N}})
+			Test: schemas.ReportTest{Statistic: g.Statistic, PValue: g.PValue, AdjPValue: g.AdjPValue, B: g.B, N: g.N}})
 	}
-	spec := schemas.ReportSpec{Stat: string(res.Stat), Method: string(res.Method), Alpha: res.Alpha, Seed: an.Seed, Rows: an.Rows}
+	spec := schemas.ReportSpec{Stat: string(res.Stat), Method: string(res.Method), Alpha: res.Alpha, Adjust: string(res.Adjust),
+		Task: task.String(), Seed: seed, Rows: rows}
 	return schemas.BuildDependenceReport(mem, spec, b)
 }
 

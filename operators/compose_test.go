@@ -32,8 +32,7 @@ func xorAnalyzer(t *testing.T, mem memory.Allocator, n int, seed uint64) (*Analy
 	}
 	rec := fr.ToRecord(mem)
 	s := dependence.DefaultSearchOptions()
-	s.Alpha = 0
-	s.Test.MaxPerms, s.Test.Threads = 500, 1
+	s.Test.Threads = 1
 	a, err := NewAnalyzer(AnalyzeOptions{Label: "y", Window: n, MinRows: 100, Search: &s, Seed: seed})
 	if err != nil {
 		t.Fatal(err)

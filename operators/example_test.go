@@ -51,10 +51,10 @@ func ExampleCurrent() {
 // (dissertation §6.3); the model is trained on those columns, carries the
 // mapping, and reads the raw columns when it scores.
 func ExampleTrainer_TrainMapped() {
-	data, _ := synth.Generate(synth.XOR3, synth.Options{N: 400, Seed: 4})
+	data, _ := synth.Generate(synth.XOR3, synth.Options{N: 400, Seed: 5})
 	rec := data.ToRecord(memory.DefaultAllocator)
 	defer rec.Release()
-	an, _ := operators.NewAnalyzer(operators.AnalyzeOptions{Label: "y", Window: 400, MinRows: 100, Seed: 4})
+	an, _ := operators.NewAnalyzer(operators.AnalyzeOptions{Label: "y", Window: 400, MinRows: 100, Seed: 5})
 	an.Add(rec.Schema(), []arrow.Record{rec})
 	an.Analyze(time.Now())
 	sel, seq := an.Selection()

@@ -24,8 +24,14 @@ type Dependence struct {
 	Stat   string `json:"stat"`
 	Method string `json:"method"`
 	Alpha  Number `json:"alpha"` // NaN (null) when unknown
-	Seed   uint64 `json:"seed"`
-	Rows   int    `json:"rows"`
+	// Adjust is the analysis' false-discovery control: holm, bh or none
+	// (the per-test rule; also every report written before adjusted
+	// p-values existed); "" when unknown (a table without metadata).
+	Adjust string `json:"adjust"`
+	// Task is the label's: classification or regression ("" when unknown).
+	Task string `json:"task"`
+	Seed uint64 `json:"seed"`
+	Rows int    `json:"rows"`
 	// Features in report order.
 	Features []DependenceFeature `json:"features"`
 	Groups   []DependenceGroup   `json:"groups"`
@@ -40,8 +46,8 @@ type DependenceFeature struct {
 	Kind      string  `json:"kind"` // marginal, none, mds or sds
 	Statistic float64 `json:"statistic"`
 	PValue    float64 `json:"p_value"`
-	// Adjusted is the Benjamini–Hochberg adjusted p-value over every
-	// feature's marginal p-value (AdjustBH).
+	// Adjusted is the p-value the analysis adjusted for its family (a
+	// finding when ≤ α; the raw p-value under the per-test rule).
 	Adjusted float64 `json:"p_adjusted"`
 	B        int     `json:"b"`
 	N        int     `json:"n_perms"`
@@ -54,6 +60,7 @@ type DependenceGroup struct {
 	Kind      string   `json:"kind"`
 	Statistic float64  `json:"statistic"`
 	PValue    float64  `json:"p_value"`
+	Adjusted  float64  `json:"p_adjusted"`
 	B         int      `json:"b"`
 	N         int      `json:"n_perms"`
 }
@@ -108,7 +115,9 @@ func (d *Dependence) Marginal() []DependenceFeature {
 }
 
 // ReadDependence reads a dependence report from its records (one or more,
-// following schemas.DependenceReport) and adds the adjusted p-values.
+// following schemas.DependenceReport, v2 or v1): the raw and the adjusted
+// p-values the analysis computed. A v1 report (before false-discovery
+// control) used the per-test rule: its adjusted p-values are the raw ones.
 func ReadDependence(recs []arrow.Record) (*Dependence, error) {
 	if len(recs) == 0 {
 		return nil, errors.New("report: no dependence report records")
@@ -123,10 +132,15 @@ func ReadDependence(recs []arrow.Record) (*Dependence, error) {
 	// Parquet and CSV files do not keep the schema metadata: then the
 	// columns identify the report, and the analysis' settings are unknown
 	// (Alpha NaN, Rows 0).
-	d := &Dependence{Stat: get(schemas.MetaReportStat), Method: get(schemas.MetaReportMethod), Alpha: Number(math.NaN())}
+	d := &Dependence{Stat: get(schemas.MetaReportStat), Method: get(schemas.MetaReportMethod), Alpha: Number(math.NaN()),
+		Adjust: get(schemas.MetaReportAdjust), Task: get(schemas.MetaReportTask)}
 	if s := get("forestd.schema"); s != "" {
-		if s != "dependence-report/v1" {
-			return nil, fmt.Errorf("report: not a dependence report (forestd.schema %q, want dependence-report/v1)", s)
+		switch s {
+		case "dependence-report/v1":
+			d.Adjust = "none"
+		case "dependence-report/v2":
+		default:
+			return nil, fmt.Errorf("report: not a dependence report (forestd.schema %q, want dependence-report/v2 or v1)", s)
 		}
 		a, err := strconv.ParseFloat(get(schemas.MetaReportAlpha), 64)
 		if err != nil {
@@ -144,13 +158,6 @@ func ReadDependence(recs []arrow.Record) (*Dependence, error) {
 		if err := d.add(r); err != nil {
 			return nil, err
 		}
-	}
-	p := make([]float64, len(d.Features))
-	for i, f := range d.Features {
-		p[i] = f.PValue
-	}
-	for i, a := range AdjustBH(p) {
-		d.Features[i].Adjusted = a
 	}
 	return d, nil
 }
@@ -173,6 +180,7 @@ func (d *Dependence) add(r arrow.Record) error {
 		}
 		cols[i] = c
 	}
+	adjusted, _ := col(schemas.ColReportPAdjusted) // nil: a v1 table (the per-test rule)
 	str := func(c arrow.Array, i int) (string, error) {
 		if s, ok := c.(*array.String); ok {
 			return s.Value(i), nil
@@ -217,10 +225,16 @@ func (d *Dependence) add(r arrow.Record) error {
 		if err != nil {
 			return err
 		}
+		adj := vals[6]
+		if adjusted != nil {
+			if adj, err = num(adjusted, i); err != nil {
+				return err
+			}
+		}
 		switch rec {
 		case schemas.RecordFeature:
 			d.Features = append(d.Features, DependenceFeature{Name: name, Group: int(vals[3]), Kind: kind,
-				Statistic: vals[5], PValue: vals[6], B: int(vals[7]), N: int(vals[8])})
+				Statistic: vals[5], PValue: vals[6], Adjusted: adj, B: int(vals[7]), N: int(vals[8])})
 		case schemas.RecordGroup:
 			m, err := str(cols[2], i)
 			if err != nil {
@@ -231,7 +245,7 @@ func (d *Dependence) add(r arrow.Record) error {
 				return fmt.Errorf("report: group %s: members %q: %w", name, m, err)
 			}
 			d.Groups = append(d.Groups, DependenceGroup{Name: name, Features: members, Kind: kind,
-				Statistic: vals[5], PValue: vals[6], B: int(vals[7]), N: int(vals[8])})
+				Statistic: vals[5], PValue: vals[6], Adjusted: adj, B: int(vals[7]), N: int(vals[8])})
 		default:
 			return fmt.Errorf("report: dependence report row %d: record %q, want feature or group", i, rec)
 		}
@@ -239,35 +253,9 @@ func (d *Dependence) add(r arrow.Record) error {
 	return nil
 }
 
-// AdjustBH returns the Benjamini–Hochberg step-up adjusted p-values of p
-// (in p's order): p_(i) · m / i for the i-th smallest, made monotone from
-// the largest down and capped at 1 — R's p.adjust(p, "BH"). NaN values are
-// left out of m and stay NaN.
-func AdjustBH(p []float64) []float64 {
-	idx := make([]int, 0, len(p))
-	for i, v := range p {
-		if !math.IsNaN(v) {
-			idx = append(idx, i)
-		}
-	}
-	out := make([]float64, len(p))
-	for i := range out {
-		out[i] = math.NaN()
-	}
-	m := len(idx)
-	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(p[a], p[b]) })
-	run := math.Inf(1)
-	for r := m - 1; r >= 0; r-- {
-		i := idx[r]
-		run = math.Min(run, p[i]*float64(m)/float64(r+1))
-		out[i] = math.Min(run, 1)
-	}
-	return out
-}
-
 var pvalTmpl = parse("pvalues", `<svg xmlns="http://www.w3.org/2000/svg" class="chart pvalues" width="{{.W}}" height="{{c .H}}" viewBox="0 0 {{.W}} {{c .H}}" font-family="`+fontFamily+`" font-size="`+fmt.Sprint(fontSize)+`" role="img" aria-label="features by p-value">
 <title>features by marginal p-value (−log10 p; bar raw, tick adjusted)</title>
-<text x="8" y="18" font-size="`+fmt.Sprint(titleSize)+`" font-weight="bold">Features by marginal p-value (−log10 p: bar raw, black tick BH-adjusted)</text>
+<text x="8" y="18" font-size="`+fmt.Sprint(titleSize)+`" font-weight="bold">Features by marginal p-value (−log10 p: bar raw, black tick adjusted{{if .Adjust}}, {{.Adjust}}{{end}})</text>
 {{- range .Rows}}
 <g class="feature"><text x="{{c $.LabelX}}" y="{{c .TY}}" text-anchor="end">{{.Short}}</text><rect class="bar" x="{{c $.X0}}" y="{{c .Y}}" width="{{c .Wd}}" height="12" fill="{{.Fill}}" data-label="{{.Name}}"><title>{{.Name}}: p = {{num .P}}, adjusted {{num .Adj}}, {{.Kind}}</title></rect><line class="adjusted" x1="{{c .AX}}" y1="{{c .Y}}" x2="{{c .AX}}" y2="{{c .Y2}}" stroke="#000" stroke-width="2"/><text x="{{c $.ValueX}}" y="{{c .TY}}" fill="#333">{{num .P}} / {{num .Adj}}</text></g>
 {{- end}}
@@ -331,7 +319,7 @@ func PValues(d *Dependence) (template.HTML, error) {
 	}
 	return render(pvalTmpl, map[string]any{"W": chartWidth, "H": h, "Rows": rows, "LabelX": labelW, "X0": ax.p0,
 		"ValueX": chartWidth - valueW + 6, "AlphaX": ax.at(nl(float64(d.Alpha))), "AlphaY": bottom + 14, "Alpha": float64(d.Alpha),
-		"Bottom": bottom, "More": more, "MoreY": bottom + 28, "HasAlpha": !math.IsNaN(float64(d.Alpha))})
+		"Bottom": bottom, "More": more, "MoreY": bottom + 28, "HasAlpha": !math.IsNaN(float64(d.Alpha)), "Adjust": d.Adjust})
 }
 
 func nanHigh(v float64) float64 {

@@ -16,10 +16,7 @@
 // DOMParser as image/svg+xml). No output loads anything from the network.
 //
 // Dependence reports are read from the table `forestd analyze --out`
-// writes and the daemon publishes (schemas.DependenceReport, ReadDependence);
-// the adjusted p-values are Benjamini and Hochberg's step-up adjustment of
-// the marginal p-values (AdjustBH; the dissertation's Algorithm 1 tests
-// every feature alone at level α without a correction, so the adjusted
-// column shows which marginal findings survive a false-discovery-rate
-// control).
+// writes and the daemon publishes (schemas.DependenceReport, ReadDependence),
+// with the raw p-values and those the analysis adjusted for its family
+// (Holm, Benjamini–Hochberg, or the per-test rule; arrowforest/dependence).
 package report

@@ -132,7 +132,7 @@ var depPage = template.Must(template.New("dependence").Funcs(funcs).Parse(`<!DOC
 {{- range .D.Groups}}<tr><td>{{.Name}}</td><td>{{.Kind}}</td><td>{{range $i, $f := .Features}}{{if $i}}, {{end}}{{$f}}{{end}}</td><td class="num">{{num .Statistic}}</td><td class="num">{{num .PValue}}</td><td class="num">{{.N}}</td></tr>{{end}}
 </table>{{end}}
 <h2>Every feature</h2>
-<table class="features"><tr><th>feature</th><th>kind</th><th>statistic</th><th>p-value</th><th>BH-adjusted</th><th>permutations</th></tr>
+<table class="features"><tr><th>feature</th><th>kind</th><th>statistic</th><th>p-value</th><th>adjusted ({{.D.Adjust}})</th><th>permutations</th></tr>
 {{- range .D.Features}}<tr><td>{{.Name}}</td><td>{{.Kind}}</td><td class="num">{{num .Statistic}}</td><td class="num">{{num .PValue}}</td><td class="num">{{num .Adjusted}}</td><td class="num">{{.N}}</td></tr>{{end}}
 </table>
 <p class="muted">p-values are (b+1)/(N+1) of seeded permutation tests; adjusted: Benjamini–Hochberg over all features. Written by forestd report.</p>

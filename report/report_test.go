@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/xml"
 	"errors"
 	"flag"
@@ -262,13 +261,14 @@ func TestConfusionAndResidualsGolden(t *testing.T) {
 func testDependence(t *testing.T, mem memory.Allocator) *Dependence {
 	t.Helper()
 	b := schemas.ReportBatch{Features: []schemas.ReportFeature{
-		{Name: "x1", Group: -1, Test: schemas.ReportTest{Statistic: 0.41, PValue: 0.000999, B: 0, N: 1000}},
-		{Name: "x2", Group: 1, Test: schemas.ReportTest{Statistic: 0.01, PValue: 0.5, B: 49, N: 99}},
-		{Name: evil, Group: 1, Test: schemas.ReportTest{Statistic: 0.02, PValue: 0.3, B: 29, N: 99}},
-		{Name: "x4", Group: 0, Test: schemas.ReportTest{Statistic: math.NaN(), PValue: 1, B: 99, N: 99}},
-		{Name: "x5", Group: -1, Test: schemas.ReportTest{Statistic: 0.2, PValue: 0.0396, B: 3, N: 100}},
-	}, Groups: []schemas.ReportGroup{{Features: []int{1, 2}, Kind: "mds", Test: schemas.ReportTest{Statistic: 0.3, PValue: 0.00999, B: 0, N: 100}}}}
-	rec, err := schemas.BuildDependenceReport(mem, schemas.ReportSpec{Stat: "gcor", Method: "mdc-bottomup", Alpha: 0.05, Seed: 7, Rows: 500}, b)
+		{Name: "x1", Group: -1, Test: schemas.ReportTest{Statistic: 0.41, PValue: 0.000999, AdjPValue: 0.004995, B: 0, N: 1000}},
+		{Name: "x2", Group: 1, Test: schemas.ReportTest{Statistic: 0.01, PValue: 0.5, AdjPValue: 1, B: 49, N: 99}},
+		{Name: evil, Group: 1, Test: schemas.ReportTest{Statistic: 0.02, PValue: 0.3, AdjPValue: 0.9, B: 29, N: 99}},
+		{Name: "x4", Group: 0, Test: schemas.ReportTest{Statistic: math.NaN(), PValue: 1, AdjPValue: 1, B: 99, N: 99}},
+		{Name: "x5", Group: -1, Test: schemas.ReportTest{Statistic: 0.2, PValue: 0.0096, AdjPValue: 0.0384, B: 3, N: 400}},
+	}, Groups: []schemas.ReportGroup{{Features: []int{1, 2}, Kind: "mds", Test: schemas.ReportTest{Statistic: 0.3, PValue: 0.00999, AdjPValue: 0.01998, B: 0, N: 100}}}}
+	rec, err := schemas.BuildDependenceReport(mem, schemas.ReportSpec{Stat: "gcor", Method: "mdc-bottomup", Alpha: 0.05, Adjust: "holm",
+		Task: "classification", Seed: 7, Rows: 500}, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +284,8 @@ func TestDependenceGolden(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	d := testDependence(t, mem)
-	if d.Stat != "gcor" || d.Method != "mdc-bottomup" || float64(d.Alpha) != 0.05 || d.Seed != 7 || d.Rows != 500 {
+	if d.Stat != "gcor" || d.Method != "mdc-bottomup" || float64(d.Alpha) != 0.05 || d.Seed != 7 || d.Rows != 500 ||
+		d.Adjust != "holm" || d.Task != "classification" || d.Features[4].Adjusted != 0.0384 || d.Groups[0].Adjusted != 0.01998 {
 		t.Fatalf("metadata read back as %+v", d)
 	}
 	if len(d.Features) != 5 || len(d.Groups) != 1 || d.Groups[0].Name != "g1" ||
@@ -314,39 +315,6 @@ func TestDependenceGolden(t *testing.T) {
 	}
 	if m, gr, j := count(t, string(g), "line", "marginal"), count(t, string(g), "line", "group"), count(t, string(g), "line", "joint"); m != 2 || gr != 1 || j != 1 {
 		t.Fatalf("edges: %d marginal, %d group, %d joint; want 2, 1, 1", m, gr, j)
-	}
-}
-
-// TestAdjustBH compares with R's p.adjust(p, "BH") (testdata/bh_reference.R).
-func TestAdjustBH(t *testing.T) {
-	f, err := os.Open("testdata/bh_reference.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	num := func(s string) float64 {
-		if s == "NA" {
-			return math.NaN()
-		}
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-	var p, want []float64
-	for _, r := range rows[1:] {
-		p, want = append(p, num(r[0])), append(want, num(r[1]))
-	}
-	got := AdjustBH(p)
-	for i := range p {
-		if math.IsNaN(want[i]) != math.IsNaN(got[i]) || (!math.IsNaN(want[i]) && math.Abs(got[i]-want[i]) > 1e-12*math.Max(1, want[i])) {
-			t.Errorf("p = %v: adjusted %v, R says %v", p[i], got[i], want[i])
-		}
 	}
 }
 
@@ -489,7 +457,7 @@ func TestDependenceHTML(t *testing.T) {
 	if strings.Contains(page, "<img") || !strings.Contains(page, "&lt;img src=x onerror=alert(1)&gt;") {
 		t.Fatal("the evil feature name is not escaped")
 	}
-	for _, want := range []string{"BH-adjusted", Num(d.Features[0].Adjusted), `class="chart pvalues"`, `class="chart groups"`} {
+	for _, want := range []string{"adjusted (holm)", Num(d.Features[0].Adjusted), `class="chart pvalues"`, `class="chart groups"`} {
 		if !strings.Contains(page, want) {
 			t.Fatalf("the report lacks %q", want)
 		}

@@ -20,6 +20,7 @@ const (
 	ColReportKind      = "kind"
 	ColReportStatistic = "statistic"
 	ColReportPValue    = "p_value"
+	ColReportPAdjusted = "p_adjusted"
 	ColReportB         = "b"
 	ColReportN         = "n_perms"
 )
@@ -37,13 +38,17 @@ const (
 	MetaReportAlpha  = "forestd.report.alpha"
 	MetaReportSeed   = "forestd.report.seed"
 	MetaReportRows   = "forestd.report.rows"
+	MetaReportAdjust = "forestd.report.adjust"
+	MetaReportTask   = "forestd.report.task"
 )
 
 // ReportSpec is what a dependence report says about the whole analysis.
 type ReportSpec struct {
 	Stat   string  // gcor or dcor
 	Method string  // marginal, mdc-topdown, mdc-dc, mdc-bottomup, sdc-bottomup
-	Alpha  float64 // significance level
+	Alpha  float64 // level: of the whole analysis (holm, bh) or of each test (none)
+	Adjust string  // false-discovery control: holm, bh or none
+	Task   string  // the label: classification or regression
 	Seed   uint64
 	Rows   int // labelled rows analysed
 }
@@ -63,11 +68,17 @@ type ReportSpec struct {
 //	                  group rows: "mds" or "sds"
 //	statistic float64 gCor_n or dCor_n of the feature (marginal test) or of
 //	                  the group (joint test)
-//	p_value float64   (b+1)/(n_perms+1)
+//	p_value float64   the raw permutation p-value: (b+1)/(n_perms+1), or
+//	                  b/n_perms for a sequential test stopped at its b-th
+//	                  exceedance
+//	p_adjusted float64 the p-value adjusted for the analysis' family on
+//	                  the scale of α (a finding when ≤ α; the raw p-value
+//	                  with adjustment "none")
 //	b int64           permutations reaching the observed statistic
 //	n_perms int64     permutations run
 //
-// with the statistic, method, α, seed and row count in the metadata.
+// with the statistic, method, α, adjustment, task, seed and row count in
+// the metadata.
 // (Flat columns rather than a list type so that every Parquet and CSV
 // writer of forestd can carry it.)
 func DependenceReport(spec ReportSpec) *arrow.Schema {
@@ -79,20 +90,22 @@ func DependenceReport(spec ReportSpec) *arrow.Schema {
 		{Name: ColReportKind, Type: arrow.BinaryTypes.String},
 		{Name: ColReportStatistic, Type: arrow.PrimitiveTypes.Float64},
 		{Name: ColReportPValue, Type: arrow.PrimitiveTypes.Float64},
+		{Name: ColReportPAdjusted, Type: arrow.PrimitiveTypes.Float64},
 		{Name: ColReportB, Type: arrow.PrimitiveTypes.Int64},
 		{Name: ColReportN, Type: arrow.PrimitiveTypes.Int64},
 	}
 	md := arrow.NewMetadata(
-		[]string{"forestd.schema", MetaReportStat, MetaReportMethod, MetaReportAlpha, MetaReportSeed, MetaReportRows},
-		[]string{"dependence-report/v1", spec.Stat, spec.Method,
-			strconv.FormatFloat(spec.Alpha, 'g', -1, 64), strconv.FormatUint(spec.Seed, 10), strconv.Itoa(spec.Rows)})
+		[]string{"forestd.schema", MetaReportStat, MetaReportMethod, MetaReportAlpha, MetaReportAdjust, MetaReportTask, MetaReportSeed, MetaReportRows},
+		[]string{"dependence-report/v2", spec.Stat, spec.Method,
+			strconv.FormatFloat(spec.Alpha, 'g', -1, 64), spec.Adjust, spec.Task, strconv.FormatUint(spec.Seed, 10), strconv.Itoa(spec.Rows)})
 	return arrow.NewSchema(fields, &md)
 }
 
-// ReportTest is one permutation test in a report.
+// ReportTest is one permutation test in a report: the raw and the
+// adjusted p-value.
 type ReportTest struct {
-	Statistic, PValue float64
-	B, N              int
+	Statistic, PValue, AdjPValue float64
+	B, N                         int
 }
 
 // ReportFeature is one feature's marginal test and its Table 5.3 label.
@@ -150,9 +163,10 @@ func BuildDependenceReport(mem memory.Allocator, spec ReportSpec, b ReportBatch)
 	kind := array.NewStringBuilder(mem)
 	stat := array.NewFloat64Builder(mem)
 	pv := array.NewFloat64Builder(mem)
+	pa := array.NewFloat64Builder(mem)
 	bb := array.NewInt64Builder(mem)
 	nb := array.NewInt64Builder(mem)
-	builders := []array.Builder{rec, name, members, group, kind, stat, pv, bb, nb}
+	builders := []array.Builder{rec, name, members, group, kind, stat, pv, pa, bb, nb}
 	defer func() {
 		for _, x := range builders {
 			x.Release()
@@ -164,6 +178,7 @@ func BuildDependenceReport(mem memory.Allocator, spec ReportSpec, b ReportBatch)
 	test := func(t ReportTest) {
 		appendFloat(stat, t.Statistic)
 		appendFloat(pv, t.PValue)
+		appendFloat(pa, t.AdjPValue)
 		bb.Append(int64(t.B))
 		nb.Append(int64(t.N))
 	}

@@ -12,7 +12,7 @@ import (
 func reportBatch() ReportBatch {
 	return ReportBatch{
 		Features: []ReportFeature{
-			{Name: "m0", Group: -1, Test: ReportTest{Statistic: 0.3, PValue: 1.0 / 5001, B: 0, N: 5000}},
+			{Name: "m0", Group: -1, Test: ReportTest{Statistic: 0.3, PValue: 1.0 / 5001, AdjPValue: 4.0 / 5001, B: 0, N: 5000}},
 			{Name: "a,1", Group: 1, Test: ReportTest{Statistic: -0.001, PValue: 0.6, B: 59, N: 100}},
 			{Name: "b", Group: 1, Test: ReportTest{Statistic: 0.002, PValue: 0.3, B: 29, N: 100}},
 			{Name: "c", Group: 0, Test: ReportTest{Statistic: math.NaN(), PValue: 1, B: 0, N: 0}},
@@ -24,7 +24,7 @@ func reportBatch() ReportBatch {
 func TestBuildDependenceReport(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	spec := ReportSpec{Stat: "gcor", Method: "mdc-bottomup", Alpha: 0.05, Seed: 7, Rows: 1000}
+	spec := ReportSpec{Stat: "gcor", Method: "mdc-bottomup", Alpha: 0.05, Adjust: "holm", Task: "classification", Seed: 7, Rows: 1000}
 	rec, err := BuildDependenceReport(mem, spec, reportBatch())
 	if err != nil {
 		t.Fatal(err)
@@ -37,8 +37,9 @@ func TestBuildDependenceReport(t *testing.T) {
 		t.Fatalf("%d rows, want 4 features + 1 group", rec.NumRows())
 	}
 	md := rec.Schema().Metadata()
-	for k, want := range map[string]string{"forestd.schema": "dependence-report/v1", MetaReportStat: "gcor",
-		MetaReportMethod: "mdc-bottomup", MetaReportAlpha: "0.05", MetaReportSeed: "7", MetaReportRows: "1000"} {
+	for k, want := range map[string]string{"forestd.schema": "dependence-report/v2", MetaReportStat: "gcor",
+		MetaReportMethod: "mdc-bottomup", MetaReportAlpha: "0.05", MetaReportAdjust: "holm", MetaReportTask: "classification",
+		MetaReportSeed: "7", MetaReportRows: "1000"} {
 		if i := md.FindKey(k); i < 0 || md.Values()[i] != want {
 			t.Errorf("metadata %s missing or not %q", k, want)
 		}
@@ -60,10 +61,13 @@ func TestBuildDependenceReport(t *testing.T) {
 	if v := rec.Column(6).(*array.Float64).Value(0); v != 1.0/5001 {
 		t.Errorf("p_value %v", v)
 	}
+	if v := rec.Column(7).(*array.Float64).Value(0); rec.Schema().Field(7).Name != ColReportPAdjusted || v != 4.0/5001 {
+		t.Errorf("%s %v", rec.Schema().Field(7).Name, v)
+	}
 	if !rec.Column(5).IsNull(3) {
 		t.Error("a NaN statistic should be null")
 	}
-	if v := rec.Column(8).(*array.Int64).Value(1); v != 100 {
+	if v := rec.Column(9).(*array.Int64).Value(1); v != 100 {
 		t.Errorf("n_perms %d", v)
 	}
 }

@@ -79,3 +79,28 @@ func BenchmarkShuffle(b *testing.B) {
 		i++
 	}
 }
+
+// One permutation of a numeric label against one column (the Fenwick pass,
+// uninum.go) and against a set (the packed triangle).
+func BenchmarkPermNumeric(b *testing.B) {
+	x, y := numCase(1, 5000, 1, func(r []float64, e float64) float64 { return r[0]*r[0] + e })
+	p := newUniNumProblem(x[0], y)
+	w := p.newWorker()
+	b.Run("uni,n=5000", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			w.perm(1, i)
+			i++
+		}
+	})
+	xs, ys := numCase(2, 1000, 3, func(r []float64, e float64) float64 { return r[0]*r[1] + e })
+	sp := newSetNumProblem(xs, ys, DefaultMaxCacheBytes, nil)
+	sw := sp.newWorker()
+	b.Run("set,n=1000", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			sw.perm(1, i)
+			i++
+		}
+	})
+}

@@ -10,14 +10,25 @@
 //   - Distance correlation dCor_n (Definitions 8–9, the V-statistic, reported
 //     as dCor_n itself like R's energy::dcor, not squared): DCor between a
 //     numeric set and a categorical label (0/1 "set difference" distance
-//     on the label, §2.3 last paragraph), DCorNum between two numeric sets,
-//     and DCor1 between two numeric vectors in O(n log n).
+//     on the label, §2.3 last paragraph), DCorNum between two numeric sets
+//     (and so against a numeric label, with |y − y'|), and DCor1 between
+//     two numeric vectors in O(n log n).
 //   - Gini covariance gCov_n and correlation gCor_n (Definition 12): GCov
 //     and GCor between a numeric set and a categorical label; one column
 //     takes the O(n log n) order-statistics path of eq. (2.1).
 //
 // Multivariate statistics stream over the pairs of rows in blocks and never
 // hold an n×n matrix; their memory is O(n·p).
+//
+// # Labels
+//
+// A Label is classes (Classes) or numbers (Numeric). Classes take gCor_n or
+// dCor_n with the 0/1 distance; numbers take dCor_n with |y − y'| — gCor_n
+// is defined for a categorical label only (Definition 12) — and
+// SearchLabel and DCorTestNumeric test them: one column permutes the y
+// ranks over the x order and forms Σ|x − x'||y − y'| with one Fenwick-tree
+// pass, O(n log n) per permutation (uninum.go); a set permutes the label
+// over the packed distance triangle.
 //
 // # Permutation tests
 //
@@ -33,8 +44,19 @@
 // the test's feature set, i) alone, so results are identical at any
 // thread count. The count is adaptive (§5.6: start at 100, double while no
 // permutation reaches the observed statistic, stop at the maximum, 5000
-// by default) or fixed; b counts permutations whose statistic is at least
-// the observed one less 1e-10 (ties), and the p-value is (b+1)/(N+1).
+// by default), fixed, or, in a search that controls false discoveries,
+// sequential (Besag and Clifford, 1991: stop at the SeqExceed-th
+// permutation that reaches the statistic, p = b/N, or after the count its
+// threshold needs, p = (b+1)/(N+1); see SeqExceed); b counts permutations
+// whose statistic is at least the observed one less 1e-10 (ties).
+//
+// # False discoveries
+//
+// Search controls them across the whole analysis by default (AdjustHolm:
+// the chance of reporting any false feature or group is at most α;
+// AdjustBH: the expected share of false ones is; the family and the
+// thresholds are in SearchLabel's doc); AdjustNone is the dissertation's
+// per-test rule.
 //
 // # Missing values
 //

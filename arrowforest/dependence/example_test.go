@@ -2,6 +2,8 @@ package dependence_test
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
 
 	"github.com/forestd/forestd/arrowforest/dependence"
 	"github.com/forestd/forestd/arrowforest/synth"
@@ -45,10 +47,12 @@ func ExampleGCorTest() {
 }
 
 // Bottom-up MDC on the 17 features of §5.7 (xor5): five marginal features
-// and the five XOR groups.
+// and the five XOR groups, with the dissertation's per-test rule at
+// α = 0.001 (AdjustNone).
 func ExampleSearch() {
 	x, y, names := columns(synth.XOR5, 1000, 4)
 	opt := dependence.DefaultSearchOptions()
+	opt.Adjust = dependence.AdjustNone
 	opt.Alpha = 0.001
 	opt.Test.MaxPerms = 1000
 	opt.Test.Seed = 4
@@ -74,4 +78,39 @@ func ExampleSearch() {
 	// x2c_0 x2c_1 form an mds (p = 0.0010)
 	// x3a_0 x3a_1 x3a_2 form an mds (p = 0.0010)
 	// x3b_0 x3b_1 x3b_2 form an mds (p = 0.0010)
+}
+
+// A numeric label (regression) at the defaults: dCor_n with |y − y'|, and
+// Holm's control of the whole analysis at α = 0.05 (SearchOptions.Adjust).
+// y = x0 + 2·sign(x1·x2) + noise: x0 is marginally dependent, x1 and x2
+// only jointly, x3 not at all.
+func ExampleSearchLabel() {
+	r := rand.New(rand.NewPCG(1, 2))
+	n := 400
+	x := make([][]float64, 4)
+	for j := range x {
+		x[j] = make([]float64, n)
+		for i := range x[j] {
+			x[j][i] = r.NormFloat64()
+		}
+	}
+	y := make([]float64, n)
+	for i := range y {
+		y[i] = x[0][i] + 2*math.Copysign(1, x[1][i]*x[2][i]) + 0.1*r.NormFloat64()
+	}
+	opt := dependence.DefaultSearchOptions()
+	opt.Stat = "" // dcor for a numeric label
+	opt.Test.Seed = 1
+	res, err := dependence.SearchLabel(x, dependence.Numeric(y), opt)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Stat, res.Adjust, "marginal:", res.Marginal)
+	for _, g := range res.Groups {
+		fmt.Printf("group %v: adjusted p ≤ α: %v\n", g.Features, g.AdjPValue <= opt.Alpha)
+	}
+	// Output:
+	// dcor holm marginal: [0]
+	// group [1 2]: adjusted p ≤ α: true
 }

@@ -12,7 +12,7 @@ type Stat string
 // The statistics a test or search can use (dissertation §5.6 uses gCor).
 const (
 	StatGCor Stat = "gcor" // gCor_n, Definition 12
-	StatDCor Stat = "dcor" // dCor_n against the 0/1 label distance, Definitions 8–9
+	StatDCor Stat = "dcor" // dCor_n, Definitions 8–9: against the 0/1 distance of a class label, or |y − y'| of a numeric one
 )
 
 // ParseStat parses "gcor" or "dcor".
@@ -27,10 +27,14 @@ func ParseStat(s string) (Stat, error) {
 // Defaults of the permutation tests (dissertation §5.6) and of the search.
 const (
 	DefaultMinPerms      = 100     // §5.6: "we start with a small number of tests, e.g., 100"
-	DefaultMaxPerms      = 5000    // §2.4, §5.6: N = 5000
+	DefaultMaxPerms      = 5000    // §2.4, §5.6: N = 5000 (the per-test rule, AdjustNone)
 	DefaultAlpha         = 0.05    // §5.7, Table 5.3
 	DefaultMaxCacheBytes = 1 << 30 // packed float32 distance triangle of a set test
 	DefaultMaxSize       = 3       // §5.5: "we found it efficient to identify only SDS's of size = 2 and 3"
+	// DefaultMaxPermsAdjusted caps a test's permutations under AdjustHolm
+	// and AdjustBH, where the count a test needs follows from its
+	// threshold (see SeqExceed) and may pass 5000.
+	DefaultMaxPermsAdjusted = 200000
 )
 
 // TestOptions controls a permutation test (dissertation §2.4, §5.6).
@@ -42,7 +46,8 @@ type TestOptions struct {
 	Perms int
 	// MinPerms is the first adaptive round (default 100).
 	MinPerms int
-	// MaxPerms caps the adaptive count (default 5000).
+	// MaxPerms caps the adaptive count (default 5000; in a Search with
+	// AdjustHolm or AdjustBH, DefaultMaxPermsAdjusted).
 	MaxPerms int
 	// Seed seeds the permutations: permutation i of a test draws from a
 	// stream derived from (Seed, the test's identity, i) alone.
@@ -121,30 +126,76 @@ func ParseMethod(s string) (Method, error) {
 	return "", fmt.Errorf("unknown method %q (want marginal, mdc-topdown, mdc-dc, mdc-bottomup or sdc-bottomup)", s)
 }
 
+// Adjust names how a search controls false discoveries across its tests.
+type Adjust string
+
+// The procedures (see Search).
+const (
+	// AdjustHolm controls the family-wise error rate: the probability that
+	// the analysis reports any false feature or group is at most α.
+	AdjustHolm Adjust = "holm"
+	// AdjustBH controls the false discovery rate: the expected share of
+	// false features and groups among those reported is at most α.
+	AdjustBH Adjust = "bh"
+	// AdjustNone is the dissertation's per-test rule: every test at α on
+	// its own (§5.3), with the adaptive count of §5.6.
+	AdjustNone Adjust = "none"
+)
+
+// ParseAdjust parses "holm", "bh" or "none".
+func ParseAdjust(s string) (Adjust, error) {
+	switch Adjust(s) {
+	case AdjustHolm, AdjustBH, AdjustNone:
+		return Adjust(s), nil
+	}
+	return "", fmt.Errorf("unknown adjustment %q (want holm, bh or none)", s)
+}
+
+// SearchProgress reports how far a search is: Done tests of at most Total
+// (Total shrinks as the search rules candidate sets out). Stage is
+// "marginal" while the features are tested alone, then "sets".
+type SearchProgress struct {
+	Stage       string
+	Done, Total int
+}
+
 // SearchOptions controls Search. Start from DefaultSearchOptions: the zero
-// value is valid but means α = 0.
+// value means AdjustHolm with α = 0, which is an error.
 type SearchOptions struct {
-	// Stat is the test statistic (default gcor, as in §5.6).
+	// Stat is the test statistic (default gcor, as in §5.6). A numeric
+	// label takes dcor only: gCor_n is defined for a categorical label
+	// (Definition 12).
 	Stat Stat
 	// Method is the search (default mdc-bottomup, the method §5.7 finds
 	// exact on the artificial data).
 	Method Method
-	// Alpha is the significance level α: a set is dependent when its
-	// p-value (b+1)/(N+1) ≤ α. α = 0 means b = 0 after the maximum number
-	// of permutations (MaxPerms, or Perms when fixed), the rule of §5.7's
-	// mice experiment. Algorithm 6 (SDC) uses α only for S_m.
+	// Alpha is the level α. With AdjustHolm (the default) it bounds the
+	// family-wise error rate of the whole analysis, with AdjustBH its false
+	// discovery rate (both need α > 0); with AdjustNone it applies to
+	// every test on its own: a set is dependent when its p-value
+	// (b+1)/(N+1) ≤ α, and α = 0 means b = 0 after the maximum number of
+	// permutations (MaxPerms, or Perms when fixed), the rule of §5.7's
+	// mice experiment; Algorithm 6 (SDC) then uses α only for S_m.
 	Alpha float64
+	// Adjust is the false-discovery control (default AdjustHolm; see
+	// Search for the family and the thresholds).
+	Adjust Adjust
 	// MaxSize is the largest set size the bottom-up methods try: 2 or 3
 	// (default 3).
 	MaxSize int
 	// Test holds the permutation-test options.
 	Test TestOptions
+	// Progress, when set, is called after each test with the tests done
+	// and the most still to do. Calls are serialised; a slow callback
+	// slows the search.
+	Progress func(SearchProgress)
 }
 
-// DefaultSearchOptions returns gcor, mdc-bottomup, α = 0.05, sizes 2 and 3,
-// adaptive permutations 100..5000.
+// DefaultSearchOptions returns gcor, mdc-bottomup, Holm's family-wise
+// control at α = 0.05 over the whole analysis, sizes 2 and 3, sequential
+// permutation counts up to DefaultMaxPermsAdjusted.
 func DefaultSearchOptions() SearchOptions {
-	return SearchOptions{Stat: StatGCor, Method: MethodMDCBottomUp, Alpha: DefaultAlpha, MaxSize: DefaultMaxSize}
+	return SearchOptions{Stat: StatGCor, Method: MethodMDCBottomUp, Alpha: DefaultAlpha, Adjust: AdjustHolm, MaxSize: DefaultMaxSize}
 }
 
 func (o SearchOptions) resolve() (SearchOptions, error) {
@@ -163,6 +214,18 @@ func (o SearchOptions) resolve() (SearchOptions, error) {
 	}
 	if math.IsNaN(o.Alpha) || o.Alpha < 0 || o.Alpha > 1 {
 		return o, fmt.Errorf("dependence: Alpha must be in [0, 1], got %v", o.Alpha)
+	}
+	if o.Adjust == "" {
+		o.Adjust = AdjustHolm
+	}
+	if o.Adjust, err = ParseAdjust(string(o.Adjust)); err != nil {
+		return o, fmt.Errorf("dependence: %w", err)
+	}
+	if o.Adjust != AdjustNone && o.Alpha == 0 {
+		return o, fmt.Errorf("dependence: Alpha 0 (no permutation may reach the statistic) is a per-test rule: use it with Adjust none, or give %s a level in (0, 1]", o.Adjust)
+	}
+	if o.Adjust != AdjustNone && o.Test.MaxPerms == 0 {
+		o.Test.MaxPerms = DefaultMaxPermsAdjusted
 	}
 	if o.MaxSize == 0 {
 		o.MaxSize = DefaultMaxSize

@@ -1,6 +1,7 @@
 package dependence
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -21,6 +22,13 @@ type TestResult struct {
 	// Rows is the number of rows tested (complete cases, after any
 	// MaxRows subsample).
 	Rows int
+	// MaxN is the most permutations the test could run (the fixed count,
+	// the adaptive maximum, or the sequential count of its threshold),
+	// and Capped says that TestOptions.MaxPerms cut MaxN below the count
+	// its threshold needed, so that a p-value at the threshold may be out
+	// of reach (see Search).
+	MaxN   int
+	Capped bool
 }
 
 // Dependent applies the significance level α (dissertation §5.3): p ≤ α,
@@ -136,25 +144,58 @@ func shuffle(lab []int32, stream uint64, idx int) {
 	}
 }
 
-// runPerm runs the permutation test of pr: a fixed count, or the adaptive
-// count of §5.6 (MinPerms, doubled while b = 0, up to MaxPerms).
+// permPlan says how many permutations a test runs.
+type permPlan struct {
+	// fixed > 0: exactly that many.
+	fixed int
+	// exceed > 0: sequential (Besag and Clifford, 1991): stop at the
+	// exceed-th permutation reaching the observed statistic, after L
+	// permutations, with p = exceed/L, or after max with
+	// p = (b+1)/(max+1). Otherwise the adaptive count of §5.6: min,
+	// doubled while b = 0, up to max.
+	exceed   int
+	min, max int
+	capped   bool // max was cut by TestOptions.MaxPerms
+}
+
+// adaptivePlan is the plan of TestOptions o (resolved): its fixed count,
+// or the adaptive count of §5.6.
+func adaptivePlan(o TestOptions) permPlan {
+	if o.Perms > 0 {
+		return permPlan{fixed: o.Perms}
+	}
+	return permPlan{min: o.MinPerms, max: o.MaxPerms}
+}
+
+func (pl permPlan) maxN() int {
+	if pl.fixed > 0 {
+		return pl.fixed
+	}
+	return pl.max
+}
+
+// runPerm runs the permutation test of pr with the plan pl.
 // Permutations are split in chunks over up to threads workers; b is an
-// integer count, so the result does not depend on threads.
-func runPerm(pr permProblem, stream uint64, o TestOptions, threads int) TestResult {
+// integer count and a sequential test stops at a permutation index, so
+// the result does not depend on threads.
+func runPerm(pr permProblem, stream uint64, pl permPlan, threads int) TestResult {
 	cmpObs, exact := pr.observed()
-	res := TestResult{Statistic: exact, Rows: pr.rows()}
+	res := TestResult{Statistic: exact, Rows: pr.rows(), MaxN: pl.maxN(), Capped: pl.capped}
 	if math.IsNaN(cmpObs) {
 		// no test is possible (fewer than two rows): report p = 1
 		res.PValue = 1
 		return res
 	}
 	var workers []permWorker
-	count := func(lo, hi int) int {
-		nw := min(threads, (hi-lo+permChunk-1)/permChunk)
+	thr := cmpObs - tieTol
+	grow := func(nw int) {
 		for len(workers) < nw {
 			workers = append(workers, pr.newWorker())
 		}
-		thr := cmpObs - tieTol
+	}
+	count := func(lo, hi int) int {
+		nw := min(threads, (hi-lo+permChunk-1)/permChunk)
+		grow(nw)
 		if nw <= 1 {
 			b := 0
 			for idx := lo; idx < hi; idx++ {
@@ -190,22 +231,77 @@ func runPerm(pr permProblem, stream uint64, o TestOptions, threads int) TestResu
 		wg.Wait()
 		return int(total.Load())
 	}
-	if o.Perms > 0 {
-		res.B, res.N = count(0, o.Perms), o.Perms
-	} else {
-		target := o.MinPerms
+	switch {
+	case pl.fixed > 0:
+		res.B, res.N = count(0, pl.fixed), pl.fixed
+	case pl.exceed > 0:
+		var hits []bool
+		// hitsIn marks hits[idx−lo] for the permutations in [lo, hi) that
+		// reach the observed statistic, one permutation at a time per
+		// worker (a sequential test's permutations are few or costly).
+		hitsIn := func(lo, hi int) {
+			hits = append(hits[:0], make([]bool, hi-lo)...)
+			nw := min(threads, hi-lo)
+			grow(nw)
+			if nw <= 1 {
+				for idx := lo; idx < hi; idx++ {
+					hits[idx-lo] = workers[0].perm(stream, idx) >= thr
+				}
+				return
+			}
+			var next atomic.Int64
+			next.Store(int64(lo))
+			var wg sync.WaitGroup
+			for w := range nw {
+				wg.Add(1)
+				go func(pw permWorker) {
+					defer wg.Done()
+					for {
+						idx := int(next.Add(1)) - 1
+						if idx >= hi {
+							return
+						}
+						hits[idx-lo] = pw.perm(stream, idx) >= thr
+					}
+				}(workers[w])
+			}
+			wg.Wait()
+		}
+		round := max(2*pl.exceed, threads)
+		for res.N < pl.max {
+			lo, hi := res.N, min(res.N+round, pl.max)
+			hitsIn(lo, hi)
+			for i, h := range hits {
+				if h {
+					res.B++
+					if res.B == pl.exceed {
+						res.N = lo + i + 1
+						res.PValue = float64(res.B) / float64(res.N)
+						return res
+					}
+				}
+			}
+			res.N = hi
+			round = min(2*round, seqMaxRound)
+		}
+	default:
+		target := pl.min
 		for {
 			res.B += count(res.N, target)
 			res.N = target
-			if res.B > 0 || res.N >= o.MaxPerms {
+			if res.B > 0 || res.N >= pl.max {
 				break
 			}
-			target = min(2*target, o.MaxPerms)
+			target = min(2*target, pl.max)
 		}
 	}
 	res.PValue = float64(res.B+1) / float64(res.N+1)
 	return res
 }
+
+// seqMaxRound bounds a round of a sequential test (a permutation past the
+// stopping one is wasted work, never a different result).
+const seqMaxRound = 1 << 14
 
 // permChunk is the number of permutations a worker takes at a time.
 const permChunk = 8
@@ -280,17 +376,7 @@ func newSetProblem(x [][]float64, y []int32, k int, stat Stat, maxCache int64, b
 		p.exact = math.NaN()
 		return p
 	}
-	if bytes := int64(n) * int64(n-1) / 2 * 4; bytes <= maxCache {
-		m := n * (n - 1) / 2
-		if buf != nil && cap(*buf) >= m {
-			p.tri = (*buf)[:m]
-		} else {
-			p.tri = make([]float32, m)
-			if buf != nil {
-				*buf = p.tri
-			}
-		}
-	}
+	p.tri = triBuffer(n, maxCache, buf)
 	p.ps = pairPass(x, y, k, true, p.tri)
 	for _, r := range p.ps.row {
 		p.r2 += r * r
@@ -301,6 +387,23 @@ func newSetProblem(x [][]float64, y []int32, k int, stat Stat, maxCache int64, b
 		_, p.exact = giniFromSums(n, p.cnt, p.ps.tot, p.ps.within)
 	}
 	return p
+}
+
+// triBuffer returns the packed triangle of n rows (n(n−1)/2 float32),
+// reusing *buf when it is long enough, or nil over maxCache bytes.
+func triBuffer(n int, maxCache int64, buf *[]float32) []float32 {
+	if bytes := int64(n) * int64(n-1) / 2 * 4; bytes > maxCache {
+		return nil
+	}
+	m := n * (n - 1) / 2
+	if buf != nil && cap(*buf) >= m {
+		return (*buf)[:m]
+	}
+	t := make([]float32, m)
+	if buf != nil {
+		*buf = t
+	}
+	return t
 }
 
 func (p *setProblem) rows() int { return len(p.y) }
@@ -446,14 +549,42 @@ func DCorTest(x [][]float64, y []int32, k int, opt TestOptions) (TestResult, err
 	return statTest(StatDCor, x, y, k, opt)
 }
 
+// DCorTestNumeric is the permutation test of dCor_n between the columns x
+// and a numeric label y with the distance |y − y'| (Definitions 8–9; as
+// energy::dcor.test(x, y)). One column costs O(n log n) per permutation
+// (a Fenwick-tree pass in the order of x, uninum.go); several columns O(n²)
+// with the packed distance triangle. Rows with a NaN in x are left out;
+// y must be finite.
+func DCorTestNumeric(x [][]float64, y []float64, opt TestOptions) (TestResult, error) {
+	return labelTest(StatDCor, x, Numeric(y), opt)
+}
+
 func statTest(stat Stat, x [][]float64, y []int32, k int, opt TestOptions) (TestResult, error) {
 	if _, ok := checkXY(x, y, k); !ok {
 		return TestResult{}, fmt.Errorf("dependence: %s test: need at least one column, equal lengths and labels in 0..%d", stat, k-1)
+	}
+	return labelTest(stat, x, Classes(y, k), opt)
+}
+
+func labelTest(stat Stat, x [][]float64, lab Label, opt TestOptions) (TestResult, error) {
+	if !checkSet(x, lab.Len()) {
+		return TestResult{}, fmt.Errorf("dependence: %s test: need at least one column of %d rows", stat, lab.Len())
+	}
+	if lab.IsNumeric() {
+		if err := lab.check(lab.Len()); err != nil {
+			return TestResult{}, err
+		}
+		if stat != StatDCor {
+			return TestResult{}, errGCorNumeric
+		}
 	}
 	o, err := opt.resolve()
 	if err != nil {
 		return TestResult{}, err
 	}
-	d := newData(x, y, k, o)
-	return d.test(stat, nil, o.Threads), nil
+	d := newData(x, lab, o)
+	return d.test(stat, nil, adaptivePlan(o), o.Threads), nil
 }
+
+// errGCorNumeric refuses gCor_n for a numeric label.
+var errGCorNumeric = errors.New("dependence: gCor_n is defined for a categorical label (Definition 12); a numeric label takes dcor")

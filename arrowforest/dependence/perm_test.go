@@ -249,7 +249,7 @@ func TestPValuesCalibrated(t *testing.T) {
 			o := v.opt
 			o.Seed = uint64(run)
 			o, _ = o.resolve()
-			r := newData(x, y, k, o).test(v.stat, nil, 1)
+			r := newData(x, Classes(y, k), o).test(v.stat, nil, adaptivePlan(o), 1)
 			if r.PValue <= 0.05 {
 				hits++
 			}

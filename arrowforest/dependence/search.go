@@ -16,20 +16,21 @@ import (
 // same answer without new permutations.
 type data struct {
 	x     [][]float64
-	y     []int32
-	k     int
+	lab   Label
 	o     TestOptions
 	sub   []int // rows of the subsample for set tests, nil for all
 	mu    sync.Mutex
 	cache map[string]TestResult
 	tests int
-	setMu sync.Mutex // serialises set tests, which share tri
-	tri   []float32  // distance triangle reused by successive set tests
+	// onTest, when set, is called (under mu) after each new test.
+	onTest func()
+	setMu  sync.Mutex // serialises set tests, which share tri
+	tri    []float32  // distance triangle reused by successive set tests
 }
 
-func newData(x [][]float64, y []int32, k int, o TestOptions) *data {
-	d := &data{x: x, y: y, k: k, o: o, cache: map[string]TestResult{}}
-	n := len(y)
+func newData(x [][]float64, lab Label, o TestOptions) *data {
+	d := &data{x: x, lab: lab, o: o, cache: map[string]TestResult{}}
+	n := lab.Len()
 	if o.MaxRows > 0 && n > o.MaxRows {
 		idx := make([]int, n)
 		for i := range idx {
@@ -64,10 +65,10 @@ func keyHash(key string) uint64 {
 }
 
 // test runs (or recalls) the permutation test of the features feats (nil
-// for every column). One feature uses every complete row and the
-// O(n)-per-permutation path; a set uses the subsample's complete rows and
-// the cached distance triangle.
-func (d *data) test(stat Stat, feats []int, threads int) TestResult {
+// for every column) with the plan pl. One feature uses every complete row
+// and the O(n) (classes) or O(n log n) (numbers) per-permutation path; a
+// set uses the subsample's complete rows and the cached distance triangle.
+func (d *data) test(stat Stat, feats []int, pl permPlan, threads int) TestResult {
 	if feats == nil {
 		feats = make([]int, len(d.x))
 		for j := range feats {
@@ -89,22 +90,33 @@ func (d *data) test(stat Stat, feats []int, threads int) TestResult {
 	}
 	var pr permProblem
 	if len(cols) == 1 {
-		x, y := completeXY(cols, d.y)
-		pr = &uniProblem{u: newUniCol(x[0], y, d.k, stat == StatDCor), stat: stat, k: d.k}
+		x, l := d.lab.complete(cols)
+		if l.IsNumeric() {
+			pr = newUniNumProblem(x[0], l.Values)
+		} else {
+			pr = &uniProblem{u: newUniCol(x[0], l.Y, l.K, stat == StatDCor), stat: stat, k: l.K}
+		}
 	} else {
 		d.setMu.Lock()
 		defer d.setMu.Unlock()
-		x, y := cols, d.y
+		x, l := cols, d.lab
 		if d.sub != nil {
-			x, y = pickCols(x, d.sub), pickLabels(y, d.sub)
+			x, l = pickCols(x, d.sub), l.pick(d.sub)
 		}
-		x, y = completeXY(x, y)
-		pr = newSetProblem(x, y, d.k, stat, d.o.MaxCacheBytes, &d.tri)
+		x, l = l.complete(x)
+		if l.IsNumeric() {
+			pr = newSetNumProblem(x, l.Values, d.o.MaxCacheBytes, &d.tri)
+		} else {
+			pr = newSetProblem(x, l.Y, l.K, stat, d.o.MaxCacheBytes, &d.tri)
+		}
 	}
-	r := runPerm(pr, streamKey(d.o.Seed, keyHash(key)), d.o, threads)
+	r := runPerm(pr, streamKey(d.o.Seed, keyHash(key)), pl, threads)
 	d.mu.Lock()
 	d.cache[key] = r
 	d.tests++
+	if d.onTest != nil {
+		d.onTest()
+	}
 	d.mu.Unlock()
 	return r
 }
@@ -114,9 +126,12 @@ func (d *data) test(stat Stat, feats []int, threads int) TestResult {
 type Group struct {
 	Features  []int   // feature indices, increasing
 	Kind      string  // "mds" or "sds"
-	PValue    float64 // joint p-value (b+1)/(N+1)
+	PValue    float64 // joint p-value (b+1)/(N+1), or b/N of a sequential test stopped early
 	Statistic float64 // joint statistic
 	B, N      int     // joint permutation counts
+	// AdjPValue is the joint p-value adjusted for the set search's family,
+	// on the scale of Alpha (see Search); PValue with AdjustNone.
+	AdjPValue float64
 }
 
 // Group kinds.
@@ -125,17 +140,40 @@ const (
 	KindSDS = "sds"
 )
 
+// SetStage is one family of the set search under AdjustHolm or AdjustBH:
+// the candidate sets of one size (bottom-up methods; Size 2 or 3) or every
+// test the method may run (top-down methods; Size 0), each tested at
+// Threshold = share of AlphaSets / Family, with at most MaxN permutations
+// (Capped: TestOptions.MaxPerms cut MaxN below ⌈SeqExceed/Threshold⌉ − 1).
+type SetStage struct {
+	Size      int
+	Family    int
+	Threshold float64
+	MaxN      int
+	Capped    bool
+}
+
 // SearchResult is the outcome of Search.
 type SearchResult struct {
 	Stat   Stat
 	Method Method
 	Alpha  float64
+	// Adjust is the false-discovery control. AlphaMarginal and AlphaSets
+	// are the shares of Alpha the marginal screen and the set search spend
+	// (both Alpha with AdjustNone).
+	Adjust        Adjust
+	AlphaMarginal float64
+	AlphaSets     float64
 	// Marginal is the marginal dependence set S_m (Algorithm 1), increasing.
 	Marginal []int
 	// Per feature: the marginal test.
 	Statistic []float64
 	PValue    []float64
 	B, N      []int
+	// AdjPValue is each feature's marginal p-value adjusted across the p
+	// marginal tests (Holm or Benjamini–Hochberg) on the scale of Alpha:
+	// the feature is in S_m when it is ≤ Alpha. PValue with AdjustNone.
+	AdjPValue []float64
 	// Label is the feature labelling of Table 5.3: -1 for S_m, 0 for a
 	// feature in no group, g ≥ 1 for a feature of Groups[g−1].
 	Label []int
@@ -143,63 +181,179 @@ type SearchResult struct {
 	// marginally independent features, in discovery order.
 	Groups []Group
 	// Rest is the joint test of the features left in no group and not in
-	// S_m when the method ends with that test (top-down methods), else nil.
-	Rest *TestResult
+	// S_m when the method ends with that test (top-down methods), else
+	// nil; RestAdjPValue is its adjusted p-value.
+	Rest          *TestResult
+	RestAdjPValue float64
+	// Stages are the set search's families (nil with AdjustNone).
+	Stages []SetStage
+	// MarginalMaxN is the most permutations a marginal test could run,
+	// MarginalCapped whether TestOptions.MaxPerms cut it below what the
+	// smallest marginal threshold needed.
+	MarginalMaxN   int
+	MarginalCapped bool
+	// Unresolved counts the tests whose decision the permutation cap left
+	// open: not dependent, but with more permutations they could have
+	// been (an adjusted test that ran to a capped MaxN; with AdjustNone a
+	// test with b = 0 at the maximum whose p-value 1/(N+1) is still above
+	// α). FeatureUnresolved marks the features among them.
+	Unresolved        int
+	FeatureUnresolved []bool
 	// Tests counts the distinct permutation tests run; SetRows is the
 	// number of rows set tests draw from (n, or MaxRows).
 	Tests   int
 	SetRows int
 }
 
-// Search runs the MDS/SDS search of dissertation ch. 5 on feature columns x with labels y.
-//
-// It first finds the marginal dependence set S_m (Algorithm 1, every
-// feature tested alone, in parallel over features), then, unless the
-// method is marginal, searches the remaining features with Algorithm 3
-// (mdc-topdown), 4 (mdc-dc), 5 (mdc-bottomup) or 6 (sdc-bottomup). All
-// p-values come from permutation tests of opt.Stat (§5.6). x is
-// column-major (x[j] is feature j), y holds labels in 0..k-1 and k ≥ 2.
+// Search runs the MDS/SDS search of dissertation ch. 5 on feature columns
+// x with class labels y in 0..k−1 (k ≥ 2); see SearchLabel.
 func Search(x [][]float64, y []int32, k int, opt SearchOptions) (*SearchResult, error) {
-	o, err := opt.resolve()
-	if err != nil {
-		return nil, err
-	}
 	if k < 2 {
 		return nil, fmt.Errorf("dependence: search needs at least two classes, got %d", k)
 	}
 	if _, ok := checkXY(x, y, k); !ok {
 		return nil, fmt.Errorf("dependence: search needs at least one feature column, columns of %d rows and labels in 0..%d", len(y), k-1)
 	}
-	d := newData(x, y, k, o.Test)
+	return SearchLabel(x, Classes(y, k), opt)
+}
+
+// SearchLabel runs the MDS/SDS search of dissertation ch. 5 on the feature
+// columns x (column-major: x[j] is feature j) against a class or numeric
+// label.
+//
+// It first finds the marginal dependence set S_m (Algorithm 1, every
+// feature tested alone, in parallel over features), then, unless the
+// method is marginal, searches the remaining features with Algorithm 3
+// (mdc-topdown), 4 (mdc-dc), 5 (mdc-bottomup) or 6 (sdc-bottomup). All
+// p-values come from permutation tests of opt.Stat (§5.6; dcor for a
+// numeric label, whose default it is).
+//
+// # False discoveries
+//
+// With AdjustNone every test stands at α on its own, as in the
+// dissertation (§5.3), and the count is adaptive (§5.6). Otherwise the
+// family is every test whose rejection the report states as a discovery:
+// the p marginal tests and the set tests. The marginal screen spends
+// α_m = α/2 (α with the marginal method) and the set search α_s = α/2:
+//
+//   - marginal: Holm's step-down (AdjustHolm) or Benjamini–Hochberg's
+//     step-up (AdjustBH) over the p tests at α_m;
+//   - bottom-up methods (Algorithms 5, 6): α_s is split equally between
+//     the sizes 2 and 3 (all of it to 2 with MaxSize 2); size s is tested
+//     at Bonferroni's share/C(u, s), u the features still unused when that
+//     size starts — every candidate set of that size, tested or not;
+//   - top-down methods (Algorithms 3, 4): α_s/M, M the most distinct tests
+//     the method can run on the remaining features (topDownBound,
+//     divideBound);
+//   - Algorithm 6 takes an SDS only when its joint test also passes its
+//     threshold (it compares p-values alone with AdjustNone).
+//
+// Under AdjustHolm the probability that the analysis reports any false
+// feature or group is then at most α: Holm controls the marginal screen at
+// α_m and Bonferroni the set search at α_s (Holm 1979). Under independence
+// of every feature and the label this holds exactly — when the screen
+// rejects nothing the set families are the fixed candidate sets over all
+// features, and a top-down method stops at its first joint test — and it
+// is the probability the tests of this package measure. Under AdjustBH
+// the expected share of false discoveries is at most α_m + α_s = α (BH at
+// α_m for positively dependent tests, and the set search's family-wise
+// α_s bounds its share); under independence it equals the family-wise
+// rate, so the same bound applies. Tests run sequentially (seqPlan,
+// SeqExceed) up to TestOptions.MaxPerms (default DefaultMaxPermsAdjusted);
+// a test the cap left undecided is counted in Unresolved.
+func SearchLabel(x [][]float64, lab Label, opt SearchOptions) (*SearchResult, error) {
+	if lab.IsNumeric() && opt.Stat == "" {
+		opt.Stat = StatDCor
+	}
+	o, err := opt.resolve()
+	if err != nil {
+		return nil, err
+	}
+	if len(x) == 0 || !checkSet(x, lab.Len()) {
+		return nil, fmt.Errorf("dependence: search needs at least one feature column of %d rows", lab.Len())
+	}
+	if err := lab.check(lab.Len()); err != nil {
+		return nil, err
+	}
+	if lab.IsNumeric() && o.Stat != StatDCor {
+		return nil, errGCorNumeric
+	}
+	d := newData(x, lab, o.Test)
 	s := &searcher{d: d, o: o}
 	p := len(x)
 	res := &SearchResult{
-		Stat: o.Stat, Method: o.Method, Alpha: o.Alpha,
-		Statistic: make([]float64, p), PValue: make([]float64, p),
+		Stat: o.Stat, Method: o.Method, Alpha: o.Alpha, Adjust: o.Adjust,
+		AlphaMarginal: o.Alpha, AlphaSets: o.Alpha,
+		Statistic: make([]float64, p), PValue: make([]float64, p), AdjPValue: make([]float64, p),
 		B: make([]int, p), N: make([]int, p), Label: make([]int, p),
-		SetRows: len(y),
+		FeatureUnresolved: make([]bool, p),
+		SetRows:           lab.Len(),
 	}
 	if d.sub != nil {
 		res.SetRows = len(d.sub)
 	}
+	adjusted := o.Adjust != AdjustNone
+	if adjusted && o.Method != MethodMarginal {
+		res.AlphaMarginal, res.AlphaSets = o.Alpha/2, o.Alpha/2
+	}
+	if !adjusted {
+		s.setPlan = adaptivePlan(o.Test)
+	}
+	d.onTest = s.tick
 	// Algorithm 1: S_m, parallel over features (each test single-threaded).
-	marg := s.marginals(p)
+	margPlan := adaptivePlan(o.Test)
+	if adjusted {
+		margPlan = seqPlan(res.AlphaMarginal/float64(p), o.Test)
+	}
+	res.MarginalMaxN, res.MarginalCapped = margPlan.maxN(), margPlan.capped
+	s.stage, s.left = "marginal", func() int { return p - s.done }
+	marg := s.marginals(p, margPlan)
+	var rej []bool
+	switch o.Adjust {
+	case AdjustHolm, AdjustBH:
+		pv := make([]float64, p)
+		for j, r := range marg {
+			pv[j] = r.PValue
+		}
+		proc := holm
+		if o.Adjust == AdjustBH {
+			proc = bh
+		}
+		rej, res.AdjPValue = proc(pv, res.AlphaMarginal, o.Alpha/res.AlphaMarginal)
+	default:
+		rej = make([]bool, p)
+		for j, r := range marg {
+			rej[j] = s.dependent(r)
+			res.AdjPValue[j] = r.PValue
+		}
+	}
 	var rest []int
 	for j, r := range marg {
 		res.Statistic[j], res.PValue[j], res.B[j], res.N[j] = r.Statistic, r.PValue, r.B, r.N
-		if s.dependent(r) {
+		if rej[j] {
 			res.Marginal = append(res.Marginal, j)
 			res.Label[j] = -1
 		} else {
 			rest = append(rest, j)
+			if s.unresolved(r) {
+				res.FeatureUnresolved[j] = true
+				res.Unresolved++
+			}
 		}
 	}
+	s.stage, s.done = "sets", 0
 	var groups [][]int
 	switch o.Method {
 	case MethodMarginal:
 	case MethodMDCTopDown:
+		bound := topDownBound(len(rest))
+		s.family(0, bound)
+		s.left = func() int { return bound - s.done }
 		groups, res.Rest = s.topDown(rest)
 	case MethodMDCDivide:
+		bound := divideBound(len(rest))
+		s.family(0, bound)
+		s.left = func() int { return bound - s.done }
 		groups, res.Rest = s.divideRepeated(rest)
 	case MethodMDCBottomUp:
 		groups = s.bottomUp(rest, false)
@@ -214,11 +368,17 @@ func Search(x [][]float64, y []int32, k int, opt SearchOptions) (*SearchResult, 
 		g = slices.Clone(g)
 		slices.Sort(g)
 		r := s.test(g)
-		res.Groups = append(res.Groups, Group{Features: g, Kind: kind, PValue: r.PValue, Statistic: r.Statistic, B: r.B, N: r.N})
+		res.Groups = append(res.Groups, Group{Features: g, Kind: kind, PValue: r.PValue, Statistic: r.Statistic, B: r.B, N: r.N,
+			AdjPValue: s.adjusted(r.PValue, len(g))})
 		for _, f := range g {
 			res.Label[f] = gi + 1
 		}
 	}
+	if res.Rest != nil {
+		res.RestAdjPValue = s.adjusted(res.Rest.PValue, 0)
+	}
+	res.Stages = s.stages
+	res.Unresolved += len(s.openSets)
 	res.Tests = d.tests
 	return res, nil
 }
@@ -230,6 +390,66 @@ type searcher struct {
 	// tf, when set, replaces the permutation test of a set (tests use an
 	// oracle to check the algorithms' logic exactly).
 	tf func(feats []int) TestResult
+	// the set tests' plan and, when adjusted, their families: the current
+	// threshold and plan, and every family so far
+	setPlan permPlan
+	setT    float64
+	stages  []SetStage
+	// openSets holds the set tests the permutation cap left undecided.
+	openSets map[string]bool
+	// progress: the stage, tests done in it and a bound on those left
+	stage string
+	done  int
+	left  func() int
+}
+
+// tick counts a finished test and reports progress (called under d.mu).
+func (s *searcher) tick() {
+	s.done++
+	if s.o.Progress == nil {
+		return
+	}
+	left := 0
+	if s.left != nil {
+		left = max(s.left(), 0)
+	}
+	s.o.Progress(SearchProgress{Stage: s.stage, Done: s.done, Total: s.done + left})
+}
+
+// family starts a family of set tests of one size (0: any) with family
+// candidates: under adjustment they are tested at their share of α_s
+// (all of it, or half for each of sizes 2 and 3 of a bottom-up method)
+// over the family, sequentially.
+func (s *searcher) family(size, n int) {
+	if s.o.Adjust == AdjustNone {
+		return
+	}
+	a := s.o.Alpha / 2
+	if size > 0 && s.o.MaxSize == 3 {
+		a /= 2
+	}
+	st := SetStage{Size: size, Family: n}
+	if n > 0 {
+		st.Threshold = a / float64(n)
+		s.setPlan = seqPlan(st.Threshold, s.o.Test)
+		st.MaxN, st.Capped = s.setPlan.maxN(), s.setPlan.capped
+	}
+	s.setT = st.Threshold
+	s.stages = append(s.stages, st)
+}
+
+// adjusted returns p adjusted for the family a set of the given size was
+// tested in (size 0: the top-down family), on the scale of α.
+func (s *searcher) adjusted(p float64, size int) float64 {
+	if s.o.Adjust == AdjustNone {
+		return p
+	}
+	for _, st := range s.stages {
+		if (st.Size == 0 || st.Size == size) && st.Threshold > 0 {
+			return min(1, p*s.o.Alpha/st.Threshold)
+		}
+	}
+	return 1
 }
 
 func (s *searcher) maxN() int {
@@ -239,25 +459,54 @@ func (s *searcher) maxN() int {
 	return s.o.Test.MaxPerms
 }
 
+// dependent is the per-test rule (AdjustNone).
 func (s *searcher) dependent(r TestResult) bool { return r.Dependent(s.o.Alpha, s.maxN()) }
+
+// unresolved reports whether a test found not dependent could have been
+// with more permutations: it ran to a MaxN the cap cut (adjusted), or, with
+// the per-test rule, no permutation reached it and 1/(N+1) is above α.
+func (s *searcher) unresolved(r TestResult) bool {
+	if s.o.Adjust == AdjustNone {
+		return s.o.Alpha > 0 && r.B == 0 && r.N == r.MaxN && r.PValue > s.o.Alpha
+	}
+	return r.Capped && r.N == r.MaxN && r.B < SeqExceed
+}
+
+// depSet decides a set test: the per-test rule, or the family's threshold.
+func (s *searcher) depSet(feats []int, r TestResult) bool {
+	if s.o.Adjust == AdjustNone {
+		if s.dependent(r) {
+			return true
+		}
+	} else if r.PValue <= s.setT {
+		return true
+	}
+	if s.unresolved(r) {
+		if s.openSets == nil {
+			s.openSets = map[string]bool{}
+		}
+		s.openSets[setKey(s.o.Stat, feats)] = true
+	}
+	return false
+}
 
 // test runs the joint test of a set with every worker.
 func (s *searcher) test(feats []int) TestResult {
 	if s.tf != nil {
 		return s.tf(feats)
 	}
-	return s.d.test(s.o.Stat, feats, s.o.Test.Threads)
+	return s.d.test(s.o.Stat, feats, s.setPlan, s.o.Test.Threads)
 }
 
 func (s *searcher) dep(feats []int) bool {
 	if len(feats) == 0 {
 		return false
 	}
-	return s.dependent(s.test(feats))
+	return s.depSet(feats, s.test(feats))
 }
 
 // marginals tests every feature alone, spreading features over workers.
-func (s *searcher) marginals(p int) []TestResult {
+func (s *searcher) marginals(p int, pl permPlan) []TestResult {
 	out := make([]TestResult, p)
 	var next int
 	var mu sync.Mutex
@@ -274,7 +523,7 @@ func (s *searcher) marginals(p int) []TestResult {
 				if j >= p {
 					return
 				}
-				out[j] = s.d.test(s.o.Stat, []int{j}, 1)
+				out[j] = s.d.test(s.o.Stat, []int{j}, pl, 1)
 			}
 		}()
 	}
@@ -325,7 +574,7 @@ func (s *searcher) topDown(set []int) ([][]int, *TestResult) {
 	var groups [][]int
 	for len(set) > 0 {
 		r := s.test(set)
-		if !s.dependent(r) {
+		if !s.depSet(set, r) {
 			return groups, &r
 		}
 		m := s.findMDS(set)
@@ -400,31 +649,67 @@ func (s *searcher) divide(set []int) [][]int {
 // bottomUp is Algorithm 5 (MDC, sdc=false) or Algorithm 6 (SDC, sdc=true)
 // for sets of size 2 and then, on the features still unused, size 3 (the
 // nesting level raised by one, §5.3 and §5.5). A candidate set is taken
-// when it is dependent (MDC: p ≤ α) or when its joint p-value is below the
-// smallest marginal p-value of its members (SDC: p_joint < min p_m); its
-// features are then excluded and the outer loop moves on ("break").
+// when it is dependent (MDC: p ≤ α, or the family's threshold) or when its
+// joint p-value is below the smallest marginal p-value of its members
+// (SDC: p_joint < min p_m, and under adjustment also the family's
+// threshold); its features are then excluded and the outer loop moves on
+// ("break").
 func (s *searcher) bottomUp(set []int, sdc bool) [][]int {
 	used := make(map[int]bool)
 	var groups [][]int
 	accept := func(c []int) bool {
 		r := s.test(c)
 		if !sdc {
-			return s.dependent(r)
+			return s.depSet(c, r)
 		}
 		pm := 2.0
 		for _, f := range c {
 			pm = min(pm, s.test([]int{f}).PValue)
 		}
-		return r.PValue < pm
+		return r.PValue < pm && (s.o.Adjust == AdjustNone || s.depSet(c, r))
 	}
+	unusedFrom := func(list []int, i int) int {
+		u := 0
+		for _, f := range list[i:] {
+			if !used[f] {
+				u++
+			}
+		}
+		return u
+	}
+	triples := func(u int) int {
+		if s.o.MaxSize < 3 {
+			return 0
+		}
+		return choose(u, 3)
+	}
+	// the progress bound: the pairs of a = set[at] from position bj on,
+	// and every pair of the unused features after at; then the triples
+	at, bj := 0, 0
+	s.left = func() int {
+		pairs := 0
+		if !used[set[at]] {
+			pairs = unusedFrom(set, bj)
+		}
+		for i := at + 1; i < len(set); i++ {
+			if !used[set[i]] {
+				pairs += unusedFrom(set, i+1)
+			}
+		}
+		return pairs + triples(unusedFrom(set, 0))
+	}
+	s.family(2, choose(len(set), 2))
 	for i, a := range set {
+		at = i
 		if used[a] {
 			continue
 		}
-		for _, b := range set[i+1:] {
+		for j := i + 1; j < len(set); j++ {
+			b := set[j]
 			if used[b] {
 				continue
 			}
+			bj = j + 1
 			if accept([]int{a, b}) {
 				groups = append(groups, []int{a, b})
 				used[a], used[b] = true, true
@@ -441,8 +726,22 @@ func (s *searcher) bottomUp(set []int, sdc bool) [][]int {
 			left = append(left, f)
 		}
 	}
+	// the progress bound: for a = left[at], the pairs (b, c) from b at
+	// position bj (c from position ck for the current b), then every
+	// triple of the unused features after at
+	var ck int
+	at, bj = 0, 0
+	s.left = func() int {
+		n := triples(unusedFrom(left, at+1))
+		if !used[left[at]] {
+			n += unusedFrom(left, ck) + choose(unusedFrom(left, bj+1), 2)
+		}
+		return n
+	}
+	s.family(3, choose(len(left), 3))
 outer:
 	for i, a := range left {
+		at = i
 		if used[a] {
 			continue
 		}
@@ -451,10 +750,13 @@ outer:
 			if used[b] {
 				continue
 			}
-			for _, c := range left[j+1:] {
+			bj = j
+			for k := j + 1; k < len(left); k++ {
+				c := left[k]
 				if used[c] {
 					continue
 				}
+				ck = k + 1
 				if accept([]int{a, b, c}) {
 					groups = append(groups, []int{a, b, c})
 					used[a], used[b], used[c] = true, true, true

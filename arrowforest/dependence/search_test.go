@@ -58,8 +58,9 @@ func found(r *SearchResult) [][]int {
 	return g
 }
 
-// Bottom-up MDC (Algorithm 5, sizes 2 and 3) recovers xor5's true groups
-// exactly (S_m and every MDS) in at least 9 of 10 seeds at n = 1000.
+// Bottom-up MDC (Algorithm 5, sizes 2 and 3) with the per-test rule
+// (AdjustNone) recovers xor5's true groups exactly (S_m and every MDS) in
+// at least 9 of 10 seeds at n = 1000.
 //
 // α = 0.001: after S_m, Algorithm 5 tests up to 15 independent pairs among
 // the 3-XOR features before the triples, and S_m itself tests 12
@@ -73,7 +74,7 @@ func TestBottomUpMDCRecoversXOR5(t *testing.T) {
 		x, y, groups := xorData(t, synth.XOR5, 1000, seed)
 		wantM, wantSets := truth(groups)
 		o := DefaultSearchOptions()
-		o.Method = MethodMDCBottomUp
+		o.Method, o.Adjust = MethodMDCBottomUp, AdjustNone
 		o.Alpha = 0.001
 		o.Test = TestOptions{MaxPerms: 1000, Seed: seed}
 		r, err := Search(x, y, 2, o)
@@ -106,7 +107,7 @@ func TestMethodsOnXOR3(t *testing.T) {
 	}
 	for m, w := range want {
 		o := DefaultSearchOptions()
-		o.Method = m
+		o.Method, o.Adjust = m, AdjustNone
 		o.Alpha = 0.01
 		o.Test = TestOptions{MaxPerms: 400, Seed: 5}
 		r, err := Search(x, y, 2, o)
@@ -137,7 +138,7 @@ func TestMethodsOnXOR3(t *testing.T) {
 	}
 	// SDC takes a pair when p_joint < min(p_m): the XOR pair qualifies.
 	o := DefaultSearchOptions()
-	o.Method = MethodSDCBottomUp
+	o.Method, o.Adjust = MethodSDCBottomUp, AdjustNone
 	o.Alpha = 0.01
 	o.Test = TestOptions{MaxPerms: 400, Seed: 5}
 	r, err := Search(x, y, 2, o)
@@ -183,7 +184,7 @@ func oracle(groups [][]int, maxSize int, pInd func([]int) float64) func([]int) T
 
 func oracleSearcher(groups [][]int, maxSize int, pInd func([]int) float64) *searcher {
 	o := DefaultSearchOptions()
-	o.Alpha = 0.01
+	o.Alpha, o.Adjust = 0.01, AdjustNone
 	o, _ = o.resolve()
 	o.Test.MaxPerms = 1000
 	return &searcher{o: o, tf: oracle(groups, maxSize, pInd)}

@@ -57,7 +57,7 @@ func TestBestIsArgmax(t *testing.T) {
 	g := []int{0, 1, 2}
 	for _, kind := range []string{MapRP, MapDRL} {
 		var s selector
-		best := s.best(rand.New(rand.NewPCG(4, 5)), kind, fr.Cols, rows, fr.Y, 2, g, 10, 3)
+		best := s.best(rand.New(rand.NewPCG(4, 5)), kind, fr.Cols, rows, labels{y: fr.Y, k: 2}, g, 10, 3)
 		// replay the draws
 		rng := rand.New(rand.NewPCG(4, 5))
 		var all []float64
@@ -335,4 +335,95 @@ func FuzzReadTransform(f *testing.F) {
 			t.Fatalf("round trip: %v", err)
 		}
 	})
+}
+
+// numericFrame: y = 2·x0 + sign(x1·x2) + noise with a noise feature x3; a
+// numeric label whose pair (x1, x2) is dependent only jointly.
+func numericFrame(n int, seed uint64) *frame.Frame {
+	r := rand.New(rand.NewPCG(seed, 77))
+	fr := &frame.Frame{Names: []string{"x0", "x1", "x2", "x3"}, NRows: n, LabelName: "y", Task: frame.TaskRegression}
+	for range fr.Names {
+		c := make([]float32, n)
+		for i := range c {
+			c[i] = float32(r.NormFloat64())
+		}
+		fr.Cols = append(fr.Cols, c)
+	}
+	fr.YReg = make([]float64, n)
+	for i := range fr.YReg {
+		s := 1.0
+		if fr.Cols[1][i]*fr.Cols[2][i] < 0 {
+			s = -1
+		}
+		fr.YReg[i] = 2*float64(fr.Cols[0][i]) + s + 0.1*r.NormFloat64()
+	}
+	return fr
+}
+
+// TestNumericLabel: a regression frame's groups come from the dCor search
+// (DiscoverLabel), its mappings are ranked by dCor_n (eq. 6.2 with dCor_n
+// in place of gCor_n): each kept mapping's DCor is dependence.DCor1 of its
+// values and the largest of the candidates; the mapping file says
+// "select": "dcor" and reads back; the mapped column is more dependent on
+// y than either feature alone.
+func TestNumericLabel(t *testing.T) {
+	fr := numericFrame(500, 1)
+	lab, err := LabelOf(fr)
+	if err != nil || !lab.IsNumeric() {
+		t.Fatalf("label %+v, %v", lab, err)
+	}
+	opt := dependence.DefaultSearchOptions()
+	opt.Stat = ""
+	pl, res, err := DiscoverLabel(fr.Cols, lab, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stat != dependence.StatDCor || !reflect.DeepEqual(pl, Plan{Marginal: []int{0}, Groups: [][]int{{1, 2}}}) {
+		t.Fatalf("stat %s plan %+v", res.Stat, pl)
+	}
+	for _, kind := range []string{MapRP, MapDRL} {
+		tr, err := Fit(fr, pl, Options{Map: kind}, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr.Select != "dcor" || len(tr.Groups) != 1 || len(tr.Groups[0].Outputs) != 2 {
+			t.Fatalf("%s: transform %+v", kind, tr)
+		}
+		cols, err := tr.Columns(fr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, o := range tr.Groups[0].Outputs {
+			if o.GCor != 0 || o.DCor != dependence.DCor1(cols[i], fr.YReg) {
+				t.Errorf("%s output %d: gcor %v dcor %v, recomputed %v", kind, i, o.GCor, o.DCor, dependence.DCor1(cols[i], fr.YReg))
+			}
+		}
+		single := 0.0
+		for _, j := range []int{1, 2} {
+			x := make([]float64, fr.NRows)
+			for i, v := range fr.Cols[j] {
+				x[i] = float64(v)
+			}
+			single = max(single, dependence.DCor1(x, fr.YReg))
+		}
+		if best := tr.Groups[0].Outputs[0].DCor; !(best > 1.5*single) {
+			t.Errorf("%s: the best mapping's dCor %v is not well above the features' %v", kind, best, single)
+		}
+		var buf bytes.Buffer
+		if _, err := tr.WriteTo(&buf); err != nil {
+			t.Fatal(err)
+		}
+		back, err := ReadTransform(&buf)
+		if err != nil || !reflect.DeepEqual(back, tr) {
+			t.Errorf("%s: round trip %+v, %v", kind, back, err)
+		}
+	}
+	// several targets are no FDM label
+	multi := numericFrame(10, 2)
+	if err := multi.SetTargets([]string{"a", "b"}, make([]float64, 20)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LabelOf(multi); err == nil {
+		t.Error("two targets accepted as an FDM label")
+	}
 }

@@ -7,7 +7,12 @@
 // r ~ U[−1, 1]^|G| (§6.1.1) or the distance to a random landmark
 // f_DRL = |X_G − x_l| with x_l a training row (§6.1.2). For each group m
 // random θ are drawn (m = 10) and the k = |G| with the largest Gini
-// correlation gCor_n(f(X_G; θ), Y) are kept (§6.2, eq. 6.2). The mapped
+// correlation gCor_n(f(X_G; θ), Y) are kept (§6.2, eq. 6.2). A numeric
+// label (regression) ranks the mappings by the distance correlation
+// dCor_n(f(X_G; θ), Y) instead: eq. 6.2 is the cheap stand-in for the
+// dependence test of eq. 6.1, gCor_n is defined for a categorical label
+// only (Definition 12), and dCor_n is chapter 2's measure for a numeric
+// response; the groups then come from the dCor search. The mapped
 // data is X' = [X_{S_m}, f(X_{S_1}; θ*_1), …, f(X_{S_s}; θ*_s)] (§6.3): the
 // marginally dependent features S_m unchanged plus the mapped groups.
 //
@@ -48,8 +53,66 @@ type Mapping struct {
 	// Theta is r (rp; weights of Inputs) or the landmark x_l (drl; one
 	// value per input).
 	Theta []float64
-	// GCor is gCor_n(f(X_G; θ), Y) on the rows it was selected on.
+	// GCor is gCor_n(f(X_G; θ), Y) on the rows it was selected on, for a
+	// class label; DCor is dCor_n(f(X_G; θ), Y) for a numeric label (the
+	// other is 0).
 	GCor float64
+	DCor float64
+}
+
+// score is what a mapping is selected by: gCor_n with a class label (eq.
+// 6.2), dCor_n with a numeric one.
+func (m *Mapping) score() float64 {
+	if m.GCor != 0 {
+		return m.GCor
+	}
+	return m.DCor
+}
+
+// labels are the labels of the rows a mapping is selected on: classes y
+// in 0..k−1, or numbers yv.
+type labels struct {
+	y  []int32
+	k  int
+	yv []float64
+}
+
+func labelsOf(l dependence.Label) labels { return labels{y: l.Y, k: l.K, yv: l.Values} }
+
+// at returns the labels of rows.
+func (l labels) at(rows []int32, y []int32, yv []float64) labels {
+	if l.yv != nil {
+		yv = yv[:0]
+		for _, i := range rows {
+			yv = append(yv, l.yv[i])
+		}
+		return labels{yv: yv}
+	}
+	y = y[:0]
+	for _, i := range rows {
+		y = append(y, l.y[i])
+	}
+	return labels{y: y, k: l.k}
+}
+
+// score sets the selection statistic of the mapped values v (aligned with
+// the labels) on mp: gCor_n (eq. 6.2) for classes; for a numeric label
+// dCor_n with |y − y'| (Definitions 8–9), the dependence measure of
+// chapter 2 defined for a numeric response — eq. 6.2 stands in for the
+// p-value of eq. 6.1, which any dependence test gives. An undefined value
+// (a constant mapping) scores −Inf.
+func (l labels) score(v []float64, mp *Mapping) {
+	if l.yv != nil {
+		mp.DCor = dependence.DCor1(v, l.yv)
+		if math.IsNaN(mp.DCor) {
+			mp.DCor = math.Inf(-1)
+		}
+		return
+	}
+	mp.GCor = dependence.GCor([][]float64{v}, l.y, l.k)
+	if math.IsNaN(mp.GCor) {
+		mp.GCor = math.Inf(-1)
+	}
 }
 
 // Eval writes f(x; θ) for every row i in rows (all rows when rows is nil)
@@ -118,22 +181,19 @@ func draw(rng *rand.Rand, kind string, cols [][]float32, rows []int32, g []int) 
 	return th
 }
 
-// best draws m mappings of group g on rows (with labels y, k classes,
-// aligned with rows) and returns the keep with the largest gCor_n (eq.
-// 6.2), in decreasing order of gCor_n (ties: earlier draw first). A
-// mapping whose gCor_n is undefined (e.g. constant) scores −Inf.
-func (s *selector) best(rng *rand.Rand, kind string, cols [][]float32, rows []int32, y []int32, k int, g []int, m, keep int) []Mapping {
+// best draws m mappings of group g on rows (with labels lab aligned with
+// rows) and returns the keep with the largest gCor_n (eq. 6.2; dCor_n for
+// a numeric label), in decreasing order (ties: earlier draw first). A
+// mapping whose statistic is undefined (e.g. constant) scores −Inf.
+func (s *selector) best(rng *rand.Rand, kind string, cols [][]float32, rows []int32, lab labels, g []int, m, keep int) []Mapping {
 	s.cand = s.cand[:0]
 	for range m {
 		mp := Mapping{Kind: kind, Inputs: g, Theta: draw(rng, kind, cols, rows, g)}
 		s.vals = mp.Eval(cols, rows, s.vals)
-		mp.GCor = dependence.GCor([][]float64{s.vals}, y, k)
-		if math.IsNaN(mp.GCor) {
-			mp.GCor = math.Inf(-1)
-		}
+		lab.score(s.vals, &mp)
 		s.cand = append(s.cand, mp)
 	}
-	slices.SortStableFunc(s.cand, func(a, b Mapping) int { return cmp.Compare(b.GCor, a.GCor) })
+	slices.SortStableFunc(s.cand, func(a, b Mapping) int { return cmp.Compare(b.score(), a.score()) })
 	return slices.Clone(s.cand[:min(keep, m)])
 }
 

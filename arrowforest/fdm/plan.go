@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/forestd/forestd/arrowforest/dependence"
+	"github.com/forestd/forestd/arrowforest/frame"
 )
 
 // Plan is the structure FDM works on (§6.3): the marginally dependent
@@ -67,6 +68,12 @@ func (pl Plan) sorted() Plan {
 // algorithm among the remaining features), using no ground truth. cols
 // are the float32 feature columns; y and k the class labels.
 func Discover(cols [][]float32, y []int32, k int, opt dependence.SearchOptions) (Plan, *dependence.SearchResult, error) {
+	return DiscoverLabel(cols, dependence.Classes(y, k), opt)
+}
+
+// DiscoverLabel is Discover for a class or numeric label
+// (dependence.SearchLabel; a numeric label takes dcor).
+func DiscoverLabel(cols [][]float32, lab dependence.Label, opt dependence.SearchOptions) (Plan, *dependence.SearchResult, error) {
 	x := make([][]float64, len(cols))
 	for j, c := range cols {
 		v := make([]float64, len(c))
@@ -75,7 +82,7 @@ func Discover(cols [][]float32, y []int32, k int, opt dependence.SearchOptions) 
 		}
 		x[j] = v
 	}
-	res, err := dependence.Search(x, y, k, opt)
+	res, err := dependence.SearchLabel(x, lab, opt)
 	if err != nil {
 		return Plan{}, nil, fmt.Errorf("fdm: group search: %w", err)
 	}
@@ -84,6 +91,20 @@ func Discover(cols [][]float32, y []int32, k int, opt dependence.SearchOptions) 
 		pl.Groups = append(pl.Groups, append([]int(nil), g.Features...))
 	}
 	return pl, res, nil
+}
+
+// LabelOf is the label FDM learns from a frame: its classes, or its one
+// regression target. Several targets, or no label, are an error.
+func LabelOf(fr *frame.Frame) (dependence.Label, error) {
+	switch {
+	case fr.Task == frame.TaskClassification && fr.NumClasses() >= 2:
+		return dependence.Classes(fr.Y, fr.NumClasses()), nil
+	case fr.Task == frame.TaskRegression && fr.YReg != nil && fr.Targets == nil:
+		return dependence.Numeric(fr.YReg), nil
+	case fr.Targets != nil:
+		return dependence.Label{}, fmt.Errorf("fdm: label %s is %d targets; dependence mapping learns one label", fr.LabelName, len(fr.Targets))
+	}
+	return dependence.Label{}, fmt.Errorf("fdm: mappings are selected by their dependence on the label; the frame has no label of two or more classes or numeric values")
 }
 
 // FormatSets writes sets of feature indices as "0,1;2,3,4" (the form of

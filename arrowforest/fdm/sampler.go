@@ -4,13 +4,15 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/forestd/forestd/arrowforest/dependence"
 	"github.com/forestd/forestd/arrowforest/projection"
 )
 
 // TreeSampler is RF_FDM (dissertation §6.4, Fig. 6.2): every tree has its
 // own mapped feature space. At the start of a tree it draws, for each
 // group G of the plan, m random mappings on the tree's in-bag rows and
-// keeps the |G| with the largest gCor_n (eq. 6.2); the tree's candidate
+// keeps the |G| with the largest gCor_n (eq. 6.2; dCor_n for a numeric
+// label, a regression forest); the tree's candidate
 // features are then the marginally dependent features (axis atoms) and
 // the kept mappings, each as one linear split atom, so the tree stores
 // its mappings in its own split atoms and the model file carries every
@@ -25,14 +27,14 @@ import (
 // on (and to scored data) as Norms()[g].Eval of the input columns.
 type TreeSampler struct {
 	cols [][]float32
-	y    []int32
-	k    int
+	lab  labels
 	plan Plan
 	opts Options
 	mtry func(int) int
 
 	sel   selector
 	ysub  []int32
+	yvsub []float64
 	norms []Norm // MapDRL: the derived inputs, column len(cols)+g
 	atoms projection.Candidates
 	maps  []Mapping
@@ -45,6 +47,15 @@ type TreeSampler struct {
 // class labels y in 0..k−1. mtry maps the tree's candidate count to the
 // number drawn per node.
 func NewTreeSampler(cols [][]float32, y []int32, k int, plan Plan, opts Options, mtry func(int) int) (*TreeSampler, error) {
+	if len(y) == 0 || k < 2 {
+		return nil, fmt.Errorf("fdm: RF_FDM needs class labels (2 or more classes) and an mtry rule")
+	}
+	return NewTreeSamplerLabel(cols, dependence.Classes(y, k), plan, opts, mtry)
+}
+
+// NewTreeSamplerLabel is NewTreeSampler for a class or a numeric label
+// (a regression forest: each tree ranks its mappings by dCor_n).
+func NewTreeSamplerLabel(cols [][]float32, lab dependence.Label, plan Plan, opts Options, mtry func(int) int) (*TreeSampler, error) {
 	if err := opts.resolve(); err != nil {
 		return nil, err
 	}
@@ -52,15 +63,16 @@ func NewTreeSampler(cols [][]float32, y []int32, k int, plan Plan, opts Options,
 		return nil, err
 	}
 	plan = plan.sorted()
-	if len(y) == 0 || k < 2 || mtry == nil {
-		return nil, fmt.Errorf("fdm: RF_FDM needs class labels (2 or more classes) and an mtry rule")
+	n := lab.Len()
+	if n == 0 || (!lab.IsNumeric() && lab.K < 2) || mtry == nil {
+		return nil, fmt.Errorf("fdm: RF_FDM needs labels (2 or more classes, or numbers) and an mtry rule")
 	}
 	for j, c := range cols {
-		if len(c) != len(y) {
-			return nil, fmt.Errorf("fdm: column %d has %d rows, labels %d", j, len(c), len(y))
+		if len(c) != n {
+			return nil, fmt.Errorf("fdm: column %d has %d rows, labels %d", j, len(c), n)
 		}
 	}
-	s := &TreeSampler{cols: cols, y: y, k: k, plan: plan, opts: opts, mtry: mtry}
+	s := &TreeSampler{cols: cols, lab: labelsOf(lab), plan: plan, opts: opts, mtry: mtry}
 	if opts.Map == MapDRL {
 		s.norms = NewNorms(cols, plan.Groups)
 	}
@@ -76,10 +88,8 @@ func (s *TreeSampler) BeginTree(rng *rand.Rand, rows []int32) error {
 	if len(rows) < 2 {
 		return fmt.Errorf("fdm: a tree needs at least 2 in-bag rows to select mappings, has %d", len(rows))
 	}
-	s.ysub = s.ysub[:0]
-	for _, i := range rows {
-		s.ysub = append(s.ysub, s.y[i])
-	}
+	sub := s.lab.at(rows, s.ysub, s.yvsub)
+	s.ysub, s.yvsub = sub.y, sub.yv
 	s.atoms.Reset()
 	s.maps = s.maps[:0]
 	for _, j := range s.plan.Marginal {
@@ -88,7 +98,7 @@ func (s *TreeSampler) BeginTree(rng *rand.Rand, rows []int32) error {
 	idx := make([]int32, 0, 8)
 	w := make([]float32, 0, 8)
 	for gi, g := range s.plan.Groups {
-		best := s.sel.best(rng, s.opts.Map, s.cols, rows, s.ysub, s.k, g, s.opts.Candidates, s.opts.keep(len(g)))
+		best := s.sel.best(rng, s.opts.Map, s.cols, rows, sub, g, s.opts.Candidates, s.opts.keep(len(g)))
 		for q := range best {
 			mp := &best[q]
 			if s.opts.Map == MapDRL {

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 
+	"github.com/forestd/forestd/arrowforest/dependence"
 	"github.com/forestd/forestd/arrowforest/frame"
 )
 
@@ -25,31 +26,39 @@ const MaxFileBytes = 64 << 20
 // applies to any data that has the columns, and it is what a mapping file
 // holds (JSON; see WriteTo and ReadTransform).
 type Transform struct {
-	Format     string   `json:"format"`
-	Map        string   `json:"map"`
-	Candidates int      `json:"candidates"`
-	Seed       uint64   `json:"seed"`
-	Marginal   []string `json:"marginal"`
-	Groups     []Group  `json:"groups"`
+	Format     string `json:"format"`
+	Map        string `json:"map"`
+	Candidates int    `json:"candidates"`
+	Seed       uint64 `json:"seed"`
+	// Select is the statistic the mappings were ranked by: "" or "gcor"
+	// (a class label, eq. 6.2), "dcor" (a numeric label).
+	Select   string   `json:"select,omitempty"`
+	Marginal []string `json:"marginal"`
+	Groups   []Group  `json:"groups"`
 }
 
 // Group is one mapped feature group with its selected mappings.
 type Group struct {
 	Features []string `json:"features"`
-	// Kind and PValue describe how the group was found ("mds"/"sds" and
-	// the joint permutation p-value), when it came from a search.
-	Kind    string   `json:"kind,omitempty"`
-	PValue  *float64 `json:"p_value,omitempty"`
-	Outputs []Output `json:"outputs"`
+	// Kind, PValue and PAdjusted describe how the group was found
+	// ("mds"/"sds", the joint permutation p-value and that p-value adjusted
+	// for the search's family, on the scale of its α), when it came from a
+	// search.
+	Kind      string   `json:"kind,omitempty"`
+	PValue    *float64 `json:"p_value,omitempty"`
+	PAdjusted *float64 `json:"p_adjusted,omitempty"`
+	Outputs   []Output `json:"outputs"`
 }
 
 // Output is one mapped column: weights r (rp) or a landmark (drl), one
-// value per group feature, and the gCor_n it was selected with.
+// value per group feature, and the gCor_n (class label) or dCor_n
+// (numeric label, Transform.Select "dcor") it was selected with.
 type Output struct {
 	Name     string    `json:"name"`
 	Weights  []float64 `json:"weights,omitempty"`
 	Landmark []float64 `json:"landmark,omitempty"`
 	GCor     float64   `json:"gcor"`
+	DCor     float64   `json:"dcor,omitempty"`
 }
 
 // OutputName is the name of mapped column i (1-based) of group g (1-based).
@@ -57,7 +66,8 @@ func OutputName(g, i int) string { return "fdm_g" + strconv.Itoa(g) + "_" + strc
 
 // Fit learns the FDM_RF mapping on a labelled frame (§6.3): for every group
 // of the plan it draws opts.Candidates mappings from a stream seeded by seed
-// and keeps the best |G| by gCor_n over all rows (eq. 6.2).
+// and keeps the best |G| by gCor_n over all rows (eq. 6.2), or by dCor_n
+// when the label is numeric (one regression target).
 func Fit(fr *frame.Frame, plan Plan, opts Options, seed uint64) (*Transform, error) {
 	if err := opts.resolve(); err != nil {
 		return nil, err
@@ -65,14 +75,18 @@ func Fit(fr *frame.Frame, plan Plan, opts Options, seed uint64) (*Transform, err
 	if err := fr.Validate(); err != nil {
 		return nil, err
 	}
-	if fr.Y == nil || fr.NumClasses() < 2 {
-		return nil, fmt.Errorf("fdm: mappings are selected by the Gini correlation with a class label; the frame has none")
+	lab, err := LabelOf(fr)
+	if err != nil {
+		return nil, err
 	}
 	if err := plan.Validate(fr.P()); err != nil {
 		return nil, err
 	}
 	plan = plan.sorted()
 	t := &Transform{Format: Format, Map: opts.Map, Candidates: opts.Candidates, Seed: seed, Marginal: []string{}, Groups: []Group{}}
+	if lab.IsNumeric() {
+		t.Select = string(dependence.StatDCor)
+	}
 	for _, j := range plan.Marginal {
 		t.Marginal = append(t.Marginal, fr.Names[j])
 	}
@@ -87,10 +101,13 @@ func Fit(fr *frame.Frame, plan Plan, opts Options, seed uint64) (*Transform, err
 		for _, j := range grp {
 			gr.Features = append(gr.Features, fr.Names[j])
 		}
-		for i, mp := range sel.best(rng, opts.Map, fr.Cols, rows, fr.Y, fr.NumClasses(), grp, opts.Candidates, opts.keep(len(grp))) {
-			o := Output{Name: OutputName(g+1, i+1), GCor: mp.GCor}
+		for i, mp := range sel.best(rng, opts.Map, fr.Cols, rows, labelsOf(lab), grp, opts.Candidates, opts.keep(len(grp))) {
+			o := Output{Name: OutputName(g+1, i+1), GCor: mp.GCor, DCor: mp.DCor}
 			if math.IsInf(o.GCor, -1) {
 				o.GCor = 0
+			}
+			if math.IsInf(o.DCor, -1) {
+				o.DCor = 0
 			}
 			if opts.Map == MapRP {
 				o.Weights = mp.Theta
@@ -119,6 +136,9 @@ func (t *Transform) Validate() error {
 	}
 	if t.Candidates < 0 {
 		return fmt.Errorf("fdm: candidates %d is negative", t.Candidates)
+	}
+	if t.Select != "" && t.Select != string(dependence.StatGCor) && t.Select != string(dependence.StatDCor) {
+		return fmt.Errorf("fdm: selection statistic %q (want gcor or dcor)", t.Select)
 	}
 	inputs := map[string]bool{}
 	outputs := map[string]bool{}
@@ -155,8 +175,8 @@ func (t *Transform) Validate() error {
 					return fmt.Errorf("fdm: output %q has a non-finite parameter", o.Name)
 				}
 			}
-			if math.IsNaN(o.GCor) || math.IsInf(o.GCor, 0) {
-				return fmt.Errorf("fdm: output %q has a non-finite gcor", o.Name)
+			if math.IsNaN(o.GCor) || math.IsInf(o.GCor, 0) || math.IsNaN(o.DCor) || math.IsInf(o.DCor, 0) {
+				return fmt.Errorf("fdm: output %q has a non-finite gcor or dcor", o.Name)
 			}
 		}
 	}

@@ -11,18 +11,20 @@ import (
 
 // fdmSampler is RF_FDM (dissertation §6.4): every tree maps each feature
 // group to the best |G| of FDMCandidates random mappings by gCor_n on its
-// in-bag rows (eq. 6.2) and splits on those and on the marginally
-// dependent features (fdm.TreeSampler). FDMMap "rp" draws random
-// projections (§6.1.1), linear atoms over the features; "drl" draws
-// distances to a random in-bag landmark (§6.1.2), linear atoms over the
-// features and one derived input per group (fdm.Norm), which it returns
-// for Train to append to the data (derived.go). The groups are FDMGroups
-// and FDMMarginal or, when both are empty, those the MDS/SDS search finds
-// on the training data (dissertation ch. 5; no ground truth), recorded in
-// the params so the model says what its trees were built on.
+// in-bag rows (eq. 6.2; by dCor_n for a regression forest, see package
+// fdm) and splits on those and on the marginally dependent features
+// (fdm.TreeSampler). FDMMap "rp" draws random projections (§6.1.1),
+// linear atoms over the features; "drl" draws distances to a random
+// in-bag landmark (§6.1.2), linear atoms over the features and one derived
+// input per group (fdm.Norm), which it returns for Train to append to the
+// data (derived.go). The groups are FDMGroups and FDMMarginal or, when
+// both are empty, those the MDS/SDS search finds on the training data
+// (dissertation ch. 5; no ground truth), recorded in the params so the
+// model says what its trees were built on.
 func (p *Params) fdmSampler(fr *frame.Frame, cols [][]float32) (func() (projection.Sampler, error), *Derived, error) {
-	if fr.Task != frame.TaskClassification {
-		return nil, nil, fmt.Errorf("fdm selects mappings by the Gini correlation with a class label; it needs a classification task")
+	lab, err := fdm.LabelOf(fr)
+	if err != nil {
+		return nil, nil, err
 	}
 	if p.FDMMap == "" {
 		p.FDMMap = fdm.MapRP
@@ -39,29 +41,41 @@ func (p *Params) fdmSampler(fr *frame.Frame, cols [][]float32) (func() (projecti
 		if p.FDMSearch != "" {
 			opt.Method = dependence.Method(p.FDMSearch)
 		}
-		// α = 0 unless set: a set is dependent only when no permutation
-		// reaches it (b = 0 at the maximum count), the level the
-		// dissertation applies FDM with (§5.7 and §6.5.2: "By setting
-		// α = 0, we let FDM approaches work on the remaining features").
-		// At 0.05 a marginally independent XOR member is declared marginal
-		// by chance often enough to break its group.
+		if lab.IsNumeric() {
+			opt.Stat = dependence.StatDCor
+		}
+		if p.FDMAdjust != "" {
+			opt.Adjust = dependence.Adjust(p.FDMAdjust)
+		}
+		// Under holm (the default) α bounds the chance of any false
+		// feature or group (0 means 0.05). With "none" α = 0 keeps the
+		// level the dissertation applies FDM with (§5.7 and §6.5.2: "By
+		// setting α = 0, we let FDM approaches work on the remaining
+		// features"): a set is dependent only when no permutation reaches
+		// it; at 0.05 per test a marginally independent XOR member is
+		// declared marginal by chance often enough to break its group.
 		opt.Alpha = p.FDMAlpha
+		if opt.Alpha == 0 && opt.Adjust != dependence.AdjustNone {
+			opt.Alpha = dependence.DefaultAlpha
+		}
 		opt.Test.MaxPerms, opt.Test.Seed, opt.Test.Threads = p.FDMMaxPerms, p.Seed, p.Threads
 		var res *dependence.SearchResult
-		var err error
-		if plan, res, err = fdm.Discover(cols, fr.Y, fr.NumClasses(), opt); err != nil {
+		if plan, res, err = fdm.DiscoverLabel(cols, lab, opt); err != nil {
 			return nil, nil, err
 		}
-		p.FDMSearch, p.FDMAlpha = string(res.Method), res.Alpha
+		p.FDMSearch, p.FDMAdjust, p.FDMAlpha = string(res.Method), string(res.Adjust), res.Alpha
 		if p.FDMMaxPerms == 0 {
 			p.FDMMaxPerms = dependence.DefaultMaxPerms
+			if res.Adjust != dependence.AdjustNone {
+				p.FDMMaxPerms = dependence.DefaultMaxPermsAdjusted
+			}
 		}
 		p.FDMGroups, p.FDMMarginal = fdm.FormatSets(plan.Groups), fdm.FormatSets([][]int{plan.Marginal})
 		if len(plan.Marginal) == 0 {
 			p.FDMMarginal = ""
 		}
 	} else {
-		if p.FDMSearch != "" || p.FDMAlpha != 0 || p.FDMMaxPerms != 0 {
+		if p.FDMSearch != "" || p.FDMAdjust != "" || p.FDMAlpha != 0 || p.FDMMaxPerms != 0 {
 			return nil, nil, fmt.Errorf("fdm search settings apply only when the groups are not given")
 		}
 		groups, err := fdm.ParseSets(p.FDMGroups)
@@ -85,7 +99,7 @@ func (p *Params) fdmSampler(fr *frame.Frame, cols [][]float32) (func() (projecti
 	}
 	opts := fdm.Options{Map: p.FDMMap, Candidates: p.FDMCandidates}
 	rule := p.mtryRule(fr.Task)
-	ts, err := fdm.NewTreeSampler(cols, fr.Y, fr.NumClasses(), plan, opts, rule)
+	ts, err := fdm.NewTreeSamplerLabel(cols, lab, plan, opts, rule)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -94,6 +108,6 @@ func (p *Params) fdmSampler(fr *frame.Frame, cols [][]float32) (func() (projecti
 		derived = &Derived{Norms: norms}
 	}
 	return func() (projection.Sampler, error) {
-		return fdm.NewTreeSampler(cols, fr.Y, fr.NumClasses(), plan, opts, rule)
+		return fdm.NewTreeSamplerLabel(cols, lab, plan, opts, rule)
 	}, derived, nil
 }

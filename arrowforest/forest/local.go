@@ -24,7 +24,7 @@ func (p *Params) checkLocal() error {
 		return fmt.Errorf("lfs window and distance settings apply to --forest lfs only")
 	}
 	if p.Forest != KindFDM && (p.FDMMap != "" || p.FDMCandidates != 0 || p.FDMGroups != "" || p.FDMMarginal != "" ||
-		p.FDMSearch != "" || p.FDMAlpha != 0 || p.FDMMaxPerms != 0) {
+		p.FDMSearch != "" || p.FDMAdjust != "" || p.FDMAlpha != 0 || p.FDMMaxPerms != 0) {
 		return fmt.Errorf("fdm settings apply to --forest fdm only")
 	}
 	return nil
@@ -32,8 +32,8 @@ func (p *Params) checkLocal() error {
 
 // dataSampler returns the per-worker sampler constructor of the kinds whose
 // atoms depend on the training data: lfs (a locality learnt from cols
-// unless a layout gives it) and fdm (mappings chosen by gCor_n on the
-// training labels), and the derived input columns the atoms split on
+// unless a layout gives it) and fdm (mappings chosen by gCor_n or dCor_n
+// on the training labels), and the derived input columns the atoms split on
 // (fdm with landmark mappings; nil otherwise, see derived.go).
 func (p *Params) dataSampler(fr *frame.Frame, cols [][]float32) (func() (projection.Sampler, error), *Derived, error) {
 	switch p.Forest {

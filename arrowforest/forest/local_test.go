@@ -1,6 +1,7 @@
 package forest
 
 import (
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"testing"
@@ -154,12 +155,64 @@ func TestLocalParamsValidation(t *testing.T) {
 			t.Errorf("accepted %+v", p)
 		}
 	}
+	// one regression target is an fdm label (mappings ranked by dCor_n);
+	// several are not
 	reg := trunkFrame(100, 4, 1)
-	reg.YReg = make([]float64, reg.NRows)
-	reg.Y, reg.Classes, reg.Task = nil, nil, frame.TaskRegression
+	if err := reg.SetTargets([]string{"a", "b"}, make([]float64, 2*reg.NRows)); err != nil {
+		t.Fatal(err)
+	}
 	p := DefaultParams(frame.TaskRegression)
 	p.Forest, p.FDMGroups = "fdm", "0,1"
 	if _, err := Train(reg, p, TrainOptions{}); err == nil {
-		t.Error("fdm on a regression task accepted")
+		t.Error("fdm on a multi-output regression target accepted")
 	}
+}
+
+// TestFDMRegression: RF_FDM on a numeric label. The search (dCor_n, Holm)
+// finds the marginal feature and the product pair of
+// y = 2·x0 + sign(x1·x2) + noise without ground truth, the trees rank
+// their mappings by dCor_n, and the forest predicts better than the mean.
+func TestFDMRegression(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 9))
+	n := 600
+	fr := &frame.Frame{Names: []string{"x0", "x1", "x2", "x3"}, NRows: n, LabelName: "y", Task: frame.TaskRegression}
+	for range fr.Names {
+		c := make([]float32, n)
+		for i := range c {
+			c[i] = float32(r.NormFloat64())
+		}
+		fr.Cols = append(fr.Cols, c)
+	}
+	fr.YReg = make([]float64, n)
+	for i := range fr.YReg {
+		s := 1.0
+		if fr.Cols[1][i]*fr.Cols[2][i] < 0 {
+			s = -1
+		}
+		fr.YReg[i] = 2*float64(fr.Cols[0][i]) + s + 0.1*r.NormFloat64()
+	}
+	p := DefaultParams(frame.TaskRegression)
+	p.Forest, p.Trees, p.Seed, p.Threads = "fdm", 20, 1, 2
+	f, err := Train(fr, p, TrainOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Params.FDMMarginal != "0" || f.Params.FDMGroups != "1,2" || f.Params.FDMAdjust != "holm" || f.Params.FDMAlpha != 0.05 {
+		t.Errorf("search recorded marginal %q groups %q adjust %q alpha %v", f.Params.FDMMarginal, f.Params.FDMGroups, f.Params.FDMAdjust, f.Params.FDMAlpha)
+	}
+	if f.OOB == nil || !(f.OOB.Error < 0.5*variance(fr.YReg)) {
+		t.Errorf("OOB %+v, label variance %v", f.OOB, variance(fr.YReg))
+	}
+}
+
+func variance(v []float64) float64 {
+	var m, s float64
+	for _, x := range v {
+		m += x
+	}
+	m /= float64(len(v))
+	for _, x := range v {
+		s += (x - m) * (x - m)
+	}
+	return s / float64(len(v))
 }

@@ -172,17 +172,22 @@ type Params struct {
 
 	// FDM (forest "fdm", RF_FDM, dissertation §6.4; fdm.go): per tree,
 	// each feature group maps to its best random projections (FDMMap
-	// "rp", best |G| of FDMCandidates by gCor_n, eq. 6.2). FDMGroups
-	// ("0,1;2,3,4") and FDMMarginal ("5,6") hold feature indices; when
-	// both are empty Train finds them with the FDMSearch method (default
-	// mdc-bottomup) at level FDMAlpha (default 0: b = 0 after the most
-	// permutations, the dissertation's FDM setting, §6.5.2) with up to
-	// FDMMaxPerms permutations (default 5000) and records them here.
+	// "rp", best |G| of FDMCandidates by gCor_n, eq. 6.2; by dCor_n for a
+	// regression forest). FDMGroups ("0,1;2,3,4") and FDMMarginal ("5,6")
+	// hold feature indices; when both are empty Train finds them with the
+	// FDMSearch method (default mdc-bottomup) under FDMAdjust (default
+	// holm: at most FDMAlpha, default 0.05, chance of any false feature or
+	// group; "none": every test at FDMAlpha alone, where 0 means b = 0
+	// after the most permutations, the dissertation's FDM setting,
+	// §6.5.2) with up to FDMMaxPerms permutations per test (default
+	// dependence.DefaultMaxPermsAdjusted, or 5000 with "none") and records
+	// them here.
 	FDMMap        string  `json:"fdm_map,omitempty"`
 	FDMCandidates int     `json:"fdm_candidates,omitempty"`
 	FDMGroups     string  `json:"fdm_groups,omitempty"`
 	FDMMarginal   string  `json:"fdm_marginal,omitempty"`
 	FDMSearch     string  `json:"fdm_search,omitempty"`
+	FDMAdjust     string  `json:"fdm_adjust,omitempty"`
 	FDMAlpha      float64 `json:"fdm_alpha,omitempty"`
 	FDMMaxPerms   int     `json:"fdm_max_perms,omitempty"`
 }

@@ -1,6 +1,7 @@
 package frame
 
 import (
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -654,5 +655,58 @@ func TestTargets(t *testing.T) {
 	}
 	if err := g.SetTargets([]string{"a", "b"}, []float64{1, 2, 3, 4, 5, math.Inf(1)}); err == nil {
 		t.Error("SetTargets accepted an infinite target")
+	}
+}
+
+// The line TaskAuto draws for dependence analysis: an integer label with
+// more than MaxAutoClasses values is numeric, with as many or fewer it is
+// classes; string labels stay classes and a float label is numeric.
+func TestNumericIfManyClasses(t *testing.T) {
+	mem := checked(t)
+	mk := func(dt arrow.DataType, vals []any, task Task) *Frame {
+		x := make([]any, len(vals))
+		for i := range x {
+			x[i] = float64(i)
+		}
+		rec := record([]string{"x", "y"}, build(t, mem, arrow.PrimitiveTypes.Float64, x...), build(t, mem, dt, vals...))
+		defer rec.Release()
+		f, err := FromRecords(rec.Schema(), []arrow.Record{rec}, Options{Label: "y", Task: task})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	ints := func(k int) []any {
+		v := make([]any, 2*k)
+		for i := range v {
+			v[i] = (i*7)%k - 3
+		}
+		return v
+	}
+	f := mk(arrow.PrimitiveTypes.Int64, ints(MaxAutoClasses+1), TaskAuto)
+	if !f.NumericIfManyClasses(MaxAutoClasses) || f.Task != TaskRegression || f.Y != nil || f.Classes != nil {
+		t.Fatalf("%d integer values: task %v", MaxAutoClasses+1, f.Task)
+	}
+	want := ints(MaxAutoClasses + 1)
+	for i, v := range f.YReg {
+		if v != float64(want[i].(int)) {
+			t.Fatalf("row %d: target %v, want %v", i, v, want[i])
+		}
+	}
+	if err := f.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if f := mk(arrow.PrimitiveTypes.Int64, ints(MaxAutoClasses), TaskAuto); f.NumericIfManyClasses(MaxAutoClasses) || f.NumClasses() != MaxAutoClasses {
+		t.Errorf("%d integer values became numeric", MaxAutoClasses)
+	}
+	names := make([]any, 2*(MaxAutoClasses+5))
+	for i := range names {
+		names[i] = fmt.Sprintf("c%02d", i%(MaxAutoClasses+5))
+	}
+	if f := mk(arrow.BinaryTypes.String, names, TaskAuto); f.NumericIfManyClasses(MaxAutoClasses) || f.Task != TaskClassification {
+		t.Error("a string label became numeric")
+	}
+	if f := mk(arrow.PrimitiveTypes.Float64, []any{0.5, 1.5, 2.5}, TaskAuto); f.NumericIfManyClasses(1) || f.Task != TaskRegression {
+		t.Error("a float label is not numeric under auto")
 	}
 }

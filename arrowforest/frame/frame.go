@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -187,4 +188,37 @@ func (f *Frame) SetTargets(names []string, y []float64) error {
 	f.Task = TaskRegression
 	f.LabelName = strings.Join(names, ",")
 	return nil
+}
+
+// MaxAutoClasses is where dependence analysis draws the line between
+// classes and a numeric label when the task is TaskAuto (see
+// NumericIfManyClasses): a label with more distinct values than this,
+// every one a number, is numeric. A floating-point label is numeric
+// under TaskAuto whatever its count.
+const MaxAutoClasses = 32
+
+// NumericIfManyClasses turns a classification frame whose label has more
+// than limit classes, each named by a finite number (an integer label, or
+// a dictionary of numbers), into a regression frame whose target is that
+// number, and reports whether it did. A label of names (strings that are
+// not all numbers, bool) stays classes whatever its count.
+func (f *Frame) NumericIfManyClasses(limit int) bool {
+	if f.Task != TaskClassification || len(f.Classes) <= limit || f.Targets != nil {
+		return false
+	}
+	vals := make([]float64, len(f.Classes))
+	for c, name := range f.Classes {
+		v, err := strconv.ParseFloat(name, 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+		vals[c] = v
+	}
+	y := make([]float64, len(f.Y))
+	for i, c := range f.Y {
+		y[i] = vals[c]
+	}
+	f.YReg, f.Y, f.Classes = y, nil, nil
+	f.Task = TaskRegression
+	return true
 }

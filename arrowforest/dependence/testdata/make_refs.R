@@ -102,5 +102,25 @@ n <- 160; x <- matrix(rnorm(2 * n), n, 2)
 add_num("num2", x, cbind(x[, 1] * x[, 2] + rnorm(n, sd = 0.1), rnorm(n)))
 n <- 90; x <- round(rnorm(n) * 2); add_num("numties", matrix(x), matrix(round(x + rnorm(n))))
 
+# 9. numeric labels (dCor_n with |y - y'|, the statistic of a regression
+#    label): one column, a set of three columns, heavy ties. dcor_test_p is
+#    energy::dcor.test's permutation p-value with R = 19999, for a weak
+#    dependence (its Monte Carlo standard error is about 0.0035).
+n <- 400; x <- rnorm(n); add_num("reg_x2", matrix(x), matrix(x^2 + rnorm(n)))
+n <- 150; X <- matrix(rnorm(3 * n), n, 3)
+add_num("reg_set", X, matrix(X[, 1] * X[, 2] + rnorm(n, sd = 0.5)))
+n <- 120; x <- round(runif(n, 0, 5)); add_num("reg_ties", matrix(x), matrix(round(x / 2 + runif(n, 0, 3))))
+n <- 60; x <- rnorm(n); y <- 0.1 * x^2 + rnorm(n)
+add_num("reg_weak", matrix(x), matrix(y))
+refs$reg_weak$dcor_test_p <- dcor.test(x, y, R = 19999)$p.value
+refs$reg_weak$dcor_test_R <- 19999
+
 writeLines(toJSON(refs, digits = NA, auto_unbox = TRUE, pretty = TRUE), "refs.json")
+
+# 10. multiple-testing adjustments: stats::p.adjust (Holm 1979;
+#     Benjamini and Hochberg 1995) of 40 p-values with ties and exact
+#     zeros-and-ones edge values.
+p <- c(round(runif(30), 3), 0.001, 0.001, 0.0002, 1, 1, 0.049, 0.05, 0.05, 0.012, 0.5)
+writeLines(toJSON(list(p = p, holm = p.adjust(p, "holm"), BH = p.adjust(p, "BH")),
+                  digits = NA, pretty = TRUE), "padjust.json")
 cat("R", R.version$major, R.version$minor, "energy", as.character(packageVersion("energy")), "\n")

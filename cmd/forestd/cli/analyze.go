@@ -9,33 +9,33 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/schollz/progressbar/v3"
 
 	"github.com/forestd/forestd/arrowforest/dependence"
+	"github.com/forestd/forestd/arrowforest/fdm"
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/connectors/files"
-	"github.com/forestd/forestd/schemas"
+	"github.com/forestd/forestd/operators"
 )
 
 // runAnalyze is forestd analyze (ARCHITECTURE.md, Command line): dependence analysis of
 // labelled data, dissertation ch. 2 and 5. Every feature is tested alone
 // against the label (the marginal set S_m, Algorithm 1), then the chosen
 // search finds minimum or stronger dependence sets among the rest
-// (Algorithms 3–6), all with seeded permutation tests of gCor_n or dCor_n.
-// It prints one JSON object and, with --out, writes the report as a table
-// (schemas.DependenceReport).
+// (Algorithms 3–6), all with seeded permutation tests of gCor_n or dCor_n,
+// with false discoveries controlled across the whole analysis
+// (dependence.SearchLabel). It prints one JSON object and, with --out,
+// writes the report as a table (schemas.DependenceReport).
 func runAnalyze(args []string, env Env) error {
-	fs := newFlagSet("analyze", "--in PATH... --label COL [--stat gcor|dcor] [--method M] [--alpha A] [--max-perms N] [--perms N] [--max-rows N] [--seed S] [--threads T] [--out FILE]", env)
+	fs := newFlagSet("analyze", "--in PATH... --label COL [--task auto|classification|regression] [--stat auto|gcor|dcor] [--method M] [--adjust holm|bh|none] [--alpha A] [--max-perms N] [--perms N] [--max-rows N] [--seed S] [--threads T] [--out FILE]", env)
 	var in, features, exclude listFlag
 	features.split, exclude.split = true, true
 	fs.Var(&in, "in", "input file or directory (repeatable; Parquet, Arrow IPC, CSV)")
-	label := fs.String("label", "", "label column (categorical)")
+	label := fs.String("label", "", "label column")
 	fs.Var(&features, "features", "feature columns (comma-separated; default every numeric column but the label)")
 	fs.Var(&exclude, "exclude", "columns to leave out (comma-separated)")
-	stat := fs.String("stat", string(dependence.StatGCor), "test statistic: gcor (Gini correlation, Def. 12) or dcor (distance correlation, Defs. 8-9, not squared)")
+	sf := addSearchFlags(fs)
 	method := fs.String("method", string(dependence.MethodMDCBottomUp), "search: marginal (Alg. 1), mdc-topdown (Alg. 3), mdc-dc (Alg. 4), mdc-bottomup (Alg. 5) or sdc-bottomup (Alg. 6)")
-	alpha := fs.Float64("alpha", dependence.DefaultAlpha, "significance level; 0 means no permutation reached the statistic after the maximum count")
-	maxPerms := fs.Int("max-perms", dependence.DefaultMaxPerms, "adaptive permutations: start at 100, double while none reaches the statistic, stop here")
-	perms := fs.Int("perms", 0, "run exactly N permutations per test instead of the adaptive count (0 = adaptive)")
 	maxRows := fs.Int("max-rows", 0, "test feature sets on a seeded subsample of N rows (0 = all rows)")
 	maxSize := fs.Int("max-size", dependence.DefaultMaxSize, "largest set the bottom-up methods try: 2 or 3")
 	seed := fs.Uint64("seed", 1, "random seed of the permutations (same seed, same report at any thread count)")
@@ -54,19 +54,10 @@ func runAnalyze(args []string, env Env) error {
 		return err
 	}
 	opt := dependence.DefaultSearchOptions()
-	if opt.Stat, err = dependence.ParseStat(*stat); err != nil {
-		return usagef("--stat: %w", err)
-	}
 	if opt.Method, err = dependence.ParseMethod(*method); err != nil {
 		return usagef("--method: %w", err)
 	}
 	switch {
-	case math.IsNaN(*alpha) || *alpha < 0 || *alpha > 1:
-		return usagef("--alpha must be in [0, 1], got %v", *alpha)
-	case *maxPerms < 1:
-		return usagef("--max-perms must be at least 1, got %d", *maxPerms)
-	case *perms < 0:
-		return usagef("--perms must not be negative, got %d", *perms)
 	case *maxRows < 0 || *maxRows == 1:
 		return usagef("--max-rows must be 0 (all rows) or at least 2, got %d", *maxRows)
 	case *maxSize != 2 && *maxSize != 3:
@@ -74,21 +65,25 @@ func runAnalyze(args []string, env Env) error {
 	case *threads < 1:
 		return checkThreads(*threads)
 	}
+	if err := sf.apply(&opt); err != nil {
+		return err
+	}
 	if *out != "" && !reportExt(*out) {
 		return usagef("--out %s: unknown format (want .parquet, .arrow, .arrows, .csv or .csv.gz)", *out)
 	}
-	opt.Alpha, opt.MaxSize = *alpha, *maxSize
-	opt.Test = dependence.TestOptions{Perms: *perms, MaxPerms: *maxPerms, MaxRows: *maxRows, Seed: *seed, Threads: *threads}
+	opt.MaxSize = *maxSize
+	opt.Test.MaxRows, opt.Test.Seed, opt.Test.Threads = *maxRows, *seed, *threads
 
-	fr, err := lakeIn.loadLabelled(paths, frame.Options{Label: *label, Task: frame.TaskClassification, Features: features.vals, Exclude: exclude.vals}, *seed)
+	fr, err := lakeIn.loadLabelled(paths, frame.Options{Label: *label, Task: sf.task, Features: features.vals, Exclude: exclude.vals}, *seed)
 	if err != nil {
 		return err
 	}
 	if fr.P() == 0 {
 		return fmt.Errorf("no feature columns in %v", paths)
 	}
-	if fr.NumClasses() < 2 {
-		return fmt.Errorf("label %q has %d class(es); dependence analysis needs at least two", *label, fr.NumClasses())
+	lab, err := sf.label(fr, &opt)
+	if err != nil {
+		return err
 	}
 	x := make([][]float64, fr.P())
 	for j, c := range fr.Cols {
@@ -97,8 +92,10 @@ func runAnalyze(args []string, env Env) error {
 			x[j][i] = float64(v)
 		}
 	}
+	done := searchProgress(env, &opt)
 	t0 := time.Now()
-	res, err := dependence.Search(x, fr.Y, fr.NumClasses(), opt)
+	res, err := dependence.SearchLabel(x, lab, opt)
+	done()
 	if err != nil {
 		return err
 	}
@@ -115,6 +112,111 @@ func runAnalyze(args []string, env Env) error {
 		rep["out"] = *out
 	}
 	return writeJSON(env.Stdout, rep)
+}
+
+// searchFlags are the flags analyze and select share: the label's task,
+// the statistic and the false-discovery control.
+type searchFlags struct {
+	taskName, stat, adjust *string
+	alpha                  *float64
+	maxPerms, perms        *int
+	task                   frame.Task
+}
+
+func addSearchFlags(fs *flags) *searchFlags {
+	return &searchFlags{
+		taskName: fs.String("task", "auto", "the label: classification (classes), regression (numbers) or auto: a float label is numeric, and so is a label of more than 32 distinct numbers; every other label is classes"),
+		stat:     fs.String("stat", "auto", "test statistic: gcor (Gini correlation, Def. 12; classes only), dcor (distance correlation, Defs. 8-9, not squared) or auto: gcor for classes, dcor for numbers"),
+		adjust:   fs.String("adjust", string(dependence.AdjustHolm), "false-discovery control across the analysis: holm (chance of any false feature or group ≤ --alpha), bh (expected share of false findings ≤ --alpha) or none (every test at --alpha alone, as the dissertation)"),
+		alpha:    fs.Float64("alpha", dependence.DefaultAlpha, "level of the analysis (holm, bh) or of every test (none; 0 then means no permutation reached the statistic after the maximum count)"),
+		maxPerms: fs.Int("max-perms", 0, "most permutations per test (default 200000; 5000 with --adjust none, whose adaptive count starts at 100 and doubles while none reaches the statistic)"),
+		perms:    fs.Int("perms", 0, "run exactly N permutations per test instead of the sequential or adaptive count (0 = not fixed)"),
+	}
+}
+
+// apply checks the flags and sets them on opt.
+func (sf *searchFlags) apply(opt *dependence.SearchOptions) error {
+	var err error
+	if sf.task, err = frame.ParseTask(*sf.taskName); err != nil {
+		return usagef("--task: %w", err)
+	}
+	opt.Stat = ""
+	if *sf.stat != "auto" {
+		if opt.Stat, err = dependence.ParseStat(*sf.stat); err != nil {
+			return usagef("--stat: %w (or auto)", err)
+		}
+	}
+	if opt.Adjust, err = dependence.ParseAdjust(*sf.adjust); err != nil {
+		return usagef("--adjust: %w", err)
+	}
+	switch a := *sf.alpha; {
+	case math.IsNaN(a) || a < 0 || a > 1:
+		return usagef("--alpha must be in [0, 1], got %v", a)
+	case a == 0 && opt.Adjust != dependence.AdjustNone:
+		return usagef("--alpha 0 (no permutation may reach the statistic) is a per-test rule: use it with --adjust none")
+	case *sf.maxPerms < 0:
+		return usagef("--max-perms must not be negative, got %d", *sf.maxPerms)
+	case *sf.perms < 0:
+		return usagef("--perms must not be negative, got %d", *sf.perms)
+	}
+	opt.Alpha = *sf.alpha
+	opt.Test.MaxPerms, opt.Test.Perms = *sf.maxPerms, *sf.perms
+	return nil
+}
+
+// label is the label of fr the search tests against: with --task auto a
+// label of more than frame.MaxAutoClasses numbers is numeric. It refuses
+// gCor_n for a numeric label, and a class label of fewer than two classes,
+// in one line that says what to do.
+func (sf *searchFlags) label(fr *frame.Frame, opt *dependence.SearchOptions) (dependence.Label, error) {
+	if sf.task == frame.TaskAuto {
+		fr.NumericIfManyClasses(frame.MaxAutoClasses)
+	}
+	if fr.Task == frame.TaskRegression {
+		if opt.Stat == dependence.StatGCor {
+			return dependence.Label{}, usagef("--stat gcor needs a class label, and label %q is numeric (regression): use --stat dcor, or --task classification to treat its values as classes", fr.LabelName)
+		}
+	} else if fr.NumClasses() < 2 {
+		return dependence.Label{}, fmt.Errorf("label %q has %d class(es); dependence analysis needs at least two", fr.LabelName, fr.NumClasses())
+	}
+	return fdm.LabelOf(fr)
+}
+
+// searchProgress sets a progress bar on opt when stderr is a terminal:
+// the tests done and the most still to do, with an ETA, one bar per stage
+// (the marginal tests, then the set tests). It returns the function that
+// clears the bar.
+func searchProgress(env Env, opt *dependence.SearchOptions) func() {
+	if !env.isTTY() {
+		return func() {}
+	}
+	var bar *progressbar.ProgressBar
+	stage := ""
+	opt.Progress = func(p dependence.SearchProgress) {
+		if p.Stage != stage {
+			if bar != nil {
+				_ = bar.Finish()
+			}
+			stage = p.Stage
+			bar = progressbar.NewOptions(p.Total,
+				progressbar.OptionSetWriter(env.Stderr),
+				progressbar.OptionSetDescription(p.Stage+" tests"),
+				progressbar.OptionShowCount(),
+				progressbar.OptionSetPredictTime(true),
+				progressbar.OptionClearOnFinish(),
+				progressbar.OptionThrottle(100*time.Millisecond))
+			_ = bar.RenderBlank() // each stage shows at once, however short
+		}
+		if bar.GetMax() != p.Total {
+			bar.ChangeMax(p.Total)
+		}
+		_ = bar.Set(p.Done)
+	}
+	return func() {
+		if bar != nil {
+			_ = bar.Finish()
+		}
+	}
 }
 
 // reportExt reports whether path names a format files.WriteFile writes.
@@ -140,8 +242,11 @@ func analyzeReport(fr *frame.Frame, res *dependence.SearchResult, opt dependence
 	feats := make([]map[string]any, fr.P())
 	for j, name := range fr.Names {
 		feats[j] = map[string]any{
-			"name": name, "statistic": jsonNum(res.Statistic[j]), "p_value": res.PValue[j],
+			"name": name, "statistic": jsonNum(res.Statistic[j]), "p_value": res.PValue[j], "p_adjusted": res.AdjPValue[j],
 			"b": res.B[j], "N": res.N[j], "group": res.Label[j],
+		}
+		if res.FeatureUnresolved[j] {
+			feats[j]["unresolved"] = true
 		}
 	}
 	names := func(idx []int) []string {
@@ -155,14 +260,38 @@ func analyzeReport(fr *frame.Frame, res *dependence.SearchResult, opt dependence
 	for g, gr := range res.Groups {
 		groups[g] = map[string]any{
 			"group": g + 1, "features": names(gr.Features), "kind": gr.Kind,
-			"statistic": jsonNum(gr.Statistic), "p_value": gr.PValue, "b": gr.B, "N": gr.N,
+			"statistic": jsonNum(gr.Statistic), "p_value": gr.PValue, "p_adjusted": gr.AdjPValue, "b": gr.B, "N": gr.N,
+		}
+	}
+	maxPerms := opt.Test.MaxPerms
+	if maxPerms == 0 {
+		maxPerms = dependence.DefaultMaxPerms
+		if res.Adjust != dependence.AdjustNone {
+			maxPerms = dependence.DefaultMaxPermsAdjusted
 		}
 	}
 	rep := map[string]any{
-		"rows": fr.NRows, "skipped_labels": fr.SkippedLabels, "label": fr.LabelName, "classes": fr.Classes,
-		"stat": res.Stat, "method": res.Method, "alpha": res.Alpha, "seed": opt.Test.Seed,
-		"max_perms": opt.Test.MaxPerms, "perms": opt.Test.Perms, "max_rows": opt.Test.MaxRows, "set_rows": res.SetRows,
+		"rows": fr.NRows, "skipped_labels": fr.SkippedLabels, "label": fr.LabelName, "task": fr.Task.String(),
+		"stat": res.Stat, "method": res.Method, "alpha": res.Alpha, "adjust": res.Adjust, "seed": opt.Test.Seed,
+		"max_perms": maxPerms, "perms": opt.Test.Perms, "max_rows": opt.Test.MaxRows, "set_rows": res.SetRows,
 		"features": feats, "marginal": names(res.Marginal), "groups": groups, "tests": res.Tests,
+		"unresolved": res.Unresolved,
+	}
+	if fr.Task == frame.TaskClassification {
+		rep["classes"] = fr.Classes
+	}
+	if res.Adjust != dependence.AdjustNone {
+		stages := make([]map[string]any, len(res.Stages))
+		for i, st := range res.Stages {
+			stages[i] = map[string]any{"size": st.Size, "family": st.Family, "threshold": st.Threshold, "max_perms": st.MaxN, "capped": st.Capped}
+		}
+		rep["alpha_marginal"], rep["alpha_sets"] = res.AlphaMarginal, res.AlphaSets
+		rep["marginal_threshold"] = res.AlphaMarginal / float64(fr.P())
+		rep["marginal_max_perms"] = res.MarginalMaxN
+		rep["set_stages"] = stages
+	}
+	if res.Unresolved > 0 {
+		rep["warning"] = fmt.Sprintf("%d test(s) reached --max-perms %d before their decision was settled (marked unresolved): a p-value at their threshold needs more permutations; raise --max-perms or shrink the family (fewer features, --max-size 2)", res.Unresolved, maxPerms)
 	}
 	if res.Rest != nil {
 		var rest []int
@@ -172,23 +301,13 @@ func analyzeReport(fr *frame.Frame, res *dependence.SearchResult, opt dependence
 			}
 		}
 		rep["rest"] = map[string]any{"features": names(rest), "statistic": jsonNum(res.Rest.Statistic),
-			"p_value": res.Rest.PValue, "b": res.Rest.B, "N": res.Rest.N}
+			"p_value": res.Rest.PValue, "p_adjusted": res.RestAdjPValue, "b": res.Rest.B, "N": res.Rest.N}
 	}
 	return rep
 }
 
 func writeReport(path string, fr *frame.Frame, res *dependence.SearchResult, opt dependence.SearchOptions) error {
-	var b schemas.ReportBatch
-	for j, name := range fr.Names {
-		b.Features = append(b.Features, schemas.ReportFeature{Name: name, Group: res.Label[j],
-			Test: schemas.ReportTest{Statistic: res.Statistic[j], PValue: res.PValue[j], B: res.B[j], N: res.N[j]}})
-	}
-	for _, g := range res.Groups {
-		b.Groups = append(b.Groups, schemas.ReportGroup{Features: g.Features, Kind: g.Kind,
-			Test: schemas.ReportTest{Statistic: g.Statistic, PValue: g.PValue, B: g.B, N: g.N}})
-	}
-	spec := schemas.ReportSpec{Stat: string(res.Stat), Method: string(res.Method), Alpha: res.Alpha, Seed: opt.Test.Seed, Rows: fr.NRows}
-	rec, err := schemas.BuildDependenceReport(memory.DefaultAllocator, spec, b)
+	rec, err := operators.DependenceReport(memory.DefaultAllocator, fr.Names, fr.NRows, opt.Test.Seed, fr.Task, res)
 	if err != nil {
 		return err
 	}

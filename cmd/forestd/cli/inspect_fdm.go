@@ -43,6 +43,9 @@ func fdmInfo(f *forest.Forest) map[string]any {
 	}
 	if p.FDMSearch != "" {
 		info["search"] = p.FDMSearch
+		if p.FDMAdjust != "" {
+			info["adjust"], info["alpha"] = p.FDMAdjust, p.FDMAlpha
+		}
 	}
 	if f.Derived != nil {
 		var der []map[string]any

@@ -32,19 +32,16 @@ func runSelect(args []string, env Env) error {
 	fs.Var(&keep, "keep", "input columns copied to the output unchanged (comma-separated), e.g. an id; never features")
 	fs.Var(&features, "features", "feature columns (comma-separated; default every numeric column but the label and --keep)")
 	fs.Var(&exclude, "exclude", "columns to leave out (comma-separated)")
-	label := fs.String("label", "", "label column (classification); copied to the output")
+	label := fs.String("label", "", "label column (classes or numbers, see --task); copied to the output")
 	out := fs.String("out", "", "output file: .parquet, .arrow, .arrows, .csv, .csv.gz")
 	mapping := fs.String("mapping", "", "where to write the mapping (default: --out with extension .fdm.json)")
 	apply := fs.String("apply", "", "map the input with this stored mapping instead of learning one")
 	mapKind := fs.String("fdm-map", "rp", "mapping function: rp (random projection) or drl (distance to a random landmark)")
-	cands := fs.Int("candidates", fdm.DefaultCandidates, "random mappings drawn per group; the best |group| by gCor are kept")
+	cands := fs.Int("candidates", fdm.DefaultCandidates, "random mappings drawn per group; the best |group| by gCor (dCor for a numeric label) are kept")
 	groups := fs.String("groups", "", "feature groups 'a,b;c,d,e' instead of the search (with --marginal)")
 	marginal := fs.String("marginal", "", "marginally dependent features 'x,y' (with --groups)")
 	method := fs.String("method", string(dependence.MethodMDCBottomUp), "search: marginal, mdc-topdown, mdc-dc, mdc-bottomup or sdc-bottomup")
-	stat := fs.String("stat", string(dependence.StatGCor), "test statistic: gcor or dcor")
-	alpha := fs.Float64("alpha", 0, "significance level of the dependence tests (0: no permutation may reach a dependent set's statistic, the dissertation's FDM setting §6.5.2)")
-	maxPerms := fs.Int("max-perms", dependence.DefaultMaxPerms, "most permutations per adaptive test")
-	perms := fs.Int("perms", 0, "a fixed number of permutations per test instead of the adaptive count")
+	sf := addSearchFlags(fs) // --task, --stat, --adjust, --alpha, --max-perms, --perms (analyze.go)
 	maxRows := fs.Int("max-rows", 0, "row subsample for tests of feature sets (0 = all rows)")
 	seed := fs.Uint64("seed", 1, "random seed of the tests and the mappings")
 	threads := fs.Int("threads", runtime.NumCPU(), "worker threads (results do not depend on it)")
@@ -88,14 +85,13 @@ func runSelect(args []string, env Env) error {
 	if opt.Method, err = dependence.ParseMethod(*method); err != nil {
 		return usageError{err}
 	}
-	if opt.Stat, err = dependence.ParseStat(*stat); err != nil {
-		return usageError{err}
+	if err := sf.apply(&opt); err != nil {
+		return err
 	}
-	if !(*alpha >= 0 && *alpha <= 1) || *maxPerms < 1 || *perms < 0 || *maxRows < 0 || *cands < 1 {
-		return usagef("--alpha must be in [0, 1], --max-perms and --candidates at least 1, --perms and --max-rows not negative")
+	if *maxRows < 0 || *cands < 1 {
+		return usagef("--candidates must be at least 1 and --max-rows not negative")
 	}
-	opt.Alpha = *alpha
-	opt.Test = dependence.TestOptions{MaxPerms: *maxPerms, Perms: *perms, MaxRows: *maxRows, Seed: *seed, Threads: *threads}
+	opt.Test.MaxRows, opt.Test.Seed, opt.Test.Threads = *maxRows, *seed, *threads
 	fopts := fdm.Options{Map: *mapKind, Candidates: *cands}
 	if *mapKind != fdm.MapRP && *mapKind != fdm.MapDRL {
 		return usagef("--fdm-map %q: want rp or drl", *mapKind)
@@ -110,12 +106,16 @@ func runSelect(args []string, env Env) error {
 	if len(features.vals) > 0 {
 		excl = exclude.vals
 	}
-	fr, err := frame.FromRecords(schema, recs, frame.Options{Label: *label, Task: frame.TaskClassification, Features: features.vals, Exclude: excl})
+	fr, err := frame.FromRecords(schema, recs, frame.Options{Label: *label, Task: sf.task, Features: features.vals, Exclude: excl})
 	if err != nil {
 		return err
 	}
-	if fr.NRows < 2 || fr.NumClasses() < 2 {
-		return fmt.Errorf("select needs labelled rows of at least two classes; %v has %d rows, %d classes", paths, fr.NRows, fr.NumClasses())
+	if fr.NRows < 2 {
+		return fmt.Errorf("select needs at least two labelled rows; %v has %d", paths, fr.NRows)
+	}
+	lab, err := sf.label(fr, &opt)
+	if err != nil {
+		return err
 	}
 	var plan fdm.Plan
 	var res *dependence.SearchResult
@@ -135,8 +135,13 @@ func runSelect(args []string, env Env) error {
 		for _, s := range ms {
 			plan.Marginal = append(plan.Marginal, s...)
 		}
-	} else if plan, res, err = fdm.Discover(fr.Cols, fr.Y, fr.NumClasses(), opt); err != nil {
-		return err
+	} else {
+		done := searchProgress(env, &opt)
+		plan, res, err = fdm.DiscoverLabel(fr.Cols, lab, opt)
+		done()
+		if err != nil {
+			return err
+		}
 	}
 	if err := plan.Validate(fr.P()); err != nil {
 		if res != nil {
@@ -150,8 +155,8 @@ func runSelect(args []string, env Env) error {
 	}
 	if res != nil {
 		for g := range t.Groups {
-			pv := res.Groups[g].PValue
-			t.Groups[g].Kind, t.Groups[g].PValue = res.Groups[g].Kind, &pv
+			pv, pa := res.Groups[g].PValue, res.Groups[g].AdjPValue
+			t.Groups[g].Kind, t.Groups[g].PValue, t.Groups[g].PAdjusted = res.Groups[g].Kind, &pv, &pa
 		}
 	}
 	if err := writeMapping(*mapping, t); err != nil {
@@ -163,8 +168,10 @@ func runSelect(args []string, env Env) error {
 	}
 	rep := map[string]any{"rows": rows, "out": *out, "mapping": *mapping, "columns": t.Names(),
 		"marginal": t.Marginal, "groups": t.Groups, "fdm_map": t.Map, "candidates": t.Candidates}
+	rep["task"] = fr.Task.String()
 	if res != nil {
-		rep["search"] = map[string]any{"method": res.Method, "stat": res.Stat, "alpha": res.Alpha, "tests": res.Tests}
+		rep["search"] = map[string]any{"method": res.Method, "stat": res.Stat, "alpha": res.Alpha, "adjust": res.Adjust,
+			"tests": res.Tests, "unresolved": res.Unresolved}
 	}
 	if lakeRep != nil {
 		rep["lake"] = lakeRep

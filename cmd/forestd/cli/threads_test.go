@@ -20,8 +20,8 @@ func TestThreadsZero(t *testing.T) {
 		"train":   {"train", "--in", data, "--label", "y", "--out", filepath.Join(dir, "m2.model"), "--trees", "5"},
 		"eval":    {"eval", "--model", model, "--in", data, "--label", "y"},
 		"score":   {"score", "--model", model, "--in", data, "--out", filepath.Join(dir, "p.parquet")},
-		"analyze": {"analyze", "--in", data, "--label", "y", "--max-perms", "20"},
-		"select":  {"select", "--in", data, "--label", "y", "--out", filepath.Join(dir, "s.parquet"), "--max-perms", "20"},
+		"analyze": {"analyze", "--in", data, "--label", "y"},
+		"select":  {"select", "--in", data, "--label", "y", "--out", filepath.Join(dir, "s.parquet")},
 	}
 	for name, args := range cmds {
 		for _, n := range []string{"0", "-2"} {

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/forestd/forestd/arrowforest/dependence"
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/locality"
@@ -22,10 +23,10 @@ type localFlags struct {
 	lfsRandom                       *bool
 	lfsDistance                     *string
 
-	fdmMap, fdmGroups, fdmMarginal, fdmSearch *string
-	fdmCands, fdmMaxPerms                     *int
-	fdmAlpha                                  *float64
-	lfsGraph                                  *string
+	fdmMap, fdmGroups, fdmMarginal, fdmSearch, fdmAdjust *string
+	fdmCands, fdmMaxPerms                                *int
+	fdmAlpha                                             *float64
+	lfsGraph                                             *string
 }
 
 func addLocalFlags(fs *flags) *localFlags {
@@ -42,8 +43,9 @@ func addLocalFlags(fs *flags) *localFlags {
 		fdmGroups:   fs.String("fdm-groups", "", "fdm: feature groups as 'a,b;c,d,e' (default: found by the MDS/SDS search)"),
 		fdmMarginal: fs.String("fdm-marginal", "", "fdm: marginally dependent features kept as they are, 'x,y' (with --fdm-groups)"),
 		fdmSearch:   fs.String("fdm-search", "", "fdm: search method for the groups (default mdc-bottomup)"),
-		fdmAlpha:    fs.Float64("fdm-alpha", 0, "fdm: significance level of the search (default 0: no permutation may reach a dependent set's statistic, as the dissertation applies FDM, §6.5.2)"),
-		fdmMaxPerms: fs.Int("fdm-max-perms", 0, "fdm: most permutations per test in the search (default 5000)"),
+		fdmAdjust:   fs.String("fdm-adjust", "", "fdm: false-discovery control of the search, holm (default), bh or none (every test at --fdm-alpha alone)"),
+		fdmAlpha:    fs.Float64("fdm-alpha", 0, "fdm: level of the search (default 0.05; with --fdm-adjust none, 0 means no permutation may reach a dependent set's statistic, as the dissertation applies FDM, §6.5.2)"),
+		fdmMaxPerms: fs.Int("fdm-max-perms", 0, "fdm: most permutations per test in the search (default 200000, 5000 with --fdm-adjust none)"),
 	}
 }
 
@@ -67,6 +69,13 @@ func (l *localFlags) apply(p *forest.Params, fr *frame.Frame) error {
 		return usagef("--lfs-graph needs --forest lfs with a learnt locality (no layout, no subspace)")
 	}
 	p.FDMMap, p.FDMCandidates, p.FDMSearch, p.FDMAlpha, p.FDMMaxPerms = *l.fdmMap, *l.fdmCands, *l.fdmSearch, *l.fdmAlpha, *l.fdmMaxPerms
+	if *l.fdmAdjust != "" {
+		adj, err := dependence.ParseAdjust(*l.fdmAdjust)
+		if err != nil {
+			return usagef("--fdm-adjust: %w", err)
+		}
+		p.FDMAdjust = string(adj)
+	}
 	if *l.fdmMarginal != "" && *l.fdmGroups == "" {
 		return usagef("--fdm-marginal needs --fdm-groups")
 	}

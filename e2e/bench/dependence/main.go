@@ -3,15 +3,22 @@
 // dissertation's Table 5.3 ("Improving random forests by feature
 // dependence analysis", §5.7):
 //
-//	go run ./e2e/bench/dependence table53 [--n 200] [--seed 1] [--alpha 0.05] [--max-perms 5000] [--seeds 10]
+//	go run ./e2e/bench/dependence table53 [--n 200] [--seed 1] [--alpha 0.05] [--adjust none|holm|bh] [--max-perms 5000] [--seeds 10]
 //	go run ./e2e/bench/dependence screen-data --out F.parquet [--n 10000] [--p 1000] [--informative 50] [--seed 1]
+//	go run ./e2e/bench/dependence reg-data --out F.csv [--n 5000] [--seed 1]
+//	go run ./e2e/bench/dependence xor5-screen [--n 1000] [--seeds 200] [--alpha 0.025]
 //	go run ./e2e/bench/dependence stat [--n 20000] [--p 3] [--stat gcor|dcor]
 //
 // table53 runs Algorithm 1 and the four MDC/SDC searches on xor5 (the 17
 // features and 10 MDS's of §5.7) and prints our labels and p-values beside
 // the dissertation's; with --seeds it also counts, over that many seeds,
 // how often each method recovers the true groups exactly. screen-data
-// writes the marginal-screening data set of the speed benchmark. stat
+// writes the marginal-screening data set of the speed benchmark; reg-data
+// the regression-label data of the dCor test benchmark (x ~ N(0, 1)
+// rounded to float32, as forestd reads it, y = x² + N(0, 1)). xor5-screen
+// counts, over fresh xor5 draws, how often the marginal screen of a set
+// search (α/2 of the analysis' α) under Holm and under Benjamini–Hochberg
+// takes anything but the five true marginal features. stat
 // computes one multivariate statistic (the memory benchmark runs it under
 // /usr/bin/time -v).
 package main
@@ -24,6 +31,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,7 +46,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: dependence table53|screen-data|stat [flags]")
+		fmt.Fprintln(os.Stderr, "usage: dependence table53|screen-data|reg-data|xor5-screen|stat [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -47,6 +55,10 @@ func main() {
 		err = table53(os.Args[2:])
 	case "screen-data":
 		err = screenData(os.Args[2:])
+	case "reg-data":
+		err = regData(os.Args[2:])
+	case "xor5-screen":
+		err = xor5Screen(os.Args[2:])
 	case "stat":
 		err = stat(os.Args[2:])
 	default:
@@ -132,7 +144,8 @@ func table53(args []string) error {
 	n := fs.Int("n", 200, "rows (the dissertation: 200)")
 	seed := fs.Uint64("seed", 1, "data and permutation seed of the printed table")
 	alpha := fs.Float64("alpha", 0.05, "significance level (the dissertation: 0.05)")
-	maxPerms := fs.Int("max-perms", 5000, "adaptive permutation cap (the dissertation: 5000)")
+	maxPerms := fs.Int("max-perms", 5000, "adaptive permutation cap (the dissertation: 5000; 0 = the procedure's default)")
+	adjust := fs.String("adjust", "none", "false-discovery control: none (the dissertation's per-test rule), holm or bh")
 	seeds := fs.Int("seeds", 10, "seeds for the exact-recovery count (0 = skip)")
 	threads := fs.Int("threads", 2, "worker threads")
 	if err := fs.Parse(args); err != nil {
@@ -153,13 +166,18 @@ func table53(args []string) error {
 			truth = append(truth, idx)
 		}
 		o := dependence.DefaultSearchOptions()
-		o.Method, o.Alpha = m, *alpha
+		o.Method, o.Alpha, o.Adjust = m, *alpha, dependence.Adjust(*adjust)
 		o.Test = dependence.TestOptions{MaxPerms: *maxPerms, Seed: seed, Threads: *threads}
 		r, err := dependence.Search(float64Cols(f), f.Y, 2, o)
 		return r, truth, err
 	}
-	fmt.Printf("Table 5.3 (dissertation §5.7): xor5, n = %d, α = %g, gCor permutation tests (adaptive, 100..%d), seed %d\n", *n, *alpha, *maxPerms, *seed)
-	fmt.Printf("Groups are numbered by their first feature; p = (b+1)/(N+1) here, b/N in the dissertation.\n\n")
+	if *adjust == "none" {
+		fmt.Printf("Table 5.3 (dissertation §5.7): xor5, n = %d, α = %g per test (--adjust none), gCor permutation tests (adaptive, 100..%d), seed %d\n", *n, *alpha, *maxPerms, *seed)
+		fmt.Printf("Groups are numbered by their first feature; p = (b+1)/(N+1) here, b/N in the dissertation.\n\n")
+	} else {
+		fmt.Printf("Table 5.3 (dissertation §5.7): xor5, n = %d, --adjust %s at α = %g over each analysis, gCor sequential permutation tests, seed %d\n", *n, *adjust, *alpha, *seed)
+		fmt.Printf("Groups are numbered by their first feature; p = (b+1)/(N+1), or b/N when a test stopped at its second exceedance; b/N in the dissertation.\n\n")
+	}
 	res := map[dependence.Method]*dependence.SearchResult{}
 	t0 := time.Now()
 	for _, m := range methods {
@@ -251,6 +269,70 @@ func screenData(args []string) error {
 	rec := f.ToRecord(memory.DefaultAllocator)
 	defer rec.Release()
 	return files.WriteFile(*out, rec.Schema(), []arrow.Record{rec}, files.WriteOptions{})
+}
+
+// --- regression-label data ---
+
+func regData(args []string) error {
+	fs := flag.NewFlagSet("reg-data", flag.ContinueOnError)
+	out := fs.String("out", "", "output CSV (columns x1, y)")
+	n := fs.Int("n", 5000, "rows")
+	seed := fs.Uint64("seed", 1, "seed")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *out == "" || *n < 2 {
+		return fmt.Errorf("reg-data: need --out and n ≥ 2")
+	}
+	r := rand.New(rand.NewPCG(*seed, 0x726567)) // "reg"
+	var b strings.Builder
+	b.WriteString("x1,y\n")
+	for range *n {
+		x := float64(float32(r.NormFloat64()))
+		y := x*x + r.NormFloat64()
+		b.WriteString(strconv.FormatFloat(x, 'g', -1, 64) + "," + strconv.FormatFloat(y, 'g', -1, 64) + "\n")
+	}
+	return os.WriteFile(*out, []byte(b.String()), 0o644)
+}
+
+// --- the marginal screen on xor5 under Holm and BH ---
+
+func xor5Screen(args []string) error {
+	fs := flag.NewFlagSet("xor5-screen", flag.ContinueOnError)
+	n := fs.Int("n", 1000, "rows")
+	seeds := fs.Int("seeds", 200, "fresh draws (data seeds 101.., permutation seeds 1..)")
+	alpha := fs.Float64("alpha", 0.025, "level of the screen (0.025: the marginal half of a set search at 0.05)")
+	threads := fs.Int("threads", 2, "worker threads")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	fmt.Printf("xor5, n = %d: marginal screens at α = %g not exactly S_m = {m0..m4}, over %d draws\n", *n, *alpha, *seeds)
+	for _, adj := range []dependence.Adjust{dependence.AdjustHolm, dependence.AdjustBH} {
+		bad, extra := 0, 0
+		for s := 1; s <= *seeds; s++ {
+			f, err := synth.Generate(synth.XOR5, synth.Options{N: *n, Seed: uint64(100 + s)})
+			if err != nil {
+				return err
+			}
+			o := dependence.DefaultSearchOptions()
+			o.Method, o.Adjust, o.Alpha = dependence.MethodMarginal, adj, *alpha
+			o.Test.Seed, o.Test.Threads = uint64(s), *threads
+			r, err := dependence.Search(float64Cols(f), f.Y, 2, o)
+			if err != nil {
+				return err
+			}
+			if !slices.Equal(r.Marginal, []int{0, 1, 2, 3, 4}) {
+				bad++
+			}
+			for _, j := range r.Marginal {
+				if j > 4 {
+					extra++
+				}
+			}
+		}
+		fmt.Printf("  %-5s %3d / %d (noise features taken as marginal: %d)\n", adj, bad, *seeds, extra)
+	}
+	return nil
 }
 
 // --- one multivariate statistic ---
