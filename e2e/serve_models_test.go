@@ -47,6 +47,18 @@ func (d *daemon) waitMetric(name string, want float64, timeout time.Duration) {
 	}
 }
 
+// waitMetricAtLeast waits until the daemon's metric is at least want.
+func (d *daemon) waitMetricAtLeast(name string, want float64, timeout time.Duration) {
+	d.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for d.metric(name) < want {
+		if time.Now().After(deadline) {
+			d.t.Fatalf("%s = %v after %v, want at least %v:\n%s", name, d.metric(name), timeout, want, tail(d.Log(), 20))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // TestServeModelAdoption (reliability issue, item 5): a 4-feature iris
 // model published on the model topic used to take over a digits daemon —
 // its entry's key said version 30, its content version 1, and its ID

@@ -240,8 +240,8 @@ func TestServePoisonToDLQ(t *testing.T) {
 	}
 }
 
-// TestServeKill9Cycles kills the daemon with SIGKILL at random moments, ten
-// times, while a producer keeps writing; a last daemon then catches up.
+// TestServeKill9Cycles kills the daemon with SIGKILL at random moments
+// after it has begun committing, ten times, while a producer keeps writing; a last daemon then catches up.
 // Every produced row has at least one prediction (nothing lost), and no
 // message committed before a kill was processed again after it
 // (duplicates only within the uncommitted window).
@@ -260,7 +260,13 @@ func TestServeKill9Cycles(t *testing.T) {
 	args := []string{"--model", model, "--stages", "score", "--output-format", "json", "--key", "id", "--session-timeout", "1s", "--commit-interval", "30ms"}
 	for cycle := 0; cycle < 10; cycle++ {
 		d := startServe(t, brokers, args...)
-		time.Sleep(time.Duration(300+rng.IntN(1200)) * time.Millisecond)
+		// each daemon is killed at a random moment after its first commit:
+		// killed before it (a loaded machine can take seconds to rejoin the
+		// group while the previous member's session lapses), no daemon
+		// might ever commit and the check below would test nothing.
+		// Killing during a rejoin is TestServeDoubleKill9's case.
+		d.waitMetricAtLeast("forestd_commits_total", 1, 60*time.Second)
+		time.Sleep(time.Duration(rng.IntN(1200)) * time.Millisecond)
 		d.kill()
 		kills = append(kills, kill{at: time.Now(), committed: groupOffsets(t, brokers, "forestd", featuresTopic)})
 	}
