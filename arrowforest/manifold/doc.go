@@ -1,7 +1,6 @@
 // Package manifold owns distance random forests (dRF) for manifold-valued
 // responses: Tsagkrasoulis & Montana, "Random Forest regression for
-// manifold-valued responses" (../shared/papers/distance-rf-manifold-responses.txt),
-// §2, equations (1)–(9) and Algorithm 1.
+// manifold-valued responses", §2, equations (1)–(9) and Algorithm 1.
 //
 // A response is a vector y ∈ R^q (several target columns, or one
 // fixed-size list column) lying on a possibly unknown manifold; only a
