@@ -108,40 +108,10 @@ func runServeBench(b *testing.B, p, batch, batches, trees int) benchResult {
 		b.Fatal(err)
 	}
 	defer sink.Close()
-	for i := 0; i < batches; i += 10 {
-		var outs []pipeline.Output
-		for k := i; k < min(i+10, batches); k++ {
-			recs[k].Retain()
-			outs = append(outs, pipeline.Output{Stream: "in", Key: []byte(strconv.Itoa(k)), Record: recs[k]})
-		}
-		if err := sink.Write(context.Background(), outs); err != nil {
-			b.Fatal(err)
-		}
-		for _, o := range outs {
-			o.Record.Release()
-		}
-	}
-	var mu sync.Mutex
-	seen := map[int64]time.Time{} // batch id → first prediction received
+	produceBatches(b, sink, recs)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go kafka.Tail(ctx, co, "forestd.predictions", func(env *pipeline.Envelope) {
-		now := time.Now()
-		ct, _ := env.Header(kafka.HeaderContentType)
-		_, prs, err := codec.Decode(env.Value, string(ct), memory.DefaultAllocator)
-		if err != nil {
-			return
-		}
-		for _, r := range prs {
-			ids := r.Column(r.Schema().FieldIndices("id")[0]).(*array.Int64)
-			mu.Lock()
-			if _, ok := seen[ids.Value(0)]; !ok {
-				seen[ids.Value(0)] = now
-			}
-			mu.Unlock()
-			r.Release()
-		}
-	})
+	seen := tailArrivals(ctx, co, "forestd.predictions")
 	d := startProc(b, "serve", "serve", "--brokers", brokers, "--model", model, "--stages", "score", "--key", "id",
 		"--http", "127.0.0.1:0", "--log-format", "json", "--session-timeout", "2s", "--commit-interval", "100ms")
 	d.logField("joined consumer group generation", "generation", 60*time.Second)
@@ -162,28 +132,7 @@ func runServeBench(b *testing.B, p, batch, batches, trees int) benchResult {
 			}
 		}()
 	}
-	waitSeen := func(n int, limit time.Duration) time.Time {
-		deadline := time.Now().Add(limit)
-		for {
-			mu.Lock()
-			c := len(seen)
-			var last time.Time
-			for _, at := range seen {
-				if at.After(last) {
-					last = at
-				}
-			}
-			mu.Unlock()
-			if c >= n {
-				return last
-			}
-			if time.Now().After(deadline) {
-				b.Fatalf("only %d of %d batches predicted", c, n)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
-	last := waitSeen(batches, 120*time.Second)
+	last := seen.wait(b, batches, 120*time.Second)
 	res.e2eRate = float64(batch*batches) / last.Sub(start).Seconds()
 
 	// 3. latency at half the maximum rate
@@ -204,13 +153,11 @@ func runServeBench(b *testing.B, p, batch, batches, trees int) benchResult {
 			}
 		}(rec, i)
 	}
-	waitSeen(batches+n, 60*time.Second)
+	seen.wait(b, batches+n, 60*time.Second)
 	lat := make([]float64, n)
-	mu.Lock()
 	for i := 0; i < n; i++ {
-		lat[i] = seen[int64(batches+i)].Sub(sent[i]).Seconds()
+		lat[i] = seen.at(int64(batches + i)).Sub(sent[i]).Seconds()
 	}
-	mu.Unlock()
 	sort.Float64s(lat)
 	res.p50 = lat[n/2]
 	res.p99 = lat[min(n-1, int(float64(n)*0.99))]
@@ -220,6 +167,87 @@ func runServeBench(b *testing.B, p, batch, batches, trees int) benchResult {
 	d.kill()
 	brokerProc.kill()
 	return res
+}
+
+// produceBatches writes the batches to sink's "in" stream, ten per call,
+// batch k keyed by k.
+func produceBatches(b *testing.B, sink *kafka.Sink, recs []arrow.Record) {
+	b.Helper()
+	for i := 0; i < len(recs); i += 10 {
+		var outs []pipeline.Output
+		for k := i; k < min(i+10, len(recs)); k++ {
+			recs[k].Retain()
+			outs = append(outs, pipeline.Output{Stream: "in", Key: []byte(strconv.Itoa(k)), Record: recs[k]})
+		}
+		if err := sink.Write(context.Background(), outs); err != nil {
+			b.Fatal(err)
+		}
+		for _, o := range outs {
+			o.Record.Release()
+		}
+	}
+}
+
+// arrivals records when the first prediction of each batch (by its id
+// column) reached a consumer of the predictions topic.
+type arrivals struct {
+	mu   sync.Mutex
+	seen map[int64]time.Time
+}
+
+// tailArrivals consumes topic until ctx ends, recording arrivals.
+func tailArrivals(ctx context.Context, co kafka.ClientOptions, topic string) *arrivals {
+	a := &arrivals{seen: map[int64]time.Time{}}
+	go kafka.Tail(ctx, co, topic, func(env *pipeline.Envelope) {
+		now := time.Now()
+		ct, _ := env.Header(kafka.HeaderContentType)
+		_, prs, err := codec.Decode(env.Value, string(ct), memory.DefaultAllocator)
+		if err != nil {
+			return
+		}
+		for _, r := range prs {
+			id := r.Column(r.Schema().FieldIndices("id")[0]).(*array.Int64).Value(0)
+			a.mu.Lock()
+			if _, ok := a.seen[id]; !ok {
+				a.seen[id] = now
+			}
+			a.mu.Unlock()
+			r.Release()
+		}
+	})
+	return a
+}
+
+// wait waits until n batches have a prediction and returns the latest
+// arrival.
+func (a *arrivals) wait(b *testing.B, n int, limit time.Duration) time.Time {
+	b.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		a.mu.Lock()
+		c := len(a.seen)
+		var last time.Time
+		for _, at := range a.seen {
+			if at.After(last) {
+				last = at
+			}
+		}
+		a.mu.Unlock()
+		if c >= n {
+			return last
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("only %d of %d batches predicted", c, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// at returns the arrival of batch id's first prediction.
+func (a *arrivals) at(id int64) time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.seen[id]
 }
 
 // benchRun runs the forestd binary and returns its stdout.

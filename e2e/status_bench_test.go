@@ -10,17 +10,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/array"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 
-	"github.com/forestd/forestd/connectors/codec"
 	"github.com/forestd/forestd/connectors/kafka"
-	"github.com/forestd/forestd/pipeline"
 	"github.com/forestd/forestd/status"
 )
 
@@ -30,7 +25,7 @@ import (
 // with nobody looking at the page, and with a client polling it as the
 // page's script does (GET / once, then every second /api/status and each
 // chart whose part of the status changed). Rounds alternate the two modes
-// (three each, on one broker, each round with fresh topics and group);
+// (seven each, on one broker, each round with fresh topics and group);
 // the medians and their ratio are reported.
 //
 // Run it alone, once: go test ./e2e -run '^$' -bench ServeStatusOverhead -benchtime 1x
@@ -41,7 +36,7 @@ func BenchmarkServeStatusOverhead(b *testing.B) {
 		batch   = 1000
 		batches = 200
 		trees   = 100
-		rounds  = 3
+		rounds  = 7
 	)
 	for i := 0; i < b.N; i++ {
 		dir := b.TempDir()
@@ -95,40 +90,10 @@ func backlogRate(b *testing.B, brokers, model string, recs []arrow.Record, tag s
 		b.Fatal(err)
 	}
 	defer sink.Close()
-	for i := 0; i < len(recs); i += 10 {
-		var outs []pipeline.Output
-		for k := i; k < min(i+10, len(recs)); k++ {
-			recs[k].Retain()
-			outs = append(outs, pipeline.Output{Stream: "in", Key: []byte(strconv.Itoa(k)), Record: recs[k]})
-		}
-		if err := sink.Write(context.Background(), outs); err != nil {
-			b.Fatal(err)
-		}
-		for _, o := range outs {
-			o.Record.Release()
-		}
-	}
-	var mu sync.Mutex
-	seen := map[int64]time.Time{}
+	produceBatches(b, sink, recs)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go kafka.Tail(ctx, co, predictions, func(env *pipeline.Envelope) {
-		now := time.Now()
-		ct, _ := env.Header(kafka.HeaderContentType)
-		_, prs, err := codec.Decode(env.Value, string(ct), memory.DefaultAllocator)
-		if err != nil {
-			return
-		}
-		for _, r := range prs {
-			ids := r.Column(r.Schema().FieldIndices("id")[0]).(*array.Int64)
-			mu.Lock()
-			if _, ok := seen[ids.Value(0)]; !ok {
-				seen[ids.Value(0)] = now
-			}
-			mu.Unlock()
-			r.Release()
-		}
-	})
+	seen := tailArrivals(ctx, co, predictions)
 	d := startProc(b, "serve", "serve", "--brokers", brokers, "--model", model, "--stages", "score", "--key", "id",
 		"--topic", "features="+features, "--topic", "predictions="+predictions, "--group", "g."+tag,
 		"--http", "127.0.0.1:0", "--log-format", "json", "--session-timeout", "2s", "--commit-interval", "100ms")
@@ -138,25 +103,7 @@ func backlogRate(b *testing.B, brokers, model string, recs []arrow.Record, tag s
 	if poll {
 		go pollStatusPage(ctx, "http://"+ops)
 	}
-	deadline := time.Now().Add(120 * time.Second)
-	var last time.Time
-	for {
-		mu.Lock()
-		n := len(seen)
-		for _, at := range seen {
-			if at.After(last) {
-				last = at
-			}
-		}
-		mu.Unlock()
-		if n >= len(recs) {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("only %d of %d batches predicted", n, len(recs))
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	last := seen.wait(b, len(recs), 120*time.Second)
 	cancel()
 	d.kill()
 	rows := 0
