@@ -111,6 +111,7 @@ type Builder struct {
 	racc    regAcc
 	keys    []uint64
 	tmpKeys []uint64
+	proj    []float32 // projected values of the node's rows (projectNode)
 	leaf    []float64
 	// multi-output regression scratch (multi.go), q or q+1 values each
 	macc                       multiAcc
@@ -478,18 +479,47 @@ func project(cols [][]float32, idx []int32, wts []float32, r int32) float32 {
 	return v
 }
 
+// projectNode evaluates atom (idx, wts) for the node's rows s..e into
+// b.proj (position k−s holds row b.idx[k]) with project's arithmetic: each
+// row's value is the same float32 sum in atom order, accumulated one
+// feature at a time over all the rows, so that each pass reads one column
+// (a wide MORF patch otherwise touches a different column per term of
+// every row).
+func (b *Builder) projectNode(idx []int32, wts []float32, s, e int) []float32 {
+	m := e - s
+	if cap(b.proj) < m {
+		b.proj = make([]float32, m, max(m, len(b.idx)))
+	}
+	vals, rows := b.proj[:m], b.idx[s:e]
+	if len(idx) == 1 {
+		col, w := b.d.Cols[idx[0]], wts[0]
+		for i, r := range rows {
+			vals[i] = col[r] * w
+		}
+		return vals
+	}
+	clear(vals)
+	for q, j := range idx {
+		col, w := b.d.Cols[j], wts[q]
+		for i, r := range rows {
+			vals[i] += col[r] * w
+		}
+	}
+	return vals
+}
+
 // searchSorted sorts the node's projected values and scans every boundary
 // between distinct values (exact search).
 func (b *Builder) searchSorted(idx []int32, wts []float32, s, e int) split {
-	cols := b.d.Cols
 	keys := b.keys[:0]
 	var best split
 	var n, sum, nm, sm float64
 	if b.d.K > 0 {
 		clear(b.miss)
 	}
+	vals := b.projectNode(idx, wts, s, e)
 	for k := s; k < e; k++ {
-		v := project(cols, idx, wts, b.idx[k])
+		v := vals[k-s]
 		if b.d.K == 0 {
 			w := b.w[k]
 			wy := w * b.yr[k]

@@ -108,12 +108,12 @@ func (a *distAcc) best(minLeaf float64) (proxy float64, missLeft, ok bool) {
 func (b *Builder) searchDistance(idx []int32, wts []float32, s, e int) split {
 	dd := b.d.Dist
 	n := dd.N
-	cols := b.d.Cols
 	keys := b.keys[:0]
 	miss := b.dmiss[:0]
 	var best split
+	vals := b.projectNode(idx, wts, s, e)
 	for k := s; k < e; k++ {
-		v := project(cols, idx, wts, b.idx[k])
+		v := vals[k-s]
 		if v != v {
 			miss = append(miss, int32(k))
 			continue

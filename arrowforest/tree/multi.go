@@ -162,7 +162,7 @@ func (b *Builder) searchBinnedMulti(j, s, e int) split {
 
 // searchSortedMulti is searchSorted for q outputs (exact search).
 func (b *Builder) searchSortedMulti(idx []int32, wts []float32, s, e int) split {
-	cols := b.d.Cols
+	vals := b.projectNode(idx, wts, s, e)
 	q := b.q
 	keys := b.keys[:0]
 	var best split
@@ -177,7 +177,7 @@ func (b *Builder) searchSortedMulti(idx []int32, wts []float32, s, e int) split 
 		for o, v := range y {
 			tot[o] += w * v
 		}
-		v := project(cols, idx, wts, b.idx[k])
+		v := vals[k-s]
 		if v != v {
 			nm += w
 			for o, yv := range y {
