@@ -367,6 +367,11 @@ type tuneScore struct {
 	OOBError float64
 	// Rows is the number of rows the extrapolated estimates average over.
 	Rows int
+	// PerRow holds each training row's term of Error's mean (NaN for a
+	// row it does not average over): candidates scored at the same tree
+	// count average over the same rows (their trees share bootstrap
+	// samples), so their per-row differences are paired.
+	PerRow []float64
 }
 
 // tuneHalves is the number of random partitions of a candidate's trees
@@ -508,6 +513,7 @@ func oobScore(c *Compiled, fr *frame.Frame, inbag []bitset, seed uint64, threads
 		}
 	})
 	var sc tuneScore
+	sc.PerRow = make([]float64, n)
 	var errRows int
 	var sumBrier, sumErr float64
 	sumHalf := make([]float64, H)
@@ -524,20 +530,34 @@ func oobScore(c *Compiled, fr *frame.Frame, inbag []bitset, seed uint64, threads
 			sc.OOBError += sqErr[r]
 		}
 		if noob[r] < 2 || !okHalves[r] {
+			sc.PerRow[r] = math.NaN()
 			continue
 		}
 		sc.Rows++
 		sumBrier += sqErr[r] - corr[r]
 		if K == 0 {
+			sc.PerRow[r] = sqErr[r] - corr[r]
 			continue
 		}
+		var wT float64
 		if wrong[r] {
 			sumErr++
+			wT = 1
 		}
+		tt := float64(T)
 		for h := 0; h < H; h++ {
+			var wh float64
 			if wrongH[r]>>h&1 != 0 {
 				sumHalf[h]++
+				wh = 1
 			}
+			k := float64(half[h])
+			sc.PerRow[r] += (tt*wT - k*wh) / (tt - k) / H
+		}
+	}
+	for r := range sc.PerRow {
+		if noob[r] == 0 {
+			sc.PerRow[r] = math.NaN()
 		}
 	}
 	if errRows > 0 {

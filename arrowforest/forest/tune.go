@@ -29,6 +29,26 @@ import (
 // times stage 1's trees. A kind with nothing to choose in a stage (rf in
 // stage 1) has that stage's one candidate.
 //
+// Stage 2's last round does not take the least score blindly: it takes
+// the earliest-listed candidate whose score is within one standard error
+// of the least (the "one standard error rule" of Breiman, Friedman, Olshen
+// and Stone, "Classification and Regression Trees", §3.4.3, as in Hastie,
+// Tibshirani and Friedman, "The Elements of Statistical Learning", §7.10).
+// The standard error is that of the mean of the paired per-row
+// differences of the two candidates' out-of-bag terms (tuneScore.PerRow;
+// both forests' trees share bootstrap samples, so the rows are the same).
+// Stage 2 lists the stage-1 winner at the default mtry and min-leaf
+// first — the incumbent, which stays in every round of the halving — and
+// then fewer candidates per node and larger leaves first, so a difference
+// the out-of-bag rows cannot tell from noise keeps the default (or the
+// cheaper forest) instead of a draw's lucky setting. Measured
+// (e2e/bench/results/morf-2026-11-25-tune.md, peers-2026-11-25-cv-tune.md):
+// the rule in stage 2 kept or improved every MORF and SPORF --tune test
+// error and cut the cost of the chosen forests; in stage 1 (the atoms) it
+// chose 3x3 patches on hvbars n = 50, whose 50 rows give wide errors,
+// and missed that target (0.0088 against 0.0011), so stage 1 keeps the
+// least score. Tuning.OneSE records that the rule was applied.
+//
 // Every candidate's tree t is drawn from the stream of (seed, t), as in an
 // untuned forest, so all candidates see the same bootstrap samples (their
 // scores are paired), a candidate's trees of one round are the first trees
@@ -53,6 +73,10 @@ type Tuning struct {
 	// SearchTrees is the number of trees grown for the search over all
 	// candidates, the winner's included (the forest reuses them).
 	SearchTrees int `json:"search_trees"`
+	// OneSE is set when stage 2's winner was chosen by the one standard
+	// error rule (see Tuning), which may leave a candidate with a lower
+	// score unchosen; models tuned before the rule lack it.
+	OneSE bool `json:"one_se,omitempty"`
 }
 
 // TuneCandidate is one setting of the search and its scores.
@@ -92,9 +116,11 @@ func (c *TuneCandidate) at(trees int) int {
 // Search constants: stage 1's first round has at least tuneMinTrees
 // trees, tuneFirstFraction of the forest's trees and enough for
 // tuneOOBPairs out-of-bag predictions (a row is out of bag of a tree with
-// probability about e⁻¹); each round keeps the best 1/tuneEta of its
-// candidates on tuneEta times as many trees, and stage 2 starts at
-// tuneEta times stage 1's first round.
+// probability about e⁻¹), but no more than a quarter of the forest's
+// trees; each round keeps the best 1/tuneEta of its candidates on tuneEta
+// times as many trees, and stage 2 starts at tuneEta times stage 1's
+// first round, again within a quarter of the forest (or at stage 1's
+// first round, if that is more).
 const (
 	tuneEta           = 3
 	tuneMinTrees      = 8
@@ -103,10 +129,23 @@ const (
 )
 
 // tuneFirst returns stage 1's first-round trees for a forest of trees
-// trees on rows rows: max(tuneMinTrees, ⌈trees/64⌉, ⌈e·3000/rows⌉).
+// trees on rows rows: max(tuneMinTrees, ⌈trees/64⌉, ⌈e·3000/rows⌉), at
+// most max(tuneMinTrees, ⌊trees/4⌋). The cap binds below about 65 rows at
+// 500 trees: there the 3,000 out-of-bag predictions would need more trees
+// per candidate than the forest has, and every candidate of both stages
+// grew most of a forest (hvbars n = 50, 500 trees: tuning took 10.5×
+// untuned training's wall time before the cap, 5.1× with it, at the same
+// test error; e2e/bench/results/morf-2026-11-25-tune.md).
 func tuneFirst(trees, rows int) int {
-	return max(tuneMinTrees, int(math.Ceil(float64(trees)*tuneFirstFraction)),
+	t := max(tuneMinTrees, int(math.Ceil(float64(trees)*tuneFirstFraction)),
 		int(math.Ceil(math.E*tuneOOBPairs/float64(max(rows, 1)))))
+	return min(t, max(tuneMinTrees, trees/4))
+}
+
+// tuneSecond returns stage 2's first-round trees after a stage 1 that
+// began at first: tuneEta·first, at most max(first, ⌊trees/4⌋).
+func tuneSecond(first, trees int) int {
+	return min(first*tuneEta, max(first, trees/4))
 }
 
 // tuneRounds returns the trees per candidate of every round that
@@ -321,9 +360,10 @@ type tuner struct {
 	tu       *Tuning
 	settings []tuneSetting
 	grow     []*growing
-	done     int    // trees grown so far, for progress
-	total    int    // trees planned
-	last     [2]int // the last progress report: done, total
+	perRow   map[[2]int][]float64 // (candidate, trees) → tuneScore.PerRow
+	done     int                  // trees grown so far, for progress
+	total    int                  // trees planned
+	last     [2]int               // the last progress report: done, total
 }
 
 // progress reports the trees of one grow call, counted after those grown
@@ -376,6 +416,10 @@ func (t *tuner) score(i, trees int) error {
 	if sc.Rows == 0 {
 		return fmt.Errorf("forest: tuning needs out-of-bag rows: no training row is out of bag of two of the first %d trees and of a tree in every half of them", trees)
 	}
+	if t.perRow == nil {
+		t.perRow = map[[2]int][]float64{}
+	}
+	t.perRow[[2]int{i, trees}] = sc.PerRow
 	k, _ := slices.BinarySearch(c.Trees, trees)
 	c.Trees = slices.Insert(c.Trees, k, trees)
 	c.Scores = slices.Insert(c.Scores, k, sc.Error)
@@ -392,10 +436,51 @@ func (tu *Tuning) compare(a, b, trees int) int {
 	return cmp.Or(cmp.Compare(ca.Scores[ia], cb.Scores[ib]), cmp.Compare(ca.Briers[ia], cb.Briers[ib]), cmp.Compare(a, b))
 }
 
+// withinSE reports whether candidate a's score at trees trees is within
+// one standard error of candidate b's: the mean of their paired per-row
+// differences (a − b) is at most its standard error.
+func (t *tuner) withinSE(a, b, trees int) bool {
+	ra, rb := t.perRow[[2]int{a, trees}], t.perRow[[2]int{b, trees}]
+	var n, sum, sq float64
+	for r := range ra {
+		if ra[r] != ra[r] || rb[r] != rb[r] {
+			continue
+		}
+		d := ra[r] - rb[r]
+		n++
+		sum += d
+		sq += d * d
+	}
+	if n < 2 {
+		return false
+	}
+	mean := sum / n
+	v := (sq - n*mean*mean) / (n - 1)
+	return mean <= math.Sqrt(max(v, 0)/n)
+}
+
+// oneSE returns the earliest-listed of the candidates alive (sorted best
+// first) whose score at trees trees is within one standard error of the
+// best's.
+func (t *tuner) oneSE(alive []int, trees int) int {
+	best := alive[0]
+	for _, i := range slices.Sorted(slices.Values(alive)) {
+		if i >= best || t.withinSE(i, best, trees) {
+			return i
+		}
+	}
+	return best
+}
+
 // halve runs successive halving with the given rounds over the candidates
-// alive and returns the winner; the losers' trees are dropped.
-func (t *tuner) halve(alive []int, rounds []int) (int, error) {
+// alive and returns the winner; the losers' trees are dropped. With
+// oneSE, the first candidate listed (stage 2's incumbent: stage 1's
+// winner at the default mtry and min-leaf) stays in every round, and the
+// deciding round's winner is the earliest-listed candidate whose score is
+// within one standard error of the best (withinSE).
+func (t *tuner) halve(alive []int, rounds []int, oneSE bool) (int, error) {
 	alive = slices.Clone(alive)
+	incumbent := alive[0]
 	for ri, trees := range rounds {
 		for _, i := range alive {
 			if err := t.score(i, trees); err != nil {
@@ -406,6 +491,15 @@ func (t *tuner) halve(alive []int, rounds []int) (int, error) {
 		keep := (len(alive) + tuneEta - 1) / tuneEta
 		if ri == len(rounds)-1 {
 			keep = 1
+		}
+		switch {
+		case oneSE && keep == 1:
+			k := slices.Index(alive, t.oneSE(alive, trees))
+			alive[0], alive[k] = alive[k], alive[0]
+		case oneSE && !slices.Contains(alive[:keep], incumbent):
+			k := slices.Index(alive, incumbent)
+			alive[keep], alive[k] = alive[k], alive[keep]
+			keep++
 		}
 		for _, i := range alive[keep:] {
 			t.grow[i] = nil // its trees are no longer needed
@@ -461,8 +555,8 @@ func tune(fr *frame.Frame, base Params, opts TrainOptions) (*Forest, error) {
 	first := sp.stage1()
 	n2 := len(sp.mtrys) * len(sp.leaves)
 	t0 := tuneFirst(base.Trees, fr.NRows)
-	rounds := [][]int{tuneRounds(len(first), t0, base.Trees), tuneRounds(n2, t0*tuneEta, base.Trees)}
-	t := &tuner{s: s, base: base, opts: opts, tu: &Tuning{Metric: metric, Rounds: rounds}}
+	rounds := [][]int{tuneRounds(len(first), t0, base.Trees), tuneRounds(n2, tuneSecond(t0, base.Trees), base.Trees)}
+	t := &tuner{s: s, base: base, opts: opts, tu: &Tuning{Metric: metric, Rounds: rounds, OneSE: true}}
 	// progress: both stages as planned, then the rest of the final forest
 	// (an estimate, made exact as the stages end)
 	last := func(r []int) int { return r[len(r)-1] }
@@ -475,7 +569,7 @@ func tune(fr *frame.Frame, base Params, opts TrainOptions) (*Forest, error) {
 		}
 		ids = append(ids, i)
 	}
-	w, err := t.halve(ids, rounds[0])
+	w, err := t.halve(ids, rounds[0], false)
 	if err != nil {
 		return nil, err
 	}
@@ -488,7 +582,7 @@ func tune(fr *frame.Frame, base Params, opts TrainOptions) (*Forest, error) {
 		}
 		ids = append(ids, i)
 	}
-	if w, err = t.halve(ids, rounds[1]); err != nil {
+	if w, err = t.halve(ids, rounds[1], true); err != nil {
 		return nil, err
 	}
 	t.tu.Winner = w

@@ -4,12 +4,14 @@ import (
 	"testing"
 
 	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/arrowforest/synth"
 )
 
 // BenchmarkTune measures what --tune costs against untuned training at the
 // same final tree count (500 trees, 2 threads, CPU seconds, robust to a
 // busy machine): rf and sporf on trunk (n = 2,000, p = 50) and morf on a
-// series of 100 steps (n = 1,000, bumpFrame). It reports the tuned and
+// series of 100 steps (n = 1,000, bumpFrame), and on the MORF paper's
+// circle and impulse (n = 1,000) and hvbars (n = 50), seed 1. It reports the tuned and
 // untuned training per op and their ratio (target ≤ 5), and the ratio
 // of the winner's own untuned forest to the default's: what the final
 // forest costs whatever the search, so tuned/untuned − winner/untuned is
@@ -25,6 +27,10 @@ func BenchmarkTune(b *testing.B) {
 		{"rf", trunkFrame(2000, 50, 1), func(*Params) {}},
 		{"sporf", trunkFrame(2000, 50, 1), func(p *Params) { p.Forest = KindSPORF }},
 		{"morf", bumpFrame(1000, 100, 1), func(p *Params) { p.Forest, p.Layout = KindMORF, "series" }},
+		// the MORF paper's data sets of the --tune targets (morf.sh)
+		{"morf-circle", synthFrame(b, synth.Circle, 1000), func(p *Params) { p.Forest, p.Layout = KindMORF, "cyclic" }},
+		{"morf-impulse", synthFrame(b, synth.Impulse, 1000), func(p *Params) { p.Forest, p.Layout = KindMORF, "series" }},
+		{"morf-hvbars50", synthFrame(b, synth.HVBars, 50), func(p *Params) { p.Forest, p.Layout, p.Height, p.Width = KindMORF, "grid", 28, 28 }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			p := DefaultParams(frame.TaskClassification)
@@ -61,4 +67,14 @@ func BenchmarkTune(b *testing.B) {
 			b.ReportMetric(winner/untuned, "winner/untuned")
 		})
 	}
+}
+
+// synthFrame draws n rows of a forestd gen data set (seed 1).
+func synthFrame(b *testing.B, name string, n int) *frame.Frame {
+	b.Helper()
+	fr, err := synth.Generate(name, synth.Options{N: n, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return fr
 }

@@ -66,6 +66,10 @@ func tuneCases() []tuneCase {
 	mo.Forest, mo.Layout = KindMORF, "series"
 	rf400 := rf
 	rf400.Trees = 400 // stage 2 halves: rounds of 24 and 72 trees
+	// seed 2: stage 2's one standard error rule passes over the least
+	// score for an earlier candidate (TestTuneSearchIsConsistent needs a
+	// case where it does)
+	rf400.Seed = 2
 	return []tuneCase{
 		{"rf", trunkFrame(1100, 8, 3), rf400},
 		{"rf-regression", regressionFrame(1100, 6, 4), reg},
@@ -162,10 +166,18 @@ func TestTuneCandidateSets(t *testing.T) {
 // the forest.
 func TestTuneRounds(t *testing.T) {
 	for _, c := range []struct{ trees, rows, first int }{
-		{500, 1000, 9}, {500, 100000, 8}, {2000, 100000, 32}, {500, 50, 164}, {500, 10, 816}, {100, 1100, 8},
+		{500, 1000, 9}, {500, 100000, 8}, {2000, 100000, 32}, {500, 60, 125}, {500, 50, 125}, {500, 10, 125}, {100, 1100, 8},
+		{500, 70, 117}, {20, 10, 8},
 	} {
 		if got := tuneFirst(c.trees, c.rows); got != c.first {
 			t.Errorf("tuneFirst(%d trees, %d rows) = %d, want %d", c.trees, c.rows, got, c.first)
+		}
+	}
+	for _, c := range []struct{ first, trees, want int }{
+		{9, 500, 27}, {8, 100, 24}, {50, 500, 125}, {125, 500, 125}, {8, 20, 8},
+	} {
+		if got := tuneSecond(c.first, c.trees); got != c.want {
+			t.Errorf("tuneSecond(%d, %d trees) = %d, want %d", c.first, c.trees, got, c.want)
 		}
 	}
 	for _, c := range []struct {
@@ -191,7 +203,7 @@ func TestTuneRounds(t *testing.T) {
 // (naiveLeaf) for forest f of T trees and its in-bag sets: per row the
 // out-of-bag trees' leaf vectors, their mean, the two-pass sample
 // variance, and the half-forests of the documented partitions.
-func naiveScore(f *Forest, fr *frame.Frame, inbag [][]bool, seed uint64) (score, brier, oobErr float64) {
+func naiveScore(f *Forest, fr *frame.Frame, inbag [][]bool, seed uint64) (score, brier, oobErr float64, perRow []float64) {
 	T, K := len(f.Trees), f.NumClasses()
 	stride := max(K, 1)
 	if K == 0 {
@@ -243,6 +255,10 @@ func naiveScore(f *Forest, fr *frame.Frame, inbag [][]bool, seed uint64) (score,
 	var rows, errRows int
 	var sumB, sumE float64
 	sumHalf := make([]float64, 2*tuneHalves)
+	perRow = make([]float64, fr.NRows)
+	for r := range perRow {
+		perRow[r] = math.NaN()
+	}
 	for r := 0; r < fr.NRows; r++ {
 		var vs [][]float64
 		var ts []int
@@ -300,19 +316,33 @@ func naiveScore(f *Forest, fr *frame.Frame, inbag [][]bool, seed uint64) (score,
 			b /= float64(stride)
 		}
 		sumB += b
-		if K > 0 && argmaxOf(m) != int(fr.Y[r]) {
-			sumE++
+		perRow[r] = b
+		if K == 0 {
+			continue
 		}
+		wrongT := 0.0
+		if argmaxOf(m) != int(fr.Y[r]) {
+			sumE++
+			wrongT = 1
+		}
+		perRow[r] = 0
 		for h, w := range halfWrong {
+			wh := 0.0
 			if w {
 				sumHalf[h]++
+				wh = 1
 			}
+			k := float64(T / 2)
+			if h%2 == 1 {
+				k = float64(T - T/2)
+			}
+			perRow[r] += (float64(T)*wrongT - k*wh) / (float64(T) - k) / float64(len(halfWrong))
 		}
 	}
 	oobErr /= float64(errRows)
 	brier = sumB / float64(rows)
 	if K == 0 {
-		return brier, brier, oobErr
+		return brier, brier, oobErr, perRow
 	}
 	eT := sumE / float64(rows)
 	for h := range sumHalf {
@@ -322,7 +352,18 @@ func naiveScore(f *Forest, fr *frame.Frame, inbag [][]bool, seed uint64) (score,
 		}
 		score += (float64(T)*eT - k*sumHalf[h]/float64(rows)) / (float64(T) - k) / float64(len(sumHalf))
 	}
-	return max(score, 0), brier, oobErr
+	return max(score, 0), brier, oobErr, perRow
+}
+
+// nanSum returns the sum and count of the non-NaN values of v.
+func nanSum(v []float64) (sum, n float64) {
+	for _, x := range v {
+		if !math.IsNaN(x) {
+			sum += x
+			n++
+		}
+	}
+	return sum, n
 }
 
 // inBag redraws the in-bag sets of the first T trees of seed (bootstrap of
@@ -347,6 +388,12 @@ func inBag(n, T int, seed uint64) [][]bool {
 // every round of both stages, and the winner's score is the least of its
 // last round.
 func TestTuneSearchIsConsistent(t *testing.T) {
+	bound := 0 // cases where the one standard error rule changed the winner
+	defer func() {
+		if !t.Failed() && bound == 0 {
+			t.Errorf("the one standard error rule chose the least score in every case: the replay did not test it")
+		}
+	}()
 	for _, c := range tuneCases() {
 		f, err := Train(c.fr, c.p, TrainOptions{})
 		if err != nil {
@@ -359,6 +406,7 @@ func TestTuneSearchIsConsistent(t *testing.T) {
 		inbag := inBag(c.fr.NRows, c.p.Trees, c.p.Seed)
 		type key struct{ cand, trees int }
 		scores := map[key][2]float64{}
+		perRow := map[key][]float64{}
 		for i, cand := range tu.Candidates {
 			p := c.p
 			p.Tune = false
@@ -379,7 +427,11 @@ func TestTuneSearchIsConsistent(t *testing.T) {
 				if g.Params.MTry != cand.MTry {
 					t.Fatalf("%s: candidate %d: mtry %d recorded, %d trained", c.name, i, cand.MTry, g.Params.MTry)
 				}
-				s, b, e := naiveScore(g, c.fr, inbag[:trees], c.p.Seed)
+				s, b, e, pr := naiveScore(g, c.fr, inbag[:trees], c.p.Seed)
+				perRow[key{i, trees}] = pr
+				if sum, n := nanSum(pr); math.Abs(sum/n-s) > 1e-9 && s > 0 {
+					t.Fatalf("%s: candidate %d at %d trees: per-row terms average %v, score %v", c.name, i, trees, sum/n, s)
+				}
 				if math.Abs(s-cand.Scores[k]) > 1e-9 || math.Abs(b-cand.Briers[k]) > 1e-9 || math.Abs(e-cand.Errors[k]) > 1e-12 {
 					t.Fatalf("%s: candidate %d at %d trees: recorded score %v, Brier %v, OOB error %v; recomputed %v, %v, %v",
 						c.name, i, trees, cand.Scores[k], cand.Briers[k], cand.Errors[k], s, b, e)
@@ -398,8 +450,29 @@ func TestTuneSearchIsConsistent(t *testing.T) {
 			}
 			return a < b
 		}
+		// within: the paired per-row differences a − b have a mean of at
+		// most one standard error (two-pass variance)
+		within := func(a, b, trees int) bool {
+			var d []float64
+			ra, rb := perRow[key{a, trees}], perRow[key{b, trees}]
+			for r := range ra {
+				if !math.IsNaN(ra[r]) && !math.IsNaN(rb[r]) {
+					d = append(d, ra[r]-rb[r])
+				}
+			}
+			var mean, ss float64
+			for _, x := range d {
+				mean += x / float64(len(d))
+			}
+			for _, x := range d {
+				ss += (x - mean) * (x - mean)
+			}
+			return mean <= math.Sqrt(ss/float64(len(d)-1)/float64(len(d)))+1e-12
+		}
 		reached := map[key]bool{}
-		replay := func(alive []int, rounds []int) int {
+		oneSEApplied := false
+		replay := func(alive []int, rounds []int, oneSE bool) int {
+			incumbent := alive[0] // kept in every round with oneSE
 			for ri, trees := range rounds {
 				for _, i := range alive {
 					if _, ok := scores[key{i, trees}]; !ok {
@@ -423,8 +496,24 @@ func TestTuneSearchIsConsistent(t *testing.T) {
 							t.Fatalf("%s: winner of the round at %d trees is not the least", c.name, trees)
 						}
 					}
+					if oneSE {
+						for _, i := range slices.Sorted(slices.Values(alive)) {
+							if i == alive[0] {
+								break
+							}
+							if within(i, alive[0], trees) {
+								oneSEApplied = true
+								alive[0] = i
+								break
+							}
+						}
+					}
 				}
-				alive = alive[:keep]
+				next := slices.Clone(alive[:keep])
+				if oneSE && keep > 1 && !slices.Contains(next, incumbent) {
+					next = append(next, incumbent)
+				}
+				alive = next
 				if keep == 1 {
 					break
 				}
@@ -439,8 +528,14 @@ func TestTuneSearchIsConsistent(t *testing.T) {
 				s2 = append(s2, i)
 			}
 		}
-		w1 := replay(s1, tu.Rounds[0])
-		w := replay(append([]int{w1}, s2...), tu.Rounds[1])
+		w1 := replay(s1, tu.Rounds[0], false)
+		w := replay(append([]int{w1}, s2...), tu.Rounds[1], true)
+		if !tu.OneSE {
+			t.Fatalf("%s: the tuning record does not say stage 2 used the one standard error rule", c.name)
+		}
+		if oneSEApplied {
+			bound++
+		}
 		if w != tu.Winner {
 			t.Fatalf("%s: replayed winner %d, recorded %d", c.name, w, tu.Winner)
 		}
@@ -647,5 +742,38 @@ func TestTuneProgress(t *testing.T) {
 	}
 	if last := calls[len(calls)-1]; last[0] != last[1] {
 		t.Fatalf("progress ends at %d of %d", last[0], last[1])
+	}
+}
+
+// TestTuneOneSEChoice: stage 2's last round takes the earliest-listed
+// candidate within one standard error of the best (paired per-row
+// differences; NaN rows skipped), and the best when none is.
+func TestTuneOneSEChoice(t *testing.T) {
+	const trees = 50
+	n := 400
+	best := make([]float64, n)
+	near := make([]float64, n) // worse by 0.005 on average, noise ±0.5: within
+	far := make([]float64, n)  // worse by 0.2 everywhere: outside
+	for r := range best {
+		best[r] = float64(r%5) / 10
+		near[r] = best[r] + 0.5*float64(r%2*2-1) + 0.005
+		far[r] = best[r] + 0.2
+	}
+	near[7], best[9] = math.NaN(), math.NaN()
+	tu := &tuner{perRow: map[[2]int][]float64{{0, trees}: far, {1, trees}: near, {2, trees}: best}}
+	for _, c := range []struct {
+		alive []int // best first
+		want  int
+	}{
+		{[]int{2, 1, 0}, 1}, // 0 is outside; 1 is within and listed before 2
+		{[]int{2, 0}, 2},    // only the far one is earlier
+		{[]int{1, 2}, 1},    // the best is the earliest
+	} {
+		if got := tu.oneSE(c.alive, trees); got != c.want {
+			t.Errorf("oneSE(%v) = %d, want %d", c.alive, got, c.want)
+		}
+	}
+	if !tu.withinSE(1, 2, trees) || tu.withinSE(0, 2, trees) {
+		t.Fatalf("withinSE: close %v, far %v", tu.withinSE(1, 2, trees), tu.withinSE(0, 2, trees))
 	}
 }
