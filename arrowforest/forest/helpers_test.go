@@ -9,16 +9,23 @@ import (
 	"github.com/forestd/forestd/arrowforest/frame"
 )
 
+// classFrame allocates a two-class frame of n rows with p zero features
+// named prefix0, prefix1, … and the label column label.
+func classFrame(n, p int, prefix, label string) *frame.Frame {
+	f := &frame.Frame{NRows: n, Classes: []string{"0", "1"}, Task: frame.TaskClassification, LabelName: label}
+	for j := 0; j < p; j++ {
+		f.Names = append(f.Names, prefix+strconv.Itoa(j))
+		f.Cols = append(f.Cols, make([]float32, n))
+	}
+	f.Y = make([]int32, n)
+	return f
+}
+
 // trunkFrame draws Trunk data (Randomer paper, Methods): class ±, features
 // N(±1/sqrt(j), 1). Kept local so engine tests do not depend on synth.
 func trunkFrame(n, p int, seed uint64) *frame.Frame {
 	rng := rand.New(rand.NewPCG(seed, 7))
-	f := &frame.Frame{NRows: n, Classes: []string{"0", "1"}, Task: frame.TaskClassification, LabelName: "label"}
-	for j := 0; j < p; j++ {
-		f.Names = append(f.Names, "x"+strconv.Itoa(j))
-		f.Cols = append(f.Cols, make([]float32, n))
-	}
-	f.Y = make([]int32, n)
+	f := classFrame(n, p, "x", "label")
 	for i := 0; i < n; i++ {
 		y := rng.IntN(2)
 		f.Y[i] = int32(y)

@@ -16,12 +16,7 @@ import (
 // noise, class 1 adds a bump of height 0.6 on steps p/3..p/3+p/4.
 func bumpFrame(n, p int, seed uint64) *frame.Frame {
 	rng := rand.New(rand.NewPCG(seed, 11))
-	f := &frame.Frame{NRows: n, Classes: []string{"0", "1"}, Task: frame.TaskClassification, LabelName: "y"}
-	for j := 0; j < p; j++ {
-		f.Names = append(f.Names, "t"+strconv.Itoa(j))
-		f.Cols = append(f.Cols, make([]float32, n))
-	}
-	f.Y = make([]int32, n)
+	f := classFrame(n, p, "t", "y")
 	for i := 0; i < n; i++ {
 		y := i % 2
 		f.Y[i] = int32(y)
