@@ -39,7 +39,8 @@ import (
 // both forests' trees share bootstrap samples, so the rows are the same).
 // Stage 2 lists the stage-1 winner at the default mtry and min-leaf
 // first — the incumbent, which stays in every round of the halving — and
-// then fewer candidates per node and larger leaves first, so a difference
+// then the default mtry before the others (fewer to more candidates per
+// node), larger leaves first, so a difference
 // the out-of-bag rows cannot tell from noise keeps the default (or the
 // cheaper forest) instead of a draw's lucky setting. Measured
 // (e2e/bench/results/morf-2026-11-25-tune.md, peers-2026-11-25-cv-tune.md):
