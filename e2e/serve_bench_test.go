@@ -99,19 +99,8 @@ func runServeBench(b *testing.B, p, batch, batches, trees int) benchResult {
 	// 2. maximum rate against a backlog
 	brokerProc := startProc(b, "broker", "broker", "--listen", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "broker"), "--log-format", "json")
 	brokers := brokerProc.logField("broker listening", "addr", 20*time.Second)
-	co := kafka.ClientOptions{Brokers: []string{brokers}}
-	if err := kafka.EnsureTopics(context.Background(), co, []kafka.TopicSpec{{Name: featuresTopic, Partitions: 4}, {Name: "forestd.predictions", Partitions: 4}}); err != nil {
-		b.Fatal(err)
-	}
-	sink, err := kafka.NewSink(kafka.SinkOptions{Client: co, Topics: map[string]string{"in": featuresTopic}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer sink.Close()
-	produceBatches(b, sink, recs)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	seen := tailArrivals(ctx, co, "forestd.predictions")
+	sink, seen, stop := startBacklog(b, brokers, featuresTopic, "forestd.predictions", recs)
+	defer stop()
 	d := startProc(b, "serve", "serve", "--brokers", brokers, "--model", model, "--stages", "score", "--key", "id",
 		"--http", "127.0.0.1:0", "--log-format", "json", "--session-timeout", "2s", "--commit-interval", "100ms")
 	d.logField("joined consumer group generation", "generation", 60*time.Second)
@@ -167,6 +156,24 @@ func runServeBench(b *testing.B, p, batch, batches, trees int) benchResult {
 	d.kill()
 	brokerProc.kill()
 	return res
+}
+
+// startBacklog creates the features and predictions topics (4
+// partitions), produces the batches to features and starts tailing
+// predictions; stop closes the sink and the tail.
+func startBacklog(b *testing.B, brokers, features, predictions string, recs []arrow.Record) (sink *kafka.Sink, seen *arrivals, stop func()) {
+	b.Helper()
+	co := kafka.ClientOptions{Brokers: []string{brokers}}
+	if err := kafka.EnsureTopics(context.Background(), co, []kafka.TopicSpec{{Name: features, Partitions: 4}, {Name: predictions, Partitions: 4}}); err != nil {
+		b.Fatal(err)
+	}
+	sink, err := kafka.NewSink(kafka.SinkOptions{Client: co, Topics: map[string]string{"in": features}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	produceBatches(b, sink, recs)
+	ctx, cancel := context.WithCancel(context.Background())
+	return sink, tailArrivals(ctx, co, predictions), func() { cancel(); sink.Close() }
 }
 
 // produceBatches writes the batches to sink's "in" stream, ten per call,

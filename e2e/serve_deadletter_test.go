@@ -107,12 +107,7 @@ func setTopicConfig(t *testing.T, brokers, topic, name, value string) {
 // in headers; the good rows around them are scored, every offset commits,
 // the daemon stays ready, and the counters count what was written.
 func TestServeOversizedDeadLetters(t *testing.T) {
-	needKcat(t)
-	model, _ := trainModel(t, "digits.parquet", "label", 10)
-	b := startBroker(t, "", t.TempDir(), "--max-message-bytes", "10000000")
-	brokers := b.logField("broker listening", "addr", time.Second)
-	d := startServe(t, brokers, "--model", model, "--stages", "score", "--output-format", "json")
-	d.waitReady(60 * time.Second)
+	brokers, d := digitsDaemon(t, []string{"--max-message-bytes", "10000000"}, "--output-format", "json")
 
 	// control bytes: not a format the daemon knows, and valid UTF-8, so
 	// that kcat -J prints them one for one
@@ -178,12 +173,7 @@ func TestServeOversizedDeadLetters(t *testing.T) {
 // again, the dead letter is written, consumption resumes and every row is
 // scored.
 func TestServeDeadLetterTopicUnavailable(t *testing.T) {
-	needKcat(t)
-	model, _ := trainModel(t, "digits.parquet", "label", 10)
-	b := startBroker(t, "", t.TempDir())
-	brokers := b.logField("broker listening", "addr", time.Second)
-	d := startServe(t, brokers, "--model", model, "--stages", "score", "--output-format", "json", "--partitions", "1")
-	d.waitReady(60 * time.Second)
+	brokers, d := digitsDaemon(t, nil, "--output-format", "json", "--partitions", "1")
 	setTopicConfig(t, brokers, "forestd.dlq", "max.message.bytes", "100")
 
 	rows := digitsJSONRows(t, 4)
@@ -241,12 +231,7 @@ func TestServeDeadLetterTopicUnavailable(t *testing.T) {
 //     empty (it used to store it as null);
 //   - POST /metrics is 405 (it used to be answered).
 func TestServeMessageEdgeCases(t *testing.T) {
-	needKcat(t)
-	model, _ := trainModel(t, "digits.parquet", "label", 10)
-	b := startBroker(t, "", t.TempDir())
-	brokers := b.logField("broker listening", "addr", time.Second)
-	d := startServe(t, brokers, "--model", model, "--stages", "score", "--output-format", "json", "--partitions", "1")
-	d.waitReady(60 * time.Second)
+	brokers, d := digitsDaemon(t, nil, "--output-format", "json", "--partitions", "1")
 	rows := digitsJSONRows(t, 3)
 	var m map[string]any
 	if err := json.Unmarshal([]byte(rows[1]), &m); err != nil || m["pixel_3_4"] == nil {

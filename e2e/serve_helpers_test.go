@@ -188,6 +188,20 @@ func startServe(t *testing.T, brokers string, args ...string) *daemon {
 	return d
 }
 
+// digitsDaemon starts a broker (with brokerFlags) and a daemon scoring a
+// 10-tree digits model with the extra serve flags, and waits until the
+// daemon is ready; it returns the broker's address and the daemon.
+func digitsDaemon(t *testing.T, brokerFlags []string, serveFlags ...string) (string, *daemon) {
+	t.Helper()
+	needKcat(t)
+	model, _ := trainModel(t, "digits.parquet", "label", 10)
+	b := startBroker(t, "", t.TempDir(), brokerFlags...)
+	brokers := b.logField("broker listening", "addr", time.Second)
+	d := startServe(t, brokers, append([]string{"--model", model, "--stages", "score"}, serveFlags...)...)
+	d.waitReady(60 * time.Second)
+	return brokers, d
+}
+
 func (d *daemon) waitReady(timeout time.Duration) {
 	d.t.Helper()
 	deadline := time.Now().Add(timeout)

@@ -48,12 +48,7 @@ func digitsIPC(t *testing.T, batches int) []byte {
 // such a message scores to no predictions, its offset commits, the daemon
 // stays up, and the rows after it are scored.
 func TestServeZeroRowBatch(t *testing.T) {
-	needKcat(t)
-	model, _ := trainModel(t, "digits.parquet", "label", 10)
-	b := startBroker(t, "", t.TempDir())
-	brokers := b.logField("broker listening", "addr", time.Second)
-	d := startServe(t, brokers, "--model", model, "--stages", "score", "--output-format", "json")
-	d.waitReady(60 * time.Second)
+	brokers, d := digitsDaemon(t, nil, "--output-format", "json")
 
 	ipcType := []string{"content-type=application/vnd.apache.arrow.stream"}
 	kcatProduce(t, brokers, featuresTopic, ipcType, digitsIPC(t, 1), digitsIPC(t, 3), digitsIPC(t, 0))

@@ -175,12 +175,7 @@ func TestServeKcatJSONAndArrow(t *testing.T) {
 // forestd.dlq with the reason in headers, while good traffic around them is
 // scored (here with Arrow IPC output, decoded with arrow-go).
 func TestServePoisonToDLQ(t *testing.T) {
-	needKcat(t)
-	model, _ := trainModel(t, "digits.parquet", "label", 10)
-	b := startBroker(t, "", t.TempDir())
-	brokers := b.logField("broker listening", "addr", time.Second)
-	d := startServe(t, brokers, "--model", model, "--stages", "score")
-	d.waitReady(60 * time.Second)
+	brokers, d := digitsDaemon(t, nil)
 	rows := digitsJSONRows(t, 6)
 	badSchema, err := os.ReadFile(filepath.Join(dataDir, "bad_schema.arrows"))
 	if err != nil {

@@ -15,7 +15,6 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 
-	"github.com/forestd/forestd/connectors/kafka"
 	"github.com/forestd/forestd/status"
 )
 
@@ -81,19 +80,9 @@ func median(v []float64) float64 {
 func backlogRate(b *testing.B, brokers, model string, recs []arrow.Record, tag string, poll bool) float64 {
 	b.Helper()
 	features, predictions := "feat."+tag, "pred."+tag
-	co := kafka.ClientOptions{Brokers: []string{brokers}}
-	if err := kafka.EnsureTopics(context.Background(), co, []kafka.TopicSpec{{Name: features, Partitions: 4}, {Name: predictions, Partitions: 4}}); err != nil {
-		b.Fatal(err)
-	}
-	sink, err := kafka.NewSink(kafka.SinkOptions{Client: co, Topics: map[string]string{"in": features}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer sink.Close()
-	produceBatches(b, sink, recs)
+	_, seen, stop := startBacklog(b, brokers, features, predictions, recs)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	seen := tailArrivals(ctx, co, predictions)
 	d := startProc(b, "serve", "serve", "--brokers", brokers, "--model", model, "--stages", "score", "--key", "id",
 		"--topic", "features="+features, "--topic", "predictions="+predictions, "--group", "g."+tag,
 		"--http", "127.0.0.1:0", "--log-format", "json", "--session-timeout", "2s", "--commit-interval", "100ms")
@@ -105,6 +94,7 @@ func backlogRate(b *testing.B, brokers, model string, recs []arrow.Record, tag s
 	}
 	last := seen.wait(b, len(recs), 120*time.Second)
 	cancel()
+	stop()
 	d.kill()
 	rows := 0
 	for _, r := range recs {
