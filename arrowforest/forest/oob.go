@@ -80,12 +80,7 @@ func outOfBag(c *Compiled, fr *frame.Frame, inbag []bitset, threads int) *OOB {
 				}
 				continue
 			}
-			best := 0
-			for q := range a {
-				if a[q] > a[best] {
-					best = q
-				}
-			}
+			best := argmax(a)
 			y := int(fr.Y[r])
 			wrong[r] = best != y
 			jh, jv := -1, int32(-1)
@@ -431,13 +426,17 @@ func oobScore(c *Compiled, fr *frame.Frame, inbag []bitset, seed uint64, threads
 	corr := make([]float64, n)  // s²/T_i, likewise
 	wrong := make([]bool, n)    // the T-tree forest errs (classification)
 	wrongH := make([]uint16, n) // bit h: half-forest h errs (classification)
-	c.forBlocks(n, threads, blockRows(n, threads, c.p, 2*(1+H)*stride), func(r0, r1 int, x []float32, _ []float64) {
+	c.forBlocks(n, threads, blockRows(n, threads, c.p, 2*(1+H)*stride), func(r0, r1 int, x []float32, acc []float64) {
 		c.transpose(fr.Cols, r0, r1, x)
 		m := r1 - r0
-		sum := make([]float64, m*stride)
+		sum := acc[:m*stride]
+		clear(sum)
 		sq := make([]float64, m)
-		hsum := make([]float64, m*H*stride)
-		hcnt := make([]int32, m*H)
+		var hsum []float64 // half-forest sums and counts (classification)
+		var hcnt []int32
+		if K > 0 {
+			hsum, hcnt = make([]float64, m*H*stride), make([]int32, m*H)
+		}
 		for t, root := range c.roots {
 			in := inbag[t]
 			for i := 0; i < m; i++ {
@@ -519,6 +518,7 @@ func oobScore(c *Compiled, fr *frame.Frame, inbag []bitset, seed uint64, threads
 	sumHalf := make([]float64, H)
 	for r := 0; r < n; r++ {
 		if noob[r] == 0 {
+			sc.PerRow[r] = math.NaN()
 			continue
 		}
 		errRows++
@@ -553,11 +553,6 @@ func oobScore(c *Compiled, fr *frame.Frame, inbag []bitset, seed uint64, threads
 			}
 			k := float64(half[h])
 			sc.PerRow[r] += (tt*wT - k*wh) / (tt - k) / H
-		}
-	}
-	for r := range sc.PerRow {
-		if noob[r] == 0 {
-			sc.PerRow[r] = math.NaN()
 		}
 	}
 	if errRows > 0 {

@@ -41,6 +41,12 @@ func perTreeFixed(n, p int) int64 {
 	return 3*24 + 24 + int64(n+63)/64*8 + 24 + int64(p)*8
 }
 
+// fixedBytes is what a forest of trees trees on fr holds whatever its trees'
+// sizes: trees × perTreeFixed plus the rank bins (a byte per value).
+func fixedBytes(trees int, fr *frame.Frame) int64 {
+	return int64(trees)*perTreeFixed(fr.NRows, fr.P()) + int64(fr.NRows)*int64(fr.P())
+}
+
 // treeBytes is the memory a grown tree holds, and what compiling and
 // encoding it adds (about as much again).
 func treeBytes(t *tree.Tree) int64 {
@@ -103,7 +109,7 @@ func drawSample(rng *rand.Rand, n int, bootstrap bool, fraction float64, counts 
 func Train(fr *frame.Frame, p Params, opts TrainOptions) (*Forest, error) {
 	if opts.MaxBytes > 0 {
 		n := fr.NRows
-		need := int64(p.Trees)*perTreeFixed(n, fr.P()) + int64(n)*int64(fr.P()) // + the bins
+		need := fixedBytes(p.Trees, fr)
 		if need > opts.MaxBytes {
 			return nil, fmt.Errorf("%w: %d trees need about %s before the first grows (%s each on %d rows), more than %s",
 				ErrMemory, p.Trees, FormatBytes(need), FormatBytes(perTreeFixed(n, fr.P())), n, FormatBytes(opts.MaxBytes))
@@ -252,7 +258,7 @@ func (s *session) grow(opts TrainOptions, g *growing, upto int, progress func(do
 	// so far (TrainOptions.MaxBytes)
 	var grown, grownBytes atomic.Int64
 	total := max(upto, p.Trees)
-	fixed := int64(total)*perTreeFixed(n, s.fr.P()) + int64(n)*int64(s.fr.P())
+	fixed := fixedBytes(total, s.fr)
 	var (
 		wg       sync.WaitGroup
 		next     atomic.Int64

@@ -249,7 +249,7 @@ func tuneSpaceOf(base Params, fr *frame.Frame) (tuneSpace, error) {
 		var fs []float64
 		switch base.Forest {
 		case KindRF:
-			fs = []float64{0.5, 1, 2, 4}
+			fs = []float64{1, 0.5, 2, 4} // the default (factor 1) first
 		case KindSPORF:
 			fs = []float64{1, 2, 4}
 		case KindMORF:
@@ -266,9 +266,6 @@ func tuneSpaceOf(base Params, fr *frame.Frame) (tuneSpace, error) {
 				sp.mtrys = append(sp.mtrys, strconv.Itoa(m))
 			}
 		}
-		if m := strconv.Itoa(m0); sp.mtrys[0] != m { // the default first
-			sp.mtrys = append([]string{m}, slices.DeleteFunc(sp.mtrys, func(s string) bool { return s == m })...)
-		}
 	}
 	sp.leaves = []int{base.MinLeaf}
 	if base.MinLeaf == 1 {
@@ -276,7 +273,7 @@ func tuneSpaceOf(base Params, fr *frame.Frame) (tuneSpace, error) {
 		case KindRF:
 			sp.leaves = []int{10, 3, 1}
 		case KindMORF:
-			sp.leaves = dedupeDesc([]int{(fr.NRows + 9) / 10, (fr.NRows + 99) / 100, 1})
+			sp.leaves = slices.Compact([]int{(fr.NRows + 9) / 10, (fr.NRows + 99) / 100, 1})
 		}
 	}
 	sp.mds = []bool{base.MeanDiff}
@@ -337,17 +334,6 @@ func (sp tuneSpace) stage2(w tuneSetting) []tuneSetting {
 			if s != w {
 				out = append(out, s)
 			}
-		}
-	}
-	return out
-}
-
-// dedupeDesc returns the distinct values of v (given in descending order).
-func dedupeDesc(v []int) []int {
-	out := v[:0:0]
-	for _, x := range v {
-		if len(out) == 0 || out[len(out)-1] != x {
-			out = append(out, x)
 		}
 	}
 	return out
@@ -503,7 +489,10 @@ func (t *tuner) halve(alive []int, rounds []int, oneSE bool) (int, error) {
 			keep++
 		}
 		for _, i := range alive[keep:] {
-			t.grow[i] = nil // its trees are no longer needed
+			t.grow[i] = nil // its trees and per-row terms are no longer needed
+			for _, tr := range t.tu.Candidates[i].Trees {
+				delete(t.perRow, [2]int{i, tr})
+			}
 		}
 		alive = alive[:keep]
 		if keep == 1 {

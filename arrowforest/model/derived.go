@@ -25,18 +25,27 @@ func encodeDerived(f *forest.Forest, _ Meta, _ int) (string, bool, error) {
 	return jsonString(f.Derived)
 }
 
+// decodeStrict decodes v, one JSON object, into dst with no unknown
+// fields and nothing after it; what names the object in that error.
+func decodeStrict(v string, dst any, what string) error {
+	dec := json.NewDecoder(strings.NewReader(v))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("data after %s", what)
+	}
+	return nil
+}
+
 // decodeDerived reads forestd.derived strictly: one JSON object, no
 // unknown fields, nothing after it. forest.ValidateDerived checks the
 // content once the trees are decoded (checkForest).
 func decodeDerived(v string, st *decodeState) error {
 	d := new(forest.Derived)
-	dec := json.NewDecoder(strings.NewReader(v))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(d); err != nil {
+	if err := decodeStrict(v, d, "the derived inputs"); err != nil {
 		return err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return fmt.Errorf("data after the derived inputs")
 	}
 	if d.Norms == nil {
 		return fmt.Errorf("no norms")

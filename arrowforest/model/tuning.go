@@ -1,11 +1,6 @@
 package model
 
 import (
-	"encoding/json"
-	"fmt"
-	"io"
-	"strings"
-
 	"github.com/forestd/forestd/arrowforest/forest"
 )
 
@@ -31,13 +26,8 @@ func encodeTuning(f *forest.Forest, _ Meta, _ int) (string, bool, error) {
 // the forest is decoded (checkForest).
 func decodeTuning(v string, st *decodeState) error {
 	t := new(forest.Tuning)
-	dec := json.NewDecoder(strings.NewReader(v))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(t); err != nil {
+	if err := decodeStrict(v, t, "the tuning record"); err != nil {
 		return err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return fmt.Errorf("data after the tuning record")
 	}
 	st.f.Tuning = t
 	return nil
