@@ -156,7 +156,7 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 		return nil, err
 	}
 	d.sink, err = kafka.NewSink(kafka.SinkOptions{Client: d.co, Format: cfg.OutputFormat, MaxMessageBytes: cfg.Kafka.MaxMessageBytes, Logger: log,
-		Metrics: d.metrics,
+		Metrics: d.metrics, DeadLetterStream: pipeline.DefaultDeadLetterStream, // the runtime's, below
 		Topics: map[string]string{
 			StreamPredictions: cfg.Topics.Predictions, StreamImportances: cfg.Topics.Importances,
 			StreamReports: cfg.Topics.Reports, StreamSelected: cfg.Topics.Selected,
@@ -170,7 +170,8 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 		return nil, err
 	}
 	d.rt, err = pipeline.New(pipeline.Options{Workers: cfg.Pipeline.Workers, MaxInFlightBytes: cfg.Pipeline.MaxInFlightBytes,
-		Logger: log, Metrics: d.metrics, OnDeadLetter: d.deadLetter}, kafka.NewDecoder(nil), routes, d.sink)
+		Logger: log, Metrics: d.metrics, OnDeadLetter: d.deadLetter, DeadLetterStream: pipeline.DefaultDeadLetterStream},
+		kafka.NewDecoder(nil), routes, d.sink)
 	if err != nil {
 		return nil, err
 	}

@@ -78,12 +78,20 @@ func (e *Envelope) Source() string {
 
 // Header returns the value of the last header named key.
 func (e *Envelope) Header(key string) ([]byte, bool) {
-	for i := len(e.Headers) - 1; i >= 0; i-- {
-		if e.Headers[i].Key == key {
-			return e.Headers[i].Value, true
-		}
+	if i := lastHeader(e.Headers, key); i >= 0 {
+		return e.Headers[i].Value, true
 	}
 	return nil, false
+}
+
+// lastHeader returns the index of the last header named key, or -1.
+func lastHeader(hs []Header, key string) int {
+	for i := len(hs) - 1; i >= 0; i-- {
+		if hs[i].Key == key {
+			return i
+		}
+	}
+	return -1
 }
 
 // Batch is the decoded content of one message: Arrow records sharing a
@@ -126,12 +134,16 @@ type Output struct {
 	Raw     []byte
 }
 
+// IsDeadLetter reports whether o is a dead letter of the given stream: a
+// raw payload (the message as it came) on the dead-letter stream.
+func (o *Output) IsDeadLetter(stream string) bool {
+	return o.Stream == stream && o.Record == nil
+}
+
 // header returns the value of the last header named key.
 func (o *Output) header(key string) ([]byte, bool) {
-	for i := len(o.Headers) - 1; i >= 0; i-- {
-		if o.Headers[i].Key == key {
-			return o.Headers[i].Value, true
-		}
+	if i := lastHeader(o.Headers, key); i >= 0 {
+		return o.Headers[i].Value, true
 	}
 	return nil, false
 }
@@ -332,10 +344,7 @@ func FitDeadLetter(o Output, limit int) (fitted Output, trimmed bool, err error)
 
 // setHeader sets the value of the last header named key.
 func setHeader(o *Output, key string, v []byte) {
-	for i := len(o.Headers) - 1; i >= 0; i-- {
-		if o.Headers[i].Key == key {
-			o.Headers[i].Value = v
-			return
-		}
+	if i := lastHeader(o.Headers, key); i >= 0 {
+		o.Headers[i].Value = v
 	}
 }

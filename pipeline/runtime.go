@@ -384,7 +384,7 @@ func (r *Runtime) deliver(ctx context.Context, env *Envelope, outs *[]Output) er
 
 // deadLetter reports whether outs is a message's dead letter.
 func (r *Runtime) deadLetter(outs []Output) bool {
-	return len(outs) == 1 && outs[0].Stream == r.opts.DeadLetterStream && outs[0].Record == nil
+	return len(outs) == 1 && outs[0].IsDeadLetter(r.opts.DeadLetterStream)
 }
 
 // deliverDeadLetter writes a dead letter until the sink acknowledges it or

@@ -199,7 +199,7 @@ func (s *Sink) Write(ctx context.Context, outs []pipeline.Output) error {
 
 func (s *Sink) hasDeadLetter(outs []pipeline.Output) bool {
 	for i := range outs {
-		if outs[i].Stream == s.opts.DeadLetterStream && outs[i].Record == nil {
+		if outs[i].IsDeadLetter(s.opts.DeadLetterStream) {
 			return true
 		}
 	}
@@ -211,7 +211,7 @@ func (s *Sink) hasDeadLetter(outs []pipeline.Output) bool {
 func (s *Sink) fitDeadLetters(outs []pipeline.Output, limit int) ([]pipeline.Output, int, error) {
 	out, n := outs, 0
 	for i := range outs {
-		if outs[i].Stream != s.opts.DeadLetterStream || outs[i].Record != nil {
+		if !outs[i].IsDeadLetter(s.opts.DeadLetterStream) {
 			continue
 		}
 		f, trimmed, err := pipeline.FitDeadLetter(outs[i], limit)
