@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/operators"
 	"github.com/forestd/forestd/pipeline"
 )
@@ -21,12 +20,9 @@ func (d *Daemon) analysisStages() ([]pipeline.Stage, error) {
 		if err != nil {
 			return nil, err
 		}
-		task, err := frame.ParseTask(c.Train.Task) // checked by Config.Validate
+		task, err := c.trainTask()
 		if err != nil {
-			return nil, fmt.Errorf("train.task: %w", err)
-		}
-		if c.Composed() && task == frame.TaskAuto {
-			task = frame.TaskClassification // as the trainer behind it (newTrainer)
+			return nil, err
 		}
 		a, err := operators.NewAnalyzer(operators.AnalyzeOptions{Label: c.Train.Label, Task: task, Features: c.Train.Features,
 			Exclude: c.Train.Exclude, Window: min(c.Train.Window, 5000), Kind: c.Train.WindowKind, Every: rows,

@@ -401,6 +401,23 @@ func (d *Daemon) buildStages() ([]pipeline.Route, error) {
 	return routes, nil
 }
 
+// trainTask is the label's task for the train stage and the analysis:
+// train.task, except that behind select (Composed) auto means classes —
+// the analysis and the model must read the label alike, and FDM ranks
+// mappings by their Gini correlation with the classes (dissertation
+// §6.3), even when the label arrives as JSON numbers; train.task
+// regression makes both numeric (dCor_n with |y − y'|).
+func (c Config) trainTask() (frame.Task, error) {
+	task, err := frame.ParseTask(c.Train.Task) // checked by Config.Validate
+	if err != nil {
+		return 0, fmt.Errorf("train.task: %w", err)
+	}
+	if c.Composed() && task == frame.TaskAuto {
+		task = frame.TaskClassification
+	}
+	return task, nil
+}
+
 func (d *Daemon) newTrainer() (*operators.Trainer, error) {
 	c := d.cfg.Train
 	rows, every, err := RetrainSchedule(c.RetrainEvery)
@@ -409,18 +426,10 @@ func (d *Daemon) newTrainer() (*operators.Trainer, error) {
 	}
 	p := forest.DefaultParams(frame.TaskAuto)
 	p.Forest, p.Trees, p.Seed, p.MaxFeatures, p.Tune = forest.Kind(c.Forest), c.Trees, c.Seed, c.MaxFeatures, c.Tune
-	p.Criterion = ""                     // the label's task picks it (gini or mse), see operators.Trainer.Train
-	task, err := frame.ParseTask(c.Task) // checked by Config.Validate
+	p.Criterion = "" // the label's task picks it (gini or mse), see operators.Trainer.Train
+	task, err := d.cfg.trainTask()
 	if err != nil {
-		return nil, fmt.Errorf("train.task: %w", err)
-	}
-	if d.cfg.Composed() && task == frame.TaskAuto {
-		// behind select the analysis and the model must read the label
-		// alike: under auto both take it as classes (FDM ranks mappings by
-		// their Gini correlation with them, dissertation §6.3), even when
-		// it arrives as JSON numbers; train.task regression makes both
-		// numeric (dCor_n with |y − y'|)
-		task = frame.TaskClassification
+		return nil, err
 	}
 	o := operators.TrainOptions{Label: c.Label, Task: task, Features: c.Features, Exclude: c.Exclude,
 		Window: c.Window, Kind: c.WindowKind, RetrainRows: rows, RetrainEvery: every, MinRows: c.MinRows,
