@@ -141,19 +141,23 @@ type Analysis struct {
 }
 
 // Status returns the current status document.
-func (r *Recorder) Status() Status {
-	var ready error
-	if r.opts.Ready != nil {
-		ready = r.opts.Ready()
+func (r *Recorder) Status() Status { return r.status(true) }
+
+// status is Status; without ready it does not ask Options.Ready (the
+// charts draw no readiness, and the daemon's check takes its locks).
+func (r *Recorder) status(ready bool) Status {
+	var notReady error
+	if ready && r.opts.Ready != nil {
+		notReady = r.opts.Ready()
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := Status{Now: r.opts.Now(), Started: r.started, Ready: ready == nil, Revisions: r.rev, History: r.history.items(),
+	s := Status{Now: r.opts.Now(), Started: r.started, Ready: notReady == nil, Revisions: r.rev, History: r.history.items(),
 		Traffic: Traffic{IntervalSeconds: r.opts.Interval.Seconds(), Samples: r.traffic.items()},
 		DeadLetters: DeadLetters{Total: r.dlTotal, ByStage: make(map[string]int64, len(r.dlStage)),
 			ByReason: make(map[string]int64, len(r.dlKind))}, Analysis: r.analysis}
-	if ready != nil {
-		s.NotReady = ready.Error()
+	if notReady != nil {
+		s.NotReady = notReady.Error()
 	}
 	s.Traffic.Partitions = lagKeys(s.Traffic.Samples)
 	if s.Traffic.Samples == nil {

@@ -97,7 +97,7 @@ func (r *Recorder) Chart(name string) ([]byte, error) {
 		return c.svg, nil
 	}
 	r.mu.Unlock()
-	s := r.Status()
+	s := r.status(false)
 	svg, err := draw(name, s)
 	if err != nil {
 		return nil, err
