@@ -330,24 +330,13 @@ func (p *trainProc) addJSON(batch service.MessageBatch, parts batchParts, errore
 	if len(o.Features) > 0 {
 		kinds = featureKinds(o.Features, nil)
 	}
-	jr := codec.NewJSONRows(codec.JSONOptions{Kinds: kinds, Single: true})
-	ok := make([]int, 0, len(parts.json))
-	for _, i := range parts.json {
-		if _, err := jr.Append(parts.bytes[i]); err != nil {
-			errored(batch[i], fmt.Errorf("forestd_train: %w", err))
-			continue
-		}
-		ok = append(ok, i)
-	}
-	if len(ok) == 0 {
+	rec, _, fail := parts.jsonRecord("forestd_train", batch, codec.JSONOptions{Kinds: kinds, Single: true}, p.mem, errored)
+	if rec == nil {
 		return
 	}
-	rec := jr.Record(p.mem)
 	defer rec.Release()
 	if err := p.add(rec.Schema(), []arrow.Record{rec}); err != nil {
-		for _, i := range ok {
-			errored(batch[i], fmt.Errorf("forestd_train: %w", err))
-		}
+		fail(err)
 	}
 }
 
