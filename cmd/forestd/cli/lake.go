@@ -133,14 +133,11 @@ func runScoreLake(env Env, sl *scoreLakeFlags, modelPath string, paths []string,
 	if sl.work.topic == "" && sl.work.enqueue {
 		return usagef("--enqueue needs --workers-topic")
 	}
-	oe, err := lake.ParseOnError(sl.onError)
+	lo, err := sl.options(0) // checks --on-error and --readers
 	if err != nil {
-		return usageError{err}
+		return err
 	}
-	if sl.readers < 0 {
-		return usagef("--readers must not be negative, got %d", sl.readers)
-	}
-	opts := lakescore.Options{Keep: keep, Threads: threads, MaxMemory: int64(sl.maxMemory), OnError: oe, Readers: sl.readers,
+	opts := lakescore.Options{Keep: keep, Threads: threads, MaxMemory: int64(sl.maxMemory), OnError: lo.OnError, Readers: sl.readers,
 		Resume: sl.resume, Compression: sl.compression, DryRun: sl.dryRun}
 	if _, err := files.NewParquetWriter(discard{}, arrow.NewSchema(nil, nil), files.WriteOptions{Compression: sl.compression}); err != nil {
 		return usageError{fmt.Errorf("--compression: %w", err)}
