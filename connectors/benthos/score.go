@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -151,6 +152,26 @@ type scoreProc struct {
 	log         *service.Logger
 	met         scoreMetrics
 	file        *modelFile
+	spec        atomic.Pointer[jsonSpec] // the live model's, built once per model
+}
+
+// jsonSpec is what reading JSON messages for a model needs: the source
+// columns it requires and their kinds (read-only once built).
+type jsonSpec struct {
+	m     *scoring.Model
+	names []string
+	kinds map[string]codec.Kind
+}
+
+// jsonSpecOf returns m's jsonSpec, built on the first batch after a swap.
+func (p *scoreProc) jsonSpecOf(m *scoring.Model) *jsonSpec {
+	if s := p.spec.Load(); s != nil && s.m == m {
+		return s
+	}
+	names, levels := m.Forest().SourceColumns()
+	s := &jsonSpec{m: m, names: names, kinds: featureKinds(names, levels)}
+	p.spec.Store(s)
+	return s
 }
 
 func newScoreProc(conf *service.ParsedConfig, mgr *service.Resources) (*scoreProc, error) {
@@ -256,8 +277,8 @@ func (p *scoreProc) ProcessBatch(ctx context.Context, batch service.MessageBatch
 // concerns the record's schema, which every row shares, so it errors the
 // JSON messages of the batch together.
 func (p *scoreProc) scoreJSON(m *scoring.Model, batch service.MessageBatch, parts batchParts, errored func(*service.Message, error)) int {
-	names, levels := m.Forest().SourceColumns()
-	rec, ok, fail := parts.jsonRecord("forestd_score", batch, codec.JSONOptions{Require: names, Kinds: featureKinds(names, levels), Single: true}, p.mem, errored)
+	spec := p.jsonSpecOf(m)
+	rec, ok, fail := parts.jsonRecord("forestd_score", batch, codec.JSONOptions{Require: spec.names, Kinds: spec.kinds, Single: true}, p.mem, errored)
 	if rec == nil {
 		return 0
 	}
