@@ -6,12 +6,9 @@ import (
 	"html/template"
 	"image/color"
 	"math"
-	"strconv"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/array"
 
-	"github.com/forestd/forestd/schemas"
 	"github.com/forestd/forestd/scoring"
 )
 
@@ -32,46 +29,44 @@ type Evaluation struct {
 	Pred, Actual []float64
 }
 
-// Evaluate scores recs with m (scoring.Model.Score, the label column kept
-// beside each prediction so rows stay paired) and tabulates predictions
-// against the label; rows with a null label are left out. Summary comes
-// from scoring.Model.Evaluate. For a model with several outputs only the
-// summary is filled (label may then be empty: the model's own columns).
+// Evaluate evaluates m on recs (scoring.Model.EvaluateRows: one
+// prediction pass) and tabulates predictions against the label; rows with
+// a null or NaN label are left out. For a model with several outputs only
+// the summary is filled (label may then be empty: the model's own
+// columns).
 func Evaluate(m *scoring.Model, recs []arrow.Record, label string, threads int) (*Evaluation, error) {
 	if len(recs) == 0 {
 		return nil, scoring.ErrNoRows
 	}
 	ev := &Evaluation{Label: label}
-	var labels []string
-	if label != "" {
-		labels = []string{label}
-	}
-	sum, err := m.Evaluate(recs, labels, threads)
-	if err != nil {
-		return nil, err
-	}
-	ev.Summary = sum
 	if m.Targets() != nil {
+		var labels []string
+		if label != "" {
+			labels = []string{label}
+		}
+		sum, err := m.Evaluate(recs, labels, threads)
+		if err != nil {
+			return nil, err
+		}
+		ev.Summary = sum
 		return ev, nil
 	}
 	if label == "" {
 		return nil, errors.New("report: evaluation needs the label column")
 	}
-	preds, err := m.Score(recs, scoring.Options{Keep: []string{label}, Threads: threads})
+	sum, rows, err := m.EvaluateRows(recs, label, threads)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		for _, r := range preds {
-			r.Release()
-		}
-	}()
+	ev.Summary = sum
+	if !sum.Classification {
+		ev.Actual, ev.Pred = rows.ActualValues, rows.PredictedValues
+		return ev, nil
+	}
+	ev.Classes = append(ev.Classes, m.Classes()...)
 	classIdx := map[string]int{}
-	if sum.Classification {
-		ev.Classes = append(ev.Classes, m.Classes()...)
-		for i, c := range ev.Classes {
-			classIdx[c] = i
-		}
+	for i, c := range ev.Classes {
+		classIdx[c] = i
 	}
 	class := func(s string) int {
 		i, ok := classIdx[s]
@@ -83,39 +78,17 @@ func Evaluate(m *scoring.Model, recs []arrow.Record, label string, threads int) 
 		return i
 	}
 	type pair struct{ a, p int }
-	var pairs []pair
-	for _, r := range preds {
-		sc := r.Schema()
-		lc := r.Column(sc.FieldIndices(label)[0])
-		pc := r.Column(sc.FieldIndices(schemas.ColPrediction)[0])
-		for i := 0; i < int(r.NumRows()); i++ {
-			if lc.IsNull(i) {
-				continue
-			}
-			if sum.Classification {
-				pairs = append(pairs, pair{class(lc.ValueStr(i)), class(pc.ValueStr(i))})
-				continue
-			}
-			y, err := strconv.ParseFloat(lc.ValueStr(i), 64)
-			if err != nil {
-				return nil, fmt.Errorf("report: label column %s row %d: %w", label, i, err)
-			}
-			if math.IsNaN(y) {
-				continue
-			}
-			ev.Actual = append(ev.Actual, y)
-			ev.Pred = append(ev.Pred, pc.(*array.Float64).Value(i))
-		}
+	pairs := make([]pair, len(rows.Actual))
+	for i := range rows.Actual {
+		pairs[i] = pair{class(rows.Actual[i]), class(rows.Predicted[i])}
 	}
-	if sum.Classification {
-		k := len(ev.Classes)
-		ev.Confusion = make([][]int64, k)
-		for i := range ev.Confusion {
-			ev.Confusion[i] = make([]int64, k)
-		}
-		for _, p := range pairs {
-			ev.Confusion[p.a][p.p]++
-		}
+	k := len(ev.Classes)
+	ev.Confusion = make([][]int64, k)
+	for i := range ev.Confusion {
+		ev.Confusion[i] = make([]int64, k)
+	}
+	for _, p := range pairs {
+		ev.Confusion[p.a][p.p]++
 	}
 	return ev, nil
 }

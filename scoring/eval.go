@@ -43,12 +43,42 @@ type OutputError struct {
 	RMSE, MSE, MAE float64
 }
 
+// EvalRows are the rows an evaluation compared, in input order (those with
+// a null or NaN label left out), for pictures such as a confusion matrix.
+type EvalRows struct {
+	// Classification: each row's actual class (a class name of the data)
+	// and predicted class (one of the model's).
+	Actual, Predicted []string
+	// Regression: each row's actual and predicted value.
+	ActualValues, PredictedValues []float64
+}
+
 // Evaluate scores recs (sharing one schema) through the same path as Score
 // and compares the predictions with the label columns: one for a
 // single-output model, the model's targets in order for a model with
 // several outputs (nil: the model's own label columns). Rows with a null
 // or NaN label are skipped and counted. threads is as Options.Threads.
 func (m *Model) Evaluate(recs []arrow.Record, labels []string, threads int) (*Evaluation, error) {
+	return m.evaluate(recs, labels, threads, nil)
+}
+
+// EvaluateRows is Evaluate for a single-output model and one label
+// column that also returns the rows it compared, from the same prediction
+// pass.
+func (m *Model) EvaluateRows(recs []arrow.Record, label string, threads int) (*Evaluation, *EvalRows, error) {
+	if m.multi != nil {
+		return nil, nil, errors.New("scoring: EvaluateRows needs a single-output model")
+	}
+	rows := new(EvalRows)
+	ev, err := m.evaluate(recs, []string{label}, threads, rows)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ev, rows, nil
+}
+
+// evaluate is Evaluate; a non-nil rows receives the compared rows.
+func (m *Model) evaluate(recs []arrow.Record, labels []string, threads int, rows *EvalRows) (*Evaluation, error) {
 	if len(recs) == 0 {
 		return nil, ErrNoRows
 	}
@@ -108,6 +138,12 @@ func (m *Model) Evaluate(recs []arrow.Record, labels []string, threads int) (*Ev
 				wrong++
 			}
 		}
+		if rows != nil {
+			rows.Actual, rows.Predicted = make([]string, fr.NRows), make([]string, fr.NRows)
+			for i, y := range fr.Y {
+				rows.Actual[i], rows.Predicted[i] = fr.Classes[y], m.f.Classes[pred.class[i]]
+			}
+		}
 		ev.Error = float64(wrong) / n
 		ev.Accuracy = 1 - ev.Error
 		return ev, nil
@@ -117,6 +153,9 @@ func (m *Model) Evaluate(recs []arrow.Record, labels []string, threads int) (*Ev
 		d := pred.values[i] - y
 		se += d * d
 		ae += math.Abs(d)
+	}
+	if rows != nil {
+		rows.ActualValues, rows.PredictedValues = slices.Clone(fr.YReg), slices.Clone(pred.values[:fr.NRows])
 	}
 	ev.RMSE, ev.MAE, ev.MSE = math.Sqrt(se/n), ae/n, se/n
 	return ev, nil
