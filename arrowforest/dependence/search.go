@@ -164,6 +164,10 @@ type SearchResult struct {
 	Adjust        Adjust
 	AlphaMarginal float64
 	AlphaSets     float64
+	// MaxPerms is the cap on a test's permutations the search used
+	// (TestOptions.MaxPerms resolved: DefaultMaxPermsAdjusted under Holm
+	// or BH, DefaultMaxPerms under AdjustNone, unless given).
+	MaxPerms int
 	// Marginal is the marginal dependence set S_m (Algorithm 1), increasing.
 	Marginal []int
 	// Per feature: the marginal test.
@@ -282,7 +286,7 @@ func SearchLabel(x [][]float64, lab Label, opt SearchOptions) (*SearchResult, er
 	s := &searcher{d: d, o: o}
 	p := len(x)
 	res := &SearchResult{
-		Stat: o.Stat, Method: o.Method, Alpha: o.Alpha, Adjust: o.Adjust,
+		Stat: o.Stat, Method: o.Method, Alpha: o.Alpha, Adjust: o.Adjust, MaxPerms: o.Test.MaxPerms,
 		AlphaMarginal: o.Alpha, AlphaSets: o.Alpha,
 		Statistic: make([]float64, p), PValue: make([]float64, p), AdjPValue: make([]float64, p),
 		B: make([]int, p), N: make([]int, p), Label: make([]int, p),

@@ -64,12 +64,7 @@ func (p *Params) fdmSampler(fr *frame.Frame, cols [][]float32) (func() (projecti
 			return nil, nil, err
 		}
 		p.FDMSearch, p.FDMAdjust, p.FDMAlpha = string(res.Method), string(res.Adjust), res.Alpha
-		if p.FDMMaxPerms == 0 {
-			p.FDMMaxPerms = dependence.DefaultMaxPerms
-			if res.Adjust != dependence.AdjustNone {
-				p.FDMMaxPerms = dependence.DefaultMaxPermsAdjusted
-			}
-		}
+		p.FDMMaxPerms = res.MaxPerms
 		p.FDMGroups, p.FDMMarginal = fdm.FormatSets(plan.Groups), fdm.FormatSets([][]int{plan.Marginal})
 		if len(plan.Marginal) == 0 {
 			p.FDMMarginal = ""

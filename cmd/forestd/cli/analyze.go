@@ -263,17 +263,10 @@ func analyzeReport(fr *frame.Frame, res *dependence.SearchResult, opt dependence
 			"statistic": jsonNum(gr.Statistic), "p_value": gr.PValue, "p_adjusted": gr.AdjPValue, "b": gr.B, "N": gr.N,
 		}
 	}
-	maxPerms := opt.Test.MaxPerms
-	if maxPerms == 0 {
-		maxPerms = dependence.DefaultMaxPerms
-		if res.Adjust != dependence.AdjustNone {
-			maxPerms = dependence.DefaultMaxPermsAdjusted
-		}
-	}
 	rep := map[string]any{
 		"rows": fr.NRows, "skipped_labels": fr.SkippedLabels, "label": fr.LabelName, "task": fr.Task.String(),
 		"stat": res.Stat, "method": res.Method, "alpha": res.Alpha, "adjust": res.Adjust, "seed": opt.Test.Seed,
-		"max_perms": maxPerms, "perms": opt.Test.Perms, "max_rows": opt.Test.MaxRows, "set_rows": res.SetRows,
+		"max_perms": res.MaxPerms, "perms": opt.Test.Perms, "max_rows": opt.Test.MaxRows, "set_rows": res.SetRows,
 		"features": feats, "marginal": names(res.Marginal), "groups": groups, "tests": res.Tests,
 		"unresolved": res.Unresolved,
 	}
@@ -291,7 +284,7 @@ func analyzeReport(fr *frame.Frame, res *dependence.SearchResult, opt dependence
 		rep["set_stages"] = stages
 	}
 	if res.Unresolved > 0 {
-		rep["warning"] = fmt.Sprintf("%d test(s) reached --max-perms %d before their decision was settled (marked unresolved): a p-value at their threshold needs more permutations; raise --max-perms or shrink the family (fewer features, --max-size 2)", res.Unresolved, maxPerms)
+		rep["warning"] = fmt.Sprintf("%d test(s) reached --max-perms %d before their decision was settled (marked unresolved): a p-value at their threshold needs more permutations; raise --max-perms or shrink the family (fewer features, --max-size 2)", res.Unresolved, res.MaxPerms)
 	}
 	if res.Rest != nil {
 		var rest []int
