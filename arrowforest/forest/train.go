@@ -150,6 +150,7 @@ type growing struct {
 	trees      []*tree.Tree
 	imps       [][]float64
 	inbag      []bitset
+	work       []int64 // each tree's split-search work (tree.Builder.Work)
 }
 
 // begin checks fr and p, resolves p and prepares the session and the empty
@@ -252,6 +253,7 @@ func (s *session) grow(opts TrainOptions, g *growing, upto int, progress func(do
 	g.trees = append(g.trees, make([]*tree.Tree, upto-from)...)
 	g.imps = append(g.imps, make([][]float64, upto-from)...)
 	g.inbag = append(g.inbag, make([]bitset, upto-from)...)
+	g.work = append(g.work, make([]int64, upto-from)...)
 	d, r, p := s.d, g.r, g.p
 	n := s.fr.NRows
 	// the memory bound: the forest's size projected from the trees grown
@@ -310,7 +312,7 @@ func (s *session) grow(opts TrainOptions, g *growing, upto int, progress func(do
 				if len(estRows) > 0 {
 					tr.Reestimate(d, estRows, estW)
 				}
-				g.trees[t], g.imps[t], g.inbag[t] = tr, imp, in
+				g.trees[t], g.imps[t], g.inbag[t], g.work[t] = tr, imp, in, b.Work()
 				if opts.MaxBytes > 0 {
 					k, kb := grown.Add(1), grownBytes.Add(treeBytes(tr))
 					if proj := fixed + kb/k*int64(total); proj > opts.MaxBytes {

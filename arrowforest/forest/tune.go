@@ -50,6 +50,19 @@ import (
 // and missed that target (0.0088 against 0.0011), so stage 1 keeps the
 // least score. Tuning.OneSE records that the rule was applied.
 //
+// The search has a cost bound: it and the final forest together take at
+// most tuneBudget (4) times the work of the untuned forest, in the
+// deterministic work units of tree.Builder.Work (Tuning.Work). After
+// stage 1's first round the untuned setting's trees give that forest's
+// work; each stage decides among the candidates whose forest, grown on to
+// the forest's trees, keeps the run within the budget (affordable); and
+// stage 2 leaves out, untried, the settings of most candidates per node
+// until its successive halving and a final forest fit (budgeted; listed
+// in TuneWork.OverBudget). Measured: the costliest --tune runs of the
+// MORF and SPORF targets took 3.7× the untuned training's wall clock with
+// the budget, up to 5.1× without it, and met the same accuracy targets
+// (e2e/bench/results/morf-2026-11-26-budget.md).
+//
 // Every candidate's tree t is drawn from the stream of (seed, t), as in an
 // untuned forest, so all candidates see the same bootstrap samples (their
 // scores are paired), a candidate's trees of one round are the first trees
@@ -78,6 +91,30 @@ type Tuning struct {
 	// error rule (see Tuning), which may leave a candidate with a lower
 	// score unchosen; models tuned before the rule lack it.
 	OneSE bool `json:"one_se,omitempty"`
+	// Work accounts for the search's cost against its budget (tuneBudget);
+	// models tuned before the budget lack it.
+	Work *TuneWork `json:"work,omitempty"`
+}
+
+// TuneWork is the cost account of a search, in the split-search work of
+// tree.Builder.Work: deterministic, so the same seed makes the same
+// choices at any thread count.
+type TuneWork struct {
+	// Untuned is the work the untuned forest (the given params at the
+	// forest's tree count) would take, estimated from the search trees of
+	// the stage-1 candidate with those params.
+	Untuned float64 `json:"untuned"`
+	// Budget is tuneBudget times Untuned: the search and the final forest
+	// together stay within it, unless even the cheapest choice cannot.
+	Budget float64 `json:"budget"`
+	// Used is the work of every tree grown: all candidates' search trees
+	// and the final forest's trees beyond the winner's.
+	Used float64 `json:"used"`
+	// OverBudget lists the stage-2 settings left out before they were
+	// tried because the estimated cost of trying them and of a final
+	// forest with them would exceed Budget (their Trees and scores are
+	// empty; MTry and MinLeaf say which).
+	OverBudget []TuneCandidate `json:"over_budget,omitempty"`
 }
 
 // TuneCandidate is one setting of the search and its scores.
@@ -114,7 +151,12 @@ func (c *TuneCandidate) at(trees int) int {
 	return i
 }
 
-// Search constants: stage 1's first round has at least tuneMinTrees
+// Search constants: the search and the final forest together take at most
+// tuneBudget times the work of the untuned forest (tree.Builder.Work; see
+// budgeted: the work model tracks CPU time to about ±25%, and a budget of
+// 4 in its units kept every measured --tune within 5× the untuned
+// training's wall clock, the oblique-forests issue's bound); stage 1's
+// first round has at least tuneMinTrees
 // trees, tuneFirstFraction of the forest's trees and enough for
 // tuneOOBPairs out-of-bag predictions (a row is out of bag of a tree with
 // probability about e⁻¹), but no more than a quarter of the forest's
@@ -123,6 +165,7 @@ func (c *TuneCandidate) at(trees int) int {
 // first round, again within a quarter of the forest (or at stage 1's
 // first round, if that is more).
 const (
+	tuneBudget        = 4
 	tuneEta           = 3
 	tuneMinTrees      = 8
 	tuneFirstFraction = 1.0 / 64
@@ -348,6 +391,8 @@ type tuner struct {
 	settings []tuneSetting
 	grow     []*growing
 	perRow   map[[2]int][]float64 // (candidate, trees) → tuneScore.PerRow
+	spent    float64              // work of every search tree grown (TuneWork.Used)
+	budget   float64              // TuneWork.Budget; 0 until the untuned forest's work is known
 	done     int                  // trees grown so far, for progress
 	total    int                  // trees planned
 	last     [2]int               // the last progress report: done, total
@@ -393,6 +438,9 @@ func (t *tuner) score(i, trees int) error {
 	}
 	t.done += len(g.trees) - before
 	t.tu.SearchTrees += len(g.trees) - before
+	for _, w := range g.work[before:] {
+		t.spent += float64(w)
+	}
 	sub := *g
 	sub.trees, sub.inbag = g.trees[:trees], g.inbag[:trees]
 	comp, err := Compile(t.s.forest(&sub))
@@ -459,8 +507,123 @@ func (t *tuner) oneSE(alive []int, trees int) int {
 	return best
 }
 
+// perTree returns the mean work (tree.Builder.Work) of candidate i's
+// trees grown so far.
+func (t *tuner) perTree(i int) float64 {
+	var sum float64
+	for _, w := range t.grow[i].work {
+		sum += float64(w)
+	}
+	return sum / float64(max(len(t.grow[i].work), 1))
+}
+
+// runWork estimates the work of the whole run if candidate i won now: the
+// search so far and i's forest grown on to the forest's trees.
+func (t *tuner) runWork(i int) float64 {
+	return t.spent + float64(t.base.Trees-len(t.grow[i].trees))*t.perTree(i)
+}
+
+// affordable returns the candidates of alive, in order, whose total is
+// within the budget; when none is, the one of least runWork.
+func (t *tuner) affordable(alive []int) []int {
+	if t.budget == 0 {
+		return alive
+	}
+	var out []int
+	least := alive[0]
+	for _, i := range alive {
+		if t.runWork(i) <= t.budget {
+			out = append(out, i)
+		}
+		if t.runWork(i) < t.runWork(least) {
+			least = i
+		}
+	}
+	if len(out) == 0 {
+		return []int{least}
+	}
+	return out
+}
+
+// setBudget finds, among the stage-1 candidates ids (all grown), the one
+// with the untuned params g0 — stage 1 runs at the default mtry and
+// min-leaf and its atom settings include the defaults — and sets the
+// budget to tuneBudget times its per-tree work at the forest's trees.
+// Without such a candidate (none is known) the search is unbounded and
+// the tuning record has no work account.
+func (t *tuner) setBudget(ids []int, g0 *growing) {
+	for _, i := range ids {
+		g := t.grow[i]
+		if g.r.mtry == g0.r.mtry && g.p.MinLeaf == g0.p.MinLeaf && g.p.Lambda == g0.p.Lambda && g.p.MeanDiff == g0.p.MeanDiff &&
+			g.p.PatchHMin == g0.p.PatchHMin && g.p.PatchWMin == g0.p.PatchWMin && g.p.PatchHMax == g0.p.PatchHMax && g.p.PatchWMax == g0.p.PatchWMax {
+			u := t.perTree(i) * float64(t.base.Trees)
+			t.budget = max(tuneBudget*u, math.SmallestNonzeroFloat64)
+			t.tu.Work = &TuneWork{Untuned: u, Budget: tuneBudget * u}
+			return
+		}
+	}
+}
+
+// budgeted returns stage 2's candidates (settings) for the incumbent w
+// that the budget affords, and their rounds: it leaves out the settings
+// of most work per tree first (estimated as w's work per tree in
+// proportion to their mtry: the work is per candidate atom, and w's
+// min-leaf is the least of the stage) until the work of stage 2's
+// successive halving — bounded by letting the costliest candidates
+// survive every round — and a final forest with the incumbent, and with
+// the costliest candidate left, both fit. It returns the left-out
+// settings' records.
+func (t *tuner) budgeted(w int, sts []tuneSetting, first int) ([]tuneSetting, []int, []TuneCandidate, error) {
+	trees := t.base.Trees
+	uw := t.perTree(w)
+	mw := t.grow[w].r.mtry
+	est := make([]float64, len(sts))
+	var over []TuneCandidate
+	for k, st := range sts {
+		p := st.apply(t.base)
+		r, err := p.resolve(t.s.fr.P(), t.s.fr.Task)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("forest: tuning candidate %d: %w", len(t.settings)+k, err)
+		}
+		est[k] = uw * float64(r.mtry) / float64(max(mw, 1))
+	}
+	for {
+		rounds := tuneRounds(len(sts)+1, first, trees)
+		if t.budget == 0 || len(sts) == 0 {
+			return sts, rounds, over, nil
+		}
+		us := append(slices.Clone(est), uw)
+		slices.SortFunc(us, func(a, b float64) int { return cmp.Compare(b, a) })
+		var plan float64
+		n, prev := len(us), 0
+		for _, r := range rounds {
+			for _, u := range us[:n] {
+				plan += u * float64(r-prev)
+			}
+			prev = r
+			n = min(len(us), (n+tuneEta-1)/tuneEta+1) // the incumbent stays too
+		}
+		worst := 0
+		for k := range est {
+			if est[k] >= est[worst] {
+				worst = k
+			}
+		}
+		rest := float64(trees - rounds[len(rounds)-1])
+		if t.spent+plan+rest*max(uw, est[worst]) <= t.budget {
+			return sts, rounds, over, nil
+		}
+		p := sts[worst].apply(t.base)
+		_, _ = p.resolve(t.s.fr.P(), t.s.fr.Task) // resolved above without error
+		over = append(over, sts[worst].record(2, p))
+		sts = slices.Delete(sts, worst, worst+1)
+		est = slices.Delete(est, worst, worst+1)
+	}
+}
+
 // halve runs successive halving with the given rounds over the candidates
-// alive and returns the winner; the losers' trees are dropped. With
+// alive and returns the winner, which the budget affords (affordable);
+// the losers' trees are dropped. With
 // oneSE, the first candidate listed (stage 2's incumbent: stage 1's
 // winner at the default mtry and min-leaf) stays in every round, and the
 // deciding round's winner is the earliest-listed candidate whose score is
@@ -480,8 +643,15 @@ func (t *tuner) halve(alive []int, rounds []int, oneSE bool) (int, error) {
 			keep = 1
 		}
 		switch {
-		case oneSE && keep == 1:
-			k := slices.Index(alive, t.oneSE(alive, trees))
+		case keep == 1:
+			// the decision: the best (or, with oneSE, the one standard
+			// error choice) of those the budget affords
+			cands := t.affordable(alive)
+			w := cands[0]
+			if oneSE {
+				w = t.oneSE(cands, trees)
+			}
+			k := slices.Index(alive, w)
 			alive[0], alive[k] = alive[k], alive[0]
 		case oneSE && !slices.Contains(alive[:keep], incumbent):
 			k := slices.Index(alive, incumbent)
@@ -559,28 +729,51 @@ func tune(fr *frame.Frame, base Params, opts TrainOptions) (*Forest, error) {
 		}
 		ids = append(ids, i)
 	}
+	// the first round (halve's first, which it then finds scored) gives
+	// every candidate's work per tree, the untuned one's included
+	for _, i := range ids {
+		if err := t.score(i, rounds[0][0]); err != nil {
+			return nil, err
+		}
+	}
+	t.setBudget(ids, g0)
 	w, err := t.halve(ids, rounds[0], false)
 	if err != nil {
 		return nil, err
 	}
-	t.total = t.done + planned(n2, len(t.grow[w].trees), rounds[1]) + base.Trees - last(rounds[1])
+	second, secondRounds, over, err := t.budgeted(w, sp.stage2(t.settings[w]), tuneSecond(t0, base.Trees))
+	if err != nil {
+		return nil, err
+	}
+	t.tu.Rounds[1] = secondRounds
+	if t.tu.Work != nil {
+		t.tu.Work.OverBudget = over
+	}
+	t.total = t.done + planned(len(second)+1, len(t.grow[w].trees), secondRounds) + base.Trees - last(secondRounds)
 	ids = []int{w}
-	for _, st := range sp.stage2(t.settings[w]) {
+	for _, st := range second {
 		i, err := t.add(2, st)
 		if err != nil {
 			return nil, err
 		}
 		ids = append(ids, i)
 	}
-	if w, err = t.halve(ids, rounds[1], true); err != nil {
+	if w, err = t.halve(ids, secondRounds, true); err != nil {
 		return nil, err
 	}
 	t.tu.Winner = w
 	t.tu.Candidates[w].Winner = true
 	g := t.grow[w]
 	t.total = t.done + base.Trees - len(g.trees) // exact from here on
+	searched := len(g.trees)
 	if err := s.grow(opts, g, base.Trees, t.progress()); err != nil {
 		return nil, err
+	}
+	if t.tu.Work != nil {
+		t.tu.Work.Used = t.spent
+		for _, w := range g.work[searched:] {
+			t.tu.Work.Used += float64(w)
+		}
 	}
 	if t.last[0] != t.last[1] && opts.Progress != nil { // the estimate missed: close at the count
 		opts.Progress(t.last[0], t.last[0])
@@ -596,7 +789,9 @@ func tune(fr *frame.Frame, base Params, opts TrainOptions) (*Forest, error) {
 
 // ValidateTuning checks the tuning record against the forest: present
 // exactly when Params.Tune is set, the metric of the task, two stages of
-// rounds of increasing positive tree counts within the forest's, every
+// rounds of increasing positive tree counts within the forest's, a work
+// account (when present) of positive work with untried over-budget
+// settings, every
 // candidate of stage 1 or 2 scored at increasing tree counts (one finite
 // score, Brier score and OOB error each), and one winner, marked and
 // indexed.
@@ -631,6 +826,21 @@ func (f *Forest) ValidateTuning() error {
 	}
 	if tu.SearchTrees < 0 {
 		return fmt.Errorf("forest: tuning search trees %d", tu.SearchTrees)
+	}
+	if w := tu.Work; w != nil {
+		for _, v := range []float64{w.Untuned, w.Budget, w.Used} {
+			if !(v > 0) || math.IsInf(v, 0) {
+				return fmt.Errorf("forest: tuning work account: untuned %v, budget %v, used %v: want positive finite work", w.Untuned, w.Budget, w.Used)
+			}
+		}
+		if w.Budget < w.Untuned {
+			return fmt.Errorf("forest: tuning work budget %v below the untuned forest's work %v", w.Budget, w.Untuned)
+		}
+		for i, c := range w.OverBudget {
+			if c.Stage != 2 || len(c.Trees)+len(c.Scores)+len(c.Briers)+len(c.Errors) != 0 || c.Winner {
+				return fmt.Errorf("forest: tuning over-budget setting %d: want an untried stage-2 setting", i)
+			}
+		}
 	}
 	for i, c := range tu.Candidates {
 		if c.Stage != 1 && c.Stage != 2 {

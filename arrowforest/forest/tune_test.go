@@ -380,13 +380,25 @@ func inBag(n, T int, seed uint64) [][]bool {
 // untuned forest at every tree count it reached is trained again with
 // Train, its scores recomputed by naiveScore and compared; successive
 // halving replayed on the recomputed scores keeps the same candidates in
-// every round of both stages, and the winner's score is the least of its
-// last round.
+// every round of both stages, and each stage's decision takes the least
+// score (stage 2: the one standard error choice) among the candidates the
+// work budget affords, with the work of every tree recomputed too; the
+// work account (untuned, budget, used) is recomputed, and the settings
+// left out for the budget have more candidates per node than any tried.
+// Each rule must bind in some case, or the replay would not test it.
 func TestTuneSearchIsConsistent(t *testing.T) {
 	bound := 0 // cases where the one standard error rule changed the winner
+	overBudget := 0
+	budgetBound := false // a decision where the budget passed over the least score
 	defer func() {
 		if !t.Failed() && bound == 0 {
 			t.Errorf("the one standard error rule chose the least score in every case: the replay did not test it")
+		}
+		if !t.Failed() && overBudget == 0 {
+			t.Errorf("no case left a setting out for the budget: the replay did not test it")
+		}
+		if !t.Failed() && !budgetBound {
+			t.Errorf("the budget never passed over the least score: the replay did not test it")
 		}
 	}()
 	for _, c := range tuneCases() {
@@ -402,6 +414,7 @@ func TestTuneSearchIsConsistent(t *testing.T) {
 		type key struct{ cand, trees int }
 		scores := map[key][2]float64{}
 		perRow := map[key][]float64{}
+		work := map[int][]int64{} // candidate → its trees' work, as many as it grew
 		for i, cand := range tu.Candidates {
 			p := c.p
 			p.Tune = false
@@ -413,6 +426,7 @@ func TestTuneSearchIsConsistent(t *testing.T) {
 				p.PatchHMax, _ = strconv.Atoi(parts[2])
 				p.PatchWMax, _ = strconv.Atoi(parts[3])
 			}
+			work[i] = treeWork(t, c.fr, p, cand.Trees[len(cand.Trees)-1])
 			for k, trees := range cand.Trees {
 				p.Trees = trees
 				g, err := Train(c.fr, p, TrainOptions{})
@@ -464,9 +478,52 @@ func TestTuneSearchIsConsistent(t *testing.T) {
 			}
 			return mean <= math.Sqrt(ss/float64(len(d)-1)/float64(len(d)))+1e-12
 		}
+		// the budget: tuneBudget times the untuned forest's work, estimated
+		// from its first round of trees
+		base := c.p
+		base.Tune = false
+		w0 := treeWork(t, c.fr, base, tu.Rounds[0][0])
+		untuned := mean(w0) * float64(c.p.Trees)
+		if tu.Work == nil || math.Abs(tu.Work.Untuned-untuned) > 1e-9*untuned || math.Abs(tu.Work.Budget-tuneBudget*untuned) > 1e-9*untuned {
+			t.Fatalf("%s: work account %+v; want untuned %v, budget %v", c.name, tu.Work, untuned, tuneBudget*untuned)
+		}
+		// spent: the work of the trees grown by candidates of stages up to
+		// stage, counting each candidate's trees up to cap
+		spent := func(stage, capTrees int) float64 {
+			var sum float64
+			for i, cand := range tu.Candidates {
+				if cand.Stage <= stage {
+					for _, w := range work[i][:min(len(work[i]), capTrees)] {
+						sum += float64(w)
+					}
+				}
+			}
+			return sum
+		}
+		// affordable filters a decision's alive candidates (best first) as
+		// the budget does: the search so far plus the candidate's forest
+		// grown on within the budget, or else the one of least such work
+		affordable := func(alive []int, capTrees int, sofar float64) []int {
+			var out []int
+			least, leastWork := -1, math.Inf(1)
+			for _, i := range alive {
+				n := min(len(work[i]), capTrees) // its trees at the decision
+				total := sofar + float64(c.p.Trees-n)*mean(work[i][:n])
+				if total <= tu.Work.Budget {
+					out = append(out, i)
+				}
+				if total < leastWork {
+					least, leastWork = i, total
+				}
+			}
+			if len(out) == 0 {
+				return []int{least}
+			}
+			return out
+		}
 		reached := map[key]bool{}
 		oneSEApplied := false
-		replay := func(alive []int, rounds []int, oneSE bool) int {
+		replay := func(alive []int, rounds []int, oneSE bool, capTrees int, sofar float64) int {
 			incumbent := alive[0] // kept in every round with oneSE
 			for ri, trees := range rounds {
 				for _, i := range alive {
@@ -491,18 +548,25 @@ func TestTuneSearchIsConsistent(t *testing.T) {
 							t.Fatalf("%s: winner of the round at %d trees is not the least", c.name, trees)
 						}
 					}
+					cands := affordable(alive, capTrees, sofar)
+					if cands[0] != alive[0] {
+						budgetBound = true
+					}
+					w := cands[0]
 					if oneSE {
-						for _, i := range slices.Sorted(slices.Values(alive)) {
-							if i == alive[0] {
+						for _, i := range slices.Sorted(slices.Values(cands)) {
+							if i == cands[0] {
 								break
 							}
-							if within(i, alive[0], trees) {
+							if within(i, cands[0], trees) {
 								oneSEApplied = true
-								alive[0] = i
+								w = i
 								break
 							}
 						}
 					}
+					k := slices.Index(alive, w)
+					alive[0], alive[k] = alive[k], alive[0]
 				}
 				next := slices.Clone(alive[:keep])
 				if oneSE && keep > 1 && !slices.Contains(next, incumbent) {
@@ -523,8 +587,29 @@ func TestTuneSearchIsConsistent(t *testing.T) {
 				s2 = append(s2, i)
 			}
 		}
-		w1 := replay(s1, tu.Rounds[0], false)
-		w := replay(append([]int{w1}, s2...), tu.Rounds[1], true)
+		last1 := tu.Rounds[0][len(tu.Rounds[0])-1]
+		w1 := replay(s1, tu.Rounds[0], false, last1, spent(1, last1))
+		w := replay(append([]int{w1}, s2...), tu.Rounds[1], true, c.p.Trees, spent(2, c.p.Trees))
+		// the work used: every search tree and the final forest's trees
+		// beyond the winner's
+		final := treeWork(t, c.fr, f.Params, c.p.Trees) // Tune is ignored by treeWork
+		used := spent(2, c.p.Trees)
+		for _, x := range final[len(work[tu.Winner]):] {
+			used += float64(x)
+		}
+		if math.Abs(tu.Work.Used-used) > 1e-9*used {
+			t.Fatalf("%s: work used %v recorded, %v recomputed", c.name, tu.Work.Used, used)
+		}
+		// settings left out for the budget are the costliest: none tried in
+		// stage 2 has more candidates per node
+		for _, o := range tu.Work.OverBudget {
+			overBudget++
+			for _, i := range s2 {
+				if tu.Candidates[i].MTry > o.MTry {
+					t.Fatalf("%s: stage 2 tried mtry %d but left out mtry %d for the budget", c.name, tu.Candidates[i].MTry, o.MTry)
+				}
+			}
+		}
 		if !tu.OneSE {
 			t.Fatalf("%s: the tuning record does not say stage 2 used the one standard error rule", c.name)
 		}
@@ -771,4 +856,28 @@ func TestTuneOneSEChoice(t *testing.T) {
 	if !tu.withinSE(1, 2, trees) || tu.withinSE(0, 2, trees) {
 		t.Fatalf("withinSE: close %v, far %v", tu.withinSE(1, 2, trees), tu.withinSE(0, 2, trees))
 	}
+}
+
+// treeWork grows the first trees trees of the untuned forest of p (Tune
+// ignored) and returns their work (tree.Builder.Work).
+func treeWork(t *testing.T, fr *frame.Frame, p Params, trees int) []int64 {
+	t.Helper()
+	p.Tune = false
+	s, g, err := begin(fr, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.grow(TrainOptions{}, g, trees, nil); err != nil {
+		t.Fatal(err)
+	}
+	return g.work
+}
+
+// mean returns the mean of work.
+func mean(work []int64) float64 {
+	var sum float64
+	for _, w := range work {
+		sum += float64(w)
+	}
+	return sum / float64(len(work))
 }

@@ -122,9 +122,22 @@ type Builder struct {
 	dmiss, dlr        []int32
 	dlw               []float64
 
-	t   *Tree
-	imp []float64 // impurity decrease per feature for the current tree
+	t    *Tree
+	imp  []float64 // impurity decrease per feature for the current tree
+	work int64     // the current tree's split-search work (Work)
 }
+
+// Work returns the split-search work of the tree last grown, in units of
+// one row's multiply-add: for every candidate atom searched at a node of n
+// rows, n·(nnz + ⌈log₂ n⌉ + 5) for the sorted search (projecting the rows
+// over the atom's nnz features, sorting and scanning them) and 6·n +
+// bins·classes for a histogram scan. The constants were fitted to the CPU
+// time of MORF, SPORF and RF forests of several settings (arrowforest/
+// forest/tune.go: tuneBudget); the model tracks it to about ±25% across
+// settings of one kind on one data set. Work depends only on the tree's
+// sample and random stream, not on the machine or the threads, so the
+// hyperparameter search can bound its cost deterministically.
+func (b *Builder) Work() int64 { return b.work }
 
 // NewBuilder returns a builder drawing atoms from smp (owned by the builder).
 func NewBuilder(d *Data, cfg Config, smp projection.Sampler) (*Builder, error) {
@@ -198,6 +211,7 @@ func (b *Builder) Grow(rng *rand.Rand, rows []int32, weights []float64) (*Tree, 
 	}
 	b.t = &Tree{AtomStart: []int32{0}, LeafStart: []int32{0}}
 	b.imp = make([]float64, len(b.d.Cols))
+	b.work = 0
 	stack := []frameItem{{-1, false, 0, int32(n), 0}}
 	for len(stack) > 0 {
 		it := stack[len(stack)-1]
@@ -348,12 +362,15 @@ func (b *Builder) findSplit(rng *rand.Rand, s, e int) split {
 	}
 	var best split
 	n := e - s
+	sortWork := int64(n*(bits.Len(uint(n))+5) + 48)
 	for a := 0; a < b.cand.Len(); a++ {
 		var sp split
 		if b.d.Dist != nil {
 			idx, wts := b.cand.Atom(a)
+			b.work += sortWork + int64(n*len(idx))
 			sp = b.searchDistance(idx, wts, s, e)
 		} else if j, axis := b.cand.IsAxis(a); axis && b.d.Bins != nil && b.useHist(int(j), n) {
+			b.work += int64(6*n + 48 + b.d.Bins.NBins(int(j))*max(b.d.K, 2, b.q+1))
 			if b.q > 1 {
 				sp = b.searchBinnedMulti(int(j), s, e)
 			} else {
@@ -361,6 +378,7 @@ func (b *Builder) findSplit(rng *rand.Rand, s, e int) split {
 			}
 		} else {
 			idx, wts := b.cand.Atom(a)
+			b.work += sortWork + int64(n*len(idx))
 			if b.q > 1 {
 				sp = b.searchSortedMulti(idx, wts, s, e)
 			} else {

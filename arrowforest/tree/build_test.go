@@ -2,6 +2,7 @@ package tree
 
 import (
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 
@@ -144,5 +145,57 @@ func TestTreeInvariants(t *testing.T) {
 		} else if tr.Count[i] < 5 {
 			t.Fatalf("leaf %d weight %v < min leaf", i, tr.Count[i])
 		}
+	}
+}
+
+// TestWork: a tree's work (Builder.Work) is the cost model summed over the
+// atoms searched — for a stump of axis atoms, sorted search on n rows
+// costs n·(⌈log₂ n⌉ + 5) + 48 + n per atom — and depends only on the
+// sample and the random stream: the same tree grown again has the same
+// work, and more candidates per node cost more.
+func TestWork(t *testing.T) {
+	const n, p = 300, 6
+	rng := rand.New(rand.NewPCG(5, 5))
+	cols := make([][]float32, p)
+	for j := range cols {
+		cols[j] = make([]float32, n)
+		for i := range cols[j] {
+			cols[j][i] = float32(rng.NormFloat64())
+		}
+	}
+	y := make([]int32, n)
+	for i := range y {
+		y[i] = int32(rng.IntN(2))
+	}
+	rows := make([]int32, n)
+	wts := make([]float64, n)
+	for i := range rows {
+		rows[i], wts[i] = int32(i), 1
+	}
+	grow := func(mtry int, cfg Config) int64 {
+		smp, err := projection.NewAxis(p, mtry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := NewBuilder(&Data{Cols: cols, Y: y, K: 2}, cfg, smp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := b.Grow(rand.New(rand.NewPCG(1, 2)), rows, wts); err != nil {
+			t.Fatal(err)
+		}
+		return b.Work()
+	}
+	stump := Config{Criterion: Gini, MinLeaf: 1, MaxDepth: 1}
+	if got, want := grow(4, stump), int64(4*(n*(bits.Len(uint(n))+5)+48+n)); got != want {
+		t.Fatalf("stump of 4 sorted axis atoms on %d rows: work %d, want %d", n, got, want)
+	}
+	full := Config{Criterion: Gini, MinLeaf: 1}
+	w2, w2again, w6 := grow(2, full), grow(2, full), grow(6, full)
+	if w2 != w2again {
+		t.Fatalf("the same tree grown twice: work %d then %d", w2, w2again)
+	}
+	if w6 <= w2 {
+		t.Fatalf("6 candidates per node: work %d, not more than 2's %d", w6, w2)
 	}
 }
