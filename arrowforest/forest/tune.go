@@ -58,7 +58,8 @@ import (
 // the forest's trees, keeps the run within the budget (affordable); and
 // stage 2 leaves out, untried, the settings of most candidates per node
 // until its successive halving and a final forest fit (budgeted; listed
-// in TuneWork.OverBudget). Measured: the costliest --tune runs of the
+// in TuneWork.OverBudget). A budget no candidate can meet — with few
+// trees the first round alone can exceed it — does not bind. Measured: the costliest --tune runs of the
 // MORF and SPORF targets took 3.7× the untuned training's wall clock with
 // the budget, up to 5.1× without it, and met the same accuracy targets
 // (e2e/bench/results/morf-2026-11-26-budget.md).
@@ -105,7 +106,8 @@ type TuneWork struct {
 	// the stage-1 candidate with those params.
 	Untuned float64 `json:"untuned"`
 	// Budget is tuneBudget times Untuned: the search and the final forest
-	// together stay within it, unless even the cheapest choice cannot.
+	// together stay within it, unless no choice can (then Used exceeds
+	// it: the budget did not bind).
 	Budget float64 `json:"budget"`
 	// Used is the work of every tree grown: all candidates' search trees
 	// and the final forest's trees beyond the winner's.
@@ -523,24 +525,23 @@ func (t *tuner) runWork(i int) float64 {
 	return t.spent + float64(t.base.Trees-len(t.grow[i].trees))*t.perTree(i)
 }
 
-// affordable returns the candidates of alive, in order, whose total is
-// within the budget; when none is, the one of least runWork.
+// affordable returns the candidates of alive, in order, whose runWork is
+// within the budget; when none is, all of them: a budget the search
+// cannot meet (its first round alone can exceed it when the forest has
+// few trees: 10 candidates of 14 trees against a forest of 60) does not
+// bind, and the score alone decides.
 func (t *tuner) affordable(alive []int) []int {
 	if t.budget == 0 {
 		return alive
 	}
 	var out []int
-	least := alive[0]
 	for _, i := range alive {
 		if t.runWork(i) <= t.budget {
 			out = append(out, i)
 		}
-		if t.runWork(i) < t.runWork(least) {
-			least = i
-		}
 	}
 	if len(out) == 0 {
-		return []int{least}
+		return alive
 	}
 	return out
 }
@@ -571,8 +572,9 @@ func (t *tuner) setBudget(ids []int, g0 *growing) {
 // min-leaf is the least of the stage) until the work of stage 2's
 // successive halving — bounded by letting the costliest candidates
 // survive every round — and a final forest with the incumbent, and with
-// the costliest candidate left, both fit. It returns the left-out
-// settings' records.
+// the costliest candidate left, both fit. A budget the incumbent already
+// exceeds does not bind (affordable). It returns the left-out settings'
+// records.
 func (t *tuner) budgeted(w int, sts []tuneSetting, first int) ([]tuneSetting, []int, []TuneCandidate, error) {
 	trees := t.base.Trees
 	uw := t.perTree(w)
@@ -610,7 +612,8 @@ func (t *tuner) budgeted(w int, sts []tuneSetting, first int) ([]tuneSetting, []
 			}
 		}
 		rest := float64(trees - rounds[len(rounds)-1])
-		if t.spent+plan+rest*max(uw, est[worst]) <= t.budget {
+		if t.spent+plan+rest*max(uw, est[worst]) <= t.budget || t.runWork(w) > t.budget {
+			// within the budget, or past it already (it does not bind)
 			return sts, rounds, over, nil
 		}
 		p := sts[worst].apply(t.base)

@@ -502,22 +502,17 @@ func TestTuneSearchIsConsistent(t *testing.T) {
 		}
 		// affordable filters a decision's alive candidates (best first) as
 		// the budget does: the search so far plus the candidate's forest
-		// grown on within the budget, or else the one of least such work
+		// grown on within the budget, or else all of them
 		affordable := func(alive []int, capTrees int, sofar float64) []int {
 			var out []int
-			least, leastWork := -1, math.Inf(1)
 			for _, i := range alive {
 				n := min(len(work[i]), capTrees) // its trees at the decision
-				total := sofar + float64(c.p.Trees-n)*mean(work[i][:n])
-				if total <= tu.Work.Budget {
+				if sofar+float64(c.p.Trees-n)*mean(work[i][:n]) <= tu.Work.Budget {
 					out = append(out, i)
-				}
-				if total < leastWork {
-					least, leastWork = i, total
 				}
 			}
 			if len(out) == 0 {
-				return []int{least}
+				return alive // a budget no candidate meets does not bind
 			}
 			return out
 		}
