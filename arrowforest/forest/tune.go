@@ -526,11 +526,12 @@ func (t *tuner) runWork(i int) float64 {
 }
 
 // affordable returns the candidates of alive, in order, whose runWork is
-// within the budget; when none is, all of them: a budget the search
-// cannot meet (its first round alone can exceed it when the forest has
-// few trees: 10 candidates of 14 trees against a forest of 60) does not
-// bind, and the score alone decides.
-func (t *tuner) affordable(alive []int) []int {
+// within the budget. When none is, the budget does not bind: a budget the
+// search cannot meet (its first round alone can exceed it when the forest
+// has few trees: 10 candidates of 14 trees against a forest of 60) leaves
+// the choice to the score, among all of alive or, when ceiling is given
+// (stage 2: its incumbent), among those no costlier than it.
+func (t *tuner) affordable(alive []int, ceiling int) []int {
 	if t.budget == 0 {
 		return alive
 	}
@@ -540,8 +541,16 @@ func (t *tuner) affordable(alive []int) []int {
 			out = append(out, i)
 		}
 	}
-	if len(out) == 0 {
+	if len(out) > 0 {
+		return out
+	}
+	if ceiling < 0 {
 		return alive
+	}
+	for _, i := range alive {
+		if t.runWork(i) <= t.runWork(ceiling) {
+			out = append(out, i)
+		}
 	}
 	return out
 }
@@ -649,7 +658,11 @@ func (t *tuner) halve(alive []int, rounds []int, oneSE bool) (int, error) {
 		case keep == 1:
 			// the decision: the best (or, with oneSE, the one standard
 			// error choice) of those the budget affords
-			cands := t.affordable(alive)
+			ceiling := -1
+			if oneSE {
+				ceiling = incumbent
+			}
+			cands := t.affordable(alive, ceiling)
 			w := cands[0]
 			if oneSE {
 				w = t.oneSE(cands, trees)

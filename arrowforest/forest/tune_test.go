@@ -503,16 +503,27 @@ func TestTuneSearchIsConsistent(t *testing.T) {
 		// affordable filters a decision's alive candidates (best first) as
 		// the budget does: the search so far plus the candidate's forest
 		// grown on within the budget, or else all of them
-		affordable := func(alive []int, capTrees int, sofar float64) []int {
+		affordable := func(alive []int, capTrees int, sofar float64, ceiling int) []int {
+			total := func(i int) float64 {
+				n := min(len(work[i]), capTrees) // its trees at the decision
+				return sofar + float64(c.p.Trees-n)*mean(work[i][:n])
+			}
 			var out []int
 			for _, i := range alive {
-				n := min(len(work[i]), capTrees) // its trees at the decision
-				if sofar+float64(c.p.Trees-n)*mean(work[i][:n]) <= tu.Work.Budget {
+				if total(i) <= tu.Work.Budget {
 					out = append(out, i)
 				}
 			}
-			if len(out) == 0 {
+			if len(out) > 0 {
+				return out
+			}
+			if ceiling < 0 {
 				return alive // a budget no candidate meets does not bind
+			}
+			for _, i := range alive { // nor lets stage 2 cost more than its incumbent
+				if total(i) <= total(ceiling) {
+					out = append(out, i)
+				}
 			}
 			return out
 		}
@@ -543,7 +554,11 @@ func TestTuneSearchIsConsistent(t *testing.T) {
 							t.Fatalf("%s: winner of the round at %d trees is not the least", c.name, trees)
 						}
 					}
-					cands := affordable(alive, capTrees, sofar)
+					ceiling := -1
+					if oneSE {
+						ceiling = incumbent
+					}
+					cands := affordable(alive, capTrees, sofar, ceiling)
 					if cands[0] != alive[0] {
 						budgetBound = true
 					}
