@@ -59,9 +59,10 @@ import (
 // stage 2 leaves out, untried, the settings of most candidates per node
 // until its successive halving and a final forest fit (budgeted; listed
 // in TuneWork.OverBudget). A budget no candidate can meet — with few
-// trees the first round alone can exceed it — does not bind. Measured: the costliest --tune runs of the
-// MORF and SPORF targets took 3.7× the untuned training's wall clock with
-// the budget, up to 5.1× without it, and met the same accuracy targets
+// trees the first round alone can exceed it — does not bind. Measured:
+// the costliest --tune runs of the MORF and SPORF targets took 3.2× the
+// untuned training's wall clock with the budget, up to 5.1× without it,
+// and met the same accuracy targets
 // (e2e/bench/results/morf-2026-11-26-budget.md).
 //
 // Every candidate's tree t is drawn from the stream of (seed, t), as in an
@@ -157,9 +158,9 @@ func (c *TuneCandidate) at(trees int) int {
 // tuneBudget times the work of the untuned forest (tree.Builder.Work; see
 // budgeted: the work model tracks CPU time to about ±25%, and a budget of
 // 4 in its units kept every measured --tune within 5× the untuned
-// training's wall clock, the oblique-forests issue's bound); stage 1's
-// first round has at least tuneMinTrees
-// trees, tuneFirstFraction of the forest's trees and enough for
+// training's wall clock, the bound); stage 1's first round has at
+// least tuneMinTrees trees, tuneFirstFraction of the forest's trees and
+// enough for
 // tuneOOBPairs out-of-bag predictions (a row is out of bag of a tree with
 // probability about e⁻¹), but no more than a quarter of the forest's
 // trees; each round keeps the best 1/tuneEta of its candidates on tuneEta
@@ -567,8 +568,10 @@ func (t *tuner) setBudget(ids []int, g0 *growing) {
 		if g.r.mtry == g0.r.mtry && g.p.MinLeaf == g0.p.MinLeaf && g.p.Lambda == g0.p.Lambda && g.p.MeanDiff == g0.p.MeanDiff &&
 			g.p.PatchHMin == g0.p.PatchHMin && g.p.PatchWMin == g0.p.PatchWMin && g.p.PatchHMax == g0.p.PatchHMax && g.p.PatchWMax == g0.p.PatchWMax {
 			u := t.perTree(i) * float64(t.base.Trees)
-			t.budget = max(tuneBudget*u, math.SmallestNonzeroFloat64)
-			t.tu.Work = &TuneWork{Untuned: u, Budget: tuneBudget * u}
+			if u > 0 { // trees that searched no split (one class) leave it unbounded
+				t.budget = tuneBudget * u
+				t.tu.Work = &TuneWork{Untuned: u, Budget: t.budget}
+			}
 			return
 		}
 	}
@@ -589,6 +592,7 @@ func (t *tuner) budgeted(w int, sts []tuneSetting, first int) ([]tuneSetting, []
 	uw := t.perTree(w)
 	mw := t.grow[w].r.mtry
 	est := make([]float64, len(sts))
+	recs := make([]TuneCandidate, len(sts))
 	var over []TuneCandidate
 	for k, st := range sts {
 		p := st.apply(t.base)
@@ -597,6 +601,7 @@ func (t *tuner) budgeted(w int, sts []tuneSetting, first int) ([]tuneSetting, []
 			return nil, nil, nil, fmt.Errorf("forest: tuning candidate %d: %w", len(t.settings)+k, err)
 		}
 		est[k] = uw * float64(r.mtry) / float64(max(mw, 1))
+		recs[k] = st.record(2, p)
 	}
 	for {
 		rounds := tuneRounds(len(sts)+1, first, trees)
@@ -625,11 +630,10 @@ func (t *tuner) budgeted(w int, sts []tuneSetting, first int) ([]tuneSetting, []
 			// within the budget, or past it already (it does not bind)
 			return sts, rounds, over, nil
 		}
-		p := sts[worst].apply(t.base)
-		_, _ = p.resolve(t.s.fr.P(), t.s.fr.Task) // resolved above without error
-		over = append(over, sts[worst].record(2, p))
+		over = append(over, recs[worst])
 		sts = slices.Delete(sts, worst, worst+1)
 		est = slices.Delete(est, worst, worst+1)
+		recs = slices.Delete(recs, worst, worst+1)
 	}
 }
 
@@ -807,10 +811,9 @@ func tune(fr *frame.Frame, base Params, opts TrainOptions) (*Forest, error) {
 // exactly when Params.Tune is set, the metric of the task, two stages of
 // rounds of increasing positive tree counts within the forest's, a work
 // account (when present) of positive work with untried over-budget
-// settings, every
-// candidate of stage 1 or 2 scored at increasing tree counts (one finite
-// score, Brier score and OOB error each), and one winner, marked and
-// indexed.
+// settings, every candidate of stage 1 or 2 scored at increasing tree
+// counts (one finite score, Brier score and OOB error each), and one
+// winner, marked and indexed.
 func (f *Forest) ValidateTuning() error {
 	tu := f.Tuning
 	if tu == nil {

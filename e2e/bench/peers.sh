@@ -3,7 +3,7 @@
 # machine, in one run, on the same files. See e2e/bench/README.md.
 #
 #   bash e2e/bench/peers.sh [--quick] [--peers-only] [--only trunk|cv] [--tune] [--forestd BIN]
-#                           [--data DIR] [--keep]
+#                           [--data DIR] [--keep] [--seed S]
 #
 #   --quick       Trunk n = 20,000 (train and test) and 2-fold CV: a smoke run
 #   --peers-only  skip forestd: Trunk drawn by gen_trunk.py (numpy) instead of
@@ -14,8 +14,10 @@
 #   --forestd BIN use this binary instead of building ./cmd/forestd
 #   --data DIR    the shared data sets (default: <repo>/testdata)
 #   --keep        keep the scratch directory (printed at the end)
+#   --seed S      the forests' seed, every tool (default 1; the folds stay
+#                 fixed): runs at several seeds pool with peers_pool.py
 #
-# Writes e2e/bench/results/peers-<date>[-quick][-peers-only][-trunk|-cv][-tune].{md,json} and
+# Writes e2e/bench/results/peers-<date>[-quick][-peers-only][-trunk|-cv][-tune][-seedS].{md,json} and
 # prints the markdown report. Exit status: 0 when every tool ran (targets met
 # or not: the report says), 1 when a tool is missing or a step failed.
 set -euo pipefail
@@ -23,13 +25,15 @@ set -euo pipefail
 # The whole script is one function, parsed before it runs, so that editing this
 # file while a run is in progress cannot change what the running copy executes.
 main() {
-QUICK=0 PEERS_ONLY=0 KEEP=0 FORESTD_BIN="" DATA="" ONLY="" TUNE=0
+QUICK=0 PEERS_ONLY=0 KEEP=0 FORESTD_BIN="" DATA="" ONLY="" TUNE=0 SEED_ARG=""
 ORIG_ARGS="$*"
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1 ;;
     --peers-only) PEERS_ONLY=1 ;;
     --keep) KEEP=1 ;;
+    --seed) SEED_ARG="${2:?--seed needs a number}"; shift
+            case "$SEED_ARG" in ''|*[!0-9]*) echo "peers.sh: error: --seed takes a non-negative integer" >&2; exit 1 ;; esac ;;
     --tune) TUNE=1 ;;
     --forestd) FORESTD_BIN="${2:?--forestd needs a path}"; shift ;;
     --data) DATA="${2:?--data needs a directory}"; shift ;;
@@ -49,7 +53,7 @@ THREADS=2
 P=50
 TRUNK_TREES=100
 CV_TREES=500
-SEED=1                       # forest seed, all tools
+SEED=${SEED_ARG:-1}          # forest seed, all tools (--seed)
 TRAIN_SEED=1 TEST_SEED=2     # Trunk generator seeds
 FOLD_SEED=20240601
 CV_SETS=(digits satellite letter_recognition dna)
@@ -230,6 +234,7 @@ DATE="$(date +%F)"
 SUFFIX=""; [ "$QUICK" = 1 ] && SUFFIX="$SUFFIX-quick"; [ "$PEERS_ONLY" = 1 ] && SUFFIX="$SUFFIX-peers-only"
 [ -n "$ONLY" ] && SUFFIX="$SUFFIX-$ONLY"
 [ "$TUNE" = 1 ] && SUFFIX="$SUFFIX-tune"
+[ "$SEED" != 1 ] && SUFFIX="$SUFFIX-seed$SEED"
 mkdir -p "$HERE/results"
 CPU="$(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo 2>/dev/null || echo unknown)"
 VERS="ranger $(Rscript -e 'cat(as.character(packageVersion("ranger")))' 2>/dev/null), $(Rscript -e 'cat(R.version.string)' 2>/dev/null)"
@@ -239,7 +244,7 @@ if [ "$PEERS_ONLY" = 0 ]; then
   [ -n "$(cd "$ROOT" && git status --porcelain 2>/dev/null | head -n 1)" ] && REV="$REV (dirty tree)"
   VERS="$VERS; forestd $REV, $(go version 2>/dev/null | awk '{print $3}')"
 fi
-DATE="$DATE" QUICK="$QUICK" PEERS_ONLY="$PEERS_ONLY" CPU="$CPU" VERS="$VERS" N="$N" P="$P" \
+DATE="$DATE" QUICK="$QUICK" PEERS_ONLY="$PEERS_ONLY" CPU="$CPU" VERS="$VERS" N="$N" P="$P" SEED="$SEED" \
 TREES="$TRUNK_TREES" CV_TREES="$CV_TREES" THREADS="$THREADS" K="$K" FOLD_SEED="$FOLD_SEED" \
 CV_SETS="${CV_SETS[*]}" FOLDS="$FOLDS" LOADS="$(printf '%s\n' "${LOADS[@]}")" ARGS="$ORIG_ARGS" \
   "$PY" - "${CMDS[@]}" >"$RUN/meta.json" <<'EOF'
@@ -252,7 +257,7 @@ print(json.dumps({
     "cpu": e["CPU"], "cores": os.cpu_count(), "versions": e["VERS"],
     "n_train": int(e["N"]), "n_test": int(e["N"]), "p": int(e["P"]), "trees": int(e["TREES"]),
     "threads": int(e["THREADS"]), "cv_trees": int(e["CV_TREES"]), "folds": int(e["K"]),
-    "fold_seed": int(e["FOLD_SEED"]), "cv_datasets": e["CV_SETS"].split(),
+    "fold_seed": int(e["FOLD_SEED"]), "seed": int(e["SEED"]), "cv_datasets": e["CV_SETS"].split(),
     "datasets": [{k: d[k] for k in ("name", "rows", "features", "classes")} for d in man["datasets"]],
     "cpu_busy_before": {l.split()[0]: {"busy_percent": int(l.split()[1]), "load1": float(l.split()[2])}
                         for l in e["LOADS"].splitlines() if l.strip()},

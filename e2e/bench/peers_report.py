@@ -128,7 +128,7 @@ def main():
     k = meta.get("folds", "?")
     cv_lines_start = len(L)
     L.append("## Accuracy: %s-fold stratified CV, %s trees, mtry = floor(sqrt(p)), fixed folds "
-             "(seed %s) read by every tool" % (k, meta.get("cv_trees", "?"), meta.get("fold_seed", "?")))
+             "(seed %s) read by every tool, forest seed %s" % (k, meta.get("cv_trees", "?"), meta.get("fold_seed", "?"), meta.get("seed", 1)))
     L.append("")
     cvres = {}
     for t in ("ranger", "sklearn"):
