@@ -15,7 +15,10 @@ import (
 // untuned training per op and their ratio (target ≤ 5), and the ratio
 // of the winner's own untuned forest to the default's: what the final
 // forest costs whatever the search, so tuned/untuned − winner/untuned is
-// about the search's share.
+// about the search's share; and the search's own account of its work
+// against the untuned forest's (Tuning.Work: at most the budget, 4, when
+// the budget can be met), beside which tuned/untuned shows how the work
+// model tracks CPU time.
 //
 //	go test ./arrowforest/forest -run '^$' -bench Tune -benchtime 1x
 func BenchmarkTune(b *testing.B) {
@@ -36,7 +39,7 @@ func BenchmarkTune(b *testing.B) {
 			p := DefaultParams(frame.TaskClassification)
 			p.Trees, p.Threads = 500, 2
 			c.edit(&p)
-			var untuned, tuned, winner float64
+			var untuned, tuned, winner, work float64
 			for i := 0; i < b.N; i++ {
 				cpu0 := cpuTime()
 				if _, err := Train(c.fr, p, TrainOptions{}); err != nil {
@@ -50,6 +53,9 @@ func BenchmarkTune(b *testing.B) {
 					b.Fatal(err)
 				}
 				cpu2 := cpuTime()
+				if tw := f.Tuning.Work; tw != nil {
+					work += tw.Used / tw.Untuned
+				}
 				w := f.Params
 				w.Tune = false
 				if _, err := Train(c.fr, w, TrainOptions{}); err != nil {
@@ -65,6 +71,7 @@ func BenchmarkTune(b *testing.B) {
 			b.ReportMetric(tuned/n, "tuned-cpu-s")
 			b.ReportMetric(tuned/untuned, "tuned/untuned")
 			b.ReportMetric(winner/untuned, "winner/untuned")
+			b.ReportMetric(work/n, "work-used/untuned")
 		})
 	}
 }
