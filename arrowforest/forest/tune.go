@@ -395,7 +395,6 @@ type tuner struct {
 	grow     []*growing
 	perRow   map[[2]int][]float64 // (candidate, trees) → tuneScore.PerRow
 	spent    float64              // work of every search tree grown (TuneWork.Used)
-	budget   float64              // TuneWork.Budget; 0 until the untuned forest's work is known
 	done     int                  // trees grown so far, for progress
 	total    int                  // trees planned
 	last     [2]int               // the last progress report: done, total
@@ -533,12 +532,12 @@ func (t *tuner) runWork(i int) float64 {
 // the choice to the score, among all of alive or, when ceiling is given
 // (stage 2: its incumbent), among those no costlier than it.
 func (t *tuner) affordable(alive []int, ceiling int) []int {
-	if t.budget == 0 {
+	if t.tu.Work == nil {
 		return alive
 	}
 	var out []int
 	for _, i := range alive {
-		if t.runWork(i) <= t.budget {
+		if t.runWork(i) <= t.tu.Work.Budget {
 			out = append(out, i)
 		}
 	}
@@ -548,8 +547,9 @@ func (t *tuner) affordable(alive []int, ceiling int) []int {
 	if ceiling < 0 {
 		return alive
 	}
+	limit := t.runWork(ceiling)
 	for _, i := range alive {
-		if t.runWork(i) <= t.runWork(ceiling) {
+		if t.runWork(i) <= limit {
 			out = append(out, i)
 		}
 	}
@@ -569,8 +569,7 @@ func (t *tuner) setBudget(ids []int, g0 *growing) {
 			g.p.PatchHMin == g0.p.PatchHMin && g.p.PatchWMin == g0.p.PatchWMin && g.p.PatchHMax == g0.p.PatchHMax && g.p.PatchWMax == g0.p.PatchWMax {
 			u := t.perTree(i) * float64(t.base.Trees)
 			if u > 0 { // trees that searched no split (one class) leave it unbounded
-				t.budget = tuneBudget * u
-				t.tu.Work = &TuneWork{Untuned: u, Budget: t.budget}
+				t.tu.Work = &TuneWork{Untuned: u, Budget: tuneBudget * u}
 			}
 			return
 		}
@@ -589,6 +588,10 @@ func (t *tuner) setBudget(ids []int, g0 *growing) {
 // records.
 func (t *tuner) budgeted(w int, sts []tuneSetting, first int) ([]tuneSetting, []int, []TuneCandidate, error) {
 	trees := t.base.Trees
+	if t.tu.Work == nil || t.runWork(w) > t.tu.Work.Budget { // unbounded, or past it already (it does not bind)
+		return sts, tuneRounds(len(sts)+1, first, trees), nil, nil
+	}
+	budget := t.tu.Work.Budget
 	uw := t.perTree(w)
 	mw := t.grow[w].r.mtry
 	est := make([]float64, len(sts))
@@ -605,7 +608,7 @@ func (t *tuner) budgeted(w int, sts []tuneSetting, first int) ([]tuneSetting, []
 	}
 	for {
 		rounds := tuneRounds(len(sts)+1, first, trees)
-		if t.budget == 0 || len(sts) == 0 {
+		if len(sts) == 0 {
 			return sts, rounds, over, nil
 		}
 		us := append(slices.Clone(est), uw)
@@ -626,8 +629,7 @@ func (t *tuner) budgeted(w int, sts []tuneSetting, first int) ([]tuneSetting, []
 			}
 		}
 		rest := float64(trees - rounds[len(rounds)-1])
-		if t.spent+plan+rest*max(uw, est[worst]) <= t.budget || t.runWork(w) > t.budget {
-			// within the budget, or past it already (it does not bind)
+		if t.spent+plan+rest*max(uw, est[worst]) <= budget {
 			return sts, rounds, over, nil
 		}
 		over = append(over, recs[worst])
