@@ -412,44 +412,30 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// labels returns the label columns of train.label: several when it lists
-// them comma-separated (spaces around a name are trimmed), else the one
-// label as given. Empty names stay in the list for validateLabels.
+// Labels returns the label columns of train.label: several when it lists
+// them comma-separated (frame.SplitLabel: spaces around a name trimmed,
+// empty names kept for validateLabels), else the one label as given.
 func (t TrainConfig) Labels() []string {
 	if !strings.Contains(t.Label, ",") {
 		return []string{t.Label}
 	}
-	names := strings.Split(t.Label, ",")
-	for i := range names {
-		names[i] = strings.TrimSpace(names[i])
-	}
-	return names
+	return frame.SplitLabel(t.Label)
 }
 
 // validateLabels checks several label columns (train.label: a,b,c), which
 // train learns as one multi-output regression forest: named, distinct,
-// neither features nor excluded, regression with a forest kind that takes
-// several targets (as forestd train --label a,b,c requires), and no
-// analyze or select stage, whose analysis takes one class label.
+// neither in train.features nor in train.exclude (frame.CheckTargets),
+// regression with a forest kind that takes several targets (as forestd
+// train --label a,b,c requires), and no analyze or select stage, whose
+// analysis takes one class label.
 func (c *Config) validateLabels() error {
 	t := c.Train
 	names := t.Labels()
 	if len(names) < 2 {
 		return nil
 	}
-	seen := make(map[string]bool, len(names))
-	for _, n := range names {
-		switch {
-		case n == "":
-			return fmt.Errorf("train.label: %q has an empty column name", t.Label)
-		case seen[n]:
-			return fmt.Errorf("train.label: %q names column %q twice", t.Label, n)
-		case slices.Contains(t.Features, n):
-			return fmt.Errorf("train.label: column %q is also listed in train.features", n)
-		case slices.Contains(t.Exclude, n):
-			return fmt.Errorf("train.label: column %q is also listed in train.exclude", n)
-		}
-		seen[n] = true
+	if err := frame.CheckTargets(names, t.Features, t.Exclude); err != nil {
+		return fmt.Errorf("train.label: %w", err)
 	}
 	if c.Has(StageAnalyze) || c.Has(StageSelect) {
 		return fmt.Errorf("train.label: %q names several columns, a multi-output regression target; the analyze and select stages analyse one class label", t.Label)

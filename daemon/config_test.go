@@ -284,12 +284,12 @@ func TestMultiLabelConfig(t *testing.T) {
 		}
 	}
 	wantConfigErrors(t, map[string]string{
-		"train: {label: 'a,,b'}\n":                                "train.label: \"a,,b\" has an empty column name",
+		"train: {label: 'a,,b'}\n":                                `train.label: frame: targets "a,,b": empty column name`,
 		"train: {label: 'a,b,'}\n":                                "empty column name",
 		"train: {label: ','}\n":                                   "empty column name",
-		"train: {label: 'a,b, a'}\n":                              `names column "a" twice`,
-		"train: {label: 'a,b', features: [x, b]}\n":               `column "b" is also listed in train.features`,
-		"train: {label: 'a,b', exclude: [id, a]}\n":               `column "a" is also listed in train.exclude`,
+		"train: {label: 'a,b, a'}\n":                              `train.label: frame: targets "a,b,a": column "a" twice`,
+		"train: {label: 'a,b', features: [x, b]}\n":               `train.label: frame: target "b" is also listed as a feature`,
+		"train: {label: 'a,b', exclude: [id, a]}\n":               `train.label: frame: target "a" is also listed as excluded`,
 		"train: {label: 'a,b', task: classification}\n":           "train.task classification takes one label",
 		"train: {label: 'a,b', forest: fdm}\n":                    "train.forest fdm learns one label",
 		"train: {label: 'a,b', forest: drf}\n":                    "train.forest drf is not a training kind of the daemon",

@@ -170,24 +170,13 @@ func NewTrainer(opts TrainOptions) (*Trainer, error) {
 }
 
 // checkLabels checks the target columns of a multi-output trainer: named,
-// distinct, neither features nor excluded, learnt by regression with a
-// forest kind that takes several targets (as forestd train --label a,b,c
-// requires).
+// distinct, neither features nor excluded (frame.CheckTargets), learnt by
+// regression with a forest kind that takes several targets (as forestd
+// train --label a,b,c requires).
 func checkLabels(opts TrainOptions) error {
 	all := strings.Join(opts.Labels, ",")
-	seen := make(map[string]bool, len(opts.Labels))
-	for _, l := range opts.Labels {
-		switch {
-		case l == "":
-			return fmt.Errorf("operators: labels %q: empty column name", all)
-		case seen[l]:
-			return fmt.Errorf("operators: labels %q: column %q twice", all, l)
-		case slices.Contains(opts.Features, l):
-			return fmt.Errorf("operators: the label %q is also listed as a feature", l)
-		case slices.Contains(opts.Exclude, l):
-			return fmt.Errorf("operators: the label %q is also listed as excluded", l)
-		}
-		seen[l] = true
+	if err := frame.CheckTargets(opts.Labels, opts.Features, opts.Exclude); err != nil {
+		return fmt.Errorf("operators: labels: %w", err)
 	}
 	if opts.Task == frame.TaskClassification {
 		return fmt.Errorf("operators: labels %q name several columns, a multi-output regression target; classification takes one label", all)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -163,15 +162,7 @@ func (m *Model) evaluate(recs []arrow.Record, labels []string, threads int, rows
 
 // labelColumns are the label columns a model with several outputs was
 // trained on (LabelName joins them with ",").
-func (m *Model) labelColumns() []string {
-	var cols []string
-	for _, c := range strings.Split(m.f.LabelName, ",") {
-		if c = strings.TrimSpace(c); c != "" {
-			cols = append(cols, c)
-		}
-	}
-	return cols
-}
+func (m *Model) labelColumns() []string { return frame.SplitLabel(m.f.LabelName) }
 
 // sourceOptions are the frame options that read the model's source columns
 // and the label.

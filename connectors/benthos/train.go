@@ -205,9 +205,7 @@ func trainOptions(conf *service.ParsedConfig) (operators.TrainOptions, error) {
 		return o, err
 	}
 	if strings.Contains(label, ",") {
-		for _, l := range strings.Split(label, ",") {
-			o.Labels = append(o.Labels, strings.TrimSpace(l))
-		}
+		o.Labels = frame.SplitLabel(label)
 	} else {
 		o.Label = strings.TrimSpace(label)
 	}

@@ -57,16 +57,17 @@ func flagValue[T any](fs *flags, name string) T {
 	return fs.Lookup(name).Value.(flag.Getter).Get().(T)
 }
 
-// labelColumns splits --label into column names.
+// labelColumns splits --label into column names (frame.SplitLabel); an
+// empty or repeated name among several is a usage error.
 func labelColumns(label string) ([]string, error) {
-	var cols []string
-	for _, c := range strings.Split(label, ",") {
-		if c = strings.TrimSpace(c); c != "" {
-			cols = append(cols, c)
-		}
-	}
-	if len(cols) == 0 {
+	cols := frame.SplitLabel(label)
+	switch {
+	case len(cols) == 1 && cols[0] == "":
 		return nil, usagef("--label is required: the response columns, comma-separated (or one fixed-size list column)")
+	case len(cols) > 1:
+		if err := frame.CheckTargets(cols, nil, nil); err != nil {
+			return nil, usagef("--label %s: %v", label, err)
+		}
 	}
 	return cols, nil
 }
@@ -215,7 +216,7 @@ func (d *drfFlags) train(fs *flags, env Env, paths []string) error {
 func drfInfo(f *forest.Forest) map[string]any {
 	d := f.DRF
 	return map[string]any{
-		"targets": d.Targets, "label_columns": strings.Split(f.LabelName, ","),
+		"targets": d.Targets, "label_columns": frame.SplitLabel(f.LabelName),
 		"distance": d.Distance, "isomap_k": d.IsomapK, "projection": d.Projection,
 		"embed_dim": d.Dim(), "eigenvalues": d.Eigenvalues, "sigma_g": d.SigmaG, "gamma_g": d.GammaG,
 		"rows": d.Rows(), "input_rows": d.InputRows, "predict": d.Predict, "backscore_center": d.Offset != nil,
