@@ -15,6 +15,7 @@ import (
 
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/arrowforest/model"
 	"github.com/forestd/forestd/connectors/codec"
 	"github.com/forestd/forestd/operators"
 	"github.com/forestd/forestd/scoring"
@@ -400,18 +401,20 @@ func (p *trainProc) retrain(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	m, err := scoring.Encode(f, p.version+1, CreatedBy)
+	// Encoded only: this processor writes the model and never scores
+	// with it, so it is not compiled (scoring.Encode would).
+	data, meta, err := model.EncodeBytes(f, model.Meta{Version: p.version + 1, CreatedBy: CreatedBy})
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(p.path, m.Bytes()); err != nil {
+	if err := writeFileAtomic(p.path, data); err != nil {
 		return err
 	}
-	p.version = m.Version()
+	p.version = meta.Version
 	p.met.written.Incr(1)
 	p.met.version.Set(p.version)
 	p.met.latency.Timing(time.Since(t0).Nanoseconds())
-	p.log.Infof("forestd_train: wrote model %s version %d (%d rows) to %s", m.ID(), m.Version(), fr.NRows, p.path)
+	p.log.Infof("forestd_train: wrote model %s version %d (%d rows) to %s", meta.ID, meta.Version, fr.NRows, p.path)
 	return nil
 }
 
