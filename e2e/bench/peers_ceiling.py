@@ -31,6 +31,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from peers_forestd import Failed, eval_error, parse_json, run  # noqa: E402
+from peers_pool import pooled  # noqa: E402
 
 TIMEOUT = 1200
 
@@ -44,12 +45,6 @@ def candidates(p):
         if m not in mtrys:
             mtrys.append(m)
     return [(m, leaf) for m in mtrys for leaf in (10, 3, 1)]
-
-
-def pm(v):
-    m = sum(v) / len(v)
-    se = math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1) / len(v)) if len(v) > 1 else float("nan")
-    return "%+.2f ± %.2f" % (m, se)
 
 
 def fit_all(a, ds, f, seed, cache):
@@ -129,11 +124,7 @@ def main():
     print("| data set | default | --tune | OOB search (12 forests per fold) | test pick (sees the test rows) |")
     print("|---|---:|---:|---:|---:|")
     for name, d in diffs.items():
-        cells = []
-        for col in ("default", "tune", "oob", "test"):
-            per_fold = [sum(v[k] for v in d[col]) / len(runs) for k in range(len(d[col][0]))]
-            cells.append(pm(per_fold))
-        print("| %s | %s |" % (name, " | ".join(cells)))
+        print("| %s | %s |" % (name, " | ".join(pooled(d[col]) for col in ("default", "tune", "oob", "test"))))
     print("\nThe OOB search's picks (mtry/min-leaf), folds 1..5:\n")
     for name, per_seed in picks.items():
         print("- %s: %s" % (name, "; ".join("seed %d: %s" % (s, ", ".join(p)) for s, p in zip(seeds, per_seed))))

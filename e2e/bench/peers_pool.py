@@ -18,6 +18,16 @@ import statistics
 import sys
 
 
+def pooled(diffs):
+    """diffs[seed][fold]: one tool's accuracy minus ranger's, in percentage
+    points. Returns "mean ± se": the mean and the standard error over the
+    folds of the seed-averaged per-fold differences."""
+    k = len(diffs[0])
+    per_fold = [statistics.mean(d[f] for d in diffs) for f in range(k)]
+    se = statistics.stdev(per_fold) / k ** 0.5 if k > 1 else float("nan")
+    return "%+.2f ± %.2f" % (statistics.mean(per_fold), se)
+
+
 def main(paths):
     runs = [json.load(open(p)) for p in paths]
     fold_seeds = {r["meta"].get("fold_seed") for r in runs}
@@ -40,10 +50,8 @@ def main(paths):
         k = len(acc["ranger"][0])
         cells = ["%.2f" % (100 * statistics.mean(a for per in acc[t] for a in per)) for t in tools]
         for t in others:
-            diffs = [100 * statistics.mean(acc[t][s][f] - acc["ranger"][s][f] for s in range(len(runs)))
-                     for f in range(k)]
-            se = statistics.stdev(diffs) / k ** 0.5 if k > 1 else float("nan")
-            cells.append("%+.2f ± %.2f" % (statistics.mean(diffs), se))
+            cells.append(pooled([[100 * (acc[t][s][f] - acc["ranger"][s][f]) for f in range(k)]
+                                 for s in range(len(runs))]))
         print("| %s | %s |" % (d, " | ".join(cells)))
 
 
