@@ -1,6 +1,7 @@
 package files
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"math"
 	"os"
@@ -448,5 +449,38 @@ func TestDetectFormat(t *testing.T) {
 	os.WriteFile(junk, []byte("hello"), 0o644)
 	if _, _, err := ReadFile(junk, ReadOptions{}); err == nil || !strings.Contains(err.Error(), "unrecognised file format") {
 		t.Errorf("junk: %v", err)
+	}
+}
+
+// TestReadIPCFreesOnError: a stream that fails to decode leaves nothing
+// allocated, including what arrow-go v17's reader itself loses — the
+// buffer of a first message that is not a schema (NewReader returns its
+// error without releasing it) — and the records of a stream cut short.
+func TestReadIPCFreesOnError(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(dataDir(t), "digits.arrows"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A stream message: continuation marker 0xFFFFFFFF, metadata length,
+	// metadata (the schema message has no body).
+	if len(b) < 8 || binary.LittleEndian.Uint32(b) != 0xFFFFFFFF {
+		t.Fatalf("digits.arrows does not start with a stream message")
+	}
+	schemaLen := 8 + int(binary.LittleEndian.Uint32(b[4:]))
+	for name, in := range map[string][]byte{
+		"record batch first": b[schemaLen:],
+		"cut in a batch":     b[:schemaLen+(len(b)-schemaLen)/2],
+	} {
+		t.Run(name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			s, recs, err := ReadIPCBytes("m.arrows", in, ReadOptions{Mem: mem})
+			if err == nil || s != nil || recs != nil {
+				t.Fatalf("got schema %v, %d records, err %v; want an error alone", s, len(recs), err)
+			}
+			if !strings.Contains(err.Error(), "m.arrows") {
+				t.Errorf("error %q does not name the input", err)
+			}
+			mem.AssertSize(t, 0)
+		})
 	}
 }

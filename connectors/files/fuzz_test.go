@@ -63,19 +63,14 @@ func written(f *testing.F, name string) []byte {
 }
 
 // consume checks and uses what a reader returned, then releases it.
-// Allocator leaks are checked after a successful read always, and after a
-// failed one only when errLeakOK is false: arrow-go v17's IPC reader loses
-// buffers it was filling when a corrupt message makes it panic internally
-// (harmless with the default Go allocator, which garbage-collects them).
-func consume(t *testing.T, mem *memory.CheckedAllocator, s *arrow.Schema, recs []arrow.Record, err error, errLeakOK bool) {
+// Allocator leaks are checked after every read, good or failed.
+func consume(t *testing.T, mem *memory.CheckedAllocator, s *arrow.Schema, recs []arrow.Record, err error) {
 	t.Helper()
 	if err != nil {
 		if recs != nil {
 			t.Fatalf("error %v with %d records", err, len(recs))
 		}
-		if !errLeakOK {
-			mem.AssertSize(t, 0)
-		}
+		mem.AssertSize(t, 0)
 		return
 	}
 	defer mem.AssertSize(t, 0)
@@ -111,7 +106,7 @@ func FuzzReadCSV(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		s, recs, err := readCSV("fuzz.csv", bytes.NewReader(data), nil, mem)
-		consume(t, mem, s, recs, err, false)
+		consume(t, mem, s, recs, err)
 	})
 }
 
@@ -121,7 +116,7 @@ func FuzzReadParquet(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		s, recs, err := readParquet("fuzz.parquet", bytes.NewReader(data), int64(len(data)), nil, mem)
-		consume(t, mem, s, recs, err, false)
+		consume(t, mem, s, recs, err)
 	})
 }
 
@@ -132,6 +127,6 @@ func FuzzReadIPC(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		s, recs, err := ReadIPCBytes("fuzz.arrows", data, ReadOptions{Mem: mem})
-		consume(t, mem, s, recs, err, true)
+		consume(t, mem, s, recs, err)
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/ipc"
@@ -19,21 +20,24 @@ type readSeekerAt interface {
 // readIPC reads an Arrow IPC file (random-access format, "ARROW1" magic)
 // or stream. Every record is validated (buffer sizes, offsets, dictionary
 // indices) so that a corrupt file is an error here rather than a panic
-// later; a panic inside the Arrow decoder is turned into an error too.
+// later; a panic inside the Arrow decoder is turned into an error too. A
+// failed read frees everything it allocated from mem (scopedAllocator).
 func readIPC(name string, r readSeekerAt, ft Format, cols []string, mem memory.Allocator) (schema *arrow.Schema, recs []arrow.Record, err error) {
+	scope := newScopedAllocator(mem)
 	defer func() {
 		if p := recover(); p != nil {
 			release(recs)
 			schema, recs = nil, nil
 			err = fmt.Errorf("%s: corrupt Arrow IPC data (decoder panic: %v)", name, p)
 		}
+		scope.end(err != nil)
 	}()
 	size, err := r.Seek(0, io.SeekEnd)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	limit := allocCap(size)
-	mem = cappedAllocator{Allocator: mem, max: limit}
+	mem = cappedAllocator{Allocator: scope, max: limit}
 	what := "Arrow IPC stream"
 	if ft == FormatIPCFile {
 		what = "Arrow IPC file"
@@ -152,6 +156,82 @@ func (a cappedAllocator) Reallocate(n int, b []byte) []byte {
 		panic(fmt.Sprintf("allocation of %d bytes exceeds the limit of %d for this input", n, a.max))
 	}
 	return a.Allocator.Reallocate(n, b)
+}
+
+// scopedAllocator passes allocations through to an allocator and, while a
+// read is under way, remembers the buffers it has handed out and not had
+// back. arrow-go v17's IPC reader loses buffers when it fails: NewReader
+// keeps the first message's buffer when that message is not a schema, and
+// a corrupt message can make the decoder panic halfway through a buffer it
+// was filling. end(true) frees what the failed read still holds, so that
+// a corrupt message costs a caller's accounting allocator nothing; end
+// (either way) stops the bookkeeping, and the records of a good read free
+// their buffers through it later as through the allocator itself.
+type scopedAllocator struct {
+	memory.Allocator
+	mu   sync.Mutex
+	live map[*byte][]byte // by first byte; nil once the read has ended
+}
+
+func newScopedAllocator(mem memory.Allocator) *scopedAllocator {
+	return &scopedAllocator{Allocator: mem, live: map[*byte][]byte{}}
+}
+
+// track records b as handed out (zero-length buffers hold nothing).
+func (a *scopedAllocator) track(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	a.mu.Lock()
+	if a.live != nil {
+		a.live[&b[0]] = b
+	}
+	a.mu.Unlock()
+}
+
+// forget records b as given back.
+func (a *scopedAllocator) forget(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	a.mu.Lock()
+	if a.live != nil {
+		delete(a.live, &b[0])
+	}
+	a.mu.Unlock()
+}
+
+func (a *scopedAllocator) Allocate(n int) []byte {
+	b := a.Allocator.Allocate(n)
+	a.track(b)
+	return b
+}
+
+func (a *scopedAllocator) Reallocate(n int, b []byte) []byte {
+	a.forget(b)
+	nb := a.Allocator.Reallocate(n, b)
+	a.track(nb)
+	return nb
+}
+
+func (a *scopedAllocator) Free(b []byte) {
+	a.forget(b)
+	a.Allocator.Free(b)
+}
+
+// end stops the bookkeeping; with failed, it first frees every buffer the
+// read allocated and did not give back (the caller has released all it
+// got from the read, so nothing else refers to them).
+func (a *scopedAllocator) end(failed bool) {
+	a.mu.Lock()
+	live := a.live
+	a.live = nil
+	a.mu.Unlock()
+	if failed {
+		for _, b := range live {
+			a.Allocator.Free(b)
+		}
+	}
 }
 
 // ReadIPCBytes decodes an Arrow IPC stream or file held in memory (e.g. a
