@@ -463,8 +463,16 @@ func selectFeatures(schema *arrow.Schema, labelIdx []int, opts Options) ([]int, 
 			idx = append(idx, j)
 		}
 	} else {
+		// Features are known by name (a model maps scoring columns by
+		// name), so two columns of one name cannot both be features.
+		first := make(map[string]int, schema.NumFields())
 		for j := 0; j < schema.NumFields(); j++ {
 			if !slices.Contains(labelIdx, j) && !excluded[j] {
+				name := schema.Field(j).Name
+				if k, dup := first[name]; dup {
+					return nil, fmt.Errorf("frame: column name %s occurs twice (columns %d and %d): features are known by name", name, k+1, j+1)
+				}
+				first[name] = j
 				idx = append(idx, j)
 			}
 		}

@@ -325,6 +325,26 @@ func TestFromRecordsOptionErrors(t *testing.T) {
 	}
 }
 
+// TestFromRecordsDuplicateFeatureNames: two columns of one name cannot both
+// be features (a model knows its features by name); excluding one of them
+// or choosing features by name leaves a usable frame.
+func TestFromRecordsDuplicateFeatureNames(t *testing.T) {
+	mem := checked(t)
+	rec := record([]string{"a", "a", "y"},
+		build(t, mem, arrow.PrimitiveTypes.Float64, 1.0),
+		build(t, mem, arrow.PrimitiveTypes.Float64, 2.0),
+		build(t, mem, arrow.BinaryTypes.String, "x"))
+	defer rec.Release()
+	_, err := FromRecords(rec.Schema(), []arrow.Record{rec}, Options{Label: "y"})
+	if err == nil || !strings.Contains(err.Error(), "column name a occurs twice (columns 1 and 2)") {
+		t.Fatalf("err = %v", err)
+	}
+	_, err = FromRecords(rec.Schema(), []arrow.Record{rec}, Options{Label: "y", Features: []string{"a"}})
+	if err == nil || !strings.Contains(err.Error(), "ambiguous") {
+		t.Fatalf("choosing an ambiguous name: err = %v", err)
+	}
+}
+
 func TestLabels(t *testing.T) {
 	strDict := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Uint16, ValueType: arrow.BinaryTypes.String}
 	intDict := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.PrimitiveTypes.Int64}

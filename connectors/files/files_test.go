@@ -484,3 +484,28 @@ func TestReadIPCFreesOnError(t *testing.T) {
 		})
 	}
 }
+
+// TestReadIPCDuplicateColumnNames: as in CSV and Parquet, an Arrow IPC
+// input with two columns of one name is an error naming the file and the
+// column (a frame could not tell the features apart).
+func TestReadIPCDuplicateColumnNames(t *testing.T) {
+	mem := checked(t)
+	b := array.NewFloat64Builder(mem)
+	b.AppendValues([]float64{1, 2}, nil)
+	col := b.NewArray()
+	b.Release()
+	defer col.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Float64}, {Name: "a", Type: arrow.PrimitiveTypes.Float64}}, nil)
+	rec := array.NewRecord(schema, []arrow.Array{col, col}, 2)
+	defer rec.Release()
+	for _, name := range []string{"dup.arrows", "dup.arrow"} {
+		path := filepath.Join(t.TempDir(), name)
+		if err := WriteFile(path, schema, []arrow.Record{rec}, WriteOptions{Mem: mem}); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := ReadPaths([]string{path}, ReadOptions{Mem: mem})
+		if err == nil || !strings.Contains(err.Error(), name+": duplicate column name a (columns 1 and 2)") {
+			t.Fatalf("%s: err = %v", name, err)
+		}
+	}
+}

@@ -58,6 +58,14 @@ func readIPC(name string, r readSeekerAt, ft Format, cols []string, mem memory.A
 		release(recs)
 		return nil, nil, fmt.Errorf("%s: reading %s: %w", name, what, err)
 	}
+	seen := make(map[string]int, schema.NumFields())
+	for j, f := range schema.Fields() {
+		if k, dup := seen[f.Name]; dup {
+			release(recs)
+			return nil, nil, fmt.Errorf("%s: duplicate column name %s (columns %d and %d)", name, f.Name, k+1, j+1)
+		}
+		seen[f.Name] = j
+	}
 	for i, rec := range recs {
 		if err := validateRecord(schema, rec); err != nil {
 			release(recs)
