@@ -32,9 +32,12 @@ func MultiPredictions(spec PredictionSpec, targets []string) *arrow.Schema {
 	return arrow.NewSchema(fields, &md)
 }
 
-// CheckMultiNames fails when two output columns of MultiPredictions would
-// share a name.
-func CheckMultiNames(spec PredictionSpec, targets []string) error {
+// CheckNames fails when two output columns would share a name: those of
+// Predictions(spec) when targets is nil, those of MultiPredictions(spec,
+// targets) otherwise. A kept column may not repeat another kept column,
+// a fixed column (model_id, model_version, source, row) or a predicted
+// one (prediction and prob_<class>, or the targets).
+func CheckNames(spec PredictionSpec, targets []string) error {
 	seen := map[string]string{ColModelID: "a fixed column", ColModelVersion: "a fixed column",
 		ColSource: "a fixed column", ColRow: "a fixed column"}
 	add := func(name, what string) error {
@@ -49,8 +52,15 @@ func CheckMultiNames(spec PredictionSpec, targets []string) error {
 			return err
 		}
 	}
-	for _, t := range targets {
-		if err := add(t, "a predicted target"); err != nil {
+	predicted := targets
+	if targets == nil {
+		predicted = []string{ColPrediction}
+		for _, c := range spec.Classes {
+			predicted = append(predicted, ProbPrefix+c)
+		}
+	}
+	for _, t := range predicted {
+		if err := add(t, "a predicted column"); err != nil {
 			return err
 		}
 	}
@@ -65,7 +75,7 @@ func BuildMultiPredictions(mem memory.Allocator, spec PredictionSpec, targets []
 	if q == 0 || len(values)%q != 0 {
 		return nil, fmt.Errorf("schemas: %d values for %d targets", len(values), q)
 	}
-	if err := CheckMultiNames(spec, targets); err != nil {
+	if err := CheckNames(spec, targets); err != nil {
 		return nil, err
 	}
 	n := len(values) / q

@@ -73,10 +73,8 @@ func (m *Model) spec(input *arrow.Schema, keep []string) (schemas.PredictionSpec
 		idx = append(idx, ix[0])
 		spec.Keep = append(spec.Keep, input.Field(ix[0]))
 	}
-	if t := m.Targets(); t != nil {
-		if err := schemas.CheckMultiNames(spec, t); err != nil {
-			return spec, nil, InputError(fmt.Errorf("kept column: %w", err))
-		}
+	if err := schemas.CheckNames(spec, m.Targets()); err != nil {
+		return spec, nil, InputError(fmt.Errorf("kept column: %w", err))
 	}
 	return spec, idx, nil
 }

@@ -52,9 +52,10 @@ func release(recs []arrow.Record) {
 }
 
 // TestScoreBadInput: a missing kept column, a missing feature, a
-// wrong-typed feature, records of different schemas and a kept column named
-// like a predicted target are ErrInput errors naming the column; nothing
-// is left allocated.
+// wrong-typed feature, records of different schemas, a column kept twice
+// and a kept column named like an output column (fixed, predicted, or a
+// predicted target) are ErrInput errors naming the column; nothing is left
+// allocated.
 func TestScoreBadInput(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -74,6 +75,15 @@ func TestScoreBadInput(t *testing.T) {
 	wrong := array.NewRecord(arrow.NewSchema(append([]arrow.Field{{Name: "x1", Type: arrow.BinaryTypes.String}}, fields...), nil),
 		append([]arrow.Array{str}, cols...), 10)
 	defer wrong.Release()
+	// the input's columns plus one each named like an output column
+	var extraFields []arrow.Field
+	var extraCols []arrow.Array
+	for _, name := range []string{"prediction", "row", "prob_" + m.Forest().Classes[0]} {
+		extraFields = append(extraFields, arrow.Field{Name: name, Type: rec.Column(0).DataType()})
+		extraCols = append(extraCols, rec.Column(0))
+	}
+	extra := array.NewRecord(arrow.NewSchema(append(rec.Schema().Fields(), extraFields...), nil), append(rec.Columns(), extraCols...), 10)
+	defer extra.Release()
 	for name, c := range map[string]struct {
 		recs []arrow.Record
 		keep []string
@@ -84,6 +94,10 @@ func TestScoreBadInput(t *testing.T) {
 		"wrong-typed feature":    {[]arrow.Record{wrong}, nil, "x1"},
 		"two schemas":            {[]arrow.Record{rec, noX1}, nil, "different schemas"},
 		"kept column must exist": {[]arrow.Record{noX1}, []string{"x1"}, "x1"},
+		"kept column twice":      {[]arrow.Record{rec}, []string{"x1", "x1"}, "output column x1 would be both a kept column and a kept column"},
+		"kept prediction":        {[]arrow.Record{extra}, []string{"prediction"}, "output column prediction would be both a kept column and a predicted column"},
+		"kept row":               {[]arrow.Record{extra}, []string{"row"}, "output column row would be both a fixed column and a kept column"},
+		"kept probability":       {[]arrow.Record{extra}, []string{"prob_" + m.Forest().Classes[0]}, "would be both a kept column and a predicted column"},
 	} {
 		out, err := m.Score(c.recs, scoring.Options{Keep: c.keep, Mem: mem})
 		if !errors.Is(err, scoring.ErrInput) || !strings.Contains(err.Error(), c.want) {
