@@ -74,11 +74,13 @@ type ModelVersion struct {
 	LiveAt   time.Time `json:"live_at"`
 	// OOBError is the OOB misclassification rate (classification) or mean
 	// squared error (regression); OOBR2 the regression R².
-	OOBError        Float      `json:"oob_error"`
-	OOBR2           Float      `json:"oob_r2"`
+	OOBError Float `json:"oob_error"`
+	OOBR2    Float `json:"oob_r2"`
+	// TrainedAt, TrainingRows and TrainingSeconds as in LiveModel: null
+	// for a version this daemon did not train.
 	TrainedAt       *time.Time `json:"trained_at"`
-	TrainingRows    int        `json:"training_rows,omitempty"`
-	TrainingSeconds Float      `json:"training_seconds"`
+	TrainingRows    *int       `json:"training_rows"`
+	TrainingSeconds *Float     `json:"training_seconds"`
 }
 
 // Traffic is the ring of traffic samples, oldest first.
@@ -179,12 +181,8 @@ func (r *Recorder) status(ready bool) Status {
 		s.DeadLetters.Last = []DeadLetter{}
 	}
 	if l := r.live; l != nil {
-		lm := &LiveModel{ModelFacts: l.facts, Origin: l.ver.Origin, LiveAt: l.ver.LiveAt, TrainedAt: l.ver.TrainedAt}
-		if l.ver.TrainedAt != nil {
-			rows, secs := l.ver.TrainingRows, l.ver.TrainingSeconds
-			lm.TrainingRows, lm.TrainingSeconds = &rows, &secs
-		}
-		s.Model = lm
+		s.Model = &LiveModel{ModelFacts: l.facts, Origin: l.ver.Origin, LiveAt: l.ver.LiveAt,
+			TrainedAt: l.ver.TrainedAt, TrainingRows: l.ver.TrainingRows, TrainingSeconds: l.ver.TrainingSeconds}
 	}
 	return s
 }

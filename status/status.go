@@ -161,8 +161,8 @@ func (r *Recorder) ModelLive(m *scoring.Model, origin string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if t, ok := r.trained[m.ID()]; ok {
-		at := t.at
-		v.TrainedAt, v.TrainingRows, v.TrainingSeconds = &at, t.rows, Float(t.seconds)
+		at, rows, secs := t.at, t.rows, Float(t.seconds)
+		v.TrainedAt, v.TrainingRows, v.TrainingSeconds = &at, &rows, &secs
 		delete(r.trained, m.ID())
 	}
 	r.live = &liveModel{m: m, facts: facts, ver: v}

@@ -138,6 +138,16 @@ func TestModelsAndDeadLetters(t *testing.T) {
 	if s.Model == nil || s.Model.Version != 1 || s.Model.TrainedAt != nil || s.Model.TrainingRows != nil || s.Model.Origin != "seed file m.model" {
 		t.Fatalf("seed model %+v", s.Model)
 	}
+	// what this daemon does not know is null, in the model and its history
+	js, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"trained_at":null,"training_rows":null,"training_seconds":null}`, `"trained_at":null,"training_rows":null,"training_seconds":null}]`} {
+		if !strings.Contains(string(js), want) {
+			t.Fatalf("status JSON lacks %s:\n%s", want, js)
+		}
+	}
 	for v := int64(2); v <= 5; v++ {
 		m := model(t, v, int(v)+5)
 		c.add(time.Minute)
@@ -150,7 +160,7 @@ func TestModelsAndDeadLetters(t *testing.T) {
 		lm.TrainingRows == nil || *lm.TrainingRows != 500 || lm.TrainedAt == nil || !lm.TrainedAt.Equal(c.now()) || lm.OOB == nil {
 		t.Fatalf("live model %+v", lm)
 	}
-	if len(s.History) != 3 || s.History[0].Version != 3 || s.History[2].Version != 5 || s.History[2].TrainingRows != 500 {
+	if len(s.History) != 3 || s.History[0].Version != 3 || s.History[2].Version != 5 || s.History[2].TrainingRows == nil || *s.History[2].TrainingRows != 500 {
 		t.Fatalf("history %+v", s.History)
 	}
 	if float64(s.History[2].OOBError) != lm.OOB.Error || !math.IsNaN(float64(s.History[2].OOBR2)) {
