@@ -175,8 +175,9 @@ func demoProduce(ctx context.Context, d *daemon.Daemon, log interface{ Warn(stri
 		return
 	}
 	defer sink.Close()
-	// one malformed message: a string where a number belongs
-	poisonJSON := `{"x1": "not a number"`
+	// one malformed message: a string where a number belongs (with the
+	// kept "truth" column, so that the type is what the daemon rejects)
+	poisonJSON := `{"truth": "1", "x1": "not a number"`
 	for j := 2; j <= demoP; j++ {
 		poisonJSON += fmt.Sprintf(`, "x%d": 0.5`, j)
 	}

@@ -263,7 +263,8 @@ func TestServeAnalyzeSelect(t *testing.T) {
 }
 
 // TestServeDemo runs the newcomer's command: it must train, hot-swap,
-// score, quarantine its malformed message and stop by itself with exit 0.
+// score, quarantine its malformed message for the fault it shows (a string
+// where a number belongs) and stop by itself with exit 0.
 func TestServeDemo(t *testing.T) {
 	var stdout, stderr syncBuffer
 	code := Main([]string{"serve", "--demo", "--demo-duration", "6s"}, Env{Stdout: &stdout, Stderr: &stderr})
@@ -271,7 +272,7 @@ func TestServeDemo(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, stderr.String())
 	}
-	for _, want := range []string{"prediction   model v1", "summary: ", "model v2", "dead letters: 1", "forestd_rows_out_total{stream=predictions}"} {
+	for _, want := range []string{"prediction   model v1", "summary: ", "model v2", "dead letters: 1", "column x1 is utf8, numeric expected", "forestd_rows_out_total{stream=predictions}"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
