@@ -450,3 +450,44 @@ func TestE2EExamples(t *testing.T) {
 		}
 	}
 }
+
+// TestE2EScoreExampleStreams runs examples/score.yaml as its header says
+// (rows on stdin, predictions to stdout): stdout carries one JSON object
+// with a prediction per good row and nothing else — Benthos' log, which it
+// writes to stdout unless the output is stdout alone, goes to stderr — and
+// the row that cannot be scored is a dead letter naming its column.
+func TestE2EScoreExampleStreams(t *testing.T) {
+	bbin, _ := binaries(t)
+	dlq := filepath.Join(t.TempDir(), "dlq.jsonl")
+	cmd := exec.Command(bbin, "-c", "examples/score.yaml")
+	cmd.Env = append(os.Environ(), "FORESTD_DEAD_LETTERS="+dlq)
+	cmd.Stdin = strings.NewReader(`{"sepal_length_cm": 5.1, "sepal_width_cm": 3.5, "petal_length_cm": 1.4, "petal_width_cm": 0.2}
+{"sepal_length_cm": "wide", "sepal_width_cm": 3.5, "petal_length_cm": 1.4, "petal_width_cm": 0.2}
+{"sepal_length_cm": 6.7, "sepal_width_cm": 3.0, "petal_length_cm": 5.2, "petal_width_cm": 2.3}
+`)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("forestd-benthos: %v\n%s", err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("stdout has %d lines, want the 2 predictions:\n%s", len(lines), stdout.String())
+	}
+	for _, l := range lines {
+		var row map[string]any
+		if err := json.Unmarshal([]byte(l), &row); err != nil || row["prediction"] == nil {
+			t.Fatalf("stdout line is not a prediction (%v): %s", err, l)
+		}
+	}
+	if !strings.Contains(stderr.String(), "level=info") {
+		t.Errorf("stderr lacks Benthos' log:\n%s", stderr.String())
+	}
+	b, err := os.ReadFile(dlq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(b, []byte("\n")); n != 1 || !bytes.Contains(b, []byte(`column \"sepal_length_cm\"`)) {
+		t.Fatalf("dead letters (%d lines): %s", n, b)
+	}
+}
