@@ -33,11 +33,14 @@ func (p *Params) Topology(nFeatures int) (projection.Topology, error) {
 
 // samplerFactory returns a constructor of per-worker samplers for the kind.
 func (p *Params) samplerFactory(nFeatures, m int) (func() (projection.Sampler, error), error) {
-	if p.Forest != KindSPORF && (p.Rank || p.Lambda != 0) {
-		return nil, fmt.Errorf("lambda and rank apply to --forest sporf only")
+	if p.Forest != KindSPORF && p.Lambda != 0 {
+		return nil, paramErrorf("lambda", "lambda applies to --forest sporf only")
+	}
+	if p.Forest != KindSPORF && p.Rank {
+		return nil, paramErrorf("rank", "rank applies to --forest sporf only")
 	}
 	if p.MeanDiff && p.Forest != KindSPORF && p.Forest != KindMORF {
-		return nil, fmt.Errorf("mean-diff applies to --forest sporf and morf only")
+		return nil, paramErrorf("mean_diff", "mean-diff applies to --forest sporf and morf only")
 	}
 	if p.Forest != KindMORF && ((p.Layout != "" && p.Forest != KindLFS) || p.PatchHMax != 0 || p.PatchWMax != 0) {
 		return nil, fmt.Errorf("layouts and patch sizes apply to --forest morf (and layouts to lfs) only")
@@ -226,29 +229,40 @@ type resolved struct {
 	binned    bool
 }
 
+// ParamError is an invalid training parameter. Param names it as its
+// Params field's JSON key does ("trees", "max_features", "min_leaf", …), so
+// that a command line or a config file can name its own flag or key; the
+// message is Err's.
+type ParamError struct {
+	Param string
+	Err   error
+}
+
+func (e *ParamError) Error() string { return e.Err.Error() }
+func (e *ParamError) Unwrap() error { return e.Err }
+
+// paramErrorf returns a *ParamError for param.
+func paramErrorf(param, format string, args ...any) error {
+	return &ParamError{Param: param, Err: fmt.Errorf(format, args...)}
+}
+
+// Check validates the parameters that do not depend on the training data —
+// all but max features' bound (the feature count), the criterion's fit to
+// the task and the kind's atoms — so that a caller can refuse bad settings
+// before it reads any data. Train checks everything again. Errors are
+// *ParamError.
+func (p Params) Check() error {
+	_, err := p.resolveFixed()
+	return err
+}
+
 // resolve validates p against a frame with nFeatures features and task.
 func (p *Params) resolve(nFeatures int, task frame.Task) (resolved, error) {
-	var r resolved
-	if p.Trees < 1 {
-		return r, fmt.Errorf("trees must be at least 1, got %d", p.Trees)
+	r, err := p.resolveFixed()
+	if err != nil {
+		return r, err
 	}
-	if p.Threads < 1 {
-		p.Threads = 1
-	}
-	if p.MinLeaf < 1 {
-		return r, fmt.Errorf("min leaf must be at least 1, got %d", p.MinLeaf)
-	}
-	if p.MinSplit < 0 {
-		return r, fmt.Errorf("min split must not be negative, got %d", p.MinSplit)
-	}
-	if p.MaxDepth < 0 {
-		return r, fmt.Errorf("max depth must be 0 (unlimited) or positive, got %d", p.MaxDepth)
-	}
-	if p.Forest == "" {
-		p.Forest = KindRF
-	}
-	oblique := p.Forest != KindRF
-	m, err := mtry(p.MaxFeatures, nFeatures, task, oblique)
+	m, err := mtry(p.MaxFeatures, nFeatures, task, p.Forest != KindRF)
 	if err != nil {
 		return r, err
 	}
@@ -257,14 +271,48 @@ func (p *Params) resolve(nFeatures int, task frame.Task) (resolved, error) {
 	if r.sampler, err = p.samplerFactory(nFeatures, m); err != nil {
 		return r, err
 	}
-	if !(p.Honest >= 0 && p.Honest < 1) {
-		return r, fmt.Errorf("honest fraction %v must be in [0, 1)", p.Honest)
-	}
-	if r.criterion, err = tree.ParseCriterion(p.Criterion); err != nil {
-		return r, err
-	}
 	if (task == frame.TaskRegression) != (r.criterion == tree.MSE) {
-		return r, fmt.Errorf("criterion %s does not fit a %s task", p.Criterion, task)
+		return r, paramErrorf("criterion", "criterion %s does not fit a %s task", p.Criterion, task)
+	}
+	return r, nil
+}
+
+// resolveFixed validates and fills in the parameters that do not depend
+// on the training data (Check).
+func (p *Params) resolveFixed() (resolved, error) {
+	var r resolved
+	if p.Trees < 1 {
+		return r, paramErrorf("trees", "trees must be at least 1, got %d", p.Trees)
+	}
+	if p.Threads < 1 {
+		p.Threads = 1
+	}
+	if p.MinLeaf < 1 {
+		return r, paramErrorf("min_leaf", "min leaf must be at least 1, got %d", p.MinLeaf)
+	}
+	if p.MinSplit < 0 {
+		return r, paramErrorf("min_split", "min split must not be negative, got %d", p.MinSplit)
+	}
+	if p.MaxDepth < 0 {
+		return r, paramErrorf("max_depth", "max depth must be 0 (unlimited) or positive, got %d", p.MaxDepth)
+	}
+	if p.Forest == "" {
+		p.Forest = KindRF
+	}
+	// max features' form (a count's upper bound is the features')
+	if n, err := strconv.Atoi(p.MaxFeatures); err == nil && n < 1 {
+		return r, paramErrorf("max_features", "max features %d must be at least 1", n)
+	} else if err != nil {
+		if _, err := mtry(p.MaxFeatures, 1, frame.TaskClassification, p.Forest != KindRF); err != nil {
+			return r, err
+		}
+	}
+	if !(p.Honest >= 0 && p.Honest < 1) {
+		return r, paramErrorf("honest", "honest fraction %v must be in [0, 1)", p.Honest)
+	}
+	var err error
+	if r.criterion, err = tree.ParseCriterion(p.Criterion); err != nil {
+		return r, &ParamError{Param: "criterion", Err: err}
 	}
 	switch p.Sample {
 	case "bootstrap", "":
@@ -278,13 +326,13 @@ func (p *Params) resolve(nFeatures int, task frame.Task) (resolved, error) {
 			p.SampleFraction = 0.632
 		}
 		if p.SampleFraction > 1 {
-			return r, fmt.Errorf("subsample fraction %v must be at most 1", p.SampleFraction)
+			return r, paramErrorf("sample_fraction", "subsample fraction %v must be at most 1", p.SampleFraction)
 		}
 	default:
-		return r, fmt.Errorf("unknown sample scheme %q (want bootstrap or subsample)", p.Sample)
+		return r, paramErrorf("sample", "unknown sample scheme %q (want bootstrap or subsample)", p.Sample)
 	}
 	if !(p.SampleFraction > 0) || p.SampleFraction > 10 {
-		return r, fmt.Errorf("sample fraction %v must be in (0, 10]", p.SampleFraction)
+		return r, paramErrorf("sample_fraction", "sample fraction %v must be in (0, 10]", p.SampleFraction)
 	}
 	r.fraction = p.SampleFraction
 	switch p.Split {
@@ -295,12 +343,12 @@ func (p *Params) resolve(nFeatures int, task frame.Task) (resolved, error) {
 			p.Bins = tree.MaxBins
 		}
 		if p.Bins < 2 || p.Bins > tree.MaxBins {
-			return r, fmt.Errorf("bins %d outside 2..%d", p.Bins, tree.MaxBins)
+			return r, paramErrorf("bins", "bins %d outside 2..%d", p.Bins, tree.MaxBins)
 		}
 	case "exact":
 		p.Bins = 0
 	default:
-		return r, fmt.Errorf("unknown split search %q (want binned or exact)", p.Split)
+		return r, paramErrorf("split", "unknown split search %q (want binned or exact)", p.Split)
 	}
 	return r, nil
 }
@@ -332,7 +380,7 @@ func mtry(s string, p int, task frame.Task, oblique bool) (int, error) {
 	}
 	if n, err := strconv.Atoi(s); err == nil {
 		if n < 1 || (n > p && !oblique) || n > 1<<20 {
-			return 0, fmt.Errorf("max features %d outside 1..%d", n, p)
+			return 0, paramErrorf("max_features", "max features %d outside 1..%d", n, p)
 		}
 		return n, nil
 	}
@@ -342,7 +390,7 @@ func mtry(s string, p int, task frame.Task, oblique bool) (int, error) {
 		limit = 64
 	}
 	if err != nil || !(f > 0) || f > limit {
-		return 0, fmt.Errorf("max features %q: want sqrt, log2, all, a count or a fraction in (0, %g]", s, limit)
+		return 0, paramErrorf("max_features", "max features %q: want sqrt, log2, all, a count or a fraction in (0, %g]", s, limit)
 	}
 	if oblique {
 		return max(int(math.Ceil(f*float64(p))), 1), nil

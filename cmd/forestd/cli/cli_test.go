@@ -168,8 +168,24 @@ func TestBadInput(t *testing.T) {
 		{[]string{"inspect", "--model", notModel}, "model", 1},
 		{[]string{"inspect", "--model", filepath.Join(dir, "absent")}, "absent", 1},
 		{[]string{"train", "--in", sharedData(t, "iris.parquet"), "--label", "nope", "--out", filepath.Join(dir, "x")}, "nope", 1},
-		{[]string{"train", "--in", sharedData(t, "iris.parquet"), "--label", "label", "--out", filepath.Join(dir, "x"), "--max-features", "9"}, "max features", 1},
-		{[]string{"train", "--in", sharedData(t, "iris.parquet"), "--label", "label", "--out", filepath.Join(dir, "x"), "--criterion", "mse"}, "mse", 1},
+		// a training parameter forest refuses is a usage error naming its
+		// flag, before the data is read when it can be (the inputs here
+		// do not exist) and after it when it depends on the data
+		{[]string{"train", "--in", sharedData(t, "iris.parquet"), "--label", "label", "--out", filepath.Join(dir, "x"), "--max-features", "9"}, "--max-features: max features 9 outside 1..4", 2},
+		{[]string{"train", "--in", sharedData(t, "iris.parquet"), "--label", "label", "--out", filepath.Join(dir, "x"), "--criterion", "mse"}, "--criterion: criterion mse does not fit a classification task", 2},
+		{[]string{"train", "--in", filepath.Join(dir, "absent.csv"), "--label", "label", "--out", filepath.Join(dir, "x"), "--trees", "0"}, "--trees: trees must be at least 1", 2},
+		{[]string{"train", "--in", filepath.Join(dir, "absent.csv"), "--label", "label", "--out", filepath.Join(dir, "x"), "--max-features", "abc"}, "--max-features: ", 2},
+		{[]string{"train", "--in", filepath.Join(dir, "absent.csv"), "--label", "label", "--out", filepath.Join(dir, "x"), "--min-leaf", "0"}, "--min-leaf: ", 2},
+		{[]string{"train", "--in", filepath.Join(dir, "absent.csv"), "--label", "label", "--out", filepath.Join(dir, "x"), "--bins", "1"}, "--bins: ", 2},
+		{[]string{"train", "--in", filepath.Join(dir, "absent.csv"), "--label", "label", "--out", filepath.Join(dir, "x"), "--sample-fraction", "NaN"}, "--sample-fraction: ", 2},
+		{[]string{"train", "--in", filepath.Join(dir, "absent.csv"), "--label", "label", "--out", filepath.Join(dir, "x"), "--split", "foo"}, "--split: ", 2},
+		{[]string{"train", "--in", filepath.Join(dir, "absent.csv"), "--label", "label", "--out", filepath.Join(dir, "x"), "--honest", "1"}, "--honest: ", 2},
+		{[]string{"train", "--in", filepath.Join(dir, "absent.csv"), "--label", "label", "--out", filepath.Join(dir, "x"), "--criterion", "foo"}, "--criterion: ", 2},
+		{[]string{"train", "--in", sharedData(t, "iris.parquet"), "--label", "label", "--out", filepath.Join(dir, "x"), "--rank"}, "--rank: rank applies to --forest sporf only", 2},
+		// lake flags are checked whether or not --sample N uses them
+		{[]string{"train", "--in", filepath.Join(dir, "absent.csv"), "--label", "label", "--out", filepath.Join(dir, "x"), "--on-error", "foo"}, "on-error", 2},
+		{[]string{"train", "--in", filepath.Join(dir, "absent.csv"), "--label", "label", "--out", filepath.Join(dir, "x"), "--readers", "-2"}, "--readers", 2},
+		{[]string{"select", "--in", filepath.Join(dir, "absent.csv"), "--label", "label", "--out", filepath.Join(dir, "s.parquet"), "--on-error", "foo"}, "on-error", 2},
 		{[]string{"train", "--in", sharedData(t, "iris.parquet"), "--label", "label"}, "--out", 2},
 		{[]string{"train", "--in", sharedData(t, "iris.parquet"), "--label", "label,petal_length_cm", "--forest", "fdm", "--out", filepath.Join(dir, "x")}, "--forest drf", 2},
 		{[]string{"train", "--in", sharedData(t, "iris.parquet"), "--label", "label,petal_length_cm", "--task", "classification", "--out", filepath.Join(dir, "x")}, "regression", 2},

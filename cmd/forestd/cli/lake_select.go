@@ -47,16 +47,12 @@ func (li *lakeInput) learnRecords(paths []string, label string, keep []string, s
 	if li.n < 0 {
 		return nil, nil, usagef("--sample must not be negative, got %d", li.n)
 	}
-	if li.n == 0 {
-		return readRecords(paths, nil)
-	}
-	mode, err := lake.ParseSampleMode(li.mode)
-	if err != nil {
-		return nil, nil, usageError{err}
-	}
-	lopts, err := li.options(0)
+	mode, lopts, err := li.check()
 	if err != nil {
 		return nil, nil, err
+	}
+	if li.n == 0 {
+		return readRecords(paths, nil)
 	}
 	defer li.limitMemory()()
 	list, err := lake.List(paths)

@@ -37,11 +37,27 @@ func sampleRows(v string) (int, bool, error) {
 	return n, true, nil
 }
 
+// check validates the sampling flags (whether or not --sample N uses
+// them: a wrong value is an error either way) and returns the sample mode
+// and the lake options.
+func (ts *trainSample) check() (lake.SampleMode, lake.Options, error) {
+	mode, err := lake.ParseSampleMode(ts.mode)
+	if err != nil {
+		return mode, lake.Options{}, usageError{err}
+	}
+	lopts, err := ts.options(0)
+	return mode, lopts, err
+}
+
 // loadTraining reads the training frame: the whole input (loadLabelled),
 // or with --sample N a sample of N rows drawn from the inputs as a lake
 // (only the label and feature columns are decoded). The report says what
 // was sampled (nil without --sample N).
 func (ts *trainSample) loadTraining(paths []string, opts frame.Options, n int, seed uint64) (*frame.Frame, *lake.SampleReport, error) {
+	mode, lopts, err := ts.check()
+	if err != nil {
+		return nil, nil, err
+	}
 	if n == 0 {
 		fr, err := loadLabelled(paths, opts)
 		return fr, nil, err
@@ -55,14 +71,6 @@ func (ts *trainSample) loadTraining(paths []string, opts frame.Options, n int, s
 	}
 	if len(paths) == 0 {
 		return nil, nil, usagef("no input: give --in PATH (a lake directory, a glob or files)")
-	}
-	mode, err := lake.ParseSampleMode(ts.mode)
-	if err != nil {
-		return nil, nil, usageError{err}
-	}
-	lopts, err := ts.options(0)
-	if err != nil {
-		return nil, nil, err
 	}
 	defer ts.limitMemory()()
 	list, err := lake.List(paths)

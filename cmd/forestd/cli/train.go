@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"runtime"
@@ -111,16 +112,32 @@ func runTrain(args []string, env Env) error {
 	if isRows {
 		*sample = "bootstrap"
 	}
+	// params are the flags' training parameters for a task; checked once
+	// before any data is read, and again (every one) by forest.Train.
+	params := func(task frame.Task) forest.Params {
+		p := forest.DefaultParams(task)
+		p.Trees, p.Seed, p.Threads = *trees, *seed, *threads
+		p.MaxFeatures, p.MaxDepth, p.Sample, p.SampleFraction = *maxFeat, *maxDepth, *sample, *frac
+		p.Split, p.Bins, p.Permutation = *split, *bins, perm
+		p.Forest, p.Lambda, p.MeanDiff, p.Rank, p.Honest = kd, *lambda, *meanDiff, *rank, *honest
+		if *criterion != "" {
+			p.Criterion = *criterion
+		}
+		p.MinLeaf = *minLeaf
+		if *minSplit != 0 {
+			p.MinSplit = *minSplit
+		}
+		return p
+	}
+	if err := params(tk).Check(); err != nil {
+		return paramUsage(err)
+	}
 	fopts.Task = tk
 	fr, sampled, err := lakeSample.loadTraining(paths, fopts, nSample, *seed)
 	if err != nil {
 		return err
 	}
-	p := forest.DefaultParams(fr.Task)
-	p.Trees, p.Seed, p.Threads = *trees, *seed, *threads
-	p.MaxFeatures, p.MaxDepth, p.Sample, p.SampleFraction = *maxFeat, *maxDepth, *sample, *frac
-	p.Split, p.Bins, p.Permutation = *split, *bins, perm
-	p.Forest, p.Lambda, p.MeanDiff, p.Rank, p.Honest = kd, *lambda, *meanDiff, *rank, *honest
+	p := params(fr.Task)
 	if p.Tune = *tuneFlag; p.Tune && !kd.Tunable() {
 		return usagef("--tune chooses the hyperparameters of rf, sporf and morf, not --forest %s", kd)
 	}
@@ -129,13 +146,6 @@ func runTrain(args []string, env Env) error {
 	}
 	if err := local.apply(&p, fr); err != nil {
 		return err
-	}
-	if *criterion != "" {
-		p.Criterion = *criterion
-	}
-	p.MinLeaf = *minLeaf
-	if *minSplit != 0 {
-		p.MinSplit = *minSplit
 	}
 	var opts forest.TrainOptions
 	maxMemSet := false
@@ -161,7 +171,7 @@ func runTrain(args []string, env Env) error {
 	t0 := time.Now()
 	f, err := forest.Train(fr, p, opts)
 	if err != nil {
-		return memoryErr(err, p.Trees, bound)
+		return paramUsage(memoryErr(err, p.Trees, bound))
 	}
 	secs := time.Since(t0).Seconds()
 	meta := model.Meta{Version: *version, CreatedBy: "forestd"}
@@ -256,4 +266,15 @@ func dims(s, flag string) (int, int, error) {
 		return 0, 0, usagef("%s %q: want two positive sizes like 28x28", flag, s)
 	}
 	return x, y, nil
+}
+
+// paramUsage turns a training parameter forest refuses (*forest.ParamError)
+// into a usage error naming the flag that set it: the flags are the
+// parameters' JSON keys with dashes (max_features: --max-features).
+func paramUsage(err error) error {
+	var pe *forest.ParamError
+	if errors.As(err, &pe) {
+		return usagef("--%s: %v", strings.ReplaceAll(pe.Param, "_", "-"), pe.Err)
+	}
+	return err
 }
