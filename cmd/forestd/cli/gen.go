@@ -36,7 +36,7 @@ func runGen(args []string, env Env) error {
 	}
 	rec := fr.ToRecord(memory.DefaultAllocator)
 	defer rec.Release()
-	if err := files.WriteFile(*out, rec.Schema(), []arrow.Record{rec}, files.WriteOptions{}); err != nil {
+	if err := writeData(*out, rec.Schema(), []arrow.Record{rec}, files.WriteOptions{}); err != nil {
 		return err
 	}
 	return writeJSON(env.Stdout, map[string]any{

@@ -154,7 +154,7 @@ func runScore(args []string, env Env) error {
 	for _, r := range recs {
 		rows += r.NumRows()
 	}
-	if err := files.WriteFile(*out, outSchema, preds, files.WriteOptions{}); err != nil {
+	if err := writeData(*out, outSchema, preds, files.WriteOptions{}); err != nil {
 		return err
 	}
 	rep := map[string]any{

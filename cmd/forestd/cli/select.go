@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -208,17 +209,13 @@ func selectApply(paths []string, mappingPath, label string, keep []string, out s
 	return writeJSON(env.Stdout, map[string]any{"rows": rows, "out": out, "mapping": mappingPath, "columns": t.Names()})
 }
 
+// writeMapping writes the mapping file (writeOut).
 func writeMapping(path string, t *fdm.Transform) error {
-	fh, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("writing mapping: %w", err)
-	}
-	if _, err := t.WriteTo(fh); err != nil {
-		fh.Close()
-		return fmt.Errorf("writing mapping %s: %w", path, err)
-	}
-	if err := fh.Close(); err != nil {
-		return fmt.Errorf("writing mapping %s: %w", path, err)
+	if err := writeOut(path, func(w io.Writer) error {
+		_, err := t.WriteTo(w)
+		return err
+	}); err != nil {
+		return fmt.Errorf("--mapping: writing the mapping: %w", err)
 	}
 	return nil
 }
@@ -234,7 +231,7 @@ func selectWrite(schema *arrow.Schema, recs []arrow.Record, t *fdm.Transform, le
 		return 0, err
 	}
 	defer release(outRecs)
-	if err := files.WriteFile(out, outSchema, outRecs, files.WriteOptions{}); err != nil {
+	if err := writeData(out, outSchema, outRecs, files.WriteOptions{}); err != nil {
 		return 0, err
 	}
 	return rows, nil

@@ -165,7 +165,7 @@ func runTrain(args []string, env Env) error {
 	}
 	secs := time.Since(t0).Seconds()
 	meta := model.Meta{Version: *version, CreatedBy: "forestd"}
-	meta, err = model.WriteFile(*out, f, meta)
+	meta, err = saveModel(*out, f, meta)
 	if err != nil {
 		return fmt.Errorf("writing model: %w", err)
 	}

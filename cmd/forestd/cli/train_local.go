@@ -139,7 +139,7 @@ func (l *localFlags) writeGraph(f *forest.Forest, fr *frame.Frame) error {
 		return err
 	}
 	defer rec.Release()
-	if err := files.WriteFile(*l.lfsGraph, rec.Schema(), []arrow.Record{rec}, files.WriteOptions{}); err != nil {
+	if err := writeData(*l.lfsGraph, rec.Schema(), []arrow.Record{rec}, files.WriteOptions{}); err != nil {
 		return fmt.Errorf("--lfs-graph: %w", err)
 	}
 	return nil
