@@ -50,7 +50,7 @@ func runAnalyze(args []string, env Env) error {
 	if *label == "" {
 		return usagef("--label is required")
 	}
-	if err := notInput("--out", *out, paths...); err != nil {
+	if err := checkOut("--out", *out, paths...); err != nil {
 		return err
 	}
 	opt := dependence.DefaultSearchOptions()

@@ -27,6 +27,9 @@ func runGen(args []string, env Env) error {
 	if *out == "" {
 		return usagef("--out is required")
 	}
+	if err := checkOut("--out", *out); err != nil {
+		return err
+	}
 	if *n < 1 {
 		return usagef("--n must be positive, got %d", *n)
 	}

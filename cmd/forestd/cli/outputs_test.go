@@ -105,3 +105,101 @@ func TestWriteOutSIGTERM(t *testing.T) {
 		t.Errorf("left behind: %s", e.Name())
 	}
 }
+
+// TestOutputNotRegularFile (robustness sweep, item 1): an output that
+// exists and is not a regular file — /dev/full in the report, a named pipe
+// or a directory here — was replaced by the renamed temporary file (exit
+// 0); now every command that writes a file refuses it before any work,
+// with a usage error naming the flag and the path, and leaves it alone.
+func TestOutputNotRegularFile(t *testing.T) {
+	dir := t.TempDir()
+	data := sharedData(t, "iris.parquet")
+	mdl := filepath.Join(dir, "m.model")
+	mustRun(t, "train", "--in", data, "--label", "label", "--trees", "3", "--out", mdl)
+	fifo := func(name string) string {
+		p := filepath.Join(dir, name)
+		if err := syscall.Mkfifo(p, 0o644); err != nil {
+			t.Skipf("mkfifo: %v", err)
+		}
+		return p
+	}
+	sub := filepath.Join(dir, "sub.model")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	csv, pq, html, png, js := fifo("p.csv"), fifo("p.parquet"), fifo("p.html"), fifo("p.png"), fifo("p.fdm.json")
+	for _, c := range []struct {
+		args []string
+		flag string
+		path string
+	}{
+		{[]string{"train", "--in", data, "--label", "label", "--out", pq}, "--out", pq},
+		{[]string{"train", "--in", data, "--label", "label", "--out", sub}, "--out", sub},
+		{[]string{"train", "--in", data, "--label", "label", "--forest", "drf", "--out", pq}, "--out", pq},
+		{[]string{"score", "--model", mdl, "--in", data, "--out", csv}, "--out", csv},
+		{[]string{"analyze", "--in", data, "--label", "label", "--out", pq}, "--out", pq},
+		{[]string{"select", "--in", data, "--label", "label", "--out", pq}, "--out", pq},
+		{[]string{"select", "--in", data, "--label", "label", "--out", filepath.Join(dir, "s.parquet"), "--mapping", js}, "--mapping", js},
+		{[]string{"report", "--model", mdl, "--out", html}, "--out", html},
+		{[]string{"report", "--model", mdl, "--grid", "2x2", "--out", png}, "--out", png},
+		{[]string{"inspect", "--model", mdl, "--grid", "2x2", "--png", png}, "--png", png},
+		{[]string{"gen", "xor2", "--n", "10", "--out", csv}, "--out", csv},
+	} {
+		code, _, errs := run(t, c.args...)
+		if code != ExitUsage || !strings.Contains(errs, c.flag+" "+c.path) || !strings.Contains(errs, "not a regular file") || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d naming %s %s", c.args, code, errs, ExitUsage, c.flag, c.path)
+		}
+	}
+	for _, p := range []string{csv, pq, html, png, js} {
+		if st, err := os.Lstat(p); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+			t.Errorf("%s is no longer a named pipe (%v)", p, err)
+		}
+	}
+	if st, err := os.Stat(sub); err != nil || !st.IsDir() {
+		t.Errorf("%s is no longer a directory (%v)", sub, err)
+	}
+	if tmp := tempLeftovers(t, dir); tmp != nil {
+		t.Errorf("left behind: %v", tmp)
+	}
+}
+
+// TestReportNeverOverwritesInput (robustness sweep, item 2): report did
+// not check --out against what it reads, so report --model m.html --out
+// m.html destroyed the model (and --in, --analysis the same way); now each
+// is a usage error naming --out, and the input is unchanged.
+func TestReportNeverOverwritesInput(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data.html") // a data file under any name
+	b, err := os.ReadFile(sharedData(t, "iris.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(data, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mdl := filepath.Join(dir, "m.html")
+	mustRun(t, "train", "--in", data, "--label", "label", "--trees", "3", "--out", mdl)
+	an := filepath.Join(dir, "a.html")
+	if err := os.WriteFile(an, []byte("a dependence report"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snapshot := map[string][]byte{}
+	for _, p := range []string{data, mdl, an} {
+		snapshot[p], _ = os.ReadFile(p)
+	}
+	for _, args := range [][]string{
+		{"report", "--model", mdl, "--out", mdl},
+		{"report", "--model", mdl, "--in", data, "--label", "label", "--out", data},
+		{"report", "--analysis", an, "--out", an},
+	} {
+		code, _, errs := run(t, args...)
+		if code != ExitUsage || !strings.Contains(errs, "--out") || !strings.Contains(errs, "never overwrites its input") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errs)
+		}
+	}
+	for p, b := range snapshot {
+		if now, err := os.ReadFile(p); err != nil || !bytes.Equal(now, b) {
+			t.Errorf("%s changed (%v)", p, err)
+		}
+	}
+}

@@ -50,6 +50,9 @@ func runReport(args []string, env Env) error {
 	if !png && !strings.EqualFold(filepath.Ext(*out), ".html") && !strings.EqualFold(filepath.Ext(*out), ".htm") {
 		return usagef("--out %s: want .html or .png", *out)
 	}
+	if err := checkOut("--out", *out, append(append(paths, *modelPath), *analysis)...); err != nil {
+		return err
+	}
 	var buf bytes.Buffer
 	rep := map[string]any{"out": *out}
 	if *analysis != "" {

@@ -119,7 +119,7 @@ func runScore(args []string, env Env) error {
 		return runScoreLake(env, lakeFlags, *modelPath, append(in.vals, pos...), *out, keep.vals, *threads)
 	}
 	paths := append(in.vals, pos...)
-	if err := notInput("--out", *out, append(paths, *modelPath)...); err != nil {
+	if err := checkOut("--out", *out, append(paths, *modelPath)...); err != nil {
 		return err
 	}
 	m, err := loadModel(*modelPath)
@@ -180,7 +180,7 @@ func runInspect(args []string, env Env) error {
 	if len(pos) > 0 {
 		return usagef("unexpected argument %q", pos[0])
 	}
-	if err := notInput("--png", *pngPath, *modelPath); err != nil {
+	if err := checkOut("--png", *pngPath, *modelPath); err != nil {
 		return err
 	}
 	m, err := loadModel(*modelPath)

@@ -58,7 +58,7 @@ func runSelect(args []string, env Env) error {
 	if *out == "" {
 		return usagef("--out is required")
 	}
-	if err := notInput("--out", *out, append(paths, *apply)...); err != nil {
+	if err := checkOut("--out", *out, append(paths, *apply)...); err != nil {
 		return err
 	}
 	if *apply != "" {
@@ -76,7 +76,7 @@ func runSelect(args []string, env Env) error {
 	if *mapping == "" {
 		*mapping = strings.TrimSuffix(strings.TrimSuffix(*out, ".gz"), filepath.Ext(strings.TrimSuffix(*out, ".gz"))) + ".fdm.json"
 	}
-	if err := notInput("--mapping", *mapping, paths...); err != nil {
+	if err := checkOut("--mapping", *mapping, paths...); err != nil {
 		return err
 	}
 	if *marginal != "" && *groups == "" {

@@ -66,7 +66,7 @@ func runTrain(args []string, env Env) error {
 	if *out == "" {
 		return usagef("--out is required")
 	}
-	if err := notInput("--out", *out, paths...); err != nil {
+	if err := checkOut("--out", *out, paths...); err != nil {
 		return err
 	}
 	kd, err := forest.ParseKind(*kind)
