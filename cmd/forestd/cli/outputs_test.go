@@ -203,3 +203,59 @@ func TestReportNeverOverwritesInput(t *testing.T) {
 		}
 	}
 }
+
+// TestLakeOutputNotInput (robustness sweep, item 4): select with a
+// directory --out wrote the mapped lake over the lake it read (select --in
+// lk --out lk replaced lk/d=1/a.parquet, exit 0; --apply the same way).
+// Now an output directory that is an input directory, lies inside one or
+// holds an input is a usage error for select and score alike, and the
+// lake is unchanged.
+func TestLakeOutputNotInput(t *testing.T) {
+	dir := t.TempDir()
+	lk := filepath.Join(dir, "lk")
+	part := filepath.Join(lk, "d=1")
+	if err := os.MkdirAll(part, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := filepath.Join(part, "a.parquet")
+	mustRun(t, "gen", "xor2", "--n", "200", "--seed", "1", "--out", a)
+	sel := filepath.Join(dir, "sel.parquet")
+	mustRun(t, "select", "--in", a, "--label", "y", "--groups", "x3a_0,x3a_1", "--out", sel)
+	mapping := filepath.Join(dir, "sel.fdm.json")
+	mdl := filepath.Join(dir, "m.model")
+	mustRun(t, "train", "--in", a, "--label", "y", "--trees", "3", "--out", mdl)
+	before, err := os.ReadFile(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"select", "--in", lk, "--label", "y", "--groups", "x3a_0,x3a_1", "--out", lk},
+		{"select", "--apply", mapping, "--in", lk, "--out", lk},
+		{"select", "--apply", mapping, "--in", part, "--out", lk},
+		{"select", "--apply", mapping, "--in", a, "--out", lk + "/"},
+		{"score", "--model", mdl, "--in", lk, "--out", lk},
+		{"score", "--model", mdl, "--in", lk, "--out", filepath.Join(lk, "scored")},
+		{"score", "--model", mdl, "--in", filepath.Join(lk, "*", "*.parquet"), "--out", lk},
+	} {
+		code, _, errs := run(t, args...)
+		if code != ExitUsage || !strings.Contains(errs, "--out") || !strings.Contains(errs, "never overwrites its input") || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errs)
+		}
+	}
+	if after, err := os.ReadFile(a); err != nil || !bytes.Equal(after, before) {
+		t.Errorf("%s changed (%v)", a, err)
+	}
+	var all []string
+	filepath.WalkDir(lk, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			all = append(all, p)
+		}
+		return nil
+	})
+	if len(all) != 1 {
+		t.Errorf("the lake holds %v", all)
+	}
+	// Outside the inputs, both write the lake.
+	mustRun(t, "select", "--apply", mapping, "--in", lk, "--out", filepath.Join(dir, "mapped"))
+	mustRun(t, "score", "--model", mdl, "--in", lk, "--out", filepath.Join(dir, "scored"))
+}

@@ -116,6 +116,9 @@ func runScore(args []string, env Env) error {
 		return usagef("--out is required")
 	}
 	if lakeFlags.wanted(*out) {
+		if err := notInputDir("--out", *out, append(in.vals, pos...)...); err != nil {
+			return err
+		}
 		return runScoreLake(env, lakeFlags, *modelPath, append(in.vals, pos...), *out, keep.vals, *threads)
 	}
 	paths := append(in.vals, pos...)

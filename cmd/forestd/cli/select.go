@@ -58,7 +58,11 @@ func runSelect(args []string, env Env) error {
 	if *out == "" {
 		return usagef("--out is required")
 	}
-	if err := checkOut("--out", *out, append(paths, *apply)...); err != nil {
+	if dirOut(*out) { // the mapped lake: a tree of files
+		if err := notInputDir("--out", *out, paths...); err != nil {
+			return err
+		}
+	} else if err := checkOut("--out", *out, append(paths, *apply)...); err != nil {
 		return err
 	}
 	if *apply != "" {
