@@ -259,3 +259,50 @@ func TestLakeOutputNotInput(t *testing.T) {
 	mustRun(t, "select", "--apply", mapping, "--in", lk, "--out", filepath.Join(dir, "mapped"))
 	mustRun(t, "score", "--model", mdl, "--in", lk, "--out", filepath.Join(dir, "scored"))
 }
+
+// TestTrainLFSGraphNotInput (robustness sweep, item 5): --lfs-graph is an
+// output (the learnt locality graph), and it was never checked: train --in
+// d.arrows --forest lfs --lfs-graph d.arrows replaced the training data
+// with the edge table. Now it is checked like --out before any work: not
+// an input, not the model, not a non-regular file, a known format.
+func TestTrainLFSGraphNotInput(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "d.arrows")
+	mustRun(t, "gen", "trunk", "--n", "200", "--p", "6", "--seed", "1", "--out", data)
+	before, err := os.ReadFile(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mdl := filepath.Join(dir, "m.model")
+	pipe := filepath.Join(dir, "g.arrow")
+	if err := syscall.Mkfifo(pipe, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	train := []string{"train", "--in", data, "--label", "y", "--trees", "3", "--forest", "lfs", "--lfs-graph"}
+	for _, c := range []struct{ out, graph, want string }{
+		{mdl, data, "never overwrites its input"},
+		{filepath.Join(dir, "m.arrow"), filepath.Join(dir, "m.arrow"), "name the same file"},
+		{mdl, filepath.Join(dir, "g.weird"), "unknown format"},
+		{mdl, pipe, "not a regular file"},
+	} {
+		code, _, errs := run(t, append(train, c.graph, "--out", c.out)...)
+		if code != ExitUsage || !strings.Contains(errs, "--lfs-graph") || !strings.Contains(errs, c.want) {
+			t.Errorf("--lfs-graph %s: exit %d, stderr %q; want %q", c.graph, code, errs, c.want)
+		}
+	}
+	if after, err := os.ReadFile(data); err != nil || !bytes.Equal(after, before) {
+		t.Errorf("%s changed (%v)", data, err)
+	}
+	for _, p := range []string{mdl, filepath.Join(dir, "m.arrow")} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("a refused run wrote %s", p)
+		}
+	}
+	graph := filepath.Join(dir, "g.parquet")
+	mustRun(t, append(train, graph, "--out", mdl)...)
+	for _, p := range []string{mdl, graph} {
+		if _, err := os.Stat(p); err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -69,6 +69,9 @@ func runTrain(args []string, env Env) error {
 	if err := checkOut("--out", *out, paths...); err != nil {
 		return err
 	}
+	if err := local.checkGraphOut(*out, paths); err != nil {
+		return err
+	}
 	kd, err := forest.ParseKind(*kind)
 	if err != nil {
 		return usagef("--forest %s is not available in this build (available: rf, sporf, morf, lfs, fdm, drf)", *kind)
