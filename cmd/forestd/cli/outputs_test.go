@@ -306,3 +306,51 @@ func TestTrainLFSGraphNotInput(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectOutputsChecked (robustness sweep, item 6): select wrote its
+// mapping first (os.Create, not atomic), so a failed data write left it
+// behind; an unknown --out format was refused only after the analysis
+// (exit 1); --out and --mapping naming one file overwrote silently. Now
+// both paths are checked before the analysis, the mapping is written
+// atomically after the data, and a failed select leaves neither file.
+func TestSelectOutputsChecked(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "xor2.parquet")
+	mustRun(t, "gen", "xor2", "--n", "200", "--seed", "1", "--out", data)
+	o := filepath.Join(dir, "o")
+	if err := os.Mkdir(o, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sel := []string{"select", "--in", data, "--label", "y", "--groups", "x3a_0,x3a_1"}
+	m1 := filepath.Join(o, "m1.fdm.json")
+	// A name whose temporary sibling is too long for the file system: the
+	// data write fails after the analysis, where the mapping used to be
+	// written already.
+	long := filepath.Join(o, strings.Repeat("x", 240)+".parquet")
+	for _, c := range []struct {
+		args       []string
+		code       int
+		flag, want string
+	}{
+		{[]string{"--out", filepath.Join(dir, "nodir", "x.parquet"), "--mapping", m1}, ExitError, "--out", "nodir"},
+		{[]string{"--out", filepath.Join(o, "x.parquet"), "--mapping", filepath.Join(dir, "nodir", "m.fdm.json")}, ExitError, "--mapping", "nodir"},
+		{[]string{"--out", filepath.Join(o, "x.weird"), "--mapping", m1}, ExitUsage, "--out", "unknown format"},
+		{[]string{"--out", filepath.Join(o, "s.parquet"), "--mapping", filepath.Join(o, "s.parquet")}, ExitUsage, "--mapping", "same file"},
+		{[]string{"--out", filepath.Join(o, "s.parquet"), "--mapping", filepath.Join(dir, "o", ".", "s.parquet")}, ExitUsage, "--mapping", "same file"},
+		{[]string{"--out", long, "--mapping", m1}, ExitError, "", "file name too long"},
+	} {
+		code, _, errs := run(t, append(sel, c.args...)...)
+		if code != c.code || !strings.Contains(errs, c.flag) || !strings.Contains(errs, c.want) || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d naming %s, %q", c.args, code, errs, c.code, c.flag, c.want)
+		}
+		if ents, _ := os.ReadDir(o); len(ents) > 0 {
+			t.Errorf("%v left %s", c.args, ents[0].Name())
+		}
+	}
+	mustRun(t, append(sel, "--out", filepath.Join(o, "s.parquet"), "--mapping", m1)...)
+	for _, p := range []string{filepath.Join(o, "s.parquet"), m1} {
+		if _, err := os.Stat(p); err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -58,18 +58,27 @@ func runSelect(args []string, env Env) error {
 	if *out == "" {
 		return usagef("--out is required")
 	}
-	if dirOut(*out) { // the mapped lake: a tree of files
+	lakeOut := dirOut(*out)
+	if lakeOut { // the mapped lake: a tree of files
 		if err := notInputDir("--out", *out, paths...); err != nil {
 			return err
 		}
-	} else if err := checkOut("--out", *out, append(paths, *apply)...); err != nil {
-		return err
+	} else {
+		if !reportExt(*out) {
+			return usagef("--out %s: unknown format (want .parquet, .arrow, .arrows, .csv or .csv.gz, or a directory for a lake)", *out)
+		}
+		if err := checkOut("--out", *out, append(paths, *apply)...); err != nil {
+			return err
+		}
+		if err := parentExists("--out", *out); err != nil {
+			return err
+		}
 	}
 	if *apply != "" {
 		if *groups != "" || *marginal != "" || *mapping != "" {
 			return usagef("--apply uses a stored mapping: --groups, --marginal and --mapping do not apply")
 		}
-		if dirOut(*out) {
+		if lakeOut {
 			return lakeIn.selectApplyLake(paths, *apply, *label, keep.vals, *out, env)
 		}
 		return selectApply(paths, *apply, *label, keep.vals, *out, env)
@@ -78,9 +87,16 @@ func runSelect(args []string, env Env) error {
 		return usagef("--label is required to learn a mapping (or give --apply MAPPING)")
 	}
 	if *mapping == "" {
-		*mapping = strings.TrimSuffix(strings.TrimSuffix(*out, ".gz"), filepath.Ext(strings.TrimSuffix(*out, ".gz"))) + ".fdm.json"
+		o := strings.TrimSuffix(filepath.Clean(*out), ".gz") // a lake "o/lk/": o/lk.fdm.json
+		*mapping = strings.TrimSuffix(o, filepath.Ext(o)) + ".fdm.json"
 	}
 	if err := checkOut("--mapping", *mapping, paths...); err != nil {
+		return err
+	}
+	if err := distinctOuts("--out", *out, "--mapping", *mapping); err != nil {
+		return err
+	}
+	if err := parentExists("--mapping", *mapping); err != nil {
 		return err
 	}
 	if *marginal != "" && *groups == "" {
@@ -164,11 +180,16 @@ func runSelect(args []string, env Env) error {
 			t.Groups[g].Kind, t.Groups[g].PValue, t.Groups[g].PAdjusted = res.Groups[g].Kind, &pv, &pa
 		}
 	}
-	if err := writeMapping(*mapping, t); err != nil {
-		return err
-	}
+	// The data first, then the mapping: a failed select leaves neither
+	// file (a lake's committed files stay, as a failed lake run's do).
 	rows, lakeRep, err := lakeIn.selectOut(paths, schema, recs, t, fr.Levels, fr.Names, *label, keep.vals, *out)
 	if err != nil {
+		return err
+	}
+	if err := writeMapping(*mapping, t); err != nil {
+		if !lakeOut {
+			os.Remove(*out)
+		}
 		return err
 	}
 	rep := map[string]any{"rows": rows, "out": *out, "mapping": *mapping, "columns": t.Names(),
