@@ -3,6 +3,7 @@ package files
 import (
 	"bufio"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -39,7 +40,8 @@ const defaultRowGroupRows = 128 << 10
 // (Arrow IPC file format), .arrows (Arrow IPC stream), .csv or .csv.gz.
 // The data goes to a temporary file in the same directory, which is
 // renamed to path only when everything has been written and synced, so
-// readers never see a partial file; on error path is left untouched.
+// readers never see a partial file; on error path is left untouched (see
+// WriteAtomic, which also refuses a path that is not a regular file).
 //
 // Type coverage: Parquet takes bool, signed and unsigned integers,
 // float16 (written as FLOAT), float32/64, strings, binary, dictionaries
@@ -50,6 +52,12 @@ const defaultRowGroupRows = 128 << 10
 // dictionaries decoded; CSV keeps no types, so see the CSV reading rules
 // for what comes back.
 func WriteFile(path string, schema *arrow.Schema, recs []arrow.Record, opts WriteOptions) error {
+	return WriteFileContext(context.Background(), path, schema, recs, opts)
+}
+
+// WriteFileContext is WriteFile that stops when ctx is done, leaving path
+// untouched and no temporary file behind (see WriteAtomic).
+func WriteFileContext(ctx context.Context, path string, schema *arrow.Schema, recs []arrow.Record, opts WriteOptions) error {
 	if schema == nil {
 		return errors.New("write: nil schema")
 	}
@@ -68,7 +76,7 @@ func WriteFile(path string, schema *arrow.Schema, recs []arrow.Record, opts Writ
 	if opts.RowGroupRows <= 0 {
 		opts.RowGroupRows = defaultRowGroupRows
 	}
-	return writeAtomic(path, func(f *os.File) error {
+	return writeAtomic(ctx, path, func(f *os.File) error {
 		switch ft {
 		case FormatParquet:
 			return writeParquet(f, schema, recs, opts)
@@ -96,14 +104,67 @@ func sameFields(want, got *arrow.Schema) error {
 	return nil
 }
 
-func writeAtomic(path string, write func(*os.File) error) (err error) {
+// ErrNotRegular is the error CheckTarget wraps for an output path that
+// exists and is not a regular file.
+var ErrNotRegular = errors.New("not a regular file")
+
+// CheckTarget reports whether path may be an output of WriteAtomic and
+// WriteFile: it must not exist, or be a regular file (or a link to one),
+// which the output replaces. A directory, a device, a named pipe or a
+// socket is refused with an error wrapping ErrNotRegular: renaming a new
+// file over it would replace the node itself (a directory cannot be
+// replaced at all). Other errors (a path below a file, no permission to
+// look) are left to the write.
+func CheckTarget(path string) error {
+	st, err := os.Stat(path)
+	if err != nil || st.Mode().IsRegular() {
+		return nil
+	}
+	kind := "special file"
+	switch m := st.Mode(); {
+	case m.IsDir():
+		kind = "directory"
+	case m&os.ModeNamedPipe != 0:
+		kind = "named pipe"
+	case m&os.ModeSocket != 0:
+		kind = "socket"
+	case m&os.ModeCharDevice != 0:
+		kind = "character device"
+	case m&os.ModeDevice != 0:
+		kind = "device"
+	}
+	return fmt.Errorf("%s: %w (it is a %s); an output replaces only a regular file", path, ErrNotRegular, kind)
+}
+
+// WriteAtomic writes the file at path through write, so that path only
+// ever holds a complete file: the data goes to a hidden temporary file in
+// path's directory (".NAME.tmp-RANDOM"), which is synced, given mode 0644
+// and renamed to path once write has returned nil. On any error the
+// temporary file is removed and path is left untouched. A path that
+// exists and is not a regular file is refused (CheckTarget).
+//
+// When ctx is done before the file is complete, the temporary file is
+// closed under write (its next writes fail) and removed, and the error
+// wraps context.Cause(ctx); a command that cancels ctx on SIGINT and
+// SIGTERM leaves nothing behind. WriteFile and WriteFileContext use it.
+func WriteAtomic(ctx context.Context, path string, write func(io.Writer) error) error {
+	return writeAtomic(ctx, path, func(f *os.File) error { return write(f) })
+}
+
+func writeAtomic(ctx context.Context, path string, write func(*os.File) error) (err error) {
+	if err := CheckTarget(path); err != nil {
+		return err
+	}
+	if err := context.Cause(ctx); err != nil {
+		return fmt.Errorf("%s: not written: %w", path, err)
+	}
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
 	}
 	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	defer func() {
 		if err != nil {
@@ -111,17 +172,25 @@ func writeAtomic(path string, write func(*os.File) error) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
-	if err = write(tmp); err != nil {
+	stop := context.AfterFunc(ctx, func() { tmp.Close() })
+	err = write(tmp)
+	if !stop() { // ctx was done: the file was (or is being) closed
+		return fmt.Errorf("%s: not written: %w", path, context.Cause(ctx))
+	}
+	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if err = tmp.Sync(); err != nil {
-		return err
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	if err = tmp.Chmod(0o644); err != nil {
-		return err
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	if err = tmp.Close(); err != nil {
-		return err
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err = context.Cause(ctx); err != nil {
+		return fmt.Errorf("%s: not written: %w", path, err)
 	}
 	return os.Rename(tmp.Name(), path)
 }

@@ -50,7 +50,7 @@ func runAnalyze(args []string, env Env) error {
 	if *label == "" {
 		return usagef("--label is required")
 	}
-	if err := notInput("--out", *out, paths...); err != nil {
+	if err := checkOut("--out", *out, paths...); err != nil {
 		return err
 	}
 	opt := dependence.DefaultSearchOptions()
@@ -305,7 +305,7 @@ func writeReport(path string, fr *frame.Frame, res *dependence.SearchResult, opt
 		return err
 	}
 	defer rec.Release()
-	if err := files.WriteFile(path, rec.Schema(), []arrow.Record{rec}, files.WriteOptions{}); err != nil {
+	if err := writeData(path, rec.Schema(), []arrow.Record{rec}, files.WriteOptions{}); err != nil {
 		return fmt.Errorf("writing report: %w", err)
 	}
 	return nil

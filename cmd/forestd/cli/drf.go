@@ -189,7 +189,7 @@ func (d *drfFlags) train(fs *flags, env Env, paths []string) error {
 	}
 	secs := time.Since(t0).Seconds()
 	f.LabelName = strings.Join(labels, ",")
-	meta, err := model.WriteFile(flagValue[string](fs, "out"), f, model.Meta{Version: flagValue[int64](fs, "model-version"), CreatedBy: "forestd"})
+	meta, err := saveModel(flagValue[string](fs, "out"), f, model.Meta{Version: flagValue[int64](fs, "model-version"), CreatedBy: "forestd"})
 	if err != nil {
 		return fmt.Errorf("writing model: %w", err)
 	}

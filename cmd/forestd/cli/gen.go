@@ -27,6 +27,9 @@ func runGen(args []string, env Env) error {
 	if *out == "" {
 		return usagef("--out is required")
 	}
+	if err := checkOut("--out", *out); err != nil {
+		return err
+	}
 	if *n < 1 {
 		return usagef("--n must be positive, got %d", *n)
 	}
@@ -36,7 +39,7 @@ func runGen(args []string, env Env) error {
 	}
 	rec := fr.ToRecord(memory.DefaultAllocator)
 	defer rec.Release()
-	if err := files.WriteFile(*out, rec.Schema(), []arrow.Record{rec}, files.WriteOptions{}); err != nil {
+	if err := writeData(*out, rec.Schema(), []arrow.Record{rec}, files.WriteOptions{}); err != nil {
 		return err
 	}
 	return writeJSON(env.Stdout, map[string]any{

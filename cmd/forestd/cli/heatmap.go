@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -46,25 +47,13 @@ func (g gridMap) totalVariation() float64 {
 	return tv / s
 }
 
-// writeHeatmap renders the map as a PNG (report.HeatmapPNG), written
-// under a temporary name and renamed when complete.
+// writeHeatmap renders the map as a PNG (report.HeatmapPNG) to path
+// (writeOut, creating path's directory).
 func writeHeatmap(path string, g gridMap, title string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if err := report.HeatmapPNG(f, g.Topology, g.V, title); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, path)
+	return writeOut(path, func(w io.Writer) error {
+		return report.HeatmapPNG(w, g.Topology, g.V, title)
+	})
 }

@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -48,14 +50,18 @@ func loadLabelled(paths []string, opts frame.Options) (*frame.Frame, error) {
 // notInput refuses an output path that names a file the command reads — an
 // input file itself, a file of an input directory, or the same file through
 // another path or link — so that forestd never overwrites its input (an
-// output that does not exist yet cannot be one).
+// output that does not exist yet cannot be one). An output that is an
+// existing directory is held to notInputDir's rule.
 func notInput(flag, out string, inputs ...string) error {
 	if out == "" {
 		return nil
 	}
 	st, err := os.Stat(out)
-	if err != nil || st.IsDir() {
+	if err != nil {
 		return nil
+	}
+	if st.IsDir() {
+		return notInputDir(flag, out, inputs...)
 	}
 	var list []string
 	for _, in := range inputs {
@@ -76,4 +82,60 @@ func notInput(flag, out string, inputs ...string) error {
 		}
 	}
 	return nil
+}
+
+// notInputDir refuses an output directory (existing or not) that is an
+// input directory, lies inside one, or holds an input — the same
+// directories through any path or link: a command writing a tree of files
+// there (score or select into a lake) would replace the inputs, or read
+// its own outputs on the next run. Inputs may be files, directories or
+// globs.
+func notInputDir(flag, out string, inputs ...string) error {
+	if out == "" {
+		return nil
+	}
+	outSt, outErr := os.Stat(out)
+	for _, in := range inputs {
+		if in == "" {
+			continue
+		}
+		matches := []string{in}
+		if strings.ContainsAny(in, "*?[") {
+			if m, err := filepath.Glob(in); err == nil && m != nil {
+				matches = m
+			}
+		}
+		for _, p := range matches {
+			fi, err := os.Stat(p)
+			if err != nil {
+				continue
+			}
+			if fi.IsDir() && within(out, fi) {
+				return usagef("%s %s is or lies inside the input directory %s: forestd never overwrites its input; choose a directory outside the inputs", flag, out, p)
+			}
+			if outErr == nil && outSt.IsDir() && within(p, outSt) {
+				return usagef("%s %s holds the input %s: forestd never overwrites its input; choose a directory outside the inputs", flag, out, p)
+			}
+		}
+	}
+	return nil
+}
+
+// within reports whether path, or one of the directories above it, is
+// the file dir (compared with os.SameFile, so through any link).
+func within(path string, dir os.FileInfo) bool {
+	p, err := filepath.Abs(path)
+	if err != nil {
+		return false
+	}
+	for {
+		if st, err := os.Stat(p); err == nil && os.SameFile(st, dir) {
+			return true
+		}
+		up := filepath.Dir(p)
+		if up == p {
+			return false
+		}
+		p = up
+	}
 }

@@ -51,7 +51,7 @@ func TestNeverOverwritesInput(t *testing.T) {
 		{[]string{"train", "--in", lake, "--label", "y", "--out", pq}, "--out", ExitUsage},
 		{[]string{"score", "--model", mdl, "--in", data, "--out", data}, "--out", ExitUsage},
 		{[]string{"score", "--model", mdl, "--in", data, "--out", mdl}, "--out", ExitUsage},
-		{[]string{"score", "--model", mdl, "--in", lake, "--out", lake}, "overwrite its input", ExitError},
+		{[]string{"score", "--model", mdl, "--in", lake, "--out", lake}, "--out", ExitUsage},
 		{[]string{"select", "--in", data, "--label", "y", "--out", data}, "--out", ExitUsage},
 		{[]string{"select", "--in", data, "--label", "y", "--out", filepath.Join(dir, "sel.parquet"), "--mapping", data}, "--mapping", ExitUsage},
 		{[]string{"analyze", "--in", data, "--label", "y", "--out", data}, "--out", ExitUsage},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -48,6 +49,9 @@ func runReport(args []string, env Env) error {
 	png := strings.EqualFold(filepath.Ext(*out), ".png")
 	if !png && !strings.EqualFold(filepath.Ext(*out), ".html") && !strings.EqualFold(filepath.Ext(*out), ".htm") {
 		return usagef("--out %s: want .html or .png", *out)
+	}
+	if err := checkOut("--out", *out, append(append(paths, *modelPath), *analysis)...); err != nil {
+		return err
 	}
 	var buf bytes.Buffer
 	rep := map[string]any{"out": *out}
@@ -142,20 +146,16 @@ func runReport(args []string, env Env) error {
 	return writeReportFile(*out, buf.Bytes(), rep, env)
 }
 
-// writeReportFile writes data to path under a temporary name, renames it,
-// and prints rep.
+// writeReportFile writes data to path (writeOut, creating path's
+// directory) and prints rep.
 func writeReportFile(path string, data []byte, rep map[string]any, env Env) error {
-	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	if err := writeOut(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}); err != nil {
 		return err
 	}
 	rep["bytes"] = len(data)

@@ -116,10 +116,13 @@ func runScore(args []string, env Env) error {
 		return usagef("--out is required")
 	}
 	if lakeFlags.wanted(*out) {
+		if err := notInputDir("--out", *out, append(in.vals, pos...)...); err != nil {
+			return err
+		}
 		return runScoreLake(env, lakeFlags, *modelPath, append(in.vals, pos...), *out, keep.vals, *threads)
 	}
 	paths := append(in.vals, pos...)
-	if err := notInput("--out", *out, append(paths, *modelPath)...); err != nil {
+	if err := checkOut("--out", *out, append(paths, *modelPath)...); err != nil {
 		return err
 	}
 	m, err := loadModel(*modelPath)
@@ -154,7 +157,7 @@ func runScore(args []string, env Env) error {
 	for _, r := range recs {
 		rows += r.NumRows()
 	}
-	if err := files.WriteFile(*out, outSchema, preds, files.WriteOptions{}); err != nil {
+	if err := writeData(*out, outSchema, preds, files.WriteOptions{}); err != nil {
 		return err
 	}
 	rep := map[string]any{
@@ -180,7 +183,7 @@ func runInspect(args []string, env Env) error {
 	if len(pos) > 0 {
 		return usagef("unexpected argument %q", pos[0])
 	}
-	if err := notInput("--png", *pngPath, *modelPath); err != nil {
+	if err := checkOut("--png", *pngPath, *modelPath); err != nil {
 		return err
 	}
 	m, err := loadModel(*modelPath)

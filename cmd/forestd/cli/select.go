@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -57,14 +58,27 @@ func runSelect(args []string, env Env) error {
 	if *out == "" {
 		return usagef("--out is required")
 	}
-	if err := notInput("--out", *out, append(paths, *apply)...); err != nil {
-		return err
+	lakeOut := dirOut(*out)
+	if lakeOut { // the mapped lake: a tree of files
+		if err := notInputDir("--out", *out, paths...); err != nil {
+			return err
+		}
+	} else {
+		if !reportExt(*out) {
+			return usagef("--out %s: unknown format (want .parquet, .arrow, .arrows, .csv or .csv.gz, or a directory for a lake)", *out)
+		}
+		if err := checkOut("--out", *out, append(paths, *apply)...); err != nil {
+			return err
+		}
+		if err := parentExists("--out", *out); err != nil {
+			return err
+		}
 	}
 	if *apply != "" {
 		if *groups != "" || *marginal != "" || *mapping != "" {
 			return usagef("--apply uses a stored mapping: --groups, --marginal and --mapping do not apply")
 		}
-		if dirOut(*out) {
+		if lakeOut {
 			return lakeIn.selectApplyLake(paths, *apply, *label, keep.vals, *out, env)
 		}
 		return selectApply(paths, *apply, *label, keep.vals, *out, env)
@@ -73,9 +87,16 @@ func runSelect(args []string, env Env) error {
 		return usagef("--label is required to learn a mapping (or give --apply MAPPING)")
 	}
 	if *mapping == "" {
-		*mapping = strings.TrimSuffix(strings.TrimSuffix(*out, ".gz"), filepath.Ext(strings.TrimSuffix(*out, ".gz"))) + ".fdm.json"
+		o := strings.TrimSuffix(filepath.Clean(*out), ".gz") // a lake "o/lk/": o/lk.fdm.json
+		*mapping = strings.TrimSuffix(o, filepath.Ext(o)) + ".fdm.json"
 	}
-	if err := notInput("--mapping", *mapping, paths...); err != nil {
+	if err := checkOut("--mapping", *mapping, paths...); err != nil {
+		return err
+	}
+	if err := distinctOuts("--out", *out, "--mapping", *mapping); err != nil {
+		return err
+	}
+	if err := parentExists("--mapping", *mapping); err != nil {
 		return err
 	}
 	if *marginal != "" && *groups == "" {
@@ -159,11 +180,16 @@ func runSelect(args []string, env Env) error {
 			t.Groups[g].Kind, t.Groups[g].PValue, t.Groups[g].PAdjusted = res.Groups[g].Kind, &pv, &pa
 		}
 	}
-	if err := writeMapping(*mapping, t); err != nil {
-		return err
-	}
+	// The data first, then the mapping: a failed select leaves neither
+	// file (a lake's committed files stay, as a failed lake run's do).
 	rows, lakeRep, err := lakeIn.selectOut(paths, schema, recs, t, fr.Levels, fr.Names, *label, keep.vals, *out)
 	if err != nil {
+		return err
+	}
+	if err := writeMapping(*mapping, t); err != nil {
+		if !lakeOut {
+			os.Remove(*out)
+		}
 		return err
 	}
 	rep := map[string]any{"rows": rows, "out": *out, "mapping": *mapping, "columns": t.Names(),
@@ -208,17 +234,13 @@ func selectApply(paths []string, mappingPath, label string, keep []string, out s
 	return writeJSON(env.Stdout, map[string]any{"rows": rows, "out": out, "mapping": mappingPath, "columns": t.Names()})
 }
 
+// writeMapping writes the mapping file (writeOut).
 func writeMapping(path string, t *fdm.Transform) error {
-	fh, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("writing mapping: %w", err)
-	}
-	if _, err := t.WriteTo(fh); err != nil {
-		fh.Close()
-		return fmt.Errorf("writing mapping %s: %w", path, err)
-	}
-	if err := fh.Close(); err != nil {
-		return fmt.Errorf("writing mapping %s: %w", path, err)
+	if err := writeOut(path, func(w io.Writer) error {
+		_, err := t.WriteTo(w)
+		return err
+	}); err != nil {
+		return fmt.Errorf("--mapping: writing the mapping: %w", err)
 	}
 	return nil
 }
@@ -234,7 +256,7 @@ func selectWrite(schema *arrow.Schema, recs []arrow.Record, t *fdm.Transform, le
 		return 0, err
 	}
 	defer release(outRecs)
-	if err := files.WriteFile(out, outSchema, outRecs, files.WriteOptions{}); err != nil {
+	if err := writeData(out, outSchema, outRecs, files.WriteOptions{}); err != nil {
 		return 0, err
 	}
 	return rows, nil

@@ -67,7 +67,10 @@ func runTrain(args []string, env Env) error {
 	if *out == "" {
 		return usagef("--out is required")
 	}
-	if err := notInput("--out", *out, paths...); err != nil {
+	if err := checkOut("--out", *out, paths...); err != nil {
+		return err
+	}
+	if err := local.checkGraphOut(*out, paths); err != nil {
 		return err
 	}
 	kd, err := forest.ParseKind(*kind)
@@ -175,7 +178,7 @@ func runTrain(args []string, env Env) error {
 	}
 	secs := time.Since(t0).Seconds()
 	meta := model.Meta{Version: *version, CreatedBy: "forestd"}
-	meta, err = model.WriteFile(*out, f, meta)
+	meta, err = saveModel(*out, f, meta)
 	if err != nil {
 		return fmt.Errorf("writing model: %w", err)
 	}

@@ -110,6 +110,22 @@ func featureIndexSets(s string, fr *frame.Frame, flag string) (string, error) {
 	return strings.Join(sets, ";"), nil
 }
 
+// checkGraphOut checks --lfs-graph, an output, before any work: a format
+// files.WriteFile writes, not an input (checkOut) and not the model.
+func (l *localFlags) checkGraphOut(out string, inputs []string) error {
+	g := *l.lfsGraph
+	if g == "" {
+		return nil
+	}
+	if !reportExt(g) {
+		return usagef("--lfs-graph %s: unknown format (want .parquet, .arrow, .arrows, .csv or .csv.gz)", g)
+	}
+	if err := checkOut("--lfs-graph", g, inputs...); err != nil {
+		return err
+	}
+	return distinctOuts("--out", out, "--lfs-graph", g)
+}
+
 // writeGraph writes the locality graph of a trained lfs forest when
 // --lfs-graph is set: every feature's LFSK nearest features (8 by
 // default) under the forest's distance, as schemas.LocalityEdges.
@@ -139,7 +155,7 @@ func (l *localFlags) writeGraph(f *forest.Forest, fr *frame.Frame) error {
 		return err
 	}
 	defer rec.Release()
-	if err := files.WriteFile(*l.lfsGraph, rec.Schema(), []arrow.Record{rec}, files.WriteOptions{}); err != nil {
+	if err := writeData(*l.lfsGraph, rec.Schema(), []arrow.Record{rec}, files.WriteOptions{}); err != nil {
 		return fmt.Errorf("--lfs-graph: %w", err)
 	}
 	return nil

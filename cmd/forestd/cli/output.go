@@ -1,0 +1,116 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/apache/arrow/go/v17/arrow"
+
+	"github.com/forestd/forestd/arrowforest/forest"
+	"github.com/forestd/forestd/arrowforest/model"
+	"github.com/forestd/forestd/connectors/files"
+)
+
+// checkOut is the check every output file gets before any work is done:
+// a path that exists and is not a regular file (a directory, a device, a
+// named pipe, a socket) would be replaced by the renamed temporary file,
+// and an input must never be overwritten (notInput). Both are usage
+// errors naming flag.
+func checkOut(flag, out string, inputs ...string) error {
+	if out == "" {
+		return nil
+	}
+	if err := files.CheckTarget(out); err != nil {
+		return usageError{fmt.Errorf("%s %w", flag, err)}
+	}
+	return notInput(flag, out, inputs...)
+}
+
+// distinctOuts refuses two output flags naming the same file (the second
+// write would replace the first).
+func distinctOuts(flagA, a, flagB, b string) error {
+	if a == "" || b == "" {
+		return nil
+	}
+	same := filepath.Clean(a) == filepath.Clean(b)
+	if aa, err := filepath.Abs(a); err == nil {
+		if ab, err := filepath.Abs(b); err == nil {
+			same = same || aa == ab
+		}
+	}
+	if sa, err := os.Stat(a); err == nil {
+		if sb, err := os.Stat(b); err == nil {
+			same = same || os.SameFile(sa, sb)
+		}
+	}
+	if same {
+		return usagef("%s and %s name the same file %s: give two paths", flagA, flagB, b)
+	}
+	return nil
+}
+
+// parentExists requires the directory an output file goes to to exist
+// (single-file outputs do not create directories), so that a command
+// fails before its work rather than after it.
+func parentExists(flag, out string) error {
+	dir := filepath.Dir(out)
+	st, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s %s: %w", flag, out, err)
+	case !st.IsDir():
+		return fmt.Errorf("%s %s: %s is not a directory", flag, out, dir)
+	}
+	return nil
+}
+
+// interruptible returns the context an output is written under: SIGINT
+// and SIGTERM cancel it, so that the writer removes its temporary file
+// and the command fails with one line, rather than dying with a hidden
+// half-written file left beside the output. stop restores the default
+// behaviour (exit), which holds while nothing is being written.
+func interruptible() (ctx context.Context, stop context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// writeOut writes an output file of the command line: files.WriteAtomic
+// (a temporary name in path's directory, renamed when complete; a path
+// that is not a regular file refused) under interruptible.
+func writeOut(path string, write func(io.Writer) error) error {
+	ctx, stop := interruptible()
+	defer stop()
+	return files.WriteAtomic(ctx, path, write)
+}
+
+// writeData writes records to path in the format its extension names
+// (files.WriteFileContext) under interruptible.
+func writeData(path string, schema *arrow.Schema, recs []arrow.Record, opts files.WriteOptions) error {
+	ctx, stop := interruptible()
+	defer stop()
+	return files.WriteFileContext(ctx, path, schema, recs, opts)
+}
+
+// saveModel encodes f to path through writeOut and returns meta with its
+// ID set: the same bytes as model.WriteFile, written by the one writer of
+// the command line.
+func saveModel(path string, f *forest.Forest, meta model.Meta) (model.Meta, error) {
+	var m model.Meta
+	err := writeOut(path, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<20)
+		var err error
+		if m, err = (model.Codec{}).Encode(bw, f, meta); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+	if err != nil {
+		return model.Meta{}, err
+	}
+	return m, nil
+}
