@@ -3,12 +3,12 @@ package model
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -21,6 +21,7 @@ import (
 
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/internal/atomicfile"
 )
 
 // Batch size defaults.
@@ -109,42 +110,28 @@ func (c Codec) EncodeBytes(f *forest.Forest, meta Meta) ([]byte, Meta, error) {
 	return buf.Bytes(), m, nil
 }
 
-// WriteFile encodes f to a temporary file beside path, syncs it and renames
-// it over path, so readers never see a partial model. The file mode is
-// 0644. It returns meta with ID set.
-func (c Codec) WriteFile(path string, f *forest.Forest, meta Meta) (m Meta, err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return Meta{}, fmt.Errorf("model: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
+// WriteFile encodes f to path, whole or not at all: see WriteFileContext.
+func (c Codec) WriteFile(path string, f *forest.Forest, meta Meta) (Meta, error) {
+	return c.WriteFileContext(context.Background(), path, f, meta)
+}
+
+// WriteFileContext encodes f to path through forestd's one file writer
+// (internal/atomicfile, exported as files.WriteAtomic): a temporary file
+// in path's directory, synced and renamed over path, never over a path
+// that is not a regular file, removed when encoding fails or ctx ends
+// first. It returns meta with ID set.
+func (c Codec) WriteFileContext(ctx context.Context, path string, f *forest.Forest, meta Meta) (Meta, error) {
+	var m Meta
+	err := atomicfile.Write(ctx, path, func(w *os.File) error {
+		bw := bufio.NewWriterSize(w, 1<<20)
+		var err error
+		if m, err = c.Encode(bw, f, meta); err != nil {
+			return err
 		}
-	}()
-	bw := bufio.NewWriterSize(tmp, 1<<20)
-	if m, err = c.Encode(bw, f, meta); err != nil {
-		return Meta{}, err
-	}
-	if err = bw.Flush(); err != nil {
-		return Meta{}, fmt.Errorf("model: writing %s: %w", path, err)
-	}
-	if err = tmp.Chmod(0o644); err != nil {
-		return Meta{}, fmt.Errorf("model: %w", err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return Meta{}, fmt.Errorf("model: writing %s: %w", path, err)
-	}
-	if err = tmp.Close(); err != nil {
-		return Meta{}, fmt.Errorf("model: writing %s: %w", path, err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return Meta{}, fmt.Errorf("model: %w", err)
+		return bw.Flush()
+	})
+	if err != nil {
+		return Meta{}, fmt.Errorf("model: writing %w", err)
 	}
 	return m, nil
 }

@@ -1,12 +1,14 @@
 package benthos
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/forestd/forestd/connectors/files"
 	"github.com/forestd/forestd/operators"
 	"github.com/forestd/forestd/scoring"
 )
@@ -96,40 +98,17 @@ func (w *modelFile) stopWatching() {
 	})
 }
 
-// writeFileAtomic writes data to path through a temporary file in the same
-// directory, synced and renamed over path, so a reader sees the old file or
-// the new one, never part of it.
+// writeFileAtomic writes data to path with forestd's one file writer
+// (files.WriteAtomic: a temporary file in the same directory, synced and
+// renamed over path), so a reader sees the old file or the new one, never
+// part of it.
 func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	err := files.WriteAtomic(context.Background(), path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("writing model %s: %w", path, err)
-	}
-	name := tmp.Name()
-	fail := func(err error) error {
-		tmp.Close()
-		os.Remove(name)
-		return fmt.Errorf("writing model %s: %w", path, err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fail(err)
-	}
-	if err := os.Chmod(name, 0o644); err != nil {
-		return fail(err)
-	}
-	if err := os.Rename(name, path); err != nil {
-		os.Remove(name)
-		return fmt.Errorf("writing model %s: %w", path, err)
-	}
-	if d, err := os.Open(dir); err == nil { // make the rename durable
-		_ = d.Sync()
-		d.Close()
+		return fmt.Errorf("writing model %w", err)
 	}
 	return nil
 }

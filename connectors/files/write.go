@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/forestd/forestd/internal/atomicfile"
 )
 
 // WriteOptions configures WriteFile.
@@ -76,7 +76,7 @@ func WriteFileContext(ctx context.Context, path string, schema *arrow.Schema, re
 	if opts.RowGroupRows <= 0 {
 		opts.RowGroupRows = defaultRowGroupRows
 	}
-	return writeAtomic(ctx, path, func(f *os.File) error {
+	return atomicfile.Write(ctx, path, func(f *os.File) error {
 		switch ft {
 		case FormatParquet:
 			return writeParquet(f, schema, recs, opts)
@@ -106,7 +106,7 @@ func sameFields(want, got *arrow.Schema) error {
 
 // ErrNotRegular is the error CheckTarget wraps for an output path that
 // exists and is not a regular file.
-var ErrNotRegular = errors.New("not a regular file")
+var ErrNotRegular = atomicfile.ErrNotRegular
 
 // CheckTarget reports whether path may be an output of WriteAtomic and
 // WriteFile: it must not exist, or be a regular file (or a link to one),
@@ -115,84 +115,23 @@ var ErrNotRegular = errors.New("not a regular file")
 // file over it would replace the node itself (a directory cannot be
 // replaced at all). Other errors (a path below a file, no permission to
 // look) are left to the write.
-func CheckTarget(path string) error {
-	st, err := os.Stat(path)
-	if err != nil || st.Mode().IsRegular() {
-		return nil
-	}
-	kind := "special file"
-	switch m := st.Mode(); {
-	case m.IsDir():
-		kind = "directory"
-	case m&os.ModeNamedPipe != 0:
-		kind = "named pipe"
-	case m&os.ModeSocket != 0:
-		kind = "socket"
-	case m&os.ModeCharDevice != 0:
-		kind = "character device"
-	case m&os.ModeDevice != 0:
-		kind = "device"
-	}
-	return fmt.Errorf("%s: %w (it is a %s); an output replaces only a regular file", path, ErrNotRegular, kind)
-}
+func CheckTarget(path string) error { return atomicfile.CheckTarget(path) }
 
 // WriteAtomic writes the file at path through write, so that path only
 // ever holds a complete file: the data goes to a hidden temporary file in
 // path's directory (".NAME.tmp-RANDOM"), which is synced, given mode 0644
-// and renamed to path once write has returned nil. On any error the
-// temporary file is removed and path is left untouched. A path that
-// exists and is not a regular file is refused (CheckTarget).
+// and renamed to path once write has returned nil (the directory synced
+// after). On any error the temporary file is removed and path is left
+// untouched. A path that exists and is not a regular file is refused
+// (CheckTarget). It is forestd's one file writer (internal/atomicfile):
+// WriteFile, WriteFileContext and model files use it.
 //
 // When ctx is done before the file is complete, the temporary file is
 // closed under write (its next writes fail) and removed, and the error
 // wraps context.Cause(ctx); a command that cancels ctx on SIGINT and
-// SIGTERM leaves nothing behind. WriteFile and WriteFileContext use it.
+// SIGTERM leaves nothing behind.
 func WriteAtomic(ctx context.Context, path string, write func(io.Writer) error) error {
-	return writeAtomic(ctx, path, func(f *os.File) error { return write(f) })
-}
-
-func writeAtomic(ctx context.Context, path string, write func(*os.File) error) (err error) {
-	if err := CheckTarget(path); err != nil {
-		return err
-	}
-	if err := context.Cause(ctx); err != nil {
-		return fmt.Errorf("%s: not written: %w", path, err)
-	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	stop := context.AfterFunc(ctx, func() { tmp.Close() })
-	err = write(tmp)
-	if !stop() { // ctx was done: the file was (or is being) closed
-		return fmt.Errorf("%s: not written: %w", path, context.Cause(ctx))
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err = tmp.Chmod(0o644); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err = context.Cause(ctx); err != nil {
-		return fmt.Errorf("%s: not written: %w", path, err)
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(ctx, path, func(f *os.File) error { return write(f) })
 }
 
 func writeIPC(f *os.File, schema *arrow.Schema, recs []arrow.Record, opts WriteOptions, file bool) error {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -96,21 +95,10 @@ func writeData(path string, schema *arrow.Schema, recs []arrow.Record, opts file
 	return files.WriteFileContext(ctx, path, schema, recs, opts)
 }
 
-// saveModel encodes f to path through writeOut and returns meta with its
-// ID set: the same bytes as model.WriteFile, written by the one writer of
-// the command line.
+// saveModel writes f to path (model.Codec.WriteFileContext, the one file
+// writer) under interruptible and returns meta with its ID set.
 func saveModel(path string, f *forest.Forest, meta model.Meta) (model.Meta, error) {
-	var m model.Meta
-	err := writeOut(path, func(w io.Writer) error {
-		bw := bufio.NewWriterSize(w, 1<<20)
-		var err error
-		if m, err = (model.Codec{}).Encode(bw, f, meta); err != nil {
-			return err
-		}
-		return bw.Flush()
-	})
-	if err != nil {
-		return model.Meta{}, err
-	}
-	return m, nil
+	ctx, stop := interruptible()
+	defer stop()
+	return model.Codec{}.WriteFileContext(ctx, path, f, meta)
 }
