@@ -171,9 +171,10 @@ func (d *Dependence) add(r arrow.Record) error {
 		}
 		return r.Column(ix[0]), nil
 	}
+	names := [9]string{schemas.ColReportRecord, schemas.ColReportName, schemas.ColReportMembers, schemas.ColReportGroup,
+		schemas.ColReportKind, schemas.ColReportStatistic, schemas.ColReportPValue, schemas.ColReportB, schemas.ColReportN}
 	var cols [9]arrow.Array
-	for i, name := range []string{schemas.ColReportRecord, schemas.ColReportName, schemas.ColReportMembers, schemas.ColReportGroup,
-		schemas.ColReportKind, schemas.ColReportStatistic, schemas.ColReportPValue, schemas.ColReportB, schemas.ColReportN} {
+	for i, name := range names {
 		c, err := col(name)
 		if err != nil {
 			return err
@@ -181,13 +182,13 @@ func (d *Dependence) add(r arrow.Record) error {
 		cols[i] = c
 	}
 	adjusted, _ := col(schemas.ColReportPAdjusted) // nil: a v1 table (the per-test rule)
-	str := func(c arrow.Array, i int) (string, error) {
-		if s, ok := c.(*array.String); ok {
+	str := func(k, i int) (string, error) {
+		if s, ok := cols[k].(*array.String); ok {
 			return s.Value(i), nil
 		}
-		return "", fmt.Errorf("report: dependence report column %s is %s, want utf8", c.DataType(), c.DataType())
+		return "", fmt.Errorf("report: dependence report column %s is %s, want utf8", names[k], cols[k].DataType())
 	}
-	num := func(c arrow.Array, i int) (float64, error) {
+	num := func(name string, c arrow.Array, i int) (float64, error) {
 		if c.IsNull(i) {
 			return math.NaN(), nil
 		}
@@ -199,7 +200,7 @@ func (d *Dependence) add(r arrow.Record) error {
 		case *array.Int32:
 			return float64(a.Value(i)), nil
 		}
-		return 0, fmt.Errorf("report: dependence report column of type %s is not numeric", c.DataType())
+		return 0, fmt.Errorf("report: dependence report column %s is %s, want a number", name, c.DataType())
 	}
 	for i := 0; i < int(r.NumRows()); i++ {
 		var vals [9]float64
@@ -207,27 +208,27 @@ func (d *Dependence) add(r arrow.Record) error {
 			if k == 4 {
 				continue
 			}
-			v, err := num(cols[k], i)
+			v, err := num(names[k], cols[k], i)
 			if err != nil {
 				return err
 			}
 			vals[k] = v
 		}
-		rec, err := str(cols[0], i)
+		rec, err := str(0, i)
 		if err != nil {
 			return err
 		}
-		name, err := str(cols[1], i)
+		name, err := str(1, i)
 		if err != nil {
 			return err
 		}
-		kind, err := str(cols[4], i)
+		kind, err := str(4, i)
 		if err != nil {
 			return err
 		}
 		adj := vals[6]
 		if adjusted != nil {
-			if adj, err = num(adjusted, i); err != nil {
+			if adj, err = num(schemas.ColReportPAdjusted, adjusted, i); err != nil {
 				return err
 			}
 		}
@@ -236,7 +237,7 @@ func (d *Dependence) add(r arrow.Record) error {
 			d.Features = append(d.Features, DependenceFeature{Name: name, Group: int(vals[3]), Kind: kind,
 				Statistic: vals[5], PValue: vals[6], Adjusted: adj, B: int(vals[7]), N: int(vals[8])})
 		case schemas.RecordGroup:
-			m, err := str(cols[2], i)
+			m, err := str(2, i)
 			if err != nil {
 				return err
 			}

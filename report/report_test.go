@@ -10,11 +10,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/forestd/forestd/arrowforest/forest"
@@ -460,6 +462,40 @@ func TestDependenceHTML(t *testing.T) {
 	for _, want := range []string{"adjusted (holm)", Num(d.Features[0].Adjusted), `class="chart pvalues"`, `class="chart groups"`} {
 		if !strings.Contains(page, want) {
 			t.Fatalf("the report lacks %q", want)
+		}
+	}
+}
+
+// TestReadDependenceWrongColumnType: a report table whose column has the
+// wrong type is an error naming the column and its type.
+func TestReadDependenceWrongColumnType(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rec, err := schemas.BuildDependenceReport(mem, schemas.ReportSpec{Stat: "dcor", Method: "mdc-bottomup", Alpha: 0.05, Adjust: "holm", Task: "classification", Seed: 1, Rows: 10},
+		schemas.ReportBatch{Features: []schemas.ReportFeature{{Name: "x1", Group: -1, Test: schemas.ReportTest{Statistic: 0.4, PValue: 0.01, AdjPValue: 0.01, N: 99}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Release()
+	// one column's contents under another's name: name gets the numbers
+	// of statistic, statistic the text of name
+	sc := rec.Schema()
+	iName, iStat := sc.FieldIndices(schemas.ColReportName)[0], sc.FieldIndices(schemas.ColReportStatistic)[0]
+	for _, c := range []struct {
+		at, from int
+		want     string
+	}{
+		{iName, iStat, "column " + schemas.ColReportName + " is float64, want utf8"},
+		{iStat, iName, "column " + schemas.ColReportStatistic + " is utf8, want a number"},
+	} {
+		fields, cols := slices.Clone(sc.Fields()), slices.Clone(rec.Columns())
+		fields[c.at].Type, cols[c.at] = rec.Column(c.from).DataType(), rec.Column(c.from)
+		md := sc.Metadata()
+		bad := array.NewRecord(arrow.NewSchema(fields, &md), cols, rec.NumRows())
+		_, err := ReadDependence([]arrow.Record{bad})
+		bad.Release()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("err = %v, want it to say %q", err, c.want)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -479,6 +480,9 @@ func selectFeatures(schema *arrow.Schema, labelIdx []int, opts Options) ([]int, 
 	}
 	for _, j := range idx {
 		fl := schema.Field(j)
+		if !utf8.ValidString(fl.Name) { // a model names its features in UTF-8
+			return nil, fmt.Errorf("frame: column name %q (column %d) is not valid UTF-8", fl.Name, j+1)
+		}
 		_, hasLevels := opts.Levels[fl.Name]
 		if err := checkFeatureType(fl, hasLevels); err != nil {
 			return nil, err
@@ -719,6 +723,9 @@ func decodeLabel(f *Frame, fl arrow.Field, chunks []arrow.Array, n int, task Tas
 		}
 		sort.Strings(f.Classes)
 		for k, s := range f.Classes {
+			if !utf8.ValidString(s) { // a model names its classes in UTF-8
+				return nil, fmt.Errorf("frame: label column %s: class %q is not valid UTF-8", fl.Name, s)
+			}
 			index[s] = int32(k)
 		}
 		for i, ok := range lv.valid {

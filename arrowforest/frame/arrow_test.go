@@ -730,3 +730,26 @@ func TestNumericIfManyClasses(t *testing.T) {
 		t.Error("a float label is not numeric under auto")
 	}
 }
+
+// TestFromRecordsInvalidUTF8: a feature name or a class that is not valid
+// UTF-8 is refused before training (a model could not record it).
+func TestFromRecordsInvalidUTF8(t *testing.T) {
+	mem := checked(t)
+	rec := record([]string{"a", "b\xff", "y"},
+		build(t, mem, arrow.PrimitiveTypes.Float64, 1.0, 2.0),
+		build(t, mem, arrow.PrimitiveTypes.Float64, 1.0, 2.0),
+		build(t, mem, arrow.BinaryTypes.String, "x", "\xfe"))
+	defer rec.Release()
+	for _, c := range []struct {
+		opts Options
+		want string
+	}{
+		{Options{Label: "y"}, `column name "b\xff" (column 2) is not valid UTF-8`},
+		{Options{Label: "y", Features: []string{"a"}}, `label column y: class "\xfe" is not valid UTF-8`},
+	} {
+		_, err := FromRecords(rec.Schema(), []arrow.Record{rec}, c.opts)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: err = %v, want %q", c.opts, err, c.want)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -83,6 +84,9 @@ func readCSV(name string, r io.Reader, cols []string, mem memory.Allocator) (sch
 	for j, h := range header {
 		if h == "" {
 			return nil, nil, fmt.Errorf("%s: header column %d has an empty name", name, j+1)
+		}
+		if !utf8.ValidString(h) {
+			return nil, nil, fmt.Errorf("%s: header column %d's name %q is not valid UTF-8", name, j+1, h)
 		}
 		if k, dup := pos[h]; dup {
 			return nil, nil, fmt.Errorf("%s: duplicate column name %s (columns %d and %d)", name, h, k+1, j+1)

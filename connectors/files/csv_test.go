@@ -76,6 +76,7 @@ func TestCSVErrors(t *testing.T) {
 		{"ragged", "a,b\n1,2\n3\n", "t.csv: record on line 3: wrong number of fields"},
 		{"duplicate", "a,a\n1,2\n", "duplicate column name a"},
 		{"empty name", "a,\n1,2\n", "header column 2 has an empty name"},
+		{"name not UTF-8", "a,\xff\xfeb\n1,2\n", `t.csv: header column 2's name "\xff\xfeb" is not valid UTF-8`},
 		{"bare quote", "a\nx\"y\n", "t.csv"},
 		{"projection", "a,b\n1,2\n", "column c not found (file has: a, b)"},
 	}
