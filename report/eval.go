@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"image/color"
 	"math"
+	"slices"
 
 	"github.com/apache/arrow/go/v17/arrow"
 
@@ -22,8 +23,11 @@ type Evaluation struct {
 	// Classification: Classes names the matrix's rows and columns (the
 	// model's classes, then classes only the data has); Confusion[a][p]
 	// counts rows of actual class a predicted as p.
+	// With more than MaxConfusionClasses classes, the last row and column
+	// pool the Pooled classes with the fewest actual rows.
 	Classes   []string
 	Confusion [][]int64
+	Pooled    int
 	// Regression (one output): the prediction and the label of every
 	// labelled row.
 	Pred, Actual []float64
@@ -82,6 +86,26 @@ func Evaluate(m *scoring.Model, recs []arrow.Record, label string, threads int) 
 	for i := range rows.Actual {
 		pairs[i] = pair{class(rows.Actual[i]), class(rows.Predicted[i])}
 	}
+	// Beyond MaxConfusionClasses the matrix keeps the classes with the
+	// most rows and pools the others into one row and column.
+	to := pooledClasses(ev.Classes, func(yield func(int)) {
+		for _, p := range pairs {
+			yield(p.a)
+		}
+	})
+	if to != nil {
+		kept := make([]string, 0, MaxConfusionClasses)
+		for i, c := range ev.Classes {
+			if to[i] < MaxConfusionClasses-1 {
+				kept = append(kept, c)
+			}
+		}
+		ev.Pooled = len(ev.Classes) - len(kept)
+		ev.Classes = append(kept, fmt.Sprintf("(%d other classes)", ev.Pooled))
+		for i := range pairs {
+			pairs[i] = pair{to[pairs[i].a], to[pairs[i].p]}
+		}
+	}
 	k := len(ev.Classes)
 	ev.Confusion = make([][]int64, k)
 	for i := range ev.Confusion {
@@ -91,6 +115,43 @@ func Evaluate(m *scoring.Model, recs []arrow.Record, label string, threads int) 
 		ev.Confusion[p.a][p.p]++
 	}
 	return ev, nil
+}
+
+// MaxConfusionClasses bounds the confusion matrix of an Evaluation: a
+// label with more classes (an identifier taken for a label, say) would
+// otherwise draw k² cells.
+const MaxConfusionClasses = 40
+
+// pooledClasses maps the classes to at most MaxConfusionClasses indices:
+// the MaxConfusionClasses−1 classes with the most actual rows (ties to the
+// earlier class) keep their order, every other class maps to the last
+// index. It returns nil when the classes fit.
+func pooledClasses(classes []string, actual func(yield func(int))) []int {
+	if len(classes) <= MaxConfusionClasses {
+		return nil
+	}
+	rows := make([]int, len(classes))
+	actual(func(a int) { rows[a]++ })
+	order := make([]int, len(classes))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return rows[b] - rows[a] })
+	keep := make([]bool, len(classes))
+	for _, i := range order[:MaxConfusionClasses-1] {
+		keep[i] = true
+	}
+	to := make([]int, len(classes))
+	n := 0
+	for i := range classes {
+		if keep[i] {
+			to[i] = n
+			n++
+		} else {
+			to[i] = MaxConfusionClasses - 1
+		}
+	}
+	return to
 }
 
 // Chart draws the evaluation: the confusion matrix or the residual plot

@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"flag"
+	"fmt"
 	"html/template"
 	"io"
 	"math"
@@ -497,5 +498,59 @@ func TestReadDependenceWrongColumnType(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("err = %v, want it to say %q", err, c.want)
 		}
+	}
+}
+
+// TestEvaluateManyClasses: a label of 100 classes (class k has k+1 rows)
+// gives a confusion matrix of MaxConfusionClasses rows and columns — the
+// 39 classes with the most rows in their order, and one pooling the 61
+// others — that still counts every row, so the chart stays small.
+func TestEvaluateManyClasses(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	xb, yb := array.NewFloat64Builder(mem), array.NewStringBuilder(mem)
+	defer xb.Release()
+	defer yb.Release()
+	rows := 0
+	for k := 0; k < 100; k++ {
+		for r := 0; r <= k; r++ {
+			xb.Append(float64(k) + 0.1*float64(r%3))
+			yb.Append(fmt.Sprintf("c%03d", k))
+			rows++
+		}
+	}
+	x, y := xb.NewArray(), yb.NewArray()
+	defer x.Release()
+	defer y.Release()
+	rec := array.NewRecord(arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Float64}, {Name: "label", Type: arrow.BinaryTypes.String}}, nil), []arrow.Array{x, y}, int64(rows))
+	defer rec.Release()
+	p := forest.DefaultParams(frame.TaskClassification)
+	p.Trees, p.Seed, p.Threads = 5, 1, 1
+	m := train(t, []arrow.Record{rec}, "label", frame.TaskClassification, p)
+	ev, err := Evaluate(m, []arrow.Record{rec}, "label", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := MaxConfusionClasses
+	if len(ev.Classes) != k || len(ev.Confusion) != k || ev.Pooled != 61 || ev.Classes[0] != "c061" || ev.Classes[k-2] != "c099" || ev.Classes[k-1] != "(61 other classes)" {
+		t.Fatalf("%d classes (pooled %d): %v", len(ev.Classes), ev.Pooled, ev.Classes)
+	}
+	var tot, pooledActual int64
+	for a := range ev.Confusion {
+		for _, n := range ev.Confusion[a] {
+			tot += n
+			if a == k-1 {
+				pooledActual += n
+			}
+		}
+	}
+	if int(tot) != rows || pooledActual != 61*62/2 {
+		t.Fatalf("matrix counts %d rows (%d pooled), want %d (%d)", tot, pooledActual, rows, 61*62/2)
+	}
+	c, err := ev.Chart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, string(c), "rect", "cell"); n != k*k {
+		t.Fatalf("%d cells, want %d", n, k*k)
 	}
 }
