@@ -191,7 +191,8 @@ func TestBadInput(t *testing.T) {
 		{[]string{"train", "--in", sharedData(t, "iris.parquet"), "--label", "label,petal_length_cm", "--task", "classification", "--out", filepath.Join(dir, "x")}, "regression", 2},
 		{[]string{"train", "--in", sharedData(t, "iris.parquet"), "--label", "label,species_typo", "--out", filepath.Join(dir, "x")}, "species_typo", 1},
 		{[]string{"train", "--trees", "x"}, "trees", 2},
-		{[]string{"gen", "nosuch", "--out", filepath.Join(dir, "g.csv")}, "nosuch", 1},
+		{[]string{"gen", "nosuch", "--out", filepath.Join(dir, "g.csv")}, "nosuch", 2},
+		{[]string{"gen", "trunk", "--p", "-1", "--out", filepath.Join(dir, "g.csv")}, "-1", 2},
 		{[]string{"gen", "trunk", "--out", filepath.Join(dir, "g.xlsx")}, "xlsx", 1},
 		{[]string{"frobnicate"}, "frobnicate", 2},
 	}

@@ -34,8 +34,8 @@ func runGen(args []string, env Env) error {
 		return usagef("--n must be positive, got %d", *n)
 	}
 	fr, err := synth.Generate(pos[0], synth.Options{N: *n, Seed: *seed, P: *p, Clean: *clean})
-	if err != nil {
-		return err
+	if err != nil { // an unknown name or a setting the data set refuses
+		return usageError{err}
 	}
 	rec := fr.ToRecord(memory.DefaultAllocator)
 	defer rec.Release()
