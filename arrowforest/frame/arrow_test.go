@@ -326,8 +326,8 @@ func TestFromRecordsOptionErrors(t *testing.T) {
 }
 
 // TestFromRecordsDuplicateFeatureNames: two columns of one name cannot both
-// be features (a model knows its features by name); excluding one of them
-// or choosing features by name leaves a usable frame.
+// be features (a model knows its features by name), and naming one of them
+// in Features is ambiguous.
 func TestFromRecordsDuplicateFeatureNames(t *testing.T) {
 	mem := checked(t)
 	rec := record([]string{"a", "a", "y"},
