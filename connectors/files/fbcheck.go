@@ -45,7 +45,7 @@ func (b fbuf) field(t, i int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if 4+2*i+2 > vsize {
+	if 4+2*i >= vsize { // as flatbuffers' Table.Offset: present iff 4+2i < vtable size
 		return 0, nil
 	}
 	off, err := b.u16(v + 4 + 2*i)
