@@ -148,8 +148,10 @@ func patchApiVersions(body []byte, version int16) {
 			return
 		}
 		key, minV := int16(binary.BigEndian.Uint16(b)), int16(binary.BigEndian.Uint16(b[2:]))
-		if key == apiKeySASLHandshake && minV == 1 {
-			binary.BigEndian.PutUint16(b[2:], 0)
+		if key == apiKeySASLHandshake { // its first entry only, so a second patch changes nothing
+			if minV == 1 {
+				binary.BigEndian.PutUint16(b[2:], 0)
+			}
 			return
 		}
 		b = b[6:]
