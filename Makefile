@@ -58,28 +58,10 @@ demo: build
 demo-batch: build
 	bash e2e/demo.sh $(BIN)
 
-## fuzz: run every fuzz target briefly
+## fuzz: run every fuzz target for 30 s each (found, not listed: e2e/fuzz.sh; FUZZTIME=2m for longer)
+FUZZTIME ?= 30s
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzCutPoints -fuzztime 30s ./arrowforest/tree
-	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./arrowforest/model
-	$(GO) test -run '^$$' -fuzz '^FuzzDRFBytes$$' -fuzztime 30s -fuzzminimizetime 200x ./arrowforest/model
-	$(GO) test -run '^$$' -fuzz '^FuzzDRFPart$$' -fuzztime 30s ./arrowforest/model
-	$(GO) test -run '^$$' -fuzz '^FuzzReadResponses$$' -fuzztime 30s ./arrowforest/manifold
-	$(GO) test -run '^$$' -fuzz '^FuzzDRFFlags$$' -fuzztime 30s ./cmd/forestd/cli
-	$(GO) test -run '^$$' -fuzz FuzzReadCSV -fuzztime 30s ./connectors/files
-	$(GO) test -run '^$$' -fuzz FuzzReadParquet -fuzztime 30s ./connectors/files
-	$(GO) test -run '^$$' -fuzz FuzzReadIPC -fuzztime 30s ./connectors/files
-	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 30s ./connectors/codec
-	$(GO) test -run '^$$' -fuzz '^FuzzJSONRowsStdlib$$' -fuzztime 30s ./connectors/codec
-	$(GO) test -run '^$$' -fuzz '^FuzzAssembler$$' -fuzztime 30s ./connectors/kafka
-	$(GO) test -run '^$$' -fuzz '^FuzzConfig$$' -fuzztime 30s -fuzzminimizetime 5s ./daemon
-	$(GO) test -run '^$$' -fuzz '^FuzzLakeFile$$' -fuzztime 30s -fuzzminimizetime 5s ./connectors/lake
-	$(GO) test -run '^$$' -fuzz '^FuzzPaths$$' -fuzztime 30s ./connectors/lake
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeJob$$' -fuzztime 30s ./connectors/lakework
-	$(GO) test -run '^$$' -fuzz '^FuzzParseBytes$$' -fuzztime 30s ./cmd/forestd/cli
-	$(GO) test -run '^$$' -fuzz '^FuzzMessagePath$$' -fuzztime 30s -fuzzminimizetime 5s ./daemon
-	$(GO) test -run '^$$' -fuzz '^FuzzPasswordFile$$' -fuzztime 30s ./connectors/broker
-	$(GO) test -run '^$$' -fuzz '^FuzzSASLUser$$' -fuzztime 30s ./connectors/broker
+	bash e2e/fuzz.sh $(FUZZTIME)
 
 clean:
 	rm -rf bin
