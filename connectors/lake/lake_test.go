@@ -369,3 +369,26 @@ func TestScanFnErrorStops(t *testing.T) {
 		t.Fatalf("err %v after %d batches", err, n)
 	}
 }
+
+// TestCreateRefusesNonRegular: a part file's path that exists and is not a
+// regular file (here a directory) is refused before anything is written,
+// as every forestd output is.
+func TestCreateRefusesNonRegular(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "part.parquet")
+	if err := os.Mkdir(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Float64}}, nil)
+	w, err := Create(p, schema, files.WriteOptions{})
+	if err == nil || !errors.Is(err, files.ErrNotRegular) || !strings.Contains(err.Error(), p) {
+		t.Fatalf("Create over a directory: %v", err)
+	}
+	if w != nil {
+		t.Fatal("a writer with the error")
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Fatalf("left behind: %v", ents)
+	}
+}

@@ -56,9 +56,13 @@ type FileWriter struct {
 }
 
 // Create starts the output at path for records of schema, creating its
-// directory as needed. opts are as for files.WriteFile (zstd by default);
+// directory as needed; a path that exists and is not a regular file is
+// refused (files.CheckTarget), as every output of forestd's is. opts are as for files.WriteFile (zstd by default);
 // every Write becomes one row group.
 func Create(path string, schema *arrow.Schema, opts files.WriteOptions) (*FileWriter, error) {
+	if err := files.CheckTarget(path); err != nil { // the rename would replace it
+		return nil, fmt.Errorf("lake: %w", err)
+	}
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
