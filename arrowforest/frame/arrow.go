@@ -919,6 +919,20 @@ func indexValues(a arrow.Array) ([]int64, error) {
 // feature k; when learn is set, string-dictionary features without preset
 // levels get sorted levels from the data. It returns the columns and the
 // per-feature levels (nil when no feature is categorical).
+// decodeColumnSafe is decodeColumn in a worker goroutine, where a panic
+// would end the process: arrays a reader did not validate (a Go caller's,
+// or a corrupt one, such as a null count with no validity bitmap) make
+// arrow-go panic while decodeColumn reads them, and that becomes the
+// column's error.
+func decodeColumnSafe(dst []float32, name string, recs []arrow.Record, j int, levels []string, chunkKeep [][]int32) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("frame: column %s: malformed Arrow array (%v)", name, p)
+		}
+	}()
+	return decodeColumn(dst, name, recs, j, levels, chunkKeep)
+}
+
 func decodeFeatures(schema *arrow.Schema, recs []arrow.Record, idx []int, levels [][]string, learn bool, chunkKeep [][]int32, nOut int) ([][]float32, [][]string, error) {
 	p := len(idx)
 	cols := make([][]float32, p)
@@ -941,7 +955,7 @@ func decodeFeatures(schema *arrow.Schema, recs []arrow.Record, idx []int, levels
 					levels[k] = learnLevels(recs, j)
 				}
 				cols[k] = make([]float32, nOut)
-				errs[k] = decodeColumn(cols[k], fl.Name, recs, j, levels[k], chunkKeep)
+				errs[k] = decodeColumnSafe(cols[k], fl.Name, recs, j, levels[k], chunkKeep)
 			}
 		}()
 	}

@@ -753,3 +753,23 @@ func TestFromRecordsInvalidUTF8(t *testing.T) {
 		}
 	}
 }
+
+// TestFromRecordsMalformedArray: an array a Go caller built wrongly (its
+// null count is "unknown" and it has no validity bitmap, so arrow-go
+// panics counting its nulls) is an error naming the column; the panic,
+// in one of decodeFeatures' worker goroutines, would end the process.
+func TestFromRecordsMalformedArray(t *testing.T) {
+	mem := checked(t)
+	vals := memory.NewResizableBuffer(mem)
+	vals.Resize(3 * 8)
+	defer vals.Release()
+	data := array.NewData(arrow.PrimitiveTypes.Float64, 3, []*memory.Buffer{nil, vals}, nil, array.UnknownNullCount, 0)
+	bad := array.MakeFromData(data)
+	data.Release()
+	rec := record([]string{"x", "y"}, bad, build(t, mem, arrow.BinaryTypes.String, "a", "b", "a"))
+	defer rec.Release()
+	_, err := FromRecords(rec.Schema(), []arrow.Record{rec}, Options{Label: "y"})
+	if err == nil || !strings.Contains(err.Error(), "column x: malformed Arrow array") {
+		t.Fatalf("err = %v", err)
+	}
+}

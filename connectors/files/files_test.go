@@ -1,6 +1,7 @@
 package files
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"math"
@@ -506,6 +507,44 @@ func TestReadIPCDuplicateColumnNames(t *testing.T) {
 		_, _, err := ReadPaths([]string{path}, ReadOptions{Mem: mem})
 		if err == nil || !strings.Contains(err.Error(), name+": duplicate column name a (columns 1 and 2)") {
 			t.Fatalf("%s: err = %v", name, err)
+		}
+	}
+}
+
+// TestReadIPCNullCountWithoutBitmap: an IPC field node that states -1
+// nulls (arrow-go: "unknown, count them") for a column with no validity
+// bitmap made arrow-go panic later, in whatever read the column — inside a
+// worker goroutine, ending the process. The reader now refuses it naming
+// the column, as it does a null count above the rows.
+func TestReadIPCNullCountWithoutBitmap(t *testing.T) {
+	mem := checked(t)
+	b := array.NewFloat64Builder(mem)
+	b.AppendValues([]float64{1, 2, 3, 4, 5}, nil)
+	col := b.NewArray()
+	b.Release()
+	defer col.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "x1", Type: arrow.PrimitiveTypes.Float64}}, nil)
+	rec := array.NewRecord(schema, []arrow.Array{col}, 5)
+	defer rec.Release()
+	path := filepath.Join(t.TempDir(), "x.arrows")
+	if err := WriteFile(path, schema, []arrow.Record{rec}, WriteOptions{Mem: mem}); err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, 5), 0) // FieldNode{length 5, null_count 0}
+	at := bytes.Index(good, node)
+	if at < 0 {
+		t.Fatal("no field node (5 rows, 0 nulls) in the stream")
+	}
+	for _, nulls := range []int64{-1, 6} {
+		bad := bytes.Clone(good)
+		binary.LittleEndian.PutUint64(bad[at+8:], uint64(nulls))
+		s, recs, err := ReadIPCBytes("m.arrows", bad, ReadOptions{Mem: mem})
+		if err == nil || s != nil || recs != nil || !strings.Contains(err.Error(), "m.arrows: record batch 0: column x1:") {
+			t.Errorf("null count %d: schema %v, %d records, err %v; want an error naming the column", nulls, s, len(recs), err)
 		}
 	}
 }

@@ -45,8 +45,14 @@ func validateData(d arrow.ArrayData) error {
 		return errors.New("negative length or offset")
 	}
 	end := int64(n) + int64(off)
-	if bm := bufBytes(d, 0); bm != nil && int64(len(bm)) < bitutil.BytesForBits(end) {
+	bm := bufBytes(d, 0)
+	if bm != nil && int64(len(bm)) < bitutil.BytesForBits(end) {
 		return fmt.Errorf("validity bitmap of %d bytes for %d rows", len(bm), end)
+	}
+	if nulls, err := nullCount(d); err != nil {
+		return err
+	} else if nulls < 0 || nulls > n || nulls > 0 && bm == nil && d.DataType().ID() != arrow.NULL {
+		return fmt.Errorf("%d nulls in %d rows with a validity bitmap of %d bytes", nulls, n, len(bm))
 	}
 	dt := d.DataType()
 	switch dt.ID() {
@@ -187,4 +193,16 @@ func checkIndices(idx arrow.Array, size int) error {
 		return fmt.Errorf("unsupported dictionary index type %s", idx.DataType())
 	}
 	return nil
+}
+
+// nullCount returns d's null count. An IPC field node may state -1, which
+// arrow-go takes for "unknown" and counts from the validity bitmap — and
+// panics on when there is none.
+func nullCount(d arrow.ArrayData) (n int, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("null count not stated and no validity bitmap to count (%v)", p)
+		}
+	}()
+	return d.NullN(), nil
 }
