@@ -409,3 +409,13 @@ func TestTrainTune(t *testing.T) {
 	}
 	wantConfigErrors(t, map[string]string{"train: {tune: true, forest: lfs}\n": "train.tune"})
 }
+
+// TestTrainerParamErrors: a forest parameter the trainer would refuse at
+// every retrain is refused when the trainer is made, naming the key.
+func TestTrainerParamErrors(t *testing.T) {
+	c := DefaultConfig()
+	c.Train.MaxFeatures = "banana"
+	if _, err := (&Daemon{cfg: c}).newTrainer(); err == nil || !strings.HasPrefix(err.Error(), `train.max_features: max features "banana"`) {
+		t.Fatalf("max_features banana: %v", err)
+	}
+}

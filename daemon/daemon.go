@@ -437,6 +437,12 @@ func (d *Daemon) newTrainer() (*operators.Trainer, error) {
 	if labels := c.Labels(); len(labels) > 1 { // one multi-output regression forest
 		o.Label, o.Labels = "", labels
 	}
+	var pe *forest.ParamError
+	if err := o.CheckParams(); errors.As(err, &pe) { // name the config key
+		return nil, fmt.Errorf("train.%s: %w", pe.Param, pe.Err)
+	} else if err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
 	return operators.NewTrainer(o)
 }
 

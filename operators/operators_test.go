@@ -363,3 +363,64 @@ func TestCurrentFirst(t *testing.T) {
 		t.Fatalf("First on a cancelled context: %v", err)
 	}
 }
+
+// TestTrainerWindowGrowsWithRows: the window's columns grow with the rows
+// it holds, so a window of 2^40 rows (allocated whole, 4 TB a feature)
+// takes 3,000 rows and snapshots them in order; the count window still
+// evicts the oldest once a small window is full (TestTrainerCountWindow).
+func TestTrainerWindowGrowsWithRows(t *testing.T) {
+	for _, kind := range []string{WindowCount, WindowReservoir} {
+		tr, err := NewTrainer(TrainOptions{Label: "y", Window: 1 << 40, Kind: kind, MinRows: 2, Params: smallParams(1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all := trunk(t, 3000, 5)
+		rec := all.ToRecord(memory.DefaultAllocator)
+		for lo := int64(0); lo < 3000; lo += 700 {
+			s := rec.NewSlice(lo, min(lo+700, 3000))
+			if _, _, err := tr.Add(s.Schema(), []arrow.Record{s}); err != nil {
+				t.Fatal(err)
+			}
+			s.Release()
+		}
+		rec.Release()
+		fr, err := tr.Snapshot(time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fr.NRows != 3000 {
+			t.Fatalf("%s: %d rows in the window, want 3000", kind, fr.NRows)
+		}
+		for i := 0; i < 3000; i++ {
+			if fr.Cols[1][i] != all.Cols[1][i] || fr.Classes[fr.Y[i]] != all.Classes[all.Y[i]] {
+				t.Fatalf("%s: window row %d is not input row %d", kind, i, i)
+			}
+		}
+	}
+}
+
+// TestTrainerOptionErrors: a feature listed twice, and the forest
+// parameters CheckParams refuses before any row arrives, naming the
+// parameter.
+func TestTrainerOptionErrors(t *testing.T) {
+	if _, err := NewTrainer(TrainOptions{Label: "y", Features: []string{"x1", "x2", "x1"}}); err == nil || !strings.Contains(err.Error(), "feature x1 listed twice") {
+		t.Errorf("features listed twice: %v", err)
+	}
+	for param, set := range map[string]func(*forest.Params){
+		"max_features": func(p *forest.Params) { p.MaxFeatures = "banana" },
+		"min_leaf":     func(p *forest.Params) { p.MinLeaf = 0 },
+		"max_depth":    func(p *forest.Params) { p.MaxDepth = -1 },
+	} {
+		o := TrainOptions{Label: "y", Params: smallParams(1)}
+		set(&o.Params)
+		var pe *forest.ParamError
+		if err := o.CheckParams(); !errors.As(err, &pe) || pe.Param != param {
+			t.Errorf("%s: %v", param, err)
+		}
+	}
+	o := TrainOptions{Label: "y", Params: smallParams(1)}
+	o.Params.Criterion = ""
+	if err := o.CheckParams(); err != nil {
+		t.Errorf("an empty criterion (the task's): %v", err)
+	}
+}

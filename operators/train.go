@@ -116,6 +116,18 @@ type Trainer struct {
 	evict  int64 // rows evicted from the window
 }
 
+// CheckParams checks the forest parameters of opts that do not depend on
+// the data (forest.Params.Check; an empty criterion is the label's task's
+// at training), so that a caller can refuse a bad setting before any row
+// arrives. Errors are *forest.ParamError.
+func (opts TrainOptions) CheckParams() error {
+	p := opts.Params
+	if p.Criterion == "" {
+		p.Criterion = "gini"
+	}
+	return p.Check()
+}
+
 // NewTrainer checks the options.
 func NewTrainer(opts TrainOptions) (*Trainer, error) {
 	if len(opts.Labels) == 1 && opts.Label == "" {
@@ -131,6 +143,11 @@ func NewTrainer(opts TrainOptions) (*Trainer, error) {
 		opts.Labels = slices.Clone(opts.Labels)
 		if err := checkLabels(opts); err != nil {
 			return nil, err
+		}
+	}
+	for i, f := range opts.Features {
+		if slices.Contains(opts.Features[:i], f) {
+			return nil, fmt.Errorf("operators: feature %s listed twice", f)
 		}
 	}
 	if opts.Params.Tune && opts.Params.Forest != "" && !opts.Params.Forest.Tunable() {
@@ -250,14 +267,6 @@ func (t *Trainer) Add(schema *arrow.Schema, recs []arrow.Record) (added, skipped
 		t.names = slices.Clone(fr.Names)
 		t.task = fr.Task
 		t.cols = make([][]float32, len(t.names))
-		for j := range t.cols {
-			t.cols[j] = make([]float32, t.opts.Window)
-		}
-		if t.task == frame.TaskClassification {
-			t.labels = make([]string, t.opts.Window)
-		} else {
-			t.yreg = make([]float64, t.opts.Window*t.q)
-		}
 	} else if fr.Task != t.task {
 		return 0, 0, inputErr("label %q is %v here but %v in earlier batches", t.labelName(), fr.Task, t.task)
 	}
@@ -267,6 +276,7 @@ func (t *Trainer) Add(schema *arrow.Schema, recs []arrow.Record) (added, skipped
 		if slot < 0 {
 			continue
 		}
+		t.grow(slot)
 		for j := range t.cols {
 			t.cols[j][slot] = fr.Cols[j][i]
 		}
@@ -279,6 +289,27 @@ func (t *Trainer) Add(schema *arrow.Schema, recs []arrow.Record) (added, skipped
 	t.since += fr.NRows
 	t.skip += int64(fr.SkippedLabels)
 	return fr.NRows, fr.SkippedLabels, nil
+}
+
+// grow makes the window's columns hold slot. They grow with the rows
+// (doubling, at most to the window) rather than being allocated whole: a
+// window of millions of rows costs its memory only once it holds them.
+// While the window fills, slots come in order, so slot is at most the
+// current length. t.mu is held.
+func (t *Trainer) grow(slot int) {
+	have := len(t.cols[0]) // a window has at least one feature (Add)
+	if slot < have {
+		return
+	}
+	n := min(max(2*have, slot+1, 1024), t.opts.Window)
+	for j := range t.cols {
+		t.cols[j] = append(t.cols[j], make([]float32, n-len(t.cols[j]))...)
+	}
+	if t.task == frame.TaskClassification {
+		t.labels = append(t.labels, make([]string, n-len(t.labels))...)
+	} else {
+		t.yreg = append(t.yreg, make([]float64, n*t.q-len(t.yreg))...)
+	}
 }
 
 // slot returns where the next row goes (-1: the reservoir drops it).

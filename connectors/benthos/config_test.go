@@ -84,6 +84,11 @@ func TestConfigErrors(t *testing.T) {
 		{`forestd_select: {mapping: "examples/iris.model"}`, "iris.model"},
 		{`forestd_score: {model: "examples/xor.fdm.json"}`, "xor.fdm.json"},
 		{`forestd_train: {label: y, model_path: "` + missing + `", window_kind: count, window: 10, min_rows: 20}`, "minimum of 20 training rows"},
+		// forest parameters are checked at start, naming the field
+		{`forestd_train: {label: y, model_path: "` + missing + `", max_features: banana}`, `forestd_train: max_features: max features "banana"`},
+		{`forestd_train: {label: y, model_path: "` + missing + `", min_leaf: 0}`, "forestd_train: min_leaf: min leaf must be at least 1"},
+		{`forestd_train: {label: y, model_path: "` + missing + `", max_depth: -1}`, "forestd_train: max_depth: "},
+		{`forestd_train: {label: y, model_path: "` + missing + `", features: [x1, x1]}`, "feature x1 listed twice"},
 	} {
 		b := service.NewStreamBuilder()
 		if err := b.SetLoggerYAML("level: off"); err != nil {

@@ -245,6 +245,12 @@ func newTrainProc(conf *service.ParsedConfig, mgr *service.Resources) (*trainPro
 	if err != nil {
 		return nil, fmt.Errorf("forestd_train: %w", err)
 	}
+	var pe *forest.ParamError
+	if err := o.CheckParams(); errors.As(err, &pe) { // name the config field
+		return nil, fmt.Errorf("forestd_train: %s: %w", pe.Param, pe.Err)
+	} else if err != nil {
+		return nil, fmt.Errorf("forestd_train: %w", err)
+	}
 	tr, err := operators.NewTrainer(o)
 	if err != nil {
 		return nil, fmt.Errorf("forestd_train: %w", err)
