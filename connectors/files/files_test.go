@@ -548,3 +548,28 @@ func TestReadIPCNullCountWithoutBitmap(t *testing.T) {
 		}
 	}
 }
+
+// TestReadIPCTrailingBytes: two streams in one input (a message of two
+// concatenated Arrow streams, say) gave the first stream's rows alone,
+// silently; bytes after the end-of-stream marker are now an error.
+func TestReadIPCTrailingBytes(t *testing.T) {
+	mem := checked(t)
+	one, err := os.ReadFile(filepath.Join(dataDir(t), "digits.arrows"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, recs, err := ReadIPCBytes("one.arrows", one, ReadOptions{Mem: mem}); err != nil {
+		t.Fatal(err)
+	} else {
+		release(recs)
+	}
+	for name, in := range map[string][]byte{
+		"two streams": append(bytes.Clone(one), one...),
+		"garbage":     append(bytes.Clone(one), "garbage"...),
+	} {
+		s, recs, err := ReadIPCBytes("m.arrows", in, ReadOptions{Mem: mem})
+		if err == nil || s != nil || recs != nil || !strings.Contains(err.Error(), "bytes after the end-of-stream marker") {
+			t.Errorf("%s: %d records, err %v", name, len(recs), err)
+		}
+	}
+}

@@ -53,6 +53,11 @@ func readIPC(name string, r readSeekerAt, ft Format, cols []string, mem memory.A
 			return nil, nil, fmt.Errorf("%s: %w", name, err)
 		}
 		schema, recs, err = readIPCStream(r, mem, -1)
+		// The reader stops at the end-of-stream marker; bytes after it (a
+		// second stream appended, say) would otherwise go unread, unsaid.
+		if pos, serr := r.Seek(0, io.SeekCurrent); err == nil && serr == nil && pos < size {
+			err = fmt.Errorf("%d bytes after the end-of-stream marker (one stream per input: a second stream, or garbage, follows it)", size-pos)
+		}
 	}
 	if err != nil {
 		release(recs)
