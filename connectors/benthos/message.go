@@ -196,15 +196,29 @@ func release(recs []arrow.Record) {
 
 // jsonRecord decodes the batch's JSON messages into one record, each
 // message validated on its own (codec.JSONRows): a message that does not
-// fit gets its error and adds no row. It returns the record (nil when no
-// message fits; the caller releases it), the indices of the messages in
-// it, and fail, which errors all of those together (for a failure that
-// concerns the whole record) and returns 0 rows.
+// fit gets its error and adds no row. A column whose kind opts do not fix
+// takes the kind most of the messages give it (JSONRows.AppendAll), so
+// that an odd message is errored rather than every message after it. It
+// returns the record (nil when no message fits; the caller releases it),
+// the indices of the messages in it, and fail, which errors all of those
+// together (for a failure that concerns the whole record) and returns 0
+// rows.
 func (p batchParts) jsonRecord(proc string, batch service.MessageBatch, opts codec.JSONOptions, mem memory.Allocator, errored func(*service.Message, error)) (arrow.Record, []int, func(error) int) {
+	rec, ok, fail, _ := p.jsonRows(proc, batch, opts, mem, errored)
+	return rec, ok, fail
+}
+
+// jsonRows is jsonRecord, also returning the JSONRows decoded.
+func (p batchParts) jsonRows(proc string, batch service.MessageBatch, opts codec.JSONOptions, mem memory.Allocator, errored func(*service.Message, error)) (arrow.Record, []int, func(error) int, *codec.JSONRows) {
 	jr := codec.NewJSONRows(opts)
+	values := make([][]byte, len(p.json))
+	for k, i := range p.json {
+		values[k] = p.bytes[i]
+	}
 	ok := make([]int, 0, len(p.json))
-	for _, i := range p.json {
-		if _, err := jr.Append(p.bytes[i]); err != nil {
+	for k, err := range jr.AppendAll(values) {
+		i := p.json[k]
+		if err != nil {
 			errored(batch[i], fmt.Errorf("%s: %w", proc, err))
 			continue
 		}
@@ -217,7 +231,7 @@ func (p batchParts) jsonRecord(proc string, batch service.MessageBatch, opts cod
 		return 0
 	}
 	if len(ok) == 0 {
-		return nil, nil, fail
+		return nil, nil, fail, jr
 	}
-	return jr.Record(mem), ok, fail
+	return jr.Record(mem), ok, fail, jr
 }

@@ -272,13 +272,16 @@ func (p *scoreProc) ProcessBatch(ctx context.Context, batch service.MessageBatch
 
 // scoreJSON scores the JSON messages of a batch as one record. Each
 // message is validated on its own as its object is read (every column the
-// model reads present, of the kind it reads); a message that fails gets
-// its error and adds no row. What Model.Score can still reject afterwards
-// concerns the record's schema, which every row shares, so it errors the
-// JSON messages of the batch together.
+// model reads present, of the kind it reads; its other members valid JSON
+// of any kind, nested values included, and not decoded); a message that
+// fails gets its error and adds no row. What Model.Score can still reject
+// afterwards concerns the record's schema, which every row shares, so it
+// errors the JSON messages of the batch together.
 func (p *scoreProc) scoreJSON(m *scoring.Model, batch service.MessageBatch, parts batchParts, errored func(*service.Message, error)) int {
 	spec := p.jsonSpecOf(m)
-	rec, ok, fail := parts.jsonRecord("forestd_score", batch, codec.JSONOptions{Require: spec.names, Kinds: spec.kinds, Single: true}, p.mem, errored)
+	// only the model's columns are decoded: the prediction is merged into
+	// each message's own bytes, so its other members are only validated
+	rec, ok, fail, jr := parts.jsonRows("forestd_score", batch, codec.JSONOptions{Require: spec.names, Kinds: spec.kinds, Only: spec.names, Single: true}, p.mem, errored)
 	if rec == nil {
 		return 0
 	}
@@ -296,10 +299,11 @@ func (p *scoreProc) scoreJSON(m *scoring.Model, batch service.MessageBatch, part
 	}
 	// members the message already has are replaced through Benthos'
 	// structured form; otherwise the bytes are spliced
-	clash := p.resultField != "" && rec.Schema().HasField(p.resultField)
+	has := func(name string) bool { return rec.Schema().HasField(name) || jr.Skipped(name) }
+	clash := p.resultField != "" && has(p.resultField)
 	if p.resultField == "" {
 		for _, f := range out.Schema().Fields() {
-			clash = clash || rec.Schema().HasField(f.Name)
+			clash = clash || has(f.Name)
 		}
 	}
 	for k, i := range ok {

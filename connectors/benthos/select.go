@@ -135,7 +135,10 @@ func (p *selectProc) selectJSON(batch service.MessageBatch, parts batchParts, er
 	if p.label != "" {
 		require = append(require, p.label)
 	}
-	rec, ok, fail := parts.jsonRecord("forestd_select", batch, codec.JSONOptions{Require: require, Kinds: p.kinds, Single: true}, p.mem, errored)
+	// the mapping's inputs, keep and label are decoded, nothing else (the
+	// output holds only those); keep and label take the kind most of the
+	// batch's messages give them
+	rec, ok, fail := parts.jsonRecord("forestd_select", batch, codec.JSONOptions{Require: require, Kinds: p.kinds, Only: require, Single: true}, p.mem, errored)
 	if rec == nil {
 		return 0
 	}

@@ -16,7 +16,7 @@ import (
 type Kind uint8
 
 // JSON kinds. A column takes the kind of its first non-null value unless
-// JSONOptions.Kinds fixes it.
+// JSONOptions.Kinds or JSONRows.AppendAll fixes it.
 const (
 	KindNull   Kind = iota // no value yet: null everywhere so far
 	KindNumber             // float64 column
@@ -54,6 +54,15 @@ type JSONOptions struct {
 	// Single requires each appended value to hold exactly one object (one
 	// message, one row).
 	Single bool
+	// Only, when not nil, lists the keys decoded into columns besides
+	// those of Require and Kinds (a non-nil empty Only: those alone). The
+	// value of any other key is skipped without becoming a column: it must
+	// still be valid JSON, but it may be of any kind in any row, nested
+	// objects and arrays included (a decoded column rejects those), and a
+	// skipped key given twice in an object is not an error. Rows of one
+	// value must carry the same decoded keys; skipped keys may differ.
+	// JSONRows.Skipped reports which skipped keys the rows had.
+	Only []string
 }
 
 // JSONRows decodes JSON objects, from one value or from many (the messages
@@ -72,8 +81,11 @@ type JSONRows struct {
 	opts    JSONOptions
 	cols    []*jsonColumn
 	index   map[string]int
-	require []int // column of each required key
-	order   []int // columns of the keys of the last object, in order
+	only    map[string]bool // JSONOptions.Only; nil: every key is decoded
+	skipped map[string]int  // skipped key → first row that has it
+	major   map[string]Kind // kinds fixed by AppendAll, for columns to come
+	require []int           // column of each required key
+	order   []int           // columns of the keys of the last object, in order
 	rows    int
 	size    int // bytes appended, for the sparsity bound
 }
@@ -82,6 +94,7 @@ type jsonColumn struct {
 	name   string
 	kind   Kind // first non-null kind, or the fixed kind
 	pinned bool // kind fixed by JSONOptions.Kinds
+	voted  bool // kind fixed by AppendAll (the batch's majority)
 	last   int  // last row that has the key (null or not); -1 before
 	// the non-null cells: row index and value (only the slice of the
 	// column's kind is used), so that sparse rows cost nothing per column
@@ -94,6 +107,12 @@ type jsonColumn struct {
 // NewJSONRows returns an empty JSONRows.
 func NewJSONRows(opts JSONOptions) *JSONRows {
 	b := &JSONRows{opts: opts, index: map[string]int{}}
+	if opts.Only != nil {
+		b.only = make(map[string]bool, len(opts.Only))
+		for _, name := range opts.Only {
+			b.only[name] = true
+		}
+	}
 	for _, name := range opts.Require {
 		b.require = append(b.require, b.column(name))
 	}
@@ -117,7 +136,11 @@ func (b *JSONRows) column(name string) int {
 		return ci
 	}
 	b.index[name] = len(b.cols)
-	b.cols = append(b.cols, &jsonColumn{name: name, last: -1})
+	c := &jsonColumn{name: name, last: -1}
+	if k, ok := b.major[name]; ok {
+		c.kind, c.voted = k, true
+	}
+	b.cols = append(b.cols, c)
 	return len(b.cols) - 1
 }
 
@@ -132,7 +155,8 @@ func maxJSONCells(n int) int { return max(1<<20, 8*n) }
 // Append decodes the objects of value — one, or a sequence separated by
 // whitespace (JSON lines) — and appends a row per object. It returns the
 // rows added. A value of another kind than its column's (e.g. a string in
-// a numeric column), a nested object or array, a duplicate key, a missing
+// a numeric column), a nested object or array in a decoded column (see
+// JSONOptions.Only), invalid JSON anywhere, a duplicate key, a missing
 // required key, anything but objects at the top level, or no object at
 // all is an error naming the row (counted from 0 within value; none with
 // JSONOptions.Single) and column; then nothing of value is appended.
@@ -147,6 +171,174 @@ func (b *JSONRows) Append(value []byte) (int, error) {
 	}
 	b.size += len(value)
 	return b.rows - start, nil
+}
+
+// AppendAll appends each of values as Append does and returns their
+// errors (nil for a value appended), after fixing the kind of each column
+// that has none yet — neither from JSONOptions.Kinds nor from rows
+// appended before — to the kind most of values give it, so that a value
+// of another kind is the one in error wherever it comes (without
+// AppendAll the first value decides). A value votes once for each kind it
+// has in a column (null does not vote); ties go to the kind of the first
+// value that gives it; a value that is not a sequence of flat JSON
+// objects does not vote; keys JSONOptions.Only skips have no kind. A kind
+// fixed so stays fixed for later appends; unlike one fixed by Kinds it
+// takes no other kind (no boolean as a number). When Only leaves no
+// column without a fixed kind, there is no vote: it is Append after
+// Append.
+func (b *JSONRows) AppendAll(values [][]byte) []error {
+	if b.open() {
+		b.vote(values)
+	}
+	errs := make([]error, len(values))
+	for i, v := range values {
+		_, errs[i] = b.Append(v)
+	}
+	return errs
+}
+
+// open reports whether a decoded column may have no kind yet.
+func (b *JSONRows) open() bool {
+	if b.only == nil {
+		return true
+	}
+	for _, c := range b.cols {
+		if c.kind == KindNull && !c.pinned {
+			return true
+		}
+	}
+	for name := range b.only {
+		if _, ok := b.index[name]; !ok {
+			return true
+		}
+	}
+	return false
+}
+
+// kindTally counts the values giving each kind to one column.
+type kindTally struct {
+	n     [4]int // values per kind
+	first [4]int // first value giving the kind
+	last  [4]int // last value counted, so that each counts once (-1: none)
+}
+
+// vote fixes, in b.major and in the columns without a kind, the majority
+// kind of values (see AppendAll).
+func (b *JSONRows) vote(values [][]byte) {
+	tally := map[string]*kindTally{}
+	type cast struct {
+		t *kindTally
+		k Kind
+	}
+	var casts []cast
+	for vi, v := range values {
+		casts = casts[:0]
+		ok := b.scanKinds(v, func(key []byte, k Kind) {
+			if ci, ok := b.index[string(key)]; ok && (b.cols[ci].pinned || b.cols[ci].kind != KindNull) {
+				return // fixed already
+			}
+			t := tally[string(key)]
+			if t == nil {
+				t = &kindTally{last: [4]int{-1, -1, -1, -1}}
+				tally[string(key)] = t
+			}
+			casts = append(casts, cast{t, k})
+		})
+		if !ok {
+			continue
+		}
+		for _, c := range casts {
+			if t := c.t; t.last[c.k] != vi {
+				t.last[c.k] = vi
+				if t.n[c.k] == 0 {
+					t.first[c.k] = vi
+				}
+				t.n[c.k]++
+			}
+		}
+	}
+	for name, t := range tally {
+		best := KindNull
+		for k := KindNumber; k <= KindBool; k++ {
+			if t.n[k] > t.n[best] || t.n[k] > 0 && t.n[k] == t.n[best] && t.first[k] < t.first[best] {
+				best = k
+			}
+		}
+		if best == KindNull {
+			continue
+		}
+		if b.major == nil {
+			b.major = map[string]Kind{}
+		}
+		b.major[name] = best
+		if ci, ok := b.index[name]; ok && b.cols[ci].kind == KindNull && !b.cols[ci].pinned {
+			b.cols[ci].kind, b.cols[ci].voted = best, true
+		}
+	}
+}
+
+// scanKinds reads value, a sequence of flat objects, calling cast with the
+// key and kind of each non-null member a column would decode; it reports
+// whether value read as such a sequence.
+func (b *JSONRows) scanKinds(value []byte, cast func(key []byte, k Kind)) bool {
+	sc := jsonScanner{b: bytes.TrimPrefix(value, []byte("\xef\xbb\xbf"))}
+	objects := 0
+	for {
+		sc.space()
+		if sc.eof() {
+			return objects > 0
+		}
+		if sc.peek() != '{' {
+			return false
+		}
+		sc.i++
+		objects++
+		sc.space()
+		if !sc.eof() && sc.peek() == '}' {
+			sc.i++
+			continue
+		}
+		for {
+			sc.space()
+			if sc.eof() || sc.peek() != '"' {
+				return false
+			}
+			key, err := sc.str()
+			if err != nil {
+				return false
+			}
+			sc.space()
+			if sc.eof() || sc.peek() != ':' {
+				return false
+			}
+			sc.i++
+			sc.space()
+			_, decoded := b.index[string(key)]
+			if decoded || b.only == nil || b.only[string(key)] {
+				k, err := sc.kind()
+				if err != nil {
+					return false
+				}
+				if k != KindNull {
+					cast(key, k)
+				}
+			} else if sc.skip(0) != nil {
+				return false
+			}
+			sc.space()
+			if sc.eof() {
+				return false
+			}
+			if sc.peek() == '}' {
+				sc.i++
+				break
+			}
+			if sc.peek() != ',' {
+				return false
+			}
+			sc.i++
+		}
+	}
 }
 
 func (b *JSONRows) append(value []byte, start int) error {
@@ -216,8 +408,8 @@ func (b *JSONRows) sameKeys(first []int, nkeys, row int) error {
 }
 
 // object reads the members of one object (after its '{') into row b.rows
-// and returns how many keys it had (their columns: b.order[:n]); row
-// numbers it within the value for errors.
+// and returns how many decoded keys it had (their columns: b.order[:n]);
+// row numbers it within the value for errors.
 func (b *JSONRows) object(sc *jsonScanner, row int) (int, error) {
 	at := b.rows
 	sc.space()
@@ -228,7 +420,7 @@ func (b *JSONRows) object(sc *jsonScanner, row int) (int, error) {
 		sc.i++
 		return 0, nil
 	}
-	for k := 0; ; k++ {
+	for k := 0; ; { // k: the decoded keys so far
 		sc.space()
 		if sc.eof() {
 			return 0, fmt.Errorf("JSON row %d: unexpected EOF", row)
@@ -253,9 +445,21 @@ func (b *JSONRows) object(sc *jsonScanner, row int) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		c := b.cols[ci]
-		if err := sc.value(c, at, row); err != nil {
-			return 0, err
+		if ci < 0 {
+			if err := sc.skip(0); err != nil {
+				return 0, fmt.Errorf("JSON row %d, column %q: %w", row, key, err)
+			}
+			if _, ok := b.skipped[string(key)]; !ok {
+				if b.skipped == nil {
+					b.skipped = map[string]int{}
+				}
+				b.skipped[string(key)] = at
+			}
+		} else {
+			if err := sc.value(b.cols[ci], at, row); err != nil {
+				return 0, err
+			}
+			k++
 		}
 		sc.space()
 		if sc.eof() {
@@ -266,15 +470,16 @@ func (b *JSONRows) object(sc *jsonScanner, row int) (int, error) {
 			sc.i++
 		case '}':
 			sc.i++
-			return k + 1, nil
+			return k, nil
 		default:
 			return 0, fmt.Errorf("JSON row %d: %w", row, sc.invalid("after object key:value pair"))
 		}
 	}
 }
 
-// lookup returns the column of key, the k-th key of its object, adding a
-// column for a new key. Objects of one stream mostly list their keys in
+// lookup returns the column of key, the k-th decoded key of its object,
+// adding a column for a new key, or -1 for a key JSONOptions.Only skips
+// (b.order is then unchanged). Objects of one stream mostly list their keys in
 // the same order, so the column that followed the previous key last time
 // is tried before the map.
 func (b *JSONRows) lookup(key []byte, k int) (int, error) {
@@ -285,6 +490,9 @@ func (b *JSONRows) lookup(key []byte, k int) (int, error) {
 	}
 	ci, ok := b.index[string(key)]
 	if !ok {
+		if b.only != nil && !b.only[string(key)] {
+			return -1, nil
+		}
 		if len(b.cols) == maxJSONColumns {
 			return 0, fmt.Errorf("JSON: more than %d columns", maxJSONColumns)
 		}
@@ -320,14 +528,26 @@ func (b *JSONRows) rollback(start, ncols int) {
 				c.bol = c.bol[:k]
 			}
 		}
-		if k == 0 && !c.pinned {
+		if k == 0 && !c.pinned && !c.voted {
 			c.kind = KindNull
 		}
 		if c.last >= start {
 			c.last = -1
 		}
 	}
+	for name, first := range b.skipped {
+		if first >= start {
+			delete(b.skipped, name)
+		}
+	}
 	b.rows = start
+}
+
+// Skipped reports whether a row appended so far has the key name, which
+// JSONOptions.Only skips (false for a decoded key).
+func (b *JSONRows) Skipped(name string) bool {
+	_, ok := b.skipped[name]
+	return ok
 }
 
 // DecodeJSON decodes JSON objects — one, or a sequence separated by
@@ -361,6 +581,8 @@ func (c *jsonColumn) add(k Kind, num float64, str string, bol bool, at, row int)
 		}
 	case c.kind != k && c.pinned:
 		return fmt.Errorf("JSON row %d, column %q: a %s where a %s is expected", row, c.name, k, c.kind)
+	case c.kind != k && c.voted:
+		return fmt.Errorf("JSON row %d, column %q: a %s where most values of the batch have a %s", row, c.name, k, c.kind)
 	case c.kind != k:
 		return fmt.Errorf("JSON row %d, column %q: a %s where earlier rows have a %s", row, c.name, k, c.kind)
 	}

@@ -166,3 +166,119 @@ func (s *jsonScanner) value(c *jsonColumn, at, row int) error {
 	}
 	return fmt.Errorf("JSON row %d, column %q: %w", row, c.name, s.invalid("looking for beginning of value"))
 }
+
+// maxSkipDepth bounds the nesting of a skipped value, as encoding/json
+// bounds a decoded one.
+const maxSkipDepth = 10000
+
+// skip reads and validates a value of any kind, nested objects and arrays
+// included, at nesting depth depth (0 for a member of a row's object).
+func (s *jsonScanner) skip(depth int) error {
+	if s.eof() {
+		return fmt.Errorf("unexpected EOF")
+	}
+	switch ch := s.peek(); {
+	case ch == '"':
+		_, err := s.str()
+		return err
+	case ch == '-' || ch >= '0' && ch <= '9':
+		_, err := s.number()
+		return err
+	case ch == '{' || ch == '[':
+		if depth == maxSkipDepth {
+			return fmt.Errorf("exceeded max depth")
+		}
+		return s.skipContainer(depth + 1)
+	case s.literal("true"), s.literal("null"):
+		s.i += 4
+		return nil
+	case s.literal("false"):
+		s.i += 5
+		return nil
+	}
+	return s.invalid("looking for beginning of value")
+}
+
+// skipContainer reads an object or array (s.i at its '{' or '[') whose
+// members are at nesting depth depth.
+func (s *jsonScanner) skipContainer(depth int) error {
+	obj := s.peek() == '{'
+	end := byte(']')
+	if obj {
+		end = '}'
+	}
+	s.i++
+	s.space()
+	if !s.eof() && s.peek() == end {
+		s.i++
+		return nil
+	}
+	for {
+		s.space()
+		if obj {
+			if s.eof() {
+				return fmt.Errorf("unexpected EOF")
+			}
+			if s.peek() != '"' {
+				return s.invalid("looking for beginning of object key string")
+			}
+			if _, err := s.str(); err != nil {
+				return err
+			}
+			s.space()
+			if s.eof() {
+				return fmt.Errorf("unexpected EOF")
+			}
+			if s.peek() != ':' {
+				return s.invalid("after object key")
+			}
+			s.i++
+			s.space()
+		}
+		if err := s.skip(depth); err != nil {
+			return err
+		}
+		s.space()
+		if s.eof() {
+			return fmt.Errorf("unexpected EOF")
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case end:
+			s.i++
+			return nil
+		default:
+			if obj {
+				return s.invalid("after object key:value pair")
+			}
+			return s.invalid("after array element")
+		}
+	}
+}
+
+// kind reads a value and returns its kind, for JSONRows.AppendAll's vote;
+// a nested object or array is an error, as in a decoded column.
+func (s *jsonScanner) kind() (Kind, error) {
+	if s.eof() {
+		return 0, fmt.Errorf("unexpected EOF")
+	}
+	switch ch := s.peek(); {
+	case ch == '"':
+		_, err := s.str()
+		return KindString, err
+	case ch == '-' || ch >= '0' && ch <= '9':
+		_, err := s.number()
+		return KindNumber, err
+	case s.literal("true"):
+		s.i += 4
+		return KindBool, nil
+	case s.literal("false"):
+		s.i += 5
+		return KindBool, nil
+	case s.literal("null"):
+		s.i += 4
+		return KindNull, nil
+	}
+	return 0, s.invalid("looking for beginning of value")
+}

@@ -1,0 +1,123 @@
+package benthos
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// irisFeatures are the members examples/iris.model reads.
+const irisFeatures = `"sepal_length_cm": 5.1, "sepal_width_cm": 3.5, "petal_length_cm": 1.4, "petal_width_cm": 0.2`
+
+// checkErrored fails unless exactly the messages in want (index → part of
+// the error) are errored.
+func checkErrored(t *testing.T, out []got, want map[int]string) {
+	t.Helper()
+	for i, g := range out {
+		w, bad := want[i]
+		switch {
+		case !bad && g.err != nil:
+			t.Errorf("message %d errored: %v", i, g.err)
+		case bad && (g.err == nil || !strings.Contains(g.err.Error(), w)):
+			t.Errorf("message %d: error %v, want %q", i, g.err, w)
+		}
+	}
+}
+
+// TestScoreJSONSkipsOtherMembers: forestd_score decodes only the model's
+// columns, so members it does not read may change kind from message to
+// message, or be nested, without erroring anyone (an id given as a string
+// first, then as a number or a boolean; a label y given as a number first,
+// then as strings, as examples/train_score.yaml's stream does). They must
+// still be valid JSON. A member named like a prediction column is
+// replaced, not duplicated.
+func TestScoreJSONSkipsOtherMembers(t *testing.T) {
+	s := startStream(t, 1, `forestd_score: {model: "examples/iris.model"}`)
+	msgs := []string{
+		`{"id": "a", ` + irisFeatures + `}`,
+		`{"id": 5, ` + irisFeatures + `}`,
+		`{"id": true, ` + irisFeatures + `}`,
+		`{"id": {"n": [1, null]}, ` + irisFeatures + `}`,
+		`{"id": [1,], ` + irisFeatures + `}`,
+		`{"y": 5, ` + irisFeatures + `}`,
+		`{"y": "setosa", ` + irisFeatures + `}`,
+		`{"y": "virginica", ` + irisFeatures + `}`,
+		`{"prediction": {"old": 1}, ` + irisFeatures + `}`,
+		`{"id": "b", "sepal_length_cm": "wide", "sepal_width_cm": 3.5, "petal_length_cm": 1.4, "petal_width_cm": 0.2}`,
+	}
+	in := make([][]byte, len(msgs))
+	for i, m := range msgs {
+		in[i] = []byte(m)
+	}
+	out := s.process(t, in...)
+	checkErrored(t, out, map[int]string{
+		4: `column "id": invalid character ']'`,
+		9: `column "sepal_length_cm": a string where a number is expected`,
+	})
+	for i, g := range out {
+		if g.err != nil {
+			continue
+		}
+		o := g.object(t)
+		if o["prediction"] == nil || o["model_id"] == nil {
+			t.Errorf("message %d not scored: %s", i, g.content)
+		}
+		if n := strings.Count(string(g.content), `"prediction"`); n != 1 {
+			t.Errorf("message %d has %d prediction members: %s", i, n, g.content)
+		}
+	}
+	if o := out[3].object(t); fmt.Sprint(o["id"]) != "map[n:[1 <nil>]]" {
+		t.Errorf("nested id changed: %s", out[3].content)
+	}
+	if _, ok := out[8].object(t)["prediction"].(map[string]any); ok {
+		t.Errorf("old prediction kept: %s", out[8].content)
+	}
+}
+
+// TestSelectKeepMajorityKind: a kept column, which forestd_select does
+// read, takes the kind most of the batch's messages give it, so the one
+// message with a string id among numeric ids is errored wherever it comes
+// (first here), and the others are mapped; members neither the mapping
+// nor keep names are not decoded.
+func TestSelectKeepMajorityKind(t *testing.T) {
+	s := startStream(t, 1, `forestd_select: {mapping: "examples/xor.fdm.json", keep: [id]}`)
+	x := `"x3a_0": 0.5, "x3a_1": -1, "x3a_2": 2`
+	out := s.process(t,
+		[]byte(`{"id": "seven", `+x+`}`),
+		[]byte(`{"id": 1, `+x+`, "junk": "a"}`),
+		[]byte(`{"id": 2, `+x+`, "junk": [1]}`),
+		[]byte(`{"id": 3, `+x+`, "junk": 4}`),
+		[]byte(`{"id": true, `+x+`}`),
+	)
+	checkErrored(t, out, map[int]string{
+		0: `column "id": a string where most values of the batch have a number`,
+		4: `column "id": a bool where most values of the batch have a number`,
+	})
+	for i := 1; i <= 3; i++ {
+		o := out[i].object(t)
+		if fmt.Sprint(o["id"]) != fmt.Sprint(i) || o["fdm_g1_1"] == nil || o["junk"] != nil {
+			t.Errorf("message %d: %s", i, out[i].content)
+		}
+	}
+}
+
+// TestTrainMajorityKind: forestd_train without features decodes every
+// column, each of the kind most of the batch's messages give it: a batch
+// of 100 whose first message alone has a string feature, or a numeric
+// label among string labels, errors that message alone.
+func TestTrainMajorityKind(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.model")
+	s := startStream(t, 1, fmt.Sprintf("forestd_train: {label: y, task: classification, window: 1000, min_rows: 1000, retrain_every: 1000, trees: 5, model_path: %q}", path))
+	batch := func(first string) [][]byte {
+		in := [][]byte{[]byte(first)}
+		for i := 1; i < 100; i++ {
+			in = append(in, []byte(fmt.Sprintf(`{"x1": %d, "x2": %d, "y": "%c"}`, i, i%7, 'a'+i%2)))
+		}
+		return in
+	}
+	out := s.process(t, batch(`{"x1": "oops", "x2": 1, "y": "a"}`)...)
+	checkErrored(t, out, map[int]string{0: `column "x1": a string where most values of the batch have a number`})
+	out = s.process(t, batch(`{"x1": 1, "x2": 1, "y": 5}`)...)
+	checkErrored(t, out, map[int]string{0: `column "y": a number where most values of the batch have a string`})
+}
