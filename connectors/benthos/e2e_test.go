@@ -453,7 +453,8 @@ func TestE2EExamples(t *testing.T) {
 
 // TestE2EScoreExampleStreams runs examples/score.yaml as its header says
 // (rows on stdin, predictions to stdout): stdout carries one JSON object
-// with a prediction per good row and nothing else — Benthos' log, which it
+// with a prediction per good row (a line of 100 kB included) and nothing
+// else — Benthos' log, which it
 // writes to stdout unless the output is stdout alone, goes to stderr — and
 // the row that cannot be scored is a dead letter naming its column.
 func TestE2EScoreExampleStreams(t *testing.T) {
@@ -464,6 +465,7 @@ func TestE2EScoreExampleStreams(t *testing.T) {
 	cmd.Stdin = strings.NewReader(`{"sepal_length_cm": 5.1, "sepal_width_cm": 3.5, "petal_length_cm": 1.4, "petal_width_cm": 0.2}
 {"sepal_length_cm": "wide", "sepal_width_cm": 3.5, "petal_length_cm": 1.4, "petal_width_cm": 0.2}
 {"sepal_length_cm": 6.7, "sepal_width_cm": 3.0, "petal_length_cm": 5.2, "petal_width_cm": 2.3}
+{"sepal_length_cm": 6.0, "sepal_width_cm": 2.9, "petal_length_cm": 4.5, "petal_width_cm": 1.5, "note": "` + strings.Repeat("x", 100000) + `"}
 `)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -471,8 +473,8 @@ func TestE2EScoreExampleStreams(t *testing.T) {
 		t.Fatalf("forestd-benthos: %v\n%s", err, stderr.String())
 	}
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-	if len(lines) != 2 {
-		t.Fatalf("stdout has %d lines, want the 2 predictions:\n%s", len(lines), stdout.String())
+	if len(lines) != 3 { // the 100 kB line too (the scanner's default stops at 64 KiB)
+		t.Fatalf("stdout has %d lines, want the 3 predictions:\n%.2000s", len(lines), stdout.String())
 	}
 	for _, l := range lines {
 		var row map[string]any
