@@ -179,7 +179,7 @@ func TestE2EJSONPipeline(t *testing.T) {
 	mustWrite(t, conf, []byte(fmt.Sprintf(`
 http: {address: %q}
 metrics: {json_api: {}}
-logger: {level: warn}
+logger: {level: warn, file: {path: /dev/stderr}}
 input:
   batched:
     child:
@@ -251,6 +251,15 @@ output:
 			w.Flush()
 			time.Sleep(40 * time.Millisecond)
 		}
+		if i == 200 { // a corrupt replacement: kept out, warned about once over many polls
+			w.Flush()
+			tmp := live + ".bad"
+			mustWrite(t, tmp, []byte("not a model"))
+			if err := os.Rename(tmp, live); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(150 * time.Millisecond)
+		}
 		if i == 300 { // replace the model under traffic: a rename
 			w.Flush()
 			tmp := live + ".tmp"
@@ -278,6 +287,10 @@ output:
 	stdin.Close()
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("forestd-benthos: %v\n%s", err, stderr.String())
+	}
+
+	if n := strings.Count(stderr.String(), "not loaded (kept the current model)"); n != 1 {
+		t.Errorf("the corrupt model file was warned about %d times, want once:\n%s", n, stderr.String())
 	}
 
 	seen := map[int]bool{}

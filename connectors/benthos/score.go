@@ -153,6 +153,7 @@ type scoreProc struct {
 	met         scoreMetrics
 	file        *modelFile
 	spec        atomic.Pointer[jsonSpec] // the live model's, built once per model
+	lastErr     string                   // the last reload error warned about (onModel runs under the model file's lock)
 }
 
 // jsonSpec is what reading JSON messages for a model needs: the source
@@ -229,9 +230,17 @@ func newScoreProc(conf *service.ParsedConfig, mgr *service.Resources) (*scorePro
 func (p *scoreProc) onModel(m *scoring.Model, installed bool, err error) {
 	switch {
 	case err != nil:
+		// A file that cannot be loaded is tried again at every poll: warn
+		// when the failure is new, and only count it after that.
 		p.met.reloadErrors.Incr(1)
-		p.log.Debugf("forestd_score: model file %s not loaded (kept the current model): %v", p.path, err)
+		if msg := err.Error(); msg != p.lastErr {
+			p.lastErr = msg
+			p.log.Warnf("forestd_score: model file %s not loaded (kept the current model): %v", p.path, err)
+		} else {
+			p.log.Debugf("forestd_score: model file %s still not loaded: %v", p.path, err)
+		}
 	case installed:
+		p.lastErr = ""
 		p.met.reloads.Incr(1)
 		p.met.version.Set(m.Version())
 		p.log.Infof("forestd_score: scoring with model %s version %d from %s", m.ID(), m.Version(), p.path)
