@@ -301,6 +301,7 @@ func TestReadTransformRejects(t *testing.T) {
 		"empty name":     strings.Replace(good, `"o1"`, `""`, 1),
 		"no outputs":     strings.Replace(good, `[{"name":"o1","weights":[0.5,-0.25],"gcor":0.2}]`, `[]`, 1),
 		"huge number":    strings.Replace(good, `0.5,`, `1e999,`, 1),
+		"null weight":    strings.Replace(good, `0.5,`, `null,`, 1), // encoding/json would read 0
 		"wrong type":     strings.Replace(good, `"seed":1`, `"seed":"x"`, 1),
 		"nothing":        `{"format":"forestd-fdm/1","map":"rp"}`,
 	} {

@@ -54,11 +54,33 @@ type Group struct {
 // value per group feature, and the gCor_n (class label) or dCor_n
 // (numeric label, Transform.Select "dcor") it was selected with.
 type Output struct {
-	Name     string    `json:"name"`
-	Weights  []float64 `json:"weights,omitempty"`
-	Landmark []float64 `json:"landmark,omitempty"`
-	GCor     float64   `json:"gcor"`
-	DCor     float64   `json:"dcor,omitempty"`
+	Name     string  `json:"name"`
+	Weights  Numbers `json:"weights,omitempty"`
+	Landmark Numbers `json:"landmark,omitempty"`
+	GCor     float64 `json:"gcor"`
+	DCor     float64 `json:"dcor,omitempty"`
+}
+
+// Numbers is a list of parameters in a mapping file: encoding/json would
+// read a null element as 0, silently changing every mapped value, so a
+// null is an error.
+type Numbers []float64
+
+// UnmarshalJSON reads a JSON array of numbers, refusing null elements.
+func (n *Numbers) UnmarshalJSON(b []byte) error {
+	var ps []*float64
+	if err := json.Unmarshal(b, &ps); err != nil {
+		return err
+	}
+	out := make(Numbers, len(ps))
+	for i, p := range ps {
+		if p == nil {
+			return fmt.Errorf("parameter %d is null", i+1)
+		}
+		out[i] = *p
+	}
+	*n = out
+	return nil
 }
 
 // OutputName is the name of mapped column i (1-based) of group g (1-based).
