@@ -89,6 +89,8 @@ func TestConfigErrors(t *testing.T) {
 		{`forestd_train: {label: y, model_path: "` + missing + `", min_leaf: 0}`, "forestd_train: min_leaf: min leaf must be at least 1"},
 		{`forestd_train: {label: y, model_path: "` + missing + `", max_depth: -1}`, "forestd_train: max_depth: "},
 		{`forestd_train: {label: y, model_path: "` + missing + `", features: [x1, x1]}`, "feature x1 listed twice"},
+		{`forestd_train: {label: y, model_path: "` + filepath.Join(dir, "nodir", "m.model") + `"}`, "its directory " + filepath.Join(dir, "nodir") + " does not exist"},
+		{`forestd_train: {label: y, model_path: "` + dir + `"}`, "forestd_train: model_path: " + dir + ": not a regular file"},
 	} {
 		b := service.NewStreamBuilder()
 		if err := b.SetLoggerYAML("level: off"); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/model"
 	"github.com/forestd/forestd/connectors/codec"
+	"github.com/forestd/forestd/connectors/files"
 	"github.com/forestd/forestd/operators"
 	"github.com/forestd/forestd/scoring"
 )
@@ -264,6 +266,14 @@ func newTrainProc(conf *service.ParsedConfig, mgr *service.Resources) (*trainPro
 	}
 	if strings.TrimSpace(p.path) == "" {
 		return nil, errors.New("forestd_train: model_path: where to write the model is required")
+	}
+	// where the model goes must be writable there, not found out at the
+	// first retrain (and warned about at every one after)
+	if err := files.CheckTarget(p.path); err != nil {
+		return nil, fmt.Errorf("forestd_train: model_path: %w", err)
+	}
+	if st, err := os.Stat(filepath.Dir(p.path)); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("forestd_train: model_path %s: its directory %s does not exist", p.path, filepath.Dir(p.path))
 	}
 	if p.threads, err = conf.FieldInt("threads"); err != nil {
 		return nil, err
