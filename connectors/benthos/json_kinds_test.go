@@ -121,3 +121,19 @@ func TestTrainMajorityKind(t *testing.T) {
 	out = s.process(t, batch(`{"x1": 1, "x2": 1, "y": 5}`)...)
 	checkErrored(t, out, map[int]string{0: `column "y": a number where most values of the batch have a string`})
 }
+
+// TestTrainFeaturesSkipOtherMembers: with features set, forestd_train
+// reads only them and the label: a member it does not read may be of any
+// kind, nested included, in any message; a wrong kind in a feature is
+// still the odd message's error.
+func TestTrainFeaturesSkipOtherMembers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.model")
+	s := startStream(t, 1, fmt.Sprintf("forestd_train: {label: y, features: [x1, x2], task: classification, window: 1000, min_rows: 1000, retrain_every: 1000, trees: 5, model_path: %q}", path))
+	in := [][]byte{
+		[]byte(`{"x1": 1, "x2": 2, "y": "a", "meta": {"src": [1, 2]}}`),
+		[]byte(`{"x1": 2, "x2": 3, "y": "b", "meta": "text"}`),
+		[]byte(`{"x1": 3, "x2": 4, "y": "a", "meta": 7}`),
+		[]byte(`{"x1": "oops", "x2": 5, "y": "b", "meta": null}`),
+	}
+	checkErrored(t, s.process(t, in...), map[int]string{3: `column "x1": a string where a number is expected`})
+}

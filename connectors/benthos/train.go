@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -341,11 +342,14 @@ func (p *trainProc) ProcessBatch(ctx context.Context, batch service.MessageBatch
 // them, must be numbers), see scoreProc.scoreJSON.
 func (p *trainProc) addJSON(batch service.MessageBatch, parts batchParts, errored func(*service.Message, error)) {
 	o := p.tr.Options()
-	var kinds map[string]codec.Kind
+	opts := codec.JSONOptions{Single: true}
 	if len(o.Features) > 0 {
-		kinds = featureKinds(o.Features, nil)
+		// the features and the labels are all the trainer reads: other
+		// members are only checked to be valid JSON, as forestd_score's
+		opts.Kinds = featureKinds(o.Features, nil)
+		opts.Only = append(slices.Clone(o.Features), p.labels...)
 	}
-	rec, _, fail := parts.jsonRecord("forestd_train", batch, codec.JSONOptions{Kinds: kinds, Single: true}, p.mem, errored)
+	rec, _, fail := parts.jsonRecord("forestd_train", batch, opts, p.mem, errored)
 	if rec == nil {
 		return
 	}
