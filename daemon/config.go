@@ -270,6 +270,14 @@ func (c *Config) Has(stage string) bool {
 }
 
 // validate checks the whole configuration and says which key is wrong.
+// Upper bounds of settings whose value sizes goroutines, topics or
+// allocations: far above any real deployment, and low enough that a typo
+// (workers: 100000000 wedged the machine) is refused at start.
+const (
+	maxThreads    = 4096   // pipeline.workers, train.threads
+	maxPartitions = 100000 // topics.partitions
+)
+
 func (c *Config) Validate() error {
 	if len(c.Stages) == 0 {
 		return errors.New("stages: at least one of score, train, analyze, select")
@@ -310,8 +318,18 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("topics.%s: %q is not a Kafka topic name (1-249 of a-z A-Z 0-9 . _ -)", k, v)
 		}
 	}
-	if c.Topics.Partitions < 1 {
-		return fmt.Errorf("topics.partitions: %d", c.Topics.Partitions)
+	if c.Topics.Partitions < 1 || c.Topics.Partitions > maxPartitions {
+		return fmt.Errorf("topics.partitions: %d (1..%d)", c.Topics.Partitions, maxPartitions)
+	}
+	// an output topic that is also an input would feed the daemon its own
+	// predictions or dead letters, round and round
+	for _, out := range []struct{ key, topic string }{{"predictions", c.Topics.Predictions}, {"dlq", c.Topics.DLQ},
+		{"importances", c.Topics.Importances}, {"reports", c.Topics.Reports}, {"selected", c.Topics.Selected}} {
+		for _, in := range []struct{ key, topic string }{{"features", c.Topics.Features}, {"training", c.Topics.Training}} {
+			if out.topic == in.topic {
+				return fmt.Errorf("topics.%s: %q is also topics.%s: the daemon would read its own output", out.key, out.topic, in.key)
+			}
+		}
 	}
 	switch c.OutputFormat {
 	case kafka.FormatArrow, kafka.FormatJSON:
@@ -344,22 +362,27 @@ func (c *Config) Validate() error {
 	if t.Trees < 1 || t.Trees > 100000 {
 		return fmt.Errorf("train.trees: %d", t.Trees)
 	}
-	if t.Threads < 1 {
-		return fmt.Errorf("train.threads: %d", t.Threads)
+	if t.Threads < 1 || t.Threads > maxThreads {
+		return fmt.Errorf("train.threads: %d (1..%d)", t.Threads, maxThreads)
+	}
+	if t.Forest != "" {
+		if _, err := forest.ParseKind(t.Forest); err != nil {
+			return fmt.Errorf("train.forest: %w", err)
+		}
 	}
 	if t.Tune && !forest.Kind(t.Forest).Tunable() {
 		return fmt.Errorf("train.tune: forest %q has no candidate set to tune (rf, sporf and morf have)", t.Forest)
 	}
 	p := c.Pipeline
 	switch {
-	case p.Workers < 0:
-		return fmt.Errorf("pipeline.workers: %d", p.Workers)
+	case p.Workers < 0 || p.Workers > maxThreads:
+		return fmt.Errorf("pipeline.workers: %d (0..%d; 0: one per CPU)", p.Workers, maxThreads)
 	case p.MaxInFlightBytes < 1:
 		return fmt.Errorf("pipeline.max_inflight_bytes: %d", p.MaxInFlightBytes)
 	case p.MaxUncommitted < 1:
 		return fmt.Errorf("pipeline.max_uncommitted: %d", p.MaxUncommitted)
-	case p.CommitInterval <= 0:
-		return fmt.Errorf("pipeline.commit_interval: %v", p.CommitInterval)
+	case p.CommitInterval < time.Millisecond:
+		return fmt.Errorf("pipeline.commit_interval: %v (at least 1ms)", p.CommitInterval)
 	case p.DrainTimeout <= 0:
 		return fmt.Errorf("pipeline.drain_timeout: %v", p.DrainTimeout)
 	case p.StallTimeout <= 0:
@@ -368,16 +391,16 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("pipeline.memory_limit: %d", p.MemoryLimit)
 	}
 	k := c.Kafka
-	if k.SessionTimeout < 100*time.Millisecond {
-		return fmt.Errorf("kafka.session_timeout: %v (at least 100ms)", k.SessionTimeout)
+	if k.SessionTimeout < 100*time.Millisecond || k.SessionTimeout > time.Hour {
+		return fmt.Errorf("kafka.session_timeout: %v (100ms..1h)", k.SessionTimeout)
 	}
 	switch k.StartOffset {
 	case kafka.StartEarliest, kafka.StartLatest:
 	default:
 		return fmt.Errorf("kafka.start_offset: %q is not earliest or latest", k.StartOffset)
 	}
-	if k.MaxMessageBytes < 1024 {
-		return fmt.Errorf("kafka.max_message_bytes: %d (at least 1024)", k.MaxMessageBytes)
+	if k.MaxMessageBytes < 1024 || k.MaxMessageBytes > 1<<30 {
+		return fmt.Errorf("kafka.max_message_bytes: %d (1024..1 GiB)", k.MaxMessageBytes)
 	}
 	if len(c.Brokers) > 0 {
 		co := c.ClientOptions()

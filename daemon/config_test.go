@@ -419,3 +419,24 @@ func TestTrainerParamErrors(t *testing.T) {
 		t.Fatalf("max_features banana: %v", err)
 	}
 }
+
+// TestConfigBounds: settings that size goroutines, topics or timers have
+// upper bounds (pipeline.workers: 100000000 was accepted and wedged the
+// machine), the forest kind is checked at start, and an output topic may
+// not be one the daemon reads.
+func TestConfigBounds(t *testing.T) {
+	wantConfigErrors(t, map[string]string{
+		"pipeline: {workers: 100000000}\n":          "pipeline.workers: 100000000 (0..4096",
+		"train: {threads: 100000000}\n":             "train.threads: 100000000 (1..4096)",
+		"topics: {partitions: 100000000}\n":         "topics.partitions: 100000000 (1..100000)",
+		"kafka: {session_timeout: 9999h}\n":         "kafka.session_timeout: 9999h0m0s (100ms..1h)",
+		"kafka: {max_message_bytes: 2000000000}\n":  "kafka.max_message_bytes: 2000000000 (1024..1 GiB)",
+		"pipeline: {commit_interval: 1ns}\n":        "pipeline.commit_interval: 1ns (at least 1ms)",
+		"train: {forest: bogus}\n":                  "train.forest: ",
+		"topics: {dlq: forestd.features}\n":         `topics.dlq: "forestd.features" is also topics.features`,
+		"topics: {predictions: forestd.training}\n": `topics.predictions: "forestd.training" is also topics.training`,
+	})
+	if _, err := checkConfig("pipeline: {workers: 64}\ntrain: {threads: 8, forest: sporf}\n"); err != nil {
+		t.Fatalf("a reasonable config: %v", err)
+	}
+}
