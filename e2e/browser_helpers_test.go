@@ -44,9 +44,16 @@ type browser struct {
 func newBrowser(t *testing.T) *browser {
 	t.Helper()
 	needChromium(t)
+	// The profile directory is removed after Chromium has exited, with a
+	// few tries: t.TempDir's cleanup ran while Chromium's processes were
+	// still writing into it ("directory not empty"), failing a passed test.
+	profile, err := os.MkdirTemp("", "forestd-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromiumPath), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()),
+		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(profile),
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
 		chromedp.WindowSize(1400, 1700),
@@ -54,8 +61,20 @@ func newBrowser(t *testing.T) *browser {
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(func() {
+		_ = chromedp.Cancel(ctx) // closes the browser and waits for it
 		cancel()
 		acancel()
+		for try := 0; ; try++ {
+			err := os.RemoveAll(profile)
+			if err == nil {
+				return
+			}
+			if try == 50 {
+				t.Errorf("removing the Chromium profile: %v", err)
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 	})
 	// the first Run starts the browser and ties it to ctx (a derived,
 	// cancelled context would close it)
