@@ -75,14 +75,25 @@ type Daemon struct {
 	stop context.CancelFunc // ends the run: the graceful shutdown begins
 	done chan struct{}      // closed when the shutdown is complete
 	err  error              // the run's result, set before done closes
+
+	// starting is Ready's answer while Start builds the daemon — what it
+	// waits for — and nil once everything runs. The ops endpoint serves
+	// from early in Start on; setting starting to nil under startMu after
+	// the last field is built is what lets Ready read those fields.
+	startMu  sync.Mutex
+	starting error
 }
 
-// Start validates cfg, builds and starts the daemon: the embedded broker
-// when cfg.Brokers is empty, the topics, the model topic's follower, the
-// stages, the consumer group and the ops endpoint (/metrics, /healthz,
-// /readyz, and the status page at / and /api/status). It returns once everything runs. The daemon runs until ctx is
-// done or Stop is called; then it drains the messages in flight, commits
-// and closes everything (Wait). A failed start leaves nothing running.
+// Start validates cfg, builds and starts the daemon: first the ops
+// endpoint (/metrics, /healthz, /readyz, and the status page at / and
+// /api/status), then the embedded broker when cfg.Brokers is empty, the
+// topics, the model topic's follower, the stages and the consumer group.
+// Creating the topics waits, retrying, while the brokers are unreachable;
+// meanwhile /healthz answers 200 and /readyz 503 "waiting for brokers …"
+// with the last error (Ready). It returns once everything runs, or with
+// ctx's error when ctx ends first. The daemon runs until ctx is done or
+// Stop is called; then it drains the messages in flight, commits and
+// closes everything (Wait). A failed start leaves nothing running.
 func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
@@ -99,7 +110,7 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 	// d is not the named result: every failure returns nil, and the
 	// deferred cleanup must still see the daemon built so far
 	d := &Daemon{cfg: cfg, log: log, metrics: pipeline.NewMetrics(), cur: cur, srcDone: make(chan error, 1),
-		stop: stop, done: make(chan struct{})}
+		stop: stop, done: make(chan struct{}), starting: errors.New("starting")}
 	d.dm = newMetrics(d.metrics.Registry, d.metrics.Retries)
 	defer func() {
 		if err != nil {
@@ -114,6 +125,25 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 	if d.status, err = status.New(status.Options{Gatherer: d.metrics.Registry, Ready: d.Ready}); err != nil {
 		return nil, err
 	}
+	// The ops endpoint comes first: the daemon is live (/healthz) while it
+	// waits for the brokers below, and /readyz, /metrics and the status
+	// page say why it is not ready yet.
+	var page []pipeline.OpsHandler
+	for _, p := range status.Patterns {
+		page = append(page, pipeline.OpsHandler{Pattern: p, Handler: d.status.Handler()})
+	}
+	if d.ops, err = pipeline.ServeOps(cfg.HTTP, d.metrics, d.Ready, log, page...); err != nil {
+		return nil, err
+	}
+	log.Info("ops endpoint listening", "addr", d.ops.Addr(), "metrics", "http://"+d.ops.Addr()+"/metrics",
+		"status", "http://"+d.ops.Addr()+"/")
+	bgCtx, bgCancel := context.WithCancel(context.Background())
+	d.bgCancel = bgCancel
+	d.bg.Add(1)
+	go func() {
+		defer d.bg.Done()
+		d.status.Run(bgCtx)
+	}()
 	d.models = &models{Current: d.cur, Metrics: d.dm, Logger: log, Status: d.status}
 	if cfg.Model != "" {
 		m, err := scoring.Load(cfg.Model)
@@ -150,8 +180,9 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 		}
 	}
 	if err := d.ensureTopics(ctx); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("creating topics on brokers %s: %w", strings.Join(d.cfg.Brokers, ","), err)
 	}
+	d.setStarting(errors.New("starting: topics created"))
 	if d.bus, err = kafka.NewModelBus(kafka.ModelBusOptions{Client: d.co, Topic: cfg.Topics.Models, Logger: log}); err != nil {
 		return nil, err
 	}
@@ -182,25 +213,10 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 	if err != nil {
 		return nil, err
 	}
-	var page []pipeline.OpsHandler
-	for _, p := range status.Patterns {
-		page = append(page, pipeline.OpsHandler{Pattern: p, Handler: d.status.Handler()})
-	}
-	if d.ops, err = pipeline.ServeOps(cfg.HTTP, d.metrics, d.Ready, log, page...); err != nil {
-		return nil, err
-	}
-	log.Info("ops endpoint listening", "addr", d.ops.Addr(), "metrics", "http://"+d.ops.Addr()+"/metrics",
-		"status", "http://"+d.ops.Addr()+"/")
 
 	workCtx, workCancel := context.WithCancel(context.Background())
-	bgCtx, bgCancel := context.WithCancel(context.Background())
-	d.workCancel, d.bgCancel = workCancel, bgCancel
+	d.workCancel = workCancel
 	d.rt.Start(workCtx)
-	d.bg.Add(1)
-	go func() {
-		defer d.bg.Done()
-		d.status.Run(bgCtx)
-	}()
 	d.bg.Add(1)
 	go func() {
 		defer d.bg.Done()
@@ -231,6 +247,7 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 		// interrupted, and its result would not be published anyway
 		go d.analyzeLoop.Run(bgCtx)
 	}
+	d.setStarting(nil) // every field Ready reads is set: it asks them from here on
 	go func() { d.srcDone <- d.src.Run(runCtx, d.rt.Submit) }()
 	go func() {
 		d.err = d.run(runCtx)
@@ -328,6 +345,8 @@ func (d *Daemon) ensureTopics(ctx context.Context) error {
 	// error, so a misconfigured daemon fails with one clear line.
 	const authFailures = 3
 	refused := 0
+	brokers := strings.Join(c.Brokers, ",")
+	d.setStarting(fmt.Errorf("waiting for brokers %s", brokers))
 	return pipeline.DefaultBackoff().Do(ctx, func() error {
 		tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
@@ -343,6 +362,7 @@ func (d *Daemon) ensureTopics(ctx context.Context) error {
 		refused++
 		return refused < authFailures
 	}, func(attempt int, err error) {
+		d.setStarting(fmt.Errorf("waiting for brokers %s: %w", brokers, err))
 		if refused == 0 {
 			d.log.Warn("creating topics failed; retrying", "attempt", attempt+1, "err", err)
 		}
@@ -483,11 +503,19 @@ func (d *Daemon) publishSeed(ctx context.Context) {
 	}
 }
 
-// Ready is /readyz: nil when the daemon has a model (when it scores), can
-// write dead letters, holds a consumer-group generation in which the group
-// makes progress (kafka.GroupSource.Ready) and has read the model topic;
-// else what it waits for.
+// Ready is /readyz: nil when the daemon has started (Start has returned:
+// while it waits for the brokers, "waiting for brokers …" and the last
+// error), has a model (when it scores), can write dead letters, holds a
+// consumer-group generation in which the group makes progress
+// (kafka.GroupSource.Ready) and has read the model topic; else what it
+// waits for.
 func (d *Daemon) Ready() error {
+	d.startMu.Lock()
+	starting := d.starting
+	d.startMu.Unlock()
+	if starting != nil { // the runtime, the source and the model bus may not exist yet
+		return starting
+	}
 	if d.cfg.Has(StageScore) && d.cur.Load() == nil {
 		if d.cfg.Composed() {
 			return errors.New("no model yet (give --model, or wait for the first analysis that selects features and the training behind it)")
@@ -504,6 +532,13 @@ func (d *Daemon) Ready() error {
 		return errors.New("model topic not read to its end yet")
 	}
 	return nil
+}
+
+// setStarting sets what Ready reports while Start runs (nil: started).
+func (d *Daemon) setStarting(reason error) {
+	d.startMu.Lock()
+	d.starting = reason
+	d.startMu.Unlock()
 }
 
 // run waits until ctx ends (or the source fails), then shuts down

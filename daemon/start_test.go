@@ -1,0 +1,260 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/forestd/forestd/connectors/broker"
+	"github.com/forestd/forestd/connectors/kafka"
+	"github.com/forestd/forestd/status"
+)
+
+// opsAddrHandler is a slog.Handler that writes every record to next and
+// sends the address of Start's "ops endpoint listening" line on addr: the
+// tests reach the ops endpoint while Start still runs.
+type opsAddrHandler struct {
+	next slog.Handler
+	addr chan<- string
+}
+
+func (h opsAddrHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h opsAddrHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == "ops endpoint listening" {
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "addr" {
+				select {
+				case h.addr <- a.Value.String():
+				default:
+				}
+			}
+			return true
+		})
+	}
+	return h.next.Handle(ctx, r)
+}
+
+func (h opsAddrHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return opsAddrHandler{next: h.next.WithAttrs(as), addr: h.addr}
+}
+
+func (h opsAddrHandler) WithGroup(name string) slog.Handler {
+	return opsAddrHandler{next: h.next.WithGroup(name), addr: h.addr}
+}
+
+// deadAddr is a loopback address where nothing listens (a free port: the
+// tests start a broker there later).
+func deadAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return addr
+}
+
+// startResult is what Start returned.
+type startResult struct {
+	d   *Daemon
+	err error
+}
+
+// startWaiting runs Start in the background against brokers at addr (where
+// nothing listens yet), scoring with the iris model, and returns the ops
+// endpoint's address once Start logs it, and Start's result to come.
+func startWaiting(t *testing.T, ctx context.Context, addr string) (string, <-chan startResult, *syncLog) {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.Brokers = []string{addr}
+	cfg.HTTP = "127.0.0.1:0"
+	cfg.Stages = []string{StageScore}
+	cfg.Model = "../scoring/testdata/iris.model"
+	cfg.OutputFormat = kafka.FormatJSON
+	cfg.Topics.Partitions = 1
+	cfg.Kafka.SessionTimeout = 2 * time.Second
+	var logs syncLog
+	opsAddr := make(chan string, 1)
+	log := slog.New(opsAddrHandler{next: slog.NewTextHandler(&logs, nil), addr: opsAddr})
+	res := make(chan startResult, 1)
+	go func() {
+		d, err := Start(ctx, cfg, Options{Logger: log})
+		res <- startResult{d, err}
+	}()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("daemon log:\n%s", logs.String())
+		}
+	})
+	select {
+	case ops := <-opsAddr:
+		return ops, res, &logs
+	case r := <-res:
+		if r.d != nil {
+			r.d.Stop()
+		}
+		t.Fatalf("Start returned (%v) before the ops endpoint listened", r.err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the ops endpoint did not listen while Start waited for the brokers")
+	}
+	return "", nil, nil
+}
+
+// get returns the status code and body of GET url.
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	c := http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+// waitReadyz polls /readyz until it answers want with a body that has
+// every one of has, and returns the body.
+func waitReadyz(t *testing.T, ops string, want int, timeout time.Duration, has ...string) string {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		code, body := get(t, "http://"+ops+"/readyz")
+		ok := code == want
+		for _, s := range has {
+			ok = ok && strings.Contains(body, s)
+		}
+		if ok {
+			return body
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz after %v: %d %q, want %d with %q", timeout, code, body, want, has)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestStartServesOpsWhileWaitingForBrokers starts the daemon against a
+// broker address where nothing listens: while Start retries creating the
+// topics, /healthz is 200, /readyz 503 naming the brokers it waits for and
+// the last error, /metrics, / and /api/status answer (the latter not
+// ready, with the same reason). A broker then starting on that address
+// lets Start return, and /readyz turns 200 once the group has joined.
+func TestStartServesOpsWhileWaitingForBrokers(t *testing.T) {
+	addr := deadAddr(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ops, res, _ := startWaiting(t, ctx, addr)
+	var d *Daemon
+	t.Cleanup(func() { // before the broker closes (cleanups run last first)
+		if d == nil {
+			cancel()
+			if r := <-res; r.d != nil {
+				d = r.d
+			}
+		}
+		if d != nil {
+			if err := d.Stop(); err != nil {
+				t.Errorf("Stop: %v", err)
+			}
+		}
+	})
+
+	if code, body := get(t, "http://"+ops+"/healthz"); code != http.StatusOK {
+		t.Fatalf("/healthz while waiting for the brokers: %d %q", code, body)
+	}
+	// the first attempt's error, once it has failed
+	reason := "waiting for brokers " + addr + ": "
+	body := waitReadyz(t, ops, http.StatusServiceUnavailable, 10*time.Second, reason, "connect")
+	if !strings.HasPrefix(body, "not ready: ") {
+		t.Fatalf("/readyz body %q", body)
+	}
+	if code, body := get(t, "http://"+ops+"/metrics"); code != http.StatusOK || !strings.Contains(body, "forestd_model_version 1") {
+		t.Fatalf("/metrics while waiting: %d, the seed model's version missing:\n%s", code, body)
+	}
+	code, body := get(t, "http://"+ops+"/api/status")
+	var s status.Status
+	if err := json.Unmarshal([]byte(body), &s); code != http.StatusOK || err != nil {
+		t.Fatalf("/api/status while waiting: %d %v %q", code, err, body)
+	}
+	if s.Ready || !strings.HasPrefix(s.NotReady, reason) {
+		t.Fatalf("/api/status while waiting: ready %v, not_ready %q; want not ready, %q…", s.Ready, s.NotReady, reason)
+	}
+	if code, _ := get(t, "http://"+ops+"/"); code != http.StatusOK {
+		t.Fatalf("status page while waiting: %d", code)
+	}
+	select {
+	case r := <-res:
+		t.Fatalf("Start returned (%v) with no broker listening", r.err)
+	default:
+	}
+
+	b, err := broker.Start(broker.Options{Listen: addr, Partitions: 1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	select {
+	case r := <-res:
+		if r.err != nil {
+			t.Fatalf("Start after the broker came up: %v", r.err)
+		}
+		d = r.d
+	case <-time.After(30 * time.Second):
+		t.Fatal("Start did not return within 30s of the broker starting")
+	}
+	if d.OpsAddr() != ops {
+		t.Fatalf("OpsAddr %s, logged %s", d.OpsAddr(), ops)
+	}
+	waitReadyz(t, ops, http.StatusOK, 60*time.Second, "ready")
+	if code, _ := get(t, "http://"+ops+"/healthz"); code != http.StatusOK {
+		t.Fatalf("/healthz once ready: %d", code)
+	}
+}
+
+// TestStartCancelledWhileWaitingForBrokers: the end of Start's context
+// while it waits for unreachable brokers makes it return promptly with
+// the context's error and nothing left running — the ops endpoint closed.
+func TestStartCancelledWhileWaitingForBrokers(t *testing.T) {
+	addr := deadAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ops, res, _ := startWaiting(t, ctx, addr)
+	if code, body := get(t, "http://"+ops+"/healthz"); code != http.StatusOK {
+		t.Fatalf("/healthz while waiting for the brokers: %d %q", code, body)
+	}
+	waitReadyz(t, ops, http.StatusServiceUnavailable, 10*time.Second, "waiting for brokers "+addr+": ")
+	cancel()
+	start := time.Now()
+	select {
+	case r := <-res:
+		if r.d != nil {
+			r.d.Stop()
+			t.Fatal("Start returned a daemon after its context ended")
+		}
+		if !errors.Is(r.err, context.Canceled) || !strings.Contains(r.err.Error(), addr) {
+			t.Fatalf("Start's error %v: want context.Canceled, naming the brokers %s", r.err, addr)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("Start did not return within 3s of its context ending")
+	}
+	t.Logf("Start returned %v after the cancel", time.Since(start))
+	if c, err := net.DialTimeout("tcp", ops, time.Second); err == nil {
+		c.Close()
+		t.Fatalf("the ops endpoint %s still accepts connections after Start failed", ops)
+	}
+}
