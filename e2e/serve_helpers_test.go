@@ -178,13 +178,16 @@ type daemon struct {
 }
 
 // startServe runs `forestd serve` against brokers with test-friendly
-// timings and returns once the daemon is ready (/readyz).
+// timings and returns once it has started: its topics exist, the consumer
+// group is being joined (waitReady waits for /readyz). The ops endpoint
+// listens earlier, while the daemon waits for the brokers.
 func startServe(t *testing.T, brokers string, args ...string) *daemon {
 	t.Helper()
 	base := []string{"serve", "--brokers", brokers, "--http", "127.0.0.1:0", "--log-format", "json",
 		"--session-timeout", "1500ms", "--commit-interval", "50ms", "--drain-timeout", "2s", "--partitions", "4"}
 	p := startProc(t, "serve", append(base, args...)...)
 	d := &daemon{proc: p, ops: p.logField("ops endpoint listening", "addr", 30*time.Second)}
+	p.logField("forestd serve started", "group", 30*time.Second)
 	return d
 }
 

@@ -74,13 +74,16 @@ func kcatSASL(cert string) []string {
 }
 
 // startSecureServe runs forestd serve with the config file and the
-// daemon's password in $FORESTD_SASL_PASSWORD.
+// daemon's password in $FORESTD_SASL_PASSWORD and returns once it has
+// started (as startServe).
 func startSecureServe(t *testing.T, config, password string, args ...string) *daemon {
 	t.Helper()
 	base := []string{"serve", "--config", config, "--http", "127.0.0.1:0", "--log-format", "json",
 		"--session-timeout", "1500ms", "--commit-interval", "50ms", "--drain-timeout", "2s", "--partitions", "2"}
 	p := startProcEnv(t, "serve", []string{"FORESTD_SASL_PASSWORD=" + password}, append(base, args...)...)
-	return &daemon{proc: p, ops: p.logField("ops endpoint listening", "addr", 30*time.Second)}
+	d := &daemon{proc: p, ops: p.logField("ops endpoint listening", "addr", 30*time.Second)}
+	p.logField("forestd serve started", "group", 30*time.Second)
+	return d
 }
 
 // checkSecureScoring produces 20 rows with kcat over SASL_SSL and reads
