@@ -24,4 +24,12 @@
 // bounded; /metrics, /healthz, /readyz and the status page (package status:
 // / and /api/status) are served on the ops address;
 // the end of the run drains, commits and leaves the group.
+//
+// Start opens the ops endpoint before anything that needs the brokers:
+// while it waits for unreachable brokers to create the topics, the
+// daemon is live (/healthz 200) and not ready (/readyz 503 "waiting for
+// brokers HOST:PORT: <last error>", which the status page shows too);
+// the end of Start's context during the wait returns at once, with the
+// ops endpoint closed. Daemon.Ready answers what the start waits for
+// until Start returns, then the daemon's readiness.
 package daemon
