@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/arrowforest/tree"
 )
 
 // cnode is one node of the compiled layout (12 bytes). Trees are stored in
@@ -28,8 +29,9 @@ const (
 )
 
 // Compiled is a forest flattened for scoring (ARCHITECTURE.md, Performance techniques): one node array for
-// all trees, atoms of oblique nodes apart, leaf values in a dense table
-// (K probabilities per leaf, or q values for regression with q outputs).
+// all trees, atoms of oblique nodes apart, leaf values in a table: dense
+// (K probabilities per leaf, or q values for regression with q outputs)
+// or, for classification with many classes, sparse (leafLayout).
 type Compiled struct {
 	p, k, q int
 	nodes   []cnode
@@ -37,8 +39,15 @@ type Compiled struct {
 	atomOff []int32 // per oblique slot: start in atomIdx/atomW, len+1
 	atomIdx []int32
 	atomW   []float32
-	leafVal []float32 // K per leaf (classification) or q (regression)
-	leafCls []int32   // majority class per leaf (classification)
+	leafVal []float32 // dense leaves: stride values per leaf slot
+	// sparse leaves (classification with many classes, leafLayout): slot
+	// s holds the probabilities leafW[leafOff[s]:leafOff[s+1]] of the
+	// classes leafIdx[leafOff[s]:leafOff[s+1]]; the others are 0
+	leafOff []int32
+	leafIdx []int32
+	leafW   []float32
+	iota    []int32 // 0, 1, …, stride−1: the indexes of a dense leaf's values
+	leafCls []int32 // majority class per leaf (classification)
 	stride  int
 	rank    *RankMap
 	targets []string  // Forest.Targets (multi-output regression)
@@ -47,7 +56,11 @@ type Compiled struct {
 }
 
 // Compile flattens f. The forest must be valid (see Forest.Validate).
-func Compile(f *Forest) (*Compiled, error) {
+func Compile(f *Forest) (*Compiled, error) { return compile(f, sparseAuto) }
+
+// compile is Compile with the leaf layout mode (sparseAuto, sparseNever or
+// sparseAlways; see layout).
+func compile(f *Forest, mode int) (*Compiled, error) {
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
@@ -59,27 +72,14 @@ func Compile(f *Forest) (*Compiled, error) {
 	if c.k == 0 {
 		c.stride = c.q
 	}
+	c.layout(f, mode)
 	for _, t := range f.Trees {
 		base := int32(len(c.nodes))
 		c.roots = append(c.roots, base)
 		for i := 0; i < t.NumNodes(); i++ {
 			if t.IsLeaf(i) {
-				slot := int32(len(c.leafVal) / c.stride)
-				vals := make([]float32, c.stride)
-				l0, l1 := t.LeafStart[i], t.LeafStart[i+1]
-				bestC, bestV := int32(0), -1.0
-				for e := l0; e < l1; e++ {
-					if c.k > 0 {
-						vals[t.LeafClass[e]] = float32(t.LeafValue[e])
-						if t.LeafValue[e] > bestV {
-							bestC, bestV = t.LeafClass[e], t.LeafValue[e]
-						}
-					} else {
-						vals[e-l0] = float32(t.LeafValue[e])
-					}
-				}
-				c.leafVal = append(c.leafVal, vals...)
-				c.leafCls = append(c.leafCls, bestC)
+				slot := int32(len(c.leafCls))
+				c.addLeafValues(t, i)
 				c.nodes = append(c.nodes, cnode{right: -1 - slot})
 				continue
 			}
@@ -109,6 +109,105 @@ func Compile(f *Forest) (*Compiled, error) {
 	}
 	c.axis = newAxisWalk(c)
 	return c, nil
+}
+
+// Leaf layouts (leafLayout): sparseAuto chooses, sparseNever and
+// sparseAlways force one (tests and benchmarks compare them).
+const (
+	sparseAuto = iota
+	sparseNever
+	sparseAlways
+)
+
+// sparseMinClasses and sparseGain decide the leaf layout: a
+// classification forest keeps its leaves sparse when it has at least
+// sparseMinClasses classes and the dense table would be more than
+// sparseGain times the sparse one. A dense leaf costs 4 bytes per class
+// and adds every class to the row's sums; a sparse one costs 8 bytes per
+// class it holds (index and probability) and adds only those, so the
+// dense table of a forest with as many classes as rows grows with the
+// square of the rows (3,000 rows of 3,000 classes, 50 trees: 7 GB
+// allocated compiling the dense table, 0.1 GB sparse). Measured
+// (BenchmarkPredictClasses): with 26 classes the two layouts score at the
+// same speed, with 1,000 the sparse one is several times faster; below
+// sparseMinClasses dense is kept, the layout every forest had before.
+const (
+	sparseMinClasses = 16
+	sparseGain       = 4
+)
+
+// layout sizes the leaf tables of f's leaves and chooses dense or sparse
+// storage (mode: sparseAuto, sparseNever or sparseAlways); the sparse
+// layout is for classification only.
+func (c *Compiled) layout(f *Forest, mode int) {
+	var leaves, entries int
+	for _, t := range f.Trees {
+		for i := 0; i < t.NumNodes(); i++ {
+			if t.IsLeaf(i) {
+				leaves++
+				entries += int(t.LeafStart[i+1] - t.LeafStart[i])
+			}
+		}
+	}
+	sparse := c.k > 0 && (mode == sparseAlways ||
+		mode == sparseAuto && c.k >= sparseMinClasses && 4*leaves*c.k > sparseGain*(8*entries+4*leaves))
+	c.leafCls = make([]int32, 0, leaves)
+	if sparse {
+		c.leafOff = make([]int32, 1, leaves+1)
+		c.leafIdx = make([]int32, 0, entries)
+		c.leafW = make([]float32, 0, entries)
+		return
+	}
+	c.leafVal = make([]float32, 0, leaves*c.stride)
+	c.iota = make([]int32, c.stride)
+	for j := range c.iota {
+		c.iota[j] = int32(j)
+	}
+}
+
+// addLeafValues appends leaf i of t to the leaf tables: its values and,
+// for classification, its majority class (the first of the largest
+// probability).
+func (c *Compiled) addLeafValues(t *tree.Tree, i int) {
+	l0, l1 := t.LeafStart[i], t.LeafStart[i+1]
+	bestC, bestV := int32(0), -1.0
+	if c.k > 0 {
+		for e := l0; e < l1; e++ {
+			if t.LeafValue[e] > bestV {
+				bestC, bestV = t.LeafClass[e], t.LeafValue[e]
+			}
+		}
+	}
+	c.leafCls = append(c.leafCls, bestC)
+	if c.leafOff != nil {
+		for e := l0; e < l1; e++ {
+			c.leafIdx = append(c.leafIdx, t.LeafClass[e])
+			c.leafW = append(c.leafW, float32(t.LeafValue[e]))
+		}
+		c.leafOff = append(c.leafOff, int32(len(c.leafIdx)))
+		return
+	}
+	base := len(c.leafVal)
+	c.leafVal = append(c.leafVal, make([]float32, c.stride)...)
+	vals := c.leafVal[base:]
+	for e := l0; e < l1; e++ {
+		if c.k > 0 {
+			vals[t.LeafClass[e]] = float32(t.LeafValue[e])
+		} else {
+			vals[e-l0] = float32(t.LeafValue[e])
+		}
+	}
+}
+
+// leafValues returns the values of leaf slot and the accumulator indexes
+// they add to: all stride of a dense leaf, or the classes a sparse leaf
+// holds.
+func (c *Compiled) leafValues(slot int32) ([]int32, []float32) {
+	if c.leafOff != nil {
+		a, b := c.leafOff[slot], c.leafOff[slot+1]
+		return c.leafIdx[a:b], c.leafW[a:b]
+	}
+	return c.iota, c.leafVal[int(slot)*c.stride : int(slot+1)*c.stride]
 }
 
 // leaf returns the leaf slot reached by the row-major row x (len p).
@@ -355,6 +454,13 @@ func (c *Compiled) addTree0(acc []float64, keys []uint64, s0 []int32) {
 
 // addLeaf adds leaf slot's values to the accumulator a.
 func (c *Compiled) addLeaf(a []float64, slot int32) {
+	if c.leafOff != nil {
+		e0, e1 := c.leafOff[slot], c.leafOff[slot+1]
+		for e, j := range c.leafIdx[e0:e1] {
+			a[j] += float64(c.leafW[int(e0)+e])
+		}
+		return
+	}
 	lv := c.leafVal[int(slot)*c.stride : int(slot+1)*c.stride]
 	for j, v := range lv {
 		a[j] += float64(v)

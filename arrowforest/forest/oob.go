@@ -55,11 +55,7 @@ func outOfBag(c *Compiled, fr *frame.Frame, inbag []bitset, threads int) *OOB {
 				s := c.leaf(root, x[i*c.p:(i+1)*c.p])
 				slots[t*m+i] = s
 				noob[i]++
-				lv := c.leafVal[int(s)*stride : int(s+1)*stride]
-				a := acc[i*stride : (i+1)*stride]
-				for q, v := range lv {
-					a[q] += float64(v)
-				}
+				c.addLeaf(acc[i*stride:(i+1)*stride], s)
 				if K > 0 {
 					votes[i*K+int(c.leafCls[s])]++
 				}
@@ -445,10 +441,10 @@ func oobScore(c *Compiled, fr *frame.Frame, inbag []bitset, seed uint64, threads
 				}
 				s := c.leaf(root, x[i*c.p:(i+1)*c.p])
 				noob[r0+i]++
-				lv := c.leafVal[int(s)*stride : int(s+1)*stride]
+				idx, lv := c.leafValues(s)
 				a := sum[i*stride : (i+1)*stride]
-				for q, v := range lv {
-					a[q] += float64(v)
+				for e, v := range lv {
+					a[idx[e]] += float64(v)
 					sq[i] += float64(v) * float64(v)
 				}
 				if K == 0 {
@@ -458,8 +454,8 @@ func oobScore(c *Compiled, fr *frame.Frame, inbag []bitset, seed uint64, threads
 					h := 2*p + int(side[t]>>p&1)
 					hcnt[i*H+h]++
 					ha := hsum[(i*H+h)*stride : (i*H+h+1)*stride]
-					for q, v := range lv {
-						ha[q] += float64(v)
+					for e, v := range lv {
+						ha[idx[e]] += float64(v)
 					}
 				}
 			}
