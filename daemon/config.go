@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -201,7 +203,9 @@ var embeddedAuthKeys = broker.AuthNames{Cert: "embedded.tls_cert", Key: "embedde
 const maxConfigBytes = 1 << 20
 
 // ParseConfig reads YAML over the defaults. Unknown keys, a second
-// document and values of the wrong type are errors naming the line.
+// document and values of the wrong type are errors naming the line; a
+// number that is not an integer for an integer key (train.window: 1.5,
+// which yaml.v3 would truncate) is an error naming the key (intWalk).
 func ParseConfig(r io.Reader, name string) (Config, error) {
 	cfg := DefaultConfig()
 	b, err := io.ReadAll(io.LimitReader(r, maxConfigBytes+1))
@@ -210,6 +214,16 @@ func ParseConfig(r io.Reader, name string) (Config, error) {
 	}
 	if len(b) > maxConfigBytes {
 		return cfg, fmt.Errorf("%s: larger than %d bytes", name, maxConfigBytes)
+	}
+	// integer keys first, so that 1.5 is refused naming its key rather
+	// than truncated (or refused naming only its line); a file that does
+	// not parse is reported by the decoder below
+	var doc yaml.Node
+	if yaml.Unmarshal(b, &doc) == nil {
+		w := intWalk{budget: maxIntWalk}
+		if err := w.check(&doc, reflect.TypeOf(cfg), ""); err != nil {
+			return cfg, fmt.Errorf("%s: %w", name, err)
+		}
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
@@ -221,6 +235,152 @@ func ParseConfig(r io.Reader, name string) (Config, error) {
 		return cfg, fmt.Errorf("%s: more than one YAML document", name)
 	}
 	return cfg, nil
+}
+
+// maxIntWalk bounds the nodes intWalk visits: a config is a few hundred,
+// and a file built of nested merge keys to blow up (which the decoder
+// refuses as excessive aliasing) is not walked to its end.
+const maxIntWalk = 100000
+
+var durationType = reflect.TypeOf(time.Duration(0))
+
+// intWalk checks the integer keys of a YAML document against the Go type
+// it decodes into, all of them at once: yaml.v3 truncates a float into an
+// integer field (train.window: 1.5 became 1, seed: -1.0 a huge unsigned
+// number) and has no option to refuse it. A float that is an exact integer
+// in the field's range (5e4) is accepted as that integer.
+type intWalk struct{ budget int }
+
+// check walks n, decoded into a value of type t at key path, following
+// aliases and merge keys; unknown keys and values of another kind are left
+// to the decoder.
+func (w *intWalk) check(n *yaml.Node, t reflect.Type, path string) error {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if w.budget--; w.budget < 0 {
+		return nil
+	}
+	if n.Kind == yaml.DocumentNode {
+		for _, c := range n.Content {
+			if err := w.check(c, t, path); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			return nil
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.ShortTag() == "!!merge" { // <<: a mapping, or a list of them, merged into this one
+				for v.Kind == yaml.AliasNode && v.Alias != nil {
+					v = v.Alias
+				}
+				merged := []*yaml.Node{v}
+				if v.Kind == yaml.SequenceNode {
+					merged = v.Content
+				}
+				for _, m := range merged {
+					if err := w.check(m, t, path); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			if ft, ok := yamlField(t, k.Value); ok {
+				if err := w.check(v, ft, joinKey(path, k.Value)); err != nil {
+					return err
+				}
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if n.Kind == yaml.SequenceNode {
+			for i, c := range n.Content {
+				if err := w.check(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+					return err
+				}
+			}
+		}
+	case reflect.Map:
+		if n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if err := w.check(n.Content[i+1], t.Elem(), joinKey(path, n.Content[i].Value)); err != nil {
+					return err
+				}
+			}
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if t == durationType || n.Kind != yaml.ScalarNode || n.ShortTag() != "!!float" {
+			return nil // integers, and durations, are the decoder's
+		}
+		var f float64
+		if err := n.Decode(&f); err != nil {
+			return nil
+		}
+		if math.IsNaN(f) || math.IsInf(f, 0) || f != math.Trunc(f) {
+			return fmt.Errorf("%s: %s is not an integer", path, n.Value)
+		}
+		// [lo, hi) of the field's kind (the unsigned ones from reflect.Uint)
+		lo, hi, what := -math.Ldexp(1, t.Bits()-1), math.Ldexp(1, t.Bits()-1), ""
+		if t.Kind() >= reflect.Uint {
+			lo, hi, what = 0, math.Ldexp(1, t.Bits()), "unsigned "
+		}
+		if f < lo || f >= hi {
+			return fmt.Errorf("%s: %s is out of range (%s%d-bit integer)", path, n.Value, what, t.Bits())
+		}
+	}
+	return nil
+}
+
+// yamlField returns the type of the field of struct t that YAML key key
+// decodes into (yaml.v3's rules: the tag's name, else the lower-cased field
+// name; inline structs' fields as their own).
+func yamlField(t reflect.Type, key string) (reflect.Type, bool) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "-" {
+			continue
+		}
+		if slices.Contains(strings.Split(opts, ","), "inline") {
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				if it, ok := yamlField(ft, key); ok {
+					return it, true
+				}
+			}
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		if name == key {
+			return f.Type, true
+		}
+	}
+	return nil, false
+}
+
+// joinKey is path.key.
+func joinKey(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
 }
 
 // LoadConfig reads the YAML configuration file at path over the defaults

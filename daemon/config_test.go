@@ -440,3 +440,41 @@ func TestConfigBounds(t *testing.T) {
 		t.Fatalf("a reasonable config: %v", err)
 	}
 }
+
+// TestConfigIntegers: an integer key given a number that is not an integer
+// is an error naming the key (yaml.v3 truncated train.window: 1.5 to 1,
+// and turned seed: -1.0 into a huge unsigned number); a float that is an
+// exact integer in range (5e4, 200.0) is that integer. One check covers
+// every integer key, aliases and merge keys included.
+func TestConfigIntegers(t *testing.T) {
+	wantConfigErrors(t, map[string]string{
+		"train: {window: 1.5}\n":                  "train.window: 1.5 is not an integer",
+		"train:\n  window: 2.5\n":                 "train.window: 2.5 is not an integer",
+		"train: {min_rows: 100.5}\n":              "train.min_rows: 100.5 is not an integer",
+		"train: {trees: .5}\n":                    "train.trees: .5 is not an integer",
+		"train: {seed: 1.5}\n":                    "train.seed: 1.5 is not an integer",
+		"train: {seed: -1.0}\n":                   "train.seed: -1.0 is out of range",
+		"train: {threads: .inf}\n":                "train.threads: .inf is not an integer",
+		"train: {window: .nan}\n":                 "train.window: .nan is not an integer",
+		"train: {label: &w 1.5, window: *w}\n":    "train.window: 1.5 is not an integer",
+		"train: {<<: {window: 1.5}}\n":            "train.window: 1.5 is not an integer",
+		"pipeline: {workers: 1.5}\n":              "pipeline.workers: 1.5 is not an integer",
+		"pipeline: {max_inflight_bytes: 1e30}\n":  "pipeline.max_inflight_bytes: 1e30 is out of range",
+		"topics: {partitions: 2.5}\n":             "topics.partitions: 2.5 is not an integer",
+		"embedded: {partitions: 3.5}\n":           "embedded.partitions: 3.5 is not an integer",
+		"kafka: {max_message_bytes: 1048576.5}\n": "kafka.max_message_bytes: 1048576.5 is not an integer",
+	})
+	for in, want := range map[string]int{
+		"train: {window: 5e4}\n":   50000,
+		"train: {window: 200.0}\n": 200,
+		"train: {window: 300}\n":   300,
+	} {
+		c, err := checkConfig(in)
+		if err != nil || c.Train.Window != want {
+			t.Errorf("%q: window %d, %v; want %d", in, c.Train.Window, err, want)
+		}
+	}
+	if c, err := checkConfig("pipeline: {memory_limit: 1.25e9}\n"); err != nil || c.Pipeline.MemoryLimit != 1250000000 {
+		t.Errorf("memory_limit 1.25e9: %d, %v", c.Pipeline.MemoryLimit, err)
+	}
+}
