@@ -334,6 +334,40 @@ func TestTrainerBadInput(t *testing.T) {
 	}
 }
 
+// TestTrainerFeatureWithoutValues: a listed feature that no row of the
+// window carries (a null column, as the JSON reader makes for a key no
+// message has) is refused at the retrain, naming the column and the
+// window's size; it used to train an all-null column silently.
+func TestTrainerFeatureWithoutValues(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	tr, err := NewTrainer(TrainOptions{Label: "y", Features: []string{"x1", "nosuch"}, Window: 100, MinRows: 10, Params: smallParams(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, recs := labelled(t, mem, 40, 1)
+	defer releaseAll(recs)
+	nb := array.NewFloat64Builder(mem)
+	nb.AppendNulls(40)
+	nulls := nb.NewArray()
+	nb.Release()
+	defer nulls.Release()
+	withNull := array.NewRecord(arrow.NewSchema(append(s.Fields(), arrow.Field{Name: "nosuch", Type: arrow.PrimitiveTypes.Float64, Nullable: true}), nil),
+		append(recs[0].Columns(), nulls), 40)
+	defer withNull.Release()
+	if _, _, err := tr.Add(withNull.Schema(), []arrow.Record{withNull}); err != nil {
+		t.Fatal(err) // a message may lack a value; the window as a whole may not
+	}
+	fr, err := tr.Snapshot(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = tr.Train(context.Background(), fr, 1)
+	if !errors.Is(err, frame.ErrNoValues) || !strings.Contains(err.Error(), "training on 40 rows") || !strings.Contains(err.Error(), `feature "nosuch" has no value`) {
+		t.Fatalf("train: %v", err)
+	}
+}
+
 // TestCurrentFirst: work that waited for a model before any existed gets
 // the first model installed, even when newer ones followed before it woke,
 // so it never gets a newer model than work pinned after it.

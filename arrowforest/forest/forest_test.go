@@ -1,9 +1,11 @@
 package forest
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/forestd/forestd/arrowforest/frame"
@@ -159,6 +161,32 @@ func TestMissingnessIsLearnt(t *testing.T) {
 		}
 		if imp := f.Importances[ImportanceImpurity]; imp[0] < 0.9 {
 			t.Fatalf("%s: x0 impurity importance %v, want > 0.9", split, imp[0])
+		}
+	}
+}
+
+// TestFeatureWithoutValues: a feature null (NaN) in every training row is
+// refused naming it and the row count, for every kind and with tuning (it
+// used to train silently, and the model then asked every scored row for
+// it); one value is enough to train.
+func TestFeatureWithoutValues(t *testing.T) {
+	for _, tc := range []struct {
+		kind Kind
+		tune bool
+	}{{KindRF, false}, {KindSPORF, false}, {KindRF, true}} {
+		fr := trunkFrame(200, 4, 3)
+		for i := range fr.Cols[2] {
+			fr.Cols[2][i] = float32(math.NaN())
+		}
+		p := DefaultParams(frame.TaskClassification)
+		p.Forest, p.Trees, p.Tune = tc.kind, 5, tc.tune
+		_, err := Train(fr, p, TrainOptions{})
+		if !errors.Is(err, frame.ErrNoValues) || !strings.Contains(err.Error(), `feature "x2" has no value in any of the 200 training rows`) {
+			t.Fatalf("%s (tune %v): %v", tc.kind, tc.tune, err)
+		}
+		fr.Cols[2][17] = 1
+		if _, err := Train(fr, p, TrainOptions{}); err != nil {
+			t.Fatalf("%s (tune %v) with one value: %v", tc.kind, tc.tune, err)
 		}
 	}
 }

@@ -105,7 +105,9 @@ func drawSample(rng *rand.Rand, n int, bootstrap bool, fraction float64, counts 
 
 // Train grows a forest on fr, which must carry a label. The same frame,
 // params and seed give the same forest for any p.Threads. With p.Tune the
-// hyperparameters are chosen out of bag first (tune.go).
+// hyperparameters are chosen out of bag first (tune.go). A feature with no
+// value in any row (frame.Frame.CheckValues) is an error wrapping
+// frame.ErrNoValues.
 func Train(fr *frame.Frame, p Params, opts TrainOptions) (*Forest, error) {
 	if opts.MaxBytes > 0 {
 		n := fr.NRows
@@ -164,6 +166,9 @@ func begin(fr *frame.Frame, p Params) (*session, *growing, error) {
 	}
 	if fr.NRows < 2 {
 		return nil, nil, fmt.Errorf("forest: need at least 2 labelled rows, have %d", fr.NRows)
+	}
+	if err := fr.CheckValues(); err != nil { // a feature null in every row
+		return nil, nil, fmt.Errorf("forest: %w", err)
 	}
 	r, err := p.resolve(fr.P(), fr.Task)
 	if err != nil {

@@ -13,6 +13,9 @@ import (
 var (
 	ErrMissingColumn = errors.New("missing column")
 	ErrColumnType    = errors.New("column of the wrong type")
+	// ErrNoValues marks a training frame with a feature that has no
+	// value in any row (Frame.CheckValues).
+	ErrNoValues = errors.New("feature column without values")
 )
 
 // kindError is an error message of a kind.

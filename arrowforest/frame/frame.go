@@ -9,9 +9,10 @@
 // default direction for missing values at every split (the side that gives
 // the lower impurity when the node's missing rows are sent there; see
 // package tree), and scoring sends NaN the same way, so a missing value
-// never fails training or scoring. A row whose label is null (or NaN for a
-// regression target) is skipped during training and counted in
-// Frame.SkippedLabels.
+// never fails training or scoring. A feature with no value at all, missing
+// in every training row, is another matter: training refuses it
+// (Frame.CheckValues). A row whose label is null (or NaN for a regression
+// target) is skipped during training and counted in Frame.SkippedLabels.
 package frame
 
 import (
@@ -154,6 +155,34 @@ func (f *Frame) Validate() error {
 			if math.IsNaN(y) || math.IsInf(y, 0) {
 				return fmt.Errorf("frame: row %d has non-finite target %v", i, y)
 			}
+		}
+	}
+	return nil
+}
+
+// CheckValues fails when a feature has no value in any row: null or NaN
+// everywhere. Trees never split on such a column, yet a model trained on
+// it asks every scored row for it; a feature that is missing from every
+// row of the training data is almost surely a misspelt or absent column
+// (--features x1,nosuch; a JSON key no message carries). The error names
+// the first such feature and the row count, and wraps ErrNoValues.
+// forest.Train and manifold.Train check their frames with it, so the
+// command line, the daemon and the Benthos processor refuse such data
+// alike. A frame without rows has nothing to check.
+func (f *Frame) CheckValues() error {
+	if f.NRows == 0 {
+		return nil
+	}
+	for j, c := range f.Cols {
+		empty := true
+		for _, v := range c {
+			if v == v { // not NaN
+				empty = false
+				break
+			}
+		}
+		if empty && j < len(f.Names) {
+			return &kindError{ErrNoValues, fmt.Sprintf("frame: feature %q has no value in any of the %d training rows (null or missing in every one): check its name, or exclude it", f.Names[j], f.NRows)}
 		}
 	}
 	return nil

@@ -236,7 +236,8 @@ func subsampleRows(seed uint64, n, k int) []int {
 // responses y (NRows×q row-major, finite) named targets, then computes
 // what prediction needs (§2.3): the MDS embedding of the training
 // responses and the backscoring coefficients. The same inputs and options
-// give the same forest, and the same model bytes, for any Threads.
+// give the same forest, and the same model bytes, for any Threads. A
+// feature with no value in any row is an error (frame.Frame.CheckValues).
 func Train(x *frame.Frame, y []float64, targets []string, opts Options) (*forest.Forest, error) {
 	if x == nil {
 		return nil, errors.New("manifold: no feature frame")
@@ -250,6 +251,9 @@ func Train(x *frame.Frame, y []float64, targets []string, opts Options) (*forest
 	}
 	if x.P() == 0 {
 		return nil, errors.New("manifold: no feature columns")
+	}
+	if err := x.CheckValues(); err != nil { // a feature null in every row
+		return nil, fmt.Errorf("manifold: %w", err)
 	}
 	if len(y) != x.NRows*q {
 		return nil, fmt.Errorf("manifold: %d response values for %d rows × %d targets", len(y), x.NRows, q)

@@ -2,8 +2,10 @@ package manifold
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -259,6 +261,15 @@ func TestTrainRejects(t *testing.T) {
 	bad("NaN response", none, nan, nil)
 	if _, err := Train(nil, ytr, swissTargets, smallOptions()); err == nil {
 		t.Fatal("nil frame accepted")
+	}
+	// a feature null in every row (frame.Frame.CheckValues)
+	empty := &frame.Frame{Names: slices.Clone(tr.Names), NRows: tr.NRows, Cols: slices.Clone(tr.Cols)}
+	empty.Cols[1] = make([]float32, tr.NRows)
+	for i := range empty.Cols[1] {
+		empty.Cols[1][i] = float32(math.NaN())
+	}
+	if _, err := Train(empty, ytr, swissTargets, smallOptions()); !errors.Is(err, frame.ErrNoValues) || !strings.Contains(err.Error(), strconv.Quote(tr.Names[1])) {
+		t.Fatalf("a feature without values: %v", err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package benthos
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/forestd/forestd/arrowforest/fdm"
 	"github.com/forestd/forestd/arrowforest/frame"
@@ -334,6 +336,50 @@ func TestTrainThenScore(t *testing.T) {
 	}
 	if g := s.process(t, unl)[0]; g.err != nil {
 		t.Fatalf("unlabelled row: %v", g.err)
+	}
+}
+
+// TestTrainFeatureWithoutValues: forestd_train with features: [mean_radius,
+// nosuch], where no message carries nosuch, passes the messages on, and its
+// retrain fails naming the column and the window's size (the loop warns and
+// counts it as any retrain failure) while the model file keeps the previous
+// model; it used to train an all-null column silently, and forestd_score
+// then asked every message for it.
+func TestTrainFeatureWithoutValues(t *testing.T) {
+	rec, m, path := breastCancer(t, t.TempDir())
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a retrain_every no test reaches: the retrain below is the only one
+	conf, err := trainSpec().ParseYAML(fmt.Sprintf(`{label: label, task: classification, features: [mean_radius, nosuch], window: 300, min_rows: 100, retrain_every: 1h, trees: 5, model_path: %q}`, path), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := newTrainProc(conf, service.MockResources())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	var batch service.MessageBatch
+	for _, row := range jsonRows(t, rec)[:150] {
+		batch = append(batch, service.NewMessage(row))
+	}
+	if _, err := p.ProcessBatch(context.Background(), batch); err != nil {
+		t.Fatal(err)
+	}
+	for i, msg := range batch {
+		if msg.GetError() != nil {
+			t.Fatalf("message %d: %v", i, msg.GetError())
+		}
+	}
+	err = p.retrain(context.Background())
+	if err == nil || !strings.Contains(err.Error(), `feature "nosuch" has no value in any of the 150 training rows`) || !strings.Contains(err.Error(), "training on 150 rows") {
+		t.Fatalf("retrain: %v", err)
+	}
+	after, err := os.ReadFile(path)
+	if err != nil || string(after) != string(before) || p.version != m.Version() {
+		t.Fatalf("the previous model was replaced (version %d): %v", p.version, err)
 	}
 }
 

@@ -42,7 +42,11 @@ time passed with at least one new row (a duration), a forest is trained in the
 background with the parameters of `+"`forestd train`"+` and written to `+"`model_path`"+`
 through a temporary file and a rename, with a version one above the previous
 model (or above the file's when it existed at start), so a `+"`forestd_score`"+` on
-the same file hot-swaps to it. Training never blocks the messages.
+the same file hot-swaps to it. Training never blocks the messages. A retrain
+that fails is logged as a warning and counted in `+"`forestd_training_errors`"+`,
+and the previous model stays: among others, a window in which a feature has
+no value in any row (absent or null everywhere, e.g. a misspelt entry of
+`+"`features`"+`) fails with an error naming the column and the window's row count.
 
 The feature columns are `+"`features`"+`, or every column of the first labelled
 message but the label(s) and `+"`exclude`"+`. A label of several comma-separated
@@ -58,7 +62,7 @@ Metrics: `+"`forestd_training_rows`, `forestd_training_rows_skipped`, `forestd_m
 				Example("y").Example("y0,y1,y2").
 				LintRule(`root = if this.trim() == "" { ["label: a label column is required"] }`),
 			service.NewStringListField("features").
-				Description("The feature columns; empty means every column of the first labelled message but the label(s) and `exclude`.").
+				Description("The feature columns; empty means every column of the first labelled message but the label(s) and `exclude`. A message may lack a listed feature (a missing value), but a retrain whose window has no value of it in any row fails, naming it.").
 				Default([]any{}),
 			service.NewStringListField("exclude").
 				Description("Columns that are not features (e.g. an id).").

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,4 +43,34 @@ func TestScoreHeaderOnly(t *testing.T) {
 			t.Fatalf("%s: %d lines in the prediction file, want the header alone:\n%s", name, lines, got)
 		}
 	}
+}
+
+// TestTrainColumnWithoutValues: `forestd train` on a CSV with a column
+// that is empty in every row (listed with --features or picked up as a
+// feature) fails as bad input (exit 1) naming the column and the row
+// count, instead of training a forest that never splits on it and asks
+// every scored row for it; excluded, the file trains.
+func TestTrainColumnWithoutValues(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("x0,x1,empty,y\n")
+	for i := 0; i < 60; i++ {
+		fmt.Fprintf(&b, "%d,%d,,%d\n", i, (i*7)%11, i%2)
+	}
+	data := filepath.Join(dir, "d.csv")
+	if err := os.WriteFile(data, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mdl := filepath.Join(dir, "m.model")
+	for _, extra := range [][]string{nil, {"--features", "x0,empty"}} {
+		args := append([]string{"train", "--in", data, "--label", "y", "--out", mdl, "--trees", "3"}, extra...)
+		code, _, errs := run(t, args...)
+		if code != ExitError || !strings.Contains(errs, `feature "empty" has no value in any of the 60 training rows`) {
+			t.Fatalf("%v: exit %d: %s", extra, code, errs)
+		}
+		if _, err := os.Stat(mdl); !os.IsNotExist(err) {
+			t.Fatalf("%v: a model was written (%v)", extra, err)
+		}
+	}
+	mustRun(t, "train", "--in", data, "--label", "y", "--out", mdl, "--trees", "3", "--exclude", "empty")
 }
