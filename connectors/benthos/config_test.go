@@ -34,6 +34,7 @@ func TestLintRules(t *testing.T) {
 	}{
 		{`forestd_score: {model: ""}`, "model: the path of a forestd model file is required"},
 		{`forestd_score: {model: m, keep: [id, prob_1]}`, "keep: a kept column may not be named like a prediction column"},
+		{`forestd_score: {model: m, keep: [id], result_field: id}`, "result_field: the predictions' key is also a keep column"},
 		{`forestd_score: {model: m, reload_interval: 0s}`, "reload_interval must be a positive duration"},
 		{`forestd_score: {model: m, reload_interval: soon}`, "reload_interval must be a positive duration"},
 		{`forestd_score: {model: m, threads: -1}`, "threads must be 0"},

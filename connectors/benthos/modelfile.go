@@ -23,6 +23,11 @@ type modelFile struct {
 	path    string
 	cur     *operators.Current
 	threads int
+	// check, when set, refuses a model that loads but does not fit the
+	// processor's settings (forestd_score: a result_field that names one of
+	// its columns); a refused model is an error like a file that does not
+	// decode, so the current model keeps scoring.
+	check func(*scoring.Model) error
 	// onEvent reports what a poll did: a swap (m installed), a model that
 	// is not newer (m refused), or an error loading the file.
 	onEvent func(m *scoring.Model, installed bool, err error)
@@ -34,12 +39,12 @@ type modelFile struct {
 	close sync.Once
 }
 
-func newModelFile(path string, threads int, onEvent func(*scoring.Model, bool, error)) *modelFile {
+func newModelFile(path string, threads int, check func(*scoring.Model) error, onEvent func(*scoring.Model, bool, error)) *modelFile {
 	cur := operators.NewCurrent()
 	// the model file is the user's to replace: a model for other columns
 	// takes over (the daemon refuses those from its model topic)
 	cur.AllowColumnChange = true
-	return &modelFile{path: path, cur: cur, threads: threads, onEvent: onEvent}
+	return &modelFile{path: path, cur: cur, threads: threads, check: check, onEvent: onEvent}
 }
 
 // poll loads the file if it changed since the last load (another inode,
@@ -56,6 +61,9 @@ func (w *modelFile) poll() (bool, error) {
 		return false, nil
 	}
 	m, err := scoring.Load(w.path)
+	if err == nil && w.check != nil {
+		err = w.check(m)
+	}
 	if err == nil {
 		err = m.Prepare(w.threads) // a drf predictor's one-off work, off the scoring path
 	}

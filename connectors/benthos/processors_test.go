@@ -19,6 +19,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/forestd/forestd/arrowforest/fdm"
+	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/connectors/codec"
 	"github.com/forestd/forestd/operators"
@@ -199,6 +200,92 @@ func TestScoreResultField(t *testing.T) {
 	if o := g.object(t); o["model_version"] != json.Number("1") {
 		t.Fatalf("clashing members: %v", o)
 	}
+}
+
+// trainWith trains a small forest on rec read with opts and encodes it as
+// version version.
+func trainWith(t *testing.T, rec arrow.Record, opts frame.Options, version int64) *scoring.Model {
+	t.Helper()
+	fr, err := frame.FromRecords(rec.Schema(), []arrow.Record{rec}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := forest.DefaultParams(fr.Task)
+	p.Trees, p.Threads = 5, 2
+	f, err := forest.Train(fr, p, forest.TrainOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := scoring.Encode(f, version, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestScoreOutputClashes: forestd_score refuses settings under which the
+// predictions would silently replace an input — at start a result_field
+// that is also a keep column; at every load of the model file (at start,
+// and at a reload, where the current model keeps scoring) a result_field
+// the model reads, a column the model reads named like a prediction
+// member added at the root, and a keep column named like a target — each
+// with an error naming the column.
+func TestScoreOutputClashes(t *testing.T) {
+	dir := t.TempDir()
+	rec, _, path := breastCancer(t, dir)
+	start := func(yaml string) (*scoreProc, error) {
+		t.Helper()
+		conf, err := scoreSpec().ParseYAML(yaml, nil) // no lint: the constructor's own checks
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := newScoreProc(conf, service.MockResources())
+		if err == nil {
+			t.Cleanup(func() { p.Close(context.Background()) })
+		}
+		return p, err
+	}
+	refused := func(yaml, want string) {
+		t.Helper()
+		if _, err := start(yaml); err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("%s: %v, want %q", yaml, err, want)
+		}
+	}
+	refused(fmt.Sprintf(`{model: %q, keep: [id], result_field: id}`, path), `result_field "id" is also a keep column`)
+	refused(fmt.Sprintf(`{model: %q, result_field: mean_radius}`, path), `result_field "mean_radius" is a column the model reads`)
+
+	// a reload to a model that reads the result_field is refused
+	other := filepath.Join(dir, "other.model")
+	writeModel(t, other, trainWith(t, rec, frame.Options{Label: "label", Task: frame.TaskClassification, Exclude: []string{"mean_radius"}}, 1))
+	p, err := start(fmt.Sprintf(`{model: %q, result_field: mean_radius, reload_interval: 1h}`, other))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := p.file.cur.Load()
+	writeModel(t, other, trainWith(t, rec, frame.Options{Label: "label", Task: frame.TaskClassification}, 2))
+	if _, err := p.file.poll(); err == nil || !strings.Contains(err.Error(), `result_field "mean_radius" is a column the model reads`) {
+		t.Fatalf("reload to a model reading mean_radius: %v", err)
+	}
+	if p.file.cur.Load() != v1 {
+		t.Fatal("the refused model replaced the current one")
+	}
+
+	// predictions at the root, and a feature named like one of them
+	f := slices.Clone(rec.Schema().Fields())
+	f[slices.IndexFunc(f, func(f arrow.Field) bool { return f.Name == "mean_radius" })].Name = "prediction"
+	renamed := array.NewRecord(arrow.NewSchema(f, nil), rec.Columns(), rec.NumRows())
+	defer renamed.Release()
+	root := filepath.Join(dir, "root.model")
+	writeModel(t, root, trainWith(t, renamed, frame.Options{Label: "label", Task: frame.TaskClassification}, 1))
+	refused(fmt.Sprintf(`{model: %q}`, root), `the model reads a column "prediction", which its predictions, added at the root of each JSON message, would replace: set result_field`)
+	if _, err := start(fmt.Sprintf(`{model: %q, result_field: forestd}`, root)); err != nil {
+		t.Fatalf("under a result_field: %v", err)
+	}
+
+	// a kept column named like a target of a multi-output model
+	multi := filepath.Join(dir, "multi.model")
+	writeModel(t, multi, trainWith(t, rec, frame.Options{Targets: []string{"mean_radius", "mean_texture"}, Exclude: []string{"label"}}, 1))
+	refused(fmt.Sprintf(`{model: %q, keep: [mean_texture], result_field: forestd}`, multi), `keep: column "mean_texture" is named like a predicted column`)
 }
 
 // TestScoreHotSwap: batches flow on two pipeline threads while the model

@@ -38,7 +38,15 @@ policy in front of it (the `+"`batched`"+` input, or an input's `+"`batching`"+`
 **JSON messages** (one object each) come back as the same object plus the
 columns `+"`forestd score`"+` writes: `+"`model_id`, `model_version`, `prediction`"+` and
 `+"`prob_<class>`"+` per class (classification), or one field per target for
-multi-output and drf models — at the root, or under `+"`result_field`"+`.
+multi-output and drf models — at the root, or under `+"`result_field`"+`. A
+member the object already has under one of those names is replaced (a message
+scored twice carries the newer prediction; at the root, a multi-output model's
+target fields replace label members of the same name). What would replace a
+column the model reads is refused, naming it: a `+"`result_field`"+` that is also a
+`+"`keep`"+` column at start, and, at every load of the model file (at start, or at
+a reload, which then keeps the current model), a `+"`result_field`"+` the model
+reads, a column it reads named like a member added at the root (set
+`+"`result_field`"+`), or a `+"`keep`"+` column named like one of its targets.
 Every column the model reads must be a key of the object: a number (a boolean
 reads as 1 or 0; null is a missing value, which the trees route as trained)
 or, for a categorical feature, a string.
@@ -70,7 +78,7 @@ Metrics: `+"`forestd_rows_scored`, `forestd_messages_errored`, `forestd_model_ve
 				Example("./models/churn.model").
 				LintRule(`root = if this.trim() == "" { ["model: the path of a forestd model file is required"] }`),
 			service.NewStringField("result_field").
-				Description("JSON messages: the key under which the prediction columns are added as one object; empty adds them at the root of the message.").
+				Description("JSON messages: the key under which the prediction columns are added as one object; empty adds them at the root of the message. A member of that name is replaced; a model that reads a column of that name (or, at the root, a column named like a prediction member) is refused when it loads, and a `keep` column of that name at start.").
 				Default("").Example("forestd"),
 			service.NewStringListField("keep").
 				Description("Arrow IPC messages: input columns copied into the prediction records after `row`, as `forestd score --keep` does (e.g. an id). JSON messages keep all their members anyway.").
@@ -90,7 +98,10 @@ Metrics: `+"`forestd_rows_scored`, `forestd_messages_errored`, `forestd_model_ve
 				Default(1).Advanced().
 				LintRule(`root = if this < 0 { ["threads must be 0 (every CPU) or more"] }`),
 		).
-		LintRule(`root = if this.keep.or([]).any(k -> ["model_id", "model_version", "source", "row", "prediction"].contains(k) || k.has_prefix("prob_")) { ["keep: a kept column may not be named like a prediction column (model_id, model_version, source, row, prediction, prob_*)"] }`).
+		LintRule(`root = [
+  if this.keep.or([]).any(k -> ["model_id", "model_version", "source", "row", "prediction"].contains(k) || k.has_prefix("prob_")) { "keep: a kept column may not be named like a prediction column (model_id, model_version, source, row, prediction, prob_*)" },
+  if this.result_field.or("") != "" && this.keep.or([]).contains(this.result_field) { "result_field: the predictions' key is also a keep column" },
+].filter(e -> e != null)`).
 		Example("Score JSON lines from stdin",
 			"Batches of up to 1,000 JSON objects are scored as one record; errored messages go to a dead-letter file.", `
 input:
@@ -195,6 +206,9 @@ func newScoreProc(conf *service.ParsedConfig, mgr *service.Resources) (*scorePro
 			return nil, fmt.Errorf("forestd_score: keep: column %q is named like a prediction column", k)
 		}
 	}
+	if p.resultField != "" && slices.Contains(p.keep, p.resultField) {
+		return nil, fmt.Errorf("forestd_score: result_field %q is also a keep column; name the predictions' key otherwise", p.resultField)
+	}
 	if p.source, err = conf.FieldInterpolatedString("source"); err != nil {
 		return nil, err
 	}
@@ -215,7 +229,7 @@ func newScoreProc(conf *service.ParsedConfig, mgr *service.Resources) (*scorePro
 	if p.threads < 0 {
 		return nil, fmt.Errorf("forestd_score: threads %d", p.threads)
 	}
-	p.file = newModelFile(p.path, 0, p.onModel) // a drf model's one-off work on every CPU
+	p.file = newModelFile(p.path, 0, p.checkModel, p.onModel) // a drf model's one-off work on every CPU
 	if _, err := p.file.poll(); err != nil {
 		if require {
 			return nil, fmt.Errorf("forestd_score: %w", err)
@@ -224,6 +238,49 @@ func newScoreProc(conf *service.ParsedConfig, mgr *service.Resources) (*scorePro
 	}
 	p.file.watch(every)
 	return p, nil
+}
+
+// checkModel refuses a model whose predictions would replace a column it
+// reads in the JSON messages it scores: a result_field named like one of
+// its columns, or, with the predictions at the root, a column named like
+// one of them (model_id, model_version, prediction, prob_<class>, or the
+// targets of a multi-output model); and a keep column named like one of
+// its targets. It runs at every load of the model file, so such a model is
+// refused at start (require_model) or at a reload, where the current model
+// keeps scoring, with an error naming the column.
+func (p *scoreProc) checkModel(m *scoring.Model) error {
+	cols := m.Columns()
+	if p.resultField != "" {
+		if slices.Contains(cols, p.resultField) {
+			return fmt.Errorf("result_field %q is a column the model reads; the predictions would replace it in every JSON message: choose another result_field", p.resultField)
+		}
+	} else {
+		for _, o := range jsonOutputNames(m) {
+			if slices.Contains(cols, o) {
+				return fmt.Errorf("the model reads a column %q, which its predictions, added at the root of each JSON message, would replace: set result_field", o)
+			}
+		}
+	}
+	for _, t := range m.Targets() {
+		if slices.Contains(p.keep, t) {
+			return fmt.Errorf("keep: column %q is named like a predicted column of the model (one of its targets)", t)
+		}
+	}
+	return nil
+}
+
+// jsonOutputNames are the members scoreJSON adds to a JSON message: the
+// prediction columns but source and row.
+func jsonOutputNames(m *scoring.Model) []string {
+	out := []string{schemas.ColModelID, schemas.ColModelVersion}
+	if t := m.Targets(); t != nil {
+		return append(out, t...)
+	}
+	out = append(out, schemas.ColPrediction)
+	for _, c := range m.Classes() {
+		out = append(out, schemas.ProbPrefix+c)
+	}
+	return out
 }
 
 // onModel reports what a poll of the model file did.
