@@ -33,6 +33,27 @@ type SelectOptions struct {
 	Mem memory.Allocator
 }
 
+// CheckSelectNames fails when a Keep column or the Label is named like a
+// mapped column of t: the output holds one column of a name, so the input
+// column or the mapped one would be lost. The
+// mapping's own names are fdm.Transform.Validate's (no mapped column named
+// like an input feature). Callers that know their options before any data
+// arrives (the forestd_select processor) call it at start; SelectRecords
+// calls it too. The error names the column and the option.
+func CheckSelectNames(t *fdm.Transform, opts SelectOptions) error {
+	for g, gr := range t.Groups {
+		for _, o := range gr.Outputs {
+			if slices.Contains(opts.Keep, o.Name) {
+				return fmt.Errorf("keep: column %q is named like a mapped column of the mapping (group %d)", o.Name, g+1)
+			}
+			if opts.Label != "" && o.Name == opts.Label {
+				return fmt.Errorf("label: column %q is named like a mapped column of the mapping (group %d)", o.Name, g+1)
+			}
+		}
+	}
+	return nil
+}
+
 // SelectRecords reduces recs, which share schema, to the columns a feature
 // selection keeps, and returns one output record per input record: the
 // Keep columns, the marginally dependent features as they are, the
@@ -41,13 +62,17 @@ type SelectOptions struct {
 // …]). It is the one mapping of records behind forestd select (--apply
 // included), the daemon's select stage and the Redpanda Connect
 // forestd_select processor. A column appears once, where it is first
-// named; a mapped column named like an input column it would sit beside is
-// an error. Every error is about the input and wraps scoring.ErrInput. The
+// named; a mapped column named like an input column it would sit beside
+// (a Keep column or the Label, CheckSelectNames; a passthrough column the
+// input has) is an error. Every error is about the input and wraps scoring.ErrInput. The
 // caller releases the records.
 func SelectRecords(t *fdm.Transform, schema *arrow.Schema, recs []arrow.Record, opts SelectOptions) (*arrow.Schema, []arrow.Record, error) {
 	mem := opts.Mem
 	if mem == nil {
 		mem = memory.DefaultAllocator
+	}
+	if err := CheckSelectNames(t, opts); err != nil {
+		return nil, nil, scoring.InputError(err)
 	}
 	inputs := t.Inputs()
 	for _, n := range inputs {
@@ -103,7 +128,7 @@ func SelectRecords(t *fdm.Transform, schema *arrow.Schema, recs []arrow.Record, 
 	firstMapped := len(fields)
 	for _, g := range t.Groups {
 		for _, o := range g.Outputs {
-			if used[o.Name] || o.Name == opts.Label || slices.Contains(opts.Passthrough, o.Name) && len(schema.FieldIndices(o.Name)) > 0 {
+			if used[o.Name] || slices.Contains(opts.Passthrough, o.Name) && len(schema.FieldIndices(o.Name)) > 0 {
 				return nil, nil, inputErr("mapped column %q collides with an output column", o.Name)
 			}
 			used[o.Name] = true

@@ -2,7 +2,9 @@ package operators
 
 import (
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -79,6 +81,18 @@ func TestSelectRecords(t *testing.T) {
 	}
 	for _, o := range []SelectOptions{{Keep: []string{"id"}}, {Label: "label"}} {
 		if _, _, err := SelectRecords(tr, rec.Schema(), recs, o); !errors.Is(err, scoring.ErrInput) {
+			t.Fatalf("%+v: %v", o, err)
+		}
+	}
+	// a kept column or the label named like a mapped column: refused
+	// naming it (CheckSelectNames, which a processor calls at start)
+	out0 := tr.Groups[0].Outputs[0].Name
+	for _, o := range []SelectOptions{{Keep: []string{"m0", out0}}, {Label: out0}} {
+		want := fmt.Sprintf("column %q is named like a mapped column of the mapping (group 1)", out0)
+		if err := CheckSelectNames(tr, o); err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("%+v: %v", o, err)
+		}
+		if _, _, err := SelectRecords(tr, rec.Schema(), recs, o); !errors.Is(err, scoring.ErrInput) || !strings.Contains(err.Error(), want) {
 			t.Fatalf("%+v: %v", o, err)
 		}
 	}

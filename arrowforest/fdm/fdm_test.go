@@ -311,6 +311,16 @@ func TestReadTransformRejects(t *testing.T) {
 			t.Errorf("%s: error without context: %v", name, err)
 		}
 	}
+	// a mapped column named like an input it would replace in the output
+	// (its own group's, or another group's), named in the error
+	for bad, want := range map[string]string{
+		strings.Replace(good, `"o1"`, `"b"`, 1): `fdm: group 1 output "b" is named like an input feature of the mapping (group 1)`,
+		strings.Replace(good, `]}]}`, `]},{"features":["o1"],"outputs":[{"name":"o2","weights":[1],"gcor":0}]}]}`, 1): `fdm: group 1 output "o1" is named like an input feature of the mapping (group 2)`,
+	} {
+		if _, err := ReadTransform(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", bad, err, want)
+		}
+	}
 }
 
 // FuzzReadTransform: the mapping decoder never panics, and whatever it

@@ -148,7 +148,8 @@ func Fit(fr *frame.Frame, plan Plan, opts Options, seed uint64) (*Transform, err
 
 // Validate checks a transform as a reader must: the format tag, the
 // mapping kind, non-empty and unique names (no output may shadow a
-// passed-through feature), one finite parameter per group feature.
+// passed-through feature or be named like any input feature), one finite
+// parameter per group feature.
 func (t *Transform) Validate() error {
 	if t.Format != Format {
 		return fmt.Errorf("fdm: mapping format %q, want %q", t.Format, Format)
@@ -164,6 +165,7 @@ func (t *Transform) Validate() error {
 	}
 	inputs := map[string]bool{}
 	outputs := map[string]bool{}
+	groupOf := map[string]int{} // group feature → its group
 	for _, n := range t.Marginal {
 		if n == "" || inputs[n] {
 			return fmt.Errorf("fdm: marginal feature %q is empty or repeated", n)
@@ -179,6 +181,7 @@ func (t *Transform) Validate() error {
 				return fmt.Errorf("fdm: group %d feature %q is empty or in two sets", g+1, n)
 			}
 			inputs[n] = true
+			groupOf[n] = g
 		}
 		for _, o := range gr.Outputs {
 			if o.Name == "" || outputs[o.Name] {
@@ -204,6 +207,17 @@ func (t *Transform) Validate() error {
 	}
 	if len(outputs) == 0 {
 		return fmt.Errorf("fdm: mapping has no columns")
+	}
+	// A mapped column may not be named like a group feature either: the
+	// mapped data (Apply, and the records of forestd select, the daemon's
+	// select stage and forestd_select) would hold it in place of that
+	// input under the input's name.
+	for g, gr := range t.Groups {
+		for _, o := range gr.Outputs {
+			if h, ok := groupOf[o.Name]; ok {
+				return fmt.Errorf("fdm: group %d output %q is named like an input feature of the mapping (group %d), which the mapped column would replace", g+1, o.Name, h+1)
+			}
+		}
 	}
 	return nil
 }

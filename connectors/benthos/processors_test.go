@@ -522,3 +522,31 @@ func TestSelectProcessor(t *testing.T) {
 		t.Fatal("Arrow message mapped differently")
 	}
 }
+
+// TestSelectNameClashes: forestd_select refuses at start, naming the
+// column, a mapping whose mapped column is named like an input feature it
+// would replace in every message, and a keep column or label named like a
+// mapped column (they used to pass start; the first silently overwrote the
+// input in every message, the others errored every message).
+func TestSelectNameClashes(t *testing.T) {
+	good, err := os.ReadFile("examples/xor.fdm.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ownInput := filepath.Join(dir, "own.fdm.json")
+	mustWrite(t, ownInput, []byte(strings.Replace(string(good), `"name": "fdm_g1_2"`, `"name": "x3a_1"`, 1)))
+	for conf, want := range map[string]string{
+		fmt.Sprintf(`{mapping: %q}`, ownInput):                   `group 1 output "x3a_1" is named like an input feature of the mapping (group 1)`,
+		`{mapping: examples/xor.fdm.json, keep: [id, fdm_g1_2]}`: `keep: column "fdm_g1_2" is named like a mapped column of the mapping (group 1)`,
+		`{mapping: examples/xor.fdm.json, label: fdm_g1_1}`:      `label: column "fdm_g1_1" is named like a mapped column of the mapping (group 1)`,
+	} {
+		c, err := selectSpec().ParseYAML(conf, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := newSelectProc(c, service.MockResources()); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", conf, err, want)
+		}
+	}
+}

@@ -26,7 +26,10 @@ ch. 5–6: the marginally dependent features, and each jointly dependent group
 mapped by feature dependence mapping). Each message becomes, in this order: the
 `+"`keep`"+` columns, the marginal features as they are, the mapped columns, and
 the `+"`label`"+` when set — the columns and values `+"`forestd select --apply MAPPING --keep ... --label ...`"+`
-writes for the same rows.
+writes for the same rows. A column appears once, so a name clash is refused
+at start, naming the column: a mapping whose mapped column is named like one
+of its input features (it would replace that input in every message), or a
+`+"`keep`"+` column or `+"`label`"+` named like a mapped column.
 
 JSON messages (one object each) of a batch are mapped as one record and come
 back as JSON objects of those columns; Arrow IPC stream messages come back as
@@ -95,6 +98,11 @@ func newSelectProc(conf *service.ParsedConfig, mgr *service.Resources) (*selectP
 	fh.Close()
 	if err != nil {
 		return nil, fmt.Errorf("forestd_select: %s: %w", p.path, err)
+	}
+	// a kept column or the label named like a mapped column could never
+	// be mapped: refused here rather than in every message
+	if err := operators.CheckSelectNames(p.t, p.options()); err != nil {
+		return nil, fmt.Errorf("forestd_select: %w", err)
 	}
 	p.kinds = featureKinds(p.t.Inputs(), nil)
 	m := mgr.Metrics()
