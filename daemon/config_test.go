@@ -477,4 +477,15 @@ func TestConfigIntegers(t *testing.T) {
 	if c, err := checkConfig("pipeline: {memory_limit: 1.25e9}\n"); err != nil || c.Pipeline.MemoryLimit != 1250000000 {
 		t.Errorf("memory_limit 1.25e9: %d, %v", c.Pipeline.MemoryLimit, err)
 	}
+	// 2^40 merges deep: the walk stops at its budget, the decoder refuses
+	var b strings.Builder
+	b.WriteString("x0: &a0 {window: 1}\n")
+	for i := 1; i < 40; i++ {
+		fmt.Fprintf(&b, "x%d: &a%d {<<: [*a%d, *a%d]}\n", i, i, i-1, i-1)
+	}
+	b.WriteString("train: {<<: [*a39, *a39]}\n")
+	t0 := time.Now()
+	if _, err := checkConfig(b.String()); err == nil || time.Since(t0) > 10*time.Second {
+		t.Errorf("merge-key bomb: %v after %v", err, time.Since(t0))
+	}
 }

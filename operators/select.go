@@ -35,11 +35,11 @@ type SelectOptions struct {
 
 // CheckSelectNames fails when a Keep column or the Label is named like a
 // mapped column of t: the output holds one column of a name, so the input
-// column or the mapped one would be lost. The
-// mapping's own names are fdm.Transform.Validate's (no mapped column named
-// like an input feature). Callers that know their options before any data
-// arrives (the forestd_select processor) call it at start; SelectRecords
-// calls it too. The error names the column and the option.
+// column or the mapped one would be lost. The mapping's own names are
+// fdm.Transform.Validate's (no mapped column named like an input feature).
+// Callers that know their options before any data arrives (the
+// forestd_select processor) call it at start; SelectRecords calls it too.
+// The error names the column and the option.
 func CheckSelectNames(t *fdm.Transform, opts SelectOptions) error {
 	for g, gr := range t.Groups {
 		for _, o := range gr.Outputs {

@@ -165,7 +165,8 @@ func (f *Frame) Validate() error {
 // it asks every scored row for it; a feature that is missing from every
 // row of the training data is almost surely a misspelt or absent column
 // (--features x1,nosuch; a JSON key no message carries). The error names
-// the first such feature and the row count, and wraps ErrNoValues.
+// the first such feature and the row count; errors.Is(err, ErrNoValues)
+// holds.
 // forest.Train and manifold.Train check their frames with it, so the
 // command line, the daemon and the Benthos processor refuse such data
 // alike. A frame without rows has nothing to check.
