@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -70,6 +71,12 @@ func runServe(args []string, env Env) error {
 	}
 	d, err := daemon.Start(ctx, cfg, daemon.Options{Logger: cfg.Log.Logger(env.Stderr)})
 	if err != nil {
+		if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+			// SIGTERM (or --max-runtime) during the start, e.g. while it
+			// waits for the brokers: a stop asked for, not a failure
+			fmt.Fprintf(env.Stderr, "forestd serve: stopped before it started: %v\n", err)
+			return nil
+		}
 		return err
 	}
 	return d.Wait()
