@@ -49,7 +49,13 @@ func readData(t testing.TB, name string) arrow.Record {
 // version version.
 func trainModel(t testing.TB, rec arrow.Record, label string, task frame.Task, trees int, seed uint64, version int64) *scoring.Model {
 	t.Helper()
-	fr, err := frame.FromRecords(rec.Schema(), []arrow.Record{rec}, frame.Options{Label: label, Task: task})
+	return trainWith(t, rec, frame.Options{Label: label, Task: task}, trees, seed, version)
+}
+
+// trainWith is trainModel with the frame read by opts.
+func trainWith(t testing.TB, rec arrow.Record, opts frame.Options, trees int, seed uint64, version int64) *scoring.Model {
+	t.Helper()
+	fr, err := frame.FromRecords(rec.Schema(), []arrow.Record{rec}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

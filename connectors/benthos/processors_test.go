@@ -19,7 +19,6 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/forestd/forestd/arrowforest/fdm"
-	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/connectors/codec"
 	"github.com/forestd/forestd/operators"
@@ -202,27 +201,6 @@ func TestScoreResultField(t *testing.T) {
 	}
 }
 
-// trainWith trains a small forest on rec read with opts and encodes it as
-// version version.
-func trainWith(t *testing.T, rec arrow.Record, opts frame.Options, version int64) *scoring.Model {
-	t.Helper()
-	fr, err := frame.FromRecords(rec.Schema(), []arrow.Record{rec}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := forest.DefaultParams(fr.Task)
-	p.Trees, p.Threads = 5, 2
-	f, err := forest.Train(fr, p, forest.TrainOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := scoring.Encode(f, version, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
 // TestScoreOutputClashes: forestd_score refuses settings under which the
 // predictions would silently replace an input — at start a result_field
 // that is also a keep column; at every load of the model file (at start,
@@ -256,13 +234,13 @@ func TestScoreOutputClashes(t *testing.T) {
 
 	// a reload to a model that reads the result_field is refused
 	other := filepath.Join(dir, "other.model")
-	writeModel(t, other, trainWith(t, rec, frame.Options{Label: "label", Task: frame.TaskClassification, Exclude: []string{"mean_radius"}}, 1))
+	writeModel(t, other, trainWith(t, rec, frame.Options{Label: "label", Task: frame.TaskClassification, Exclude: []string{"mean_radius"}}, 5, 1, 1))
 	p, err := start(fmt.Sprintf(`{model: %q, result_field: mean_radius, reload_interval: 1h}`, other))
 	if err != nil {
 		t.Fatal(err)
 	}
 	v1 := p.file.cur.Load()
-	writeModel(t, other, trainWith(t, rec, frame.Options{Label: "label", Task: frame.TaskClassification}, 2))
+	writeModel(t, other, trainWith(t, rec, frame.Options{Label: "label", Task: frame.TaskClassification}, 5, 1, 2))
 	if _, err := p.file.poll(); err == nil || !strings.Contains(err.Error(), `result_field "mean_radius" is a column the model reads`) {
 		t.Fatalf("reload to a model reading mean_radius: %v", err)
 	}
@@ -276,7 +254,7 @@ func TestScoreOutputClashes(t *testing.T) {
 	renamed := array.NewRecord(arrow.NewSchema(f, nil), rec.Columns(), rec.NumRows())
 	defer renamed.Release()
 	root := filepath.Join(dir, "root.model")
-	writeModel(t, root, trainWith(t, renamed, frame.Options{Label: "label", Task: frame.TaskClassification}, 1))
+	writeModel(t, root, trainWith(t, renamed, frame.Options{Label: "label", Task: frame.TaskClassification}, 5, 1, 1))
 	refused(fmt.Sprintf(`{model: %q}`, root), `the model reads a column "prediction", which its predictions, added at the root of each JSON message, would replace: set result_field`)
 	if _, err := start(fmt.Sprintf(`{model: %q, result_field: forestd}`, root)); err != nil {
 		t.Fatalf("under a result_field: %v", err)
@@ -284,7 +262,7 @@ func TestScoreOutputClashes(t *testing.T) {
 
 	// a kept column named like a target of a multi-output model
 	multi := filepath.Join(dir, "multi.model")
-	writeModel(t, multi, trainWith(t, rec, frame.Options{Targets: []string{"mean_radius", "mean_texture"}, Exclude: []string{"label"}}, 1))
+	writeModel(t, multi, trainWith(t, rec, frame.Options{Targets: []string{"mean_radius", "mean_texture"}, Exclude: []string{"label"}}, 5, 1, 1))
 	refused(fmt.Sprintf(`{model: %q, keep: [mean_texture], result_field: forestd}`, multi), `keep: column "mean_texture" is named like a predicted column`)
 }
 
