@@ -99,15 +99,36 @@ func (a *classAcc) reset(total, miss []float64) {
 	a.nL, a.nR, a.nM = 0, 0, 0
 	a.sL, a.sR, a.sLM, a.sRM = 0, 0, 0, 0
 	for k := range a.L {
-		a.L[k] = 0
-		a.M[k] = miss[k]
-		a.R[k] = total[k] - miss[k]
-		a.nR += a.R[k]
-		a.nM += a.M[k]
-		a.sR += a.term(a.R[k])
-		a.sLM += a.term(a.M[k])
-		a.sRM += a.term(a.R[k] + a.M[k])
+		a.set(k, total, miss)
 	}
+}
+
+// resetOn is reset for a node whose rows have only the classes listed
+// (ascending; the other entries of total and miss are 0), in time
+// proportional to those classes instead of to all: a class absent from
+// the node adds exactly 0 to every sum, so the sums are reset's to the
+// bit. The entries of the other classes keep stale values, which nothing
+// reads: move is called only for the node's classes. The builder uses it
+// for labels of many classes (Builder.node).
+func (a *classAcc) resetOn(total, miss []float64, classes []int32) {
+	a.nL, a.nR, a.nM = 0, 0, 0
+	a.sL, a.sR, a.sLM, a.sRM = 0, 0, 0, 0
+	for _, k := range classes {
+		a.set(int(k), total, miss)
+	}
+}
+
+// set puts class k's non-missing count on the right and its missing count
+// apart, adding them to the sums.
+func (a *classAcc) set(k int, total, miss []float64) {
+	a.L[k] = 0
+	a.M[k] = miss[k]
+	a.R[k] = total[k] - miss[k]
+	a.nR += a.R[k]
+	a.nM += a.M[k]
+	a.sR += a.term(a.R[k])
+	a.sLM += a.term(a.M[k])
+	a.sRM += a.term(a.R[k] + a.M[k])
 }
 
 // move shifts weight c of class k from right to left.
@@ -165,15 +186,26 @@ func (a *classAcc) best(minLeaf float64) (proxy float64, missLeft, ok bool) {
 	return proxy, missLeft, ok
 }
 
-// classBase is the proxy of the unsplit node with class counts total.
-func classBase(crit Criterion, total []float64) float64 {
+// classBase is the proxy of the unsplit node with class counts total;
+// with classes (ascending) only those counts are read, the others being 0
+// (see classAcc.resetOn).
+func classBase(crit Criterion, total []float64, classes []int32) float64 {
 	n, s := 0.0, 0.0
-	for _, c := range total {
+	add := func(c float64) {
 		n += c
 		if crit == Gini {
 			s += c * c
 		} else {
 			s += xlogx(c)
+		}
+	}
+	if classes != nil {
+		for _, k := range classes {
+			add(total[k])
+		}
+	} else {
+		for _, c := range total {
+			add(c)
 		}
 	}
 	if n == 0 {
