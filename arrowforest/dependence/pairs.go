@@ -33,6 +33,21 @@ func distRow(x [][]float64, i int, d []float64) {
 	}
 }
 
+// dist is distRow's d[j] for row i: the same operations in the same
+// order, so the same bits.
+func dist(x [][]float64, i, j int) float64 {
+	if len(x) == 1 {
+		return math.Abs(x[0][j] - x[0][i])
+	}
+	t := x[0][j] - x[0][i]
+	v := t * t
+	for _, c := range x[1:] {
+		t := c[j] - c[i]
+		v += t * t
+	}
+	return math.Sqrt(v)
+}
+
 // pairSums are the sums over the pairs of rows that gCov_n, gCor_n
 // (Definition 12) and dCov_n, dCor_n against a categorical label
 // (Definitions 8–9 with the 0/1 label distance) need.

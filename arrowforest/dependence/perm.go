@@ -363,6 +363,8 @@ type setProblem struct {
 	r2    float64
 	tri   []float32
 	exact float64
+	// byClass: within-class sums class by class (byClassMin)
+	byClass bool
 }
 
 // newSetProblem prepares a set test. buf, when long enough, is reused for
@@ -377,6 +379,7 @@ func newSetProblem(x [][]float64, y []int32, k int, stat Stat, maxCache int64, b
 		return p
 	}
 	p.tri = triBuffer(n, maxCache, buf)
+	p.byClass = k >= byClassMin
 	p.ps = pairPass(x, y, k, true, p.tri)
 	for _, r := range p.ps.row {
 		p.r2 += r * r
@@ -419,6 +422,10 @@ func (p *setProblem) observed() (float64, float64) {
 func (p *setProblem) newWorker() permWorker {
 	n := len(p.y)
 	w := &setWorker{p: p, lab: make([]int32, n), W: make([]float64, p.k), R: make([]float64, p.k), S: make([]float64, p.k)}
+	if p.byClass {
+		w.start, w.next, w.members = make([]int32, p.k+1), make([]int32, p.k), make([]int32, n)
+		return w
+	}
 	w.z = make([][]float32, p.k)
 	for c := range w.z {
 		w.z[c] = make([]float32, n)
@@ -429,11 +436,22 @@ func (p *setProblem) newWorker() permWorker {
 	return w
 }
 
+// byClassMin is the number of classes from which a set test sums the
+// within-class distances class by class (setWorker.withinByClass) instead
+// of by masked dot products over every earlier row: the masks take
+// classes × rows memory (an identifier as the label, 50,000 rows: 10 GB
+// per worker) and their clearing classes × rows time per permutation,
+// while the pairs within classes number only Σ n_c²/2.
+const byClassMin = 8
+
 type setWorker struct {
 	p       *setProblem
 	lab     []int32
-	z       [][]float32 // z[c][j] = 1 when lab[j] = c
+	z       [][]float32 // z[c][j] = 1 when lab[j] = c (masked dot products)
 	d       []float64   // distance row when there is no cache
+	start   []int32     // class c's rows are members[start[c]:start[c+1]], ascending (by class)
+	next    []int32     // the counting sort's fill positions
+	members []int32
 	W, R, S []float64
 }
 
@@ -451,32 +469,11 @@ func (w *setWorker) eval(lab []int32) float64 {
 	p := w.p
 	n := len(lab)
 	k := p.k
-	for c := range w.z {
-		clear(w.z[c])
-	}
-	for j, c := range lab {
-		w.z[c][j] = 1
-	}
-	clear(w.W)
 	two := k == 2
-	off := 0
-	for i := 1; i < n; i++ {
-		c := lab[i]
-		if two && c == 0 {
-			off += i
-			continue
-		}
-		zc := w.z[c][:i]
-		var s float64
-		if p.tri != nil {
-			s = dotMask(p.tri[off:off+i], zc)
-		} else {
-			d := w.d[:i]
-			distRow(p.x, i, d)
-			s = dotMask64(d, zc)
-		}
-		w.W[c] += s
-		off += i
+	if w.members != nil { // the worker was made for a byClass problem
+		w.withinByClass(lab)
+	} else {
+		w.withinMasked(lab)
 	}
 	if two {
 		var zr float64
@@ -499,6 +496,108 @@ func (w *setWorker) eval(lab []int32) float64 {
 	}
 	_, g := giniFromSums(n, p.cnt, p.ps.tot, w.W)
 	return g
+}
+
+// withinMasked sets W[c] to the sum of the distances within class c of
+// lab (class 0's left for eval with two classes), one masked dot product
+// per row against its earlier rows.
+func (w *setWorker) withinMasked(lab []int32) {
+	p := w.p
+	n := len(lab)
+	for c := range w.z {
+		clear(w.z[c])
+	}
+	for j, c := range lab {
+		w.z[c][j] = 1
+	}
+	clear(w.W)
+	two := p.k == 2
+	off := 0
+	for i := 1; i < n; i++ {
+		c := lab[i]
+		if two && c == 0 {
+			off += i
+			continue
+		}
+		zc := w.z[c][:i]
+		var s float64
+		if p.tri != nil {
+			s = dotMask(p.tri[off:off+i], zc)
+		} else {
+			d := w.d[:i]
+			distRow(p.x, i, d)
+			s = dotMask64(d, zc)
+		}
+		w.W[c] += s
+		off += i
+	}
+}
+
+// withinByClass is withinMasked through each class's rows: row i adds
+// its distances to the earlier rows of its class only, into the same
+// partial sums dotMask (dotMask64 without the cache) keeps — the lane of
+// j, the remainder to lane 0, combined in the same order — so W is the
+// same to the bit (a masked-out row adds exactly 0 there), in time
+// proportional to the pairs within classes and memory to the rows.
+func (w *setWorker) withinByClass(lab []int32) {
+	p := w.p
+	// the rows of each class, ascending (a counting sort)
+	clear(w.start)
+	for _, c := range lab {
+		w.start[c+1]++
+	}
+	for c := 1; c < len(w.start); c++ {
+		w.start[c] += w.start[c-1]
+	}
+	next := w.next
+	copy(next, w.start)
+	for j, c := range lab {
+		w.members[next[c]] = int32(j)
+		next[c]++
+	}
+	clear(w.W)
+	for c := 0; c < p.k; c++ {
+		if c == 0 && p.k == 2 { // eval derives W[0]
+			continue
+		}
+		rows := w.members[w.start[c]:w.start[c+1]]
+		for q, i := range rows {
+			if q == 0 {
+				continue
+			}
+			w.W[c] += p.rowWithin(int(i), rows[:q])
+		}
+	}
+}
+
+// rowWithin returns row i's sum of distances to the earlier rows js
+// (ascending), summed as dotMask (or dotMask64 without the cache) sums the
+// whole row with a mask.
+func (p *setProblem) rowWithin(i int, js []int32) float64 {
+	if p.tri != nil {
+		off := i * (i - 1) / 2
+		t := p.tri[off : off+i]
+		full := i &^ 3 // dotMask's four lanes cover j < full; the rest go to lane 0
+		var s [4]float64
+		for _, j := range js {
+			l := int(j) & 3
+			if int(j) >= full {
+				l = 0
+			}
+			s[l] += float64(t[j])
+		}
+		return (s[0] + s[1]) + (s[2] + s[3])
+	}
+	full := i &^ 1 // dotMask64's two lanes
+	var s [2]float64
+	for _, j := range js {
+		l := int(j) & 1
+		if int(j) >= full {
+			l = 0
+		}
+		s[l] += dist(p.x, i, int(j))
+	}
+	return s[0] + s[1]
 }
 
 // dotMask returns Σ t_j z_j in float64 for float32 distances and a 0/1 mask.
