@@ -251,10 +251,14 @@ func (c *Compiled) leaf(root int32, x []float32) int32 {
 // 10.7 µs at 256 rows to 7.1 µs at 32,768 (BenchmarkBlockRows), and with
 // the rows ordered by their tree-0 leaf, to 6.6 µs at one block per thread.
 // The block is capped at 65,536 rows and so a worker's two row-major
-// buffers stay within 16 MiB each, and so perTree·rows ≤ 2^21 when the
-// caller keeps per-tree state (OOB); blocks are equal and their number a
-// multiple of the threads.
-func blockRows(n, threads, p, perTree int) int {
+// buffers stay within 16 MiB each, so perTree·rows ≤ 2^21 when the
+// caller keeps per-tree state (OOB), and so perRow·rows ≤ 2^23 for the
+// caller's per-row state in 8-byte words (the accumulator's stride and
+// what else it keeps per row and class): 64 MiB, which binds only for
+// many classes (10,000 classes made the OOB pass's accumulators 1.2 GB on
+// 10,000 rows); blocks are equal and their number a multiple of the
+// threads.
+func blockRows(n, threads, p, perTree, perRow int) int {
 	if n <= 0 {
 		// no rows: one block size that scores nothing (a zero-row batch is
 		// a valid input, never a division by zero)
@@ -264,6 +268,9 @@ func blockRows(n, threads, p, perTree int) int {
 	b = min(b, 65536, (16<<20)/(4*max(p, 1)))
 	if perTree > 0 {
 		b = min(b, (1<<21)/perTree)
+	}
+	if perRow > 0 {
+		b = min(b, (1<<23)/perRow)
 	}
 	b = max(b, 64)
 	// equal blocks, as many as a multiple of the threads, so no worker is
@@ -321,7 +328,7 @@ func (c *Compiled) Predict(fr *frame.Frame, threads int) (*Prediction, error) {
 	if threads < 1 {
 		threads = runtime.NumCPU()
 	}
-	bs := blockRows(n, threads, c.p, 0)
+	bs := blockRows(n, threads, c.p, 0, c.stride)
 	c.forBlocksBuf(n, threads, bs, c.axis == nil, func(r0, r1 int, x []float32, acc []float64) {
 		sc := c.getScratch(bs)
 		defer c.scratch.Put(sc)

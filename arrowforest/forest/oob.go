@@ -37,7 +37,7 @@ func outOfBag(c *Compiled, fr *frame.Frame, inbag []bitset, threads int) *OOB {
 	p2 := make([]int64, T)
 	nt := make([]int64, T)
 
-	c.forBlocks(n, threads, blockRows(n, threads, c.p, T), func(r0, r1 int, x []float32, acc []float64) {
+	c.forBlocks(n, threads, blockRows(n, threads, c.p, T, c.stride+K), func(r0, r1 int, x []float32, acc []float64) {
 		c.transpose(fr.Cols, r0, r1, x)
 		m := r1 - r0
 		stride := c.stride
@@ -422,7 +422,9 @@ func oobScore(c *Compiled, fr *frame.Frame, inbag []bitset, seed uint64, threads
 	corr := make([]float64, n)  // s²/T_i, likewise
 	wrong := make([]bool, n)    // the T-tree forest errs (classification)
 	wrongH := make([]uint16, n) // bit h: half-forest h errs (classification)
-	c.forBlocks(n, threads, blockRows(n, threads, c.p, 2*(1+H)*stride), func(r0, r1 int, x []float32, acc []float64) {
+	// the sums and half-forest sums are (1+H)·stride words per row; the
+	// block keeps to a quarter of blockRows' bound, as it always has
+	c.forBlocks(n, threads, blockRows(n, threads, c.p, 0, 8*(1+H)*stride), func(r0, r1 int, x []float32, acc []float64) {
 		c.transpose(fr.Cols, r0, r1, x)
 		m := r1 - r0
 		sum := acc[:m*stride]
