@@ -43,7 +43,11 @@ type TrainOptions struct {
 	// so are the forest kinds that learn one label (fdm) or are no
 	// streaming training kind (drf).
 	Labels []string
-	// Task overrides how the label is learnt (frame.Task); auto by default.
+	// Task overrides how the label is learnt (frame.Task); auto by default:
+	// a float label is numbers, a string or bool label classes, and a label
+	// of integers classes when the first training window holds at most
+	// frame.MaxAutoClasses distinct values, numbers when it holds more
+	// (kept for every later window; Trainer.Snapshot).
 	Task frame.Task
 	// Features lists the feature columns; empty means every column of the
 	// first labelled batch except the label(s) and Exclude.
@@ -113,7 +117,10 @@ type Trainer struct {
 	last   time.Time   // time of the last snapshot
 	rng    *rand.Rand
 	skip   int64 // rows skipped for a null label
-	evict  int64 // rows evicted from the window
+	// numeric is how TaskAuto reads a label whose values are all numbers,
+	// decided by the first Snapshot and kept (autoUndecided until then)
+	numeric autoLabel
+	evict   int64 // rows evicted from the window
 }
 
 // CheckParams checks the forest parameters of opts that do not depend on
@@ -411,6 +418,9 @@ func (t *Trainer) Snapshot(now time.Time) (*frame.Frame, error) {
 		for i := range fr.Y {
 			fr.Y[i] = idx[t.labels[order(i)]]
 		}
+		if err := t.autoNumeric(fr); err != nil {
+			return nil, err
+		}
 	} else {
 		q := t.q
 		y := make([]float64, t.n*q)
@@ -429,6 +439,40 @@ func (t *Trainer) Snapshot(now time.Time) (*frame.Frame, error) {
 	t.since = 0
 	t.last = now
 	return fr, nil
+}
+
+// autoLabel records how TaskAuto reads a class label of numbers.
+type autoLabel int8
+
+const (
+	autoUndecided autoLabel = iota
+	autoClasses
+	autoNumbers
+)
+
+// autoNumeric applies TaskAuto's line between classes and numbers
+// (frame.MaxAutoClasses, as forestd train and analyze draw it) to a
+// classification window: the first snapshot decides, from its distinct
+// labels, and every later one follows, so the model's task does not flip
+// between retrains as a window's distinct values cross the line. A label
+// decided numeric whose window now holds a value that is not a number is
+// an error naming the label. t.mu is held.
+func (t *Trainer) autoNumeric(fr *frame.Frame) error {
+	if t.opts.Task != frame.TaskAuto {
+		return nil
+	}
+	switch t.numeric {
+	case autoUndecided:
+		t.numeric = autoClasses
+		if fr.NumericIfManyClasses(frame.MaxAutoClasses) {
+			t.numeric = autoNumbers
+		}
+	case autoNumbers:
+		if !fr.NumericIfManyClasses(0) {
+			return fmt.Errorf("operators: label %q: its first training window held more than %d distinct numbers, so it is learnt as numbers (task auto), and this window holds a value that is not a number; set the task", t.labelName(), frame.MaxAutoClasses)
+		}
+	}
+	return nil
 }
 
 func sortClasses(set map[string]bool) []string {
