@@ -248,7 +248,19 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 		go d.analyzeLoop.Run(bgCtx)
 	}
 	d.setStarting(nil) // every field Ready reads is set: it asks them from here on
-	go func() { d.srcDone <- d.src.Run(runCtx, d.rt.Submit) }()
+	go func() {
+		// A daemon that scores or trains consumes only once the model topic
+		// has been read to its end and its newest models offered: started
+		// earlier, it scored a backlog with a stale seed --model (or trained
+		// on top of it) until the follower caught up with the newer model.
+		if d.cfg.Has(StageScore) || d.cfg.Has(StageTrain) {
+			if err := d.bus.WaitCaughtUp(runCtx); err != nil {
+				d.srcDone <- nil // stopped before consuming anything
+				return
+			}
+		}
+		d.srcDone <- d.src.Run(runCtx, d.rt.Submit)
+	}()
 	go func() {
 		d.err = d.run(runCtx)
 		close(d.done)

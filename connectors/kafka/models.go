@@ -257,6 +257,7 @@ type ModelBus struct {
 	w        *kafkago.Writer
 	asm      *Assembler
 	caughtUp atomic.Bool
+	caught   chan struct{} // closed when caughtUp turns true
 }
 
 // NewModelBus checks the options.
@@ -280,7 +281,7 @@ func NewModelBus(opts ModelBusOptions) (*ModelBus, error) {
 	w := &kafkago.Writer{Addr: kafkago.TCP(c.brokers...), Balancer: &kafkago.Hash{}, RequiredAcks: kafkago.RequireAll,
 		BatchBytes: int64(opts.ChunkBytes) + 64<<10, BatchTimeout: time.Millisecond, Transport: c.transport,
 		MaxAttempts: 5, WriteTimeout: 30 * time.Second}
-	return &ModelBus{opts: opts, c: c, w: w, asm: NewAssembler()}, nil
+	return &ModelBus{opts: opts, c: c, w: w, asm: NewAssembler(), caught: make(chan struct{})}, nil
 }
 
 // Publish writes the model's chunks (acks=all), then tombstones the models
@@ -306,6 +307,17 @@ func (b *ModelBus) Publish(ctx context.Context, ref ModelRef, data []byte) error
 // CaughtUp reports whether Follow has read the model topic up to its end
 // at least once.
 func (b *ModelBus) CaughtUp() bool { return b.caughtUp.Load() }
+
+// WaitCaughtUp blocks until Follow has read the model topic up to its end
+// (and offered the newest models it found there) or ctx is done.
+func (b *ModelBus) WaitCaughtUp(ctx context.Context) error {
+	select {
+	case <-b.caught:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
 
 // maxCatchUpModels bounds the complete models a follower holds while it
 // reads the topic up to its end.
@@ -368,6 +380,7 @@ func (b *ModelBus) follow(ctx context.Context, p int, behind *atomic.Int32, onMo
 			pending.offer(onModel)
 			if behind.Add(-1) == 0 {
 				b.caughtUp.Store(true)
+				close(b.caught)
 			}
 		}
 	}
