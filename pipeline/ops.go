@@ -31,6 +31,17 @@ type OpsHandler struct {
 	Handler http.Handler
 }
 
+// The ops server's timeouts. A request's headers must arrive within
+// opsReadHeaderTimeout; a keep-alive connection idle for opsIdleTimeout is
+// closed; a response not written within opsWriteTimeout (a client that
+// stops reading) is cut off. opsWriteTimeout exceeds pprof's default 30 s
+// CPU profile; pprof refuses a ?seconds= at or above it.
+var (
+	opsReadHeaderTimeout = 5 * time.Second
+	opsIdleTimeout       = time.Minute
+	opsWriteTimeout      = 2 * time.Minute
+)
+
 // ServeOps listens on addr (host:port; port 0 picks a free one) and serves
 // the endpoints, and any extra handlers, until Close. The profiles under
 // /debug/pprof/ (index, named profiles such as heap and goroutine, a CPU
@@ -42,7 +53,8 @@ func ServeOps(addr string, m *Metrics, ready func() error, logger *slog.Logger, 
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: ops listener on %s: %w", addr, err)
 	}
-	o := &Ops{ln: ln, srv: &http.Server{Handler: opsMux(m, ready, loopback(ln.Addr()), extra), ReadHeaderTimeout: 5 * time.Second}}
+	o := &Ops{ln: ln, srv: &http.Server{Handler: opsMux(m, ready, loopback(ln.Addr()), extra),
+		ReadHeaderTimeout: opsReadHeaderTimeout, IdleTimeout: opsIdleTimeout, WriteTimeout: opsWriteTimeout}}
 	go func() {
 		if err := o.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) && logger != nil {
 			logger.Error("ops server stopped", "err", err)

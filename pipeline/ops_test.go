@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bufio"
 	"errors"
 	"io"
 	"net"
@@ -82,5 +83,69 @@ func TestOpsPprofLoopbackOnly(t *testing.T) {
 		if resp.StatusCode != want {
 			t.Errorf("GET %s without profiles: %d, want %d", path, resp.StatusCode, want)
 		}
+	}
+}
+
+// TestOpsDropsIdleAndStuckClients: the ops server closes a keep-alive
+// connection left idle and a connection whose client stops reading a
+// response; both used to be held for as long as the client kept them open
+// (200 idle connections, 0 closed in 20 s), a goroutine and a descriptor
+// each, shared with the daemon's Kafka connections.
+func TestOpsDropsIdleAndStuckClients(t *testing.T) {
+	idle, write := opsIdleTimeout, opsWriteTimeout
+	opsIdleTimeout, opsWriteTimeout = 300*time.Millisecond, time.Second
+	defer func() { opsIdleTimeout, opsWriteTimeout = idle, write }()
+	handlerDone := make(chan error, 1)
+	big := OpsHandler{Pattern: "GET /big", Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		chunk := make([]byte, 1<<20)
+		var err error
+		for i := 0; i < 256 && err == nil; i++ { // far more than the socket buffers hold
+			_, err = w.Write(chunk)
+		}
+		handlerDone <- err
+	})}
+	o, err := ServeOps("127.0.0.1:0", NewMetrics(), nil, nil, big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close(ctxTimeout(t, 2*time.Second))
+
+	// an idle keep-alive connection is closed by the server
+	c, err := net.Dial("tcp", o.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Errorf("idle keep-alive connection: read %v, want EOF (closed by the server)", err)
+	}
+
+	// a client that stops reading does not hold the handler
+	c2, err := net.Dial("tcp", o.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if _, err := io.WriteString(c2, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-handlerDone:
+		if err == nil {
+			t.Error("the handler wrote 256 MiB to a client that reads nothing")
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("a client that stops reading holds the handler for more than 5 s")
 	}
 }
