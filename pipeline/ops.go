@@ -31,16 +31,15 @@ type OpsHandler struct {
 	Handler http.Handler
 }
 
-// The ops server's timeouts. A request's headers must arrive within
-// opsReadHeaderTimeout; a keep-alive connection idle for opsIdleTimeout is
-// closed; a response not written within opsWriteTimeout (a client that
-// stops reading) is cut off. opsWriteTimeout exceeds pprof's default 30 s
-// CPU profile; pprof refuses a ?seconds= at or above it.
-var (
-	opsReadHeaderTimeout = 5 * time.Second
-	opsIdleTimeout       = time.Minute
-	opsWriteTimeout      = 2 * time.Minute
-)
+// opsTimeouts are the ops server's timeouts: a request's headers must
+// arrive within readHeader; a keep-alive connection idle for idle is
+// closed; a response not written within write (a client that stops
+// reading) is cut off.
+type opsTimeouts struct{ readHeader, idle, write time.Duration }
+
+// defaultOpsTimeouts are ServeOps's. The write timeout exceeds pprof's
+// default 30 s CPU profile; pprof refuses a ?seconds= at or above it.
+var defaultOpsTimeouts = opsTimeouts{readHeader: 5 * time.Second, idle: time.Minute, write: 2 * time.Minute}
 
 // ServeOps listens on addr (host:port; port 0 picks a free one) and serves
 // the endpoints, and any extra handlers, until Close. The profiles under
@@ -49,12 +48,17 @@ var (
 // that binding the endpoint beyond the machine for Prometheus exposes the
 // metrics and the probes, not the process's memory and stacks.
 func ServeOps(addr string, m *Metrics, ready func() error, logger *slog.Logger, extra ...OpsHandler) (*Ops, error) {
+	return serveOps(addr, m, ready, logger, defaultOpsTimeouts, extra)
+}
+
+// serveOps is ServeOps with the server's timeouts.
+func serveOps(addr string, m *Metrics, ready func() error, logger *slog.Logger, to opsTimeouts, extra []OpsHandler) (*Ops, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: ops listener on %s: %w", addr, err)
 	}
 	o := &Ops{ln: ln, srv: &http.Server{Handler: opsMux(m, ready, loopback(ln.Addr()), extra),
-		ReadHeaderTimeout: opsReadHeaderTimeout, IdleTimeout: opsIdleTimeout, WriteTimeout: opsWriteTimeout}}
+		ReadHeaderTimeout: to.readHeader, IdleTimeout: to.idle, WriteTimeout: to.write}}
 	go func() {
 		if err := o.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) && logger != nil {
 			logger.Error("ops server stopped", "err", err)

@@ -92,9 +92,6 @@ func TestOpsPprofLoopbackOnly(t *testing.T) {
 // (200 idle connections, 0 closed in 20 s), a goroutine and a descriptor
 // each, shared with the daemon's Kafka connections.
 func TestOpsDropsIdleAndStuckClients(t *testing.T) {
-	idle, write := opsIdleTimeout, opsWriteTimeout
-	opsIdleTimeout, opsWriteTimeout = 300*time.Millisecond, time.Second
-	defer func() { opsIdleTimeout, opsWriteTimeout = idle, write }()
 	handlerDone := make(chan error, 1)
 	big := OpsHandler{Pattern: "GET /big", Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		chunk := make([]byte, 1<<20)
@@ -104,7 +101,9 @@ func TestOpsDropsIdleAndStuckClients(t *testing.T) {
 		}
 		handlerDone <- err
 	})}
-	o, err := ServeOps("127.0.0.1:0", NewMetrics(), nil, nil, big)
+	to := defaultOpsTimeouts
+	to.idle, to.write = 300*time.Millisecond, time.Second
+	o, err := serveOps("127.0.0.1:0", NewMetrics(), nil, nil, to, []OpsHandler{big})
 	if err != nil {
 		t.Fatal(err)
 	}
