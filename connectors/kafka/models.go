@@ -378,9 +378,8 @@ func (b *ModelBus) follow(ctx context.Context, p int, behind *atomic.Int32, onMo
 		if !caught {
 			caught = true
 			pending.offer(onModel)
-			if behind.Add(-1) == 0 {
-				b.caughtUp.Store(true)
-				close(b.caught)
+			if behind.Add(-1) == 0 && b.caughtUp.CompareAndSwap(false, true) {
+				close(b.caught) // once, even if Follow runs again
 			}
 		}
 	}
