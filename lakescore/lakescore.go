@@ -521,8 +521,10 @@ func (s *scorer) writeLoop(l *lake.Lake, ch <-chan *scored, dry bool, res *resul
 		wFile   = -1
 		dropped = -1
 		runErr  error
+		pending int64 // rows written of the current file, counted once it is complete
 	)
 	abort := func() {
+		pending = 0
 		if w != nil {
 			w.Abort()
 			w, wFile = nil, -1
@@ -576,7 +578,7 @@ func (s *scorer) writeLoop(l *lake.Lake, ch <-chan *scored, dry bool, res *resul
 			}
 		}
 		release()
-		res.rows += rows
+		pending += rows
 		last := c.final && b.Last
 		if last {
 			if !dry {
@@ -587,7 +589,11 @@ func (s *scorer) writeLoop(l *lake.Lake, ch <-chan *scored, dry bool, res *resul
 				}
 				w, wFile = nil, -1
 			}
+			// a file's rows count once it is complete: rows of a file
+			// abandoned midway (a corrupt row group) are in no output
 			res.files++
+			res.rows += pending
+			pending = 0
 		}
 		if s.opts.Progress != nil {
 			s.progress.RowsDone += rows

@@ -263,3 +263,53 @@ func TestRunOptionErrors(t *testing.T) {
 		t.Fatalf("a good lake with OnError Fail: %v", err)
 	}
 }
+
+// TestRunRowsCountWrittenFilesOnly: a file whose footer reads but whose
+// row group 5 of 20 is corrupt is skipped after its first row groups were
+// scored; the summary's rows are the rows of the outputs written (the good
+// file's), not those plus the abandoned file's first row groups.
+func TestRunRowsCountWrittenFilesOnly(t *testing.T) {
+	m := letterModel(t)
+	schema, recs := readFile(t, filepath.Join(dataDir, "letter_recognition.parquet"))
+	defer release(recs)
+	root := t.TempDir()
+	good, bad := filepath.Join(root, "a.parquet"), filepath.Join(root, "b.parquet")
+	for _, p := range []string{good, bad} {
+		if err := files.WriteFile(p, schema, recs, files.WriteOptions{RowGroupRows: 1000}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// corrupt the middle of b's data (its footer stays intact)
+	fh, err := os.OpenFile(bad, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := fh.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	junk := make([]byte, st.Size()/20)
+	for i := range junk {
+		junk[i] = 0xff
+	}
+	if _, err := fh.WriteAt(junk, st.Size()/2); err != nil {
+		t.Fatal(err)
+	}
+	fh.Close()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	out := t.TempDir()
+	sum, err := lakescore.Run(context.Background(), m, []string{root}, out, lakescore.Options{Threads: 2, Mem: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem.AssertSize(t, 0)
+	if len(sum.Skipped) != 1 || !strings.HasSuffix(sum.Skipped[0].File, "b.parquet") || !strings.Contains(sum.Skipped[0].Reason, "row group") {
+		t.Fatalf("want b.parquet skipped at a row group, summary %+v", sum)
+	}
+	if _, err := os.Stat(filepath.Join(out, "b.parquet")); !os.IsNotExist(err) {
+		t.Fatalf("an output for the skipped file: %v", err)
+	}
+	if sum.Files != 1 || sum.Rows != 20000 {
+		t.Fatalf("files %d rows %d, want 1 file of 20000 rows written: %+v", sum.Files, sum.Rows, sum)
+	}
+}
