@@ -192,6 +192,9 @@ func (f *ParquetFile) ReadRowGroup(g int, cols []string, mem memory.Allocator) (
 	n := int(f.rows[g])
 	chunks := f.pf.RowGroups()[g].ColumnChunks()
 	for _, c := range pcols {
+		if err := checkCodec(f.pf, g, c.leaf); err != nil {
+			return nil, fmt.Errorf("%s: row group %d, column %s: %w", f.name, g, c.name, err)
+		}
 		a, err := c.readChunk(chunks[c.leaf], n, mem)
 		if err != nil {
 			return nil, fmt.Errorf("%s: row group %d, column %s: %w", f.name, g, c.name, err)

@@ -159,6 +159,14 @@ func TestWriteReadRoundTrip(t *testing.T) {
 			if err := WriteFile(p, schema, in, WriteOptions{Compression: comp}); err != nil {
 				t.Fatal(err)
 			}
+			if comp == "lz4" {
+				// written for other readers; forestd's reader refuses
+				// LZ4_RAW (TestParquetLZ4NeverWrongValues)
+				if _, _, err := ReadFile(p, ReadOptions{Mem: mem}); err == nil || !strings.Contains(err.Error(), "LZ4_RAW") {
+					t.Errorf("lz4: reading back: %v, want the LZ4_RAW refusal", err)
+				}
+				continue
+			}
 			s, out, err := ReadFile(p, ReadOptions{Mem: mem})
 			if err != nil {
 				t.Fatal(err)
