@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -104,6 +105,13 @@ func notInputDir(flag, out string, inputs ...string) error {
 			if m, err := filepath.Glob(in); err == nil && m != nil {
 				matches = m
 			}
+			// an output directory the glob reaches into (it could
+			// match files below it: lk/scored for lk/*/*.parquet or
+			// lk/**/*.parquet, not scored for *.parquet) lies inside
+			// the lake the glob names
+			if globReaches(in, out) {
+				return usagef("%s %s lies inside the lake %s: forestd never overwrites its input; choose a directory outside the inputs", flag, out, in)
+			}
 		}
 		for _, p := range matches {
 			fi, err := os.Stat(p)
@@ -119,6 +127,53 @@ func notInputDir(flag, out string, inputs ...string) error {
 		}
 	}
 	return nil
+}
+
+// globReaches reports whether the glob pattern could match a file below
+// the directory out: out lies below the pattern's fixed directory prefix
+// (the root lake.List walks) and the pattern's elements match out's path
+// below it, with elements left over for the files ("**" matches any
+// number of directories).
+func globReaches(pattern, out string) bool {
+	elems := strings.Split(filepath.ToSlash(pattern), "/")
+	k := 0
+	for k < len(elems) && !strings.ContainsAny(elems[k], "*?[") {
+		k++
+	}
+	root := strings.Join(elems[:k], "/")
+	switch {
+	case root == "" && strings.HasPrefix(pattern, "/"):
+		root = "/"
+	case root == "":
+		root = "."
+	}
+	absRoot, err1 := filepath.Abs(filepath.FromSlash(root))
+	absOut, err2 := filepath.Abs(out)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	rel, err := filepath.Rel(absRoot, absOut)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return false
+	}
+	var dirs []string
+	if rel != "." {
+		dirs = strings.Split(filepath.ToSlash(rel), "/")
+	}
+	var reach func(pat, dirs []string) bool
+	reach = func(pat, dirs []string) bool {
+		switch {
+		case len(pat) == 0:
+			return false
+		case pat[0] == "**":
+			return true
+		case len(dirs) == 0:
+			return true
+		}
+		ok, err := path.Match(pat[0], dirs[0])
+		return err == nil && ok && reach(pat[1:], dirs[1:])
+	}
+	return reach(elems[k:], dirs)
 }
 
 // within reports whether path, or one of the directories above it, is

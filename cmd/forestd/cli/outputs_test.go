@@ -354,3 +354,38 @@ func TestSelectOutputsChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestLakeOutputNotInsideGlob: a glob input's lake is the directory its
+// fixed prefix names (what connectors/lake walks), so an output directory
+// inside it is refused as for a directory input: score --in 'lk/*/*.parquet'
+// --out lk/scored exited 0 and wrote predictions into the lake, which a
+// later run over lk (or 'lk/**/*.parquet') reads as input.
+func TestLakeOutputNotInsideGlob(t *testing.T) {
+	dir := t.TempDir()
+	lk := filepath.Join(dir, "lk")
+	part := filepath.Join(lk, "d=1")
+	if err := os.MkdirAll(part, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := filepath.Join(part, "a.parquet")
+	mustRun(t, "gen", "xor2", "--n", "200", "--seed", "1", "--out", a)
+	mdl := filepath.Join(dir, "m.model")
+	mustRun(t, "train", "--in", a, "--label", "y", "--trees", "3", "--out", mdl)
+	for _, args := range [][]string{
+		{"score", "--model", mdl, "--in", filepath.Join(lk, "*", "*.parquet"), "--out", filepath.Join(lk, "scored")},
+		{"score", "--model", mdl, "--in", filepath.Join(lk, "**", "*.parquet"), "--out", filepath.Join(lk, "scored") + "/"},
+		{"score", "--model", mdl, "--in", filepath.Join(lk, "d=1", "**"), "--out", filepath.Join(part, "scored")},
+	} {
+		code, _, errs := run(t, args...)
+		if code != ExitUsage || !strings.Contains(errs, "--out") || !strings.Contains(errs, "never overwrites its input") || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errs)
+		}
+	}
+	if ents, err := os.ReadDir(lk); err != nil || len(ents) != 1 {
+		t.Errorf("the lake holds %v (%v)", ents, err)
+	}
+	// beside the lake, or below the glob's root where it matches no file,
+	// a glob's outputs are written
+	mustRun(t, "score", "--model", mdl, "--in", filepath.Join(lk, "*", "*.parquet"), "--out", filepath.Join(dir, "scored"))
+	mustRun(t, "score", "--model", mdl, "--in", filepath.Join(lk, "d=*", "*.parquet"), "--out", filepath.Join(lk, "scored"))
+}
