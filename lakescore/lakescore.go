@@ -451,7 +451,11 @@ func (s *scorer) scoreFiles(ctx context.Context, l *lake.Lake, which []int, dry 
 	werr := make(chan error, 1)
 	go func() { werr <- s.writeLoop(l, ch, dry, &res, cancel) }()
 	// queue hands a chunk to the scorers, then (in order) to the writer,
-	// which releases the batch with its final chunk.
+	// which releases the batch with its final chunk. A chunk the writer
+	// never gets (the context ended) is abandoned: its prediction and its
+	// batch are released once the scorers and the writer are done with
+	// them (the batch's later chunks will never come).
+	var abandoned []*scored
 	queue := func(c *scored, score bool) error {
 		if !score {
 			close(c.done)
@@ -459,7 +463,7 @@ func (s *scorer) scoreFiles(ctx context.Context, l *lake.Lake, which []int, dry 
 			select {
 			case jobs <- c:
 			case <-ctx.Done():
-				c.b.Release()
+				abandoned = append(abandoned, c)
 				return ctx.Err()
 			}
 		}
@@ -467,7 +471,8 @@ func (s *scorer) scoreFiles(ctx context.Context, l *lake.Lake, which []int, dry 
 		case ch <- c:
 			return nil
 		case <-ctx.Done():
-			return ctx.Err() // the scorer's result is left to the collector
+			abandoned = append(abandoned, c)
+			return ctx.Err()
 		}
 	}
 	stats, err := l.Scan(ctx, which, func(b *lake.Batch) error {
@@ -490,6 +495,12 @@ func (s *scorer) scoreFiles(ctx context.Context, l *lake.Lake, which []int, dry 
 	wg.Wait()
 	close(ch)
 	wErr := <-werr
+	for _, c := range abandoned {
+		if c.pred != nil {
+			c.pred.Release()
+		}
+		c.b.Release()
+	}
 	res.peak = stats.PeakBytes
 	if wErr != nil {
 		return res, wErr
