@@ -29,6 +29,7 @@ func EnsureTopics(ctx context.Context, co ClientOptions, specs []TopicSpec) erro
 	if err != nil {
 		return err
 	}
+	defer c.close()
 	cl := &kafkago.Client{Addr: kafkago.TCP(c.brokers...), Transport: c.transport, Timeout: 10 * time.Second}
 	meta, err := cl.Metadata(ctx, &kafkago.MetadataRequest{})
 	if err != nil {
@@ -84,6 +85,7 @@ func Partitions(ctx context.Context, co ClientOptions, topic string) (int, error
 	if err != nil {
 		return 0, err
 	}
+	defer c.close()
 	cl := &kafkago.Client{Addr: kafkago.TCP(c.brokers...), Transport: c.transport, Timeout: 10 * time.Second}
 	meta, err := cl.Metadata(ctx, &kafkago.MetadataRequest{Topics: []string{topic}})
 	if err != nil {
@@ -111,6 +113,7 @@ func CommittedOffsets(ctx context.Context, co ClientOptions, group, topic string
 	if err != nil {
 		return nil, err
 	}
+	defer c.close()
 	cl := &kafkago.Client{Addr: kafkago.TCP(c.brokers...), Transport: c.transport, Timeout: 10 * time.Second}
 	parts := make([]int, n)
 	for i := range parts {

@@ -157,6 +157,12 @@ type client struct {
 	transport *kafkago.Transport
 }
 
+// close closes the transport's connection pools: kafka-go keeps a
+// metadata goroutine and the connections of every pool a Transport opened
+// until CloseIdleConnections, so a client not closed leaks them for the
+// life of the process.
+func (c *client) close() { c.transport.CloseIdleConnections() }
+
 func (o ClientOptions) build() (*client, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err

@@ -473,4 +473,8 @@ func (c *catchUp) offer(onModel func(ModelRef, []byte) bool) {
 }
 
 // Close closes the publisher.
-func (b *ModelBus) Close() error { return b.w.Close() }
+func (b *ModelBus) Close() error {
+	err := b.w.Close()
+	b.c.close()
+	return err
+}

@@ -62,6 +62,7 @@ type SinkOptions struct {
 type Sink struct {
 	opts SinkOptions
 	w    *kafkago.Writer
+	c    *client
 }
 
 // NewSink checks the options and creates the producer (no connection is
@@ -120,7 +121,7 @@ func NewSink(opts SinkOptions) (*Sink, error) {
 			opts.Logger.Debug(fmt.Sprintf(f, a...), "component", "producer")
 		}),
 	}
-	return &Sink{opts: opts, w: w}, nil
+	return &Sink{opts: opts, w: w, c: c}, nil
 }
 
 // ContentType is the content type of the sink's record outputs.
@@ -309,4 +310,8 @@ func (s *Sink) write(ctx context.Context, outs []pipeline.Output) error {
 }
 
 // Close flushes and closes the producer.
-func (s *Sink) Close() error { return s.w.Close() }
+func (s *Sink) Close() error {
+	err := s.w.Close()
+	s.c.close()
+	return err
+}

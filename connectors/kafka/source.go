@@ -195,6 +195,7 @@ func (s *GroupSource) Run(ctx context.Context, submit Submit) error {
 		return fmt.Errorf("kafka: consumer group %s: %w", s.opts.Group, err)
 	}
 	defer closeGroup(cg, s.opts.Logger)
+	defer s.c.close() // after the group: the lag reports use the transport
 	pctx, pcancel := context.WithCancel(ctx)
 	pdone := make(chan struct{})
 	go func() {
