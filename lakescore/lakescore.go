@@ -20,6 +20,7 @@
 package lakescore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -100,10 +101,15 @@ type Summary struct {
 	Seconds     float64        `json:"seconds"`
 	RowsPerSec  float64        `json:"rows_per_second"`
 	PeakBytes   int64          `json:"peak_batch_bytes"`
-	ChunkRows   int64          `json:"chunk_rows"`
-	MaxMemory   int64          `json:"max_memory"`
-	DryRun      bool           `json:"dry_run,omitempty"`
-	Worker      *WorkerSummary `json:"worker,omitempty"`
+	// OverBudget lists the row groups too large for the memory budget on
+	// their own: each was decoded alone, and the run's memory went past
+	// MaxMemory by its excess (Warning says so).
+	OverBudget []lake.OverBudget `json:"over_budget,omitempty"`
+	Warning    string            `json:"warning,omitempty"`
+	ChunkRows  int64             `json:"chunk_rows"`
+	MaxMemory  int64             `json:"max_memory"`
+	DryRun     bool              `json:"dry_run,omitempty"`
+	Worker     *WorkerSummary    `json:"worker,omitempty"`
 }
 
 // OptionError is an error about one of the Options: Option names the
@@ -319,6 +325,8 @@ func Run(ctx context.Context, m *scoring.Model, paths []string, out string, opts
 		return nil, err
 	}
 	sum.Files, sum.Rows, sum.PeakBytes, sum.ChunkRows = res.files, res.rows, res.peak, s.chunk
+	sum.OverBudget = res.over
+	sum.warn(s.lopts.MaxMemory)
 	sum.Skipped = l.Skipped()
 	if sum.Skipped == nil {
 		sum.Skipped = []lake.Skipped{}
@@ -406,6 +414,18 @@ type result struct {
 	files int
 	rows  int64
 	peak  int64
+	over  []lake.OverBudget
+}
+
+// warn sets Summary.Warning from OverBudget; budget is the part of
+// MaxMemory the run gives to decoded row groups.
+func (sum *Summary) warn(budget int64) {
+	if len(sum.OverBudget) == 0 {
+		return
+	}
+	largest := slices.MaxFunc(sum.OverBudget, func(a, b lake.OverBudget) int { return cmp.Compare(a.Bytes, b.Bytes) })
+	sum.Warning = fmt.Sprintf("%d row group(s) are larger decoded than the %d MiB of max_memory %d MiB this run gives to row groups in flight (the largest: about %d MiB, row group %d of %s); each was decoded alone, past that budget: raise --max-memory, or write the files with smaller row groups (over_budget lists them)",
+		len(sum.OverBudget), budget>>20, sum.MaxMemory>>20, largest.Bytes>>20, largest.RowGroup, largest.File)
 }
 
 // scored is a chunk of a batch on its way from scoring to the writer.
@@ -501,7 +521,7 @@ func (s *scorer) scoreFiles(ctx context.Context, l *lake.Lake, which []int, dry 
 		}
 		c.b.Release()
 	}
-	res.peak = stats.PeakBytes
+	res.peak, res.over = stats.PeakBytes, stats.OverBudget
 	if wErr != nil {
 		return res, wErr
 	}

@@ -345,3 +345,49 @@ func TestRunCancelReleasesEverything(t *testing.T) {
 		}
 	}
 }
+
+// TestRunReportsRowGroupsOverBudget: a row group larger decoded than the
+// memory budget is still scored (decoded alone), and the summary says so
+// — over_budget names it with its estimate, and warning tells what to do
+// — instead of the run passing --max-memory silently; a run whose row
+// groups fit reports nothing.
+func TestRunReportsRowGroupsOverBudget(t *testing.T) {
+	m := letterModel(t)
+	schema, recs := readFile(t, filepath.Join(dataDir, "letter_recognition.parquet"))
+	defer release(recs)
+	big := make([]arrow.Record, 0, 20*len(recs))
+	for range 20 {
+		big = append(big, recs...)
+	}
+	root := t.TempDir()
+	path := filepath.Join(root, "big.parquet")
+	// 400,000 rows of 17 columns in one row group: ~55 MB decoded
+	if err := files.WriteFile(path, schema, big, files.WriteOptions{RowGroupRows: 1 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		maxMemory int64
+		over      bool
+	}{{64 << 20, true}, {2 << 30, false}} {
+		sum, err := lakescore.Run(context.Background(), m, []string{root}, t.TempDir(), lakescore.Options{Threads: 2, MaxMemory: tc.maxMemory})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Files != 1 || sum.Rows != 400000 {
+			t.Fatalf("max memory %d MiB: summary %+v", tc.maxMemory>>20, sum)
+		}
+		if !tc.over {
+			if len(sum.OverBudget) != 0 || sum.Warning != "" {
+				t.Fatalf("max memory %d MiB: over budget %+v, warning %q", tc.maxMemory>>20, sum.OverBudget, sum.Warning)
+			}
+			continue
+		}
+		if len(sum.OverBudget) != 1 || sum.OverBudget[0].File != path || sum.OverBudget[0].RowGroup != 0 || sum.OverBudget[0].Bytes < 400000*16*4 {
+			t.Fatalf("max memory %d MiB: over budget %+v", tc.maxMemory>>20, sum.OverBudget)
+		}
+		t.Log(sum.Warning)
+		if !strings.Contains(sum.Warning, "--max-memory") || !strings.Contains(sum.Warning, path) {
+			t.Fatalf("max memory %d MiB: warning %q", tc.maxMemory>>20, sum.Warning)
+		}
+	}
+}

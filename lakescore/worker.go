@@ -131,11 +131,13 @@ func RunWorker(ctx context.Context, m *scoring.Model, root, out string, opts Opt
 		sum.Files += res.files
 		sum.Rows += res.rows
 		sum.PeakBytes = max(sum.PeakBytes, res.peak)
+		sum.OverBudget = append(sum.OverBudget, res.over...)
 		sum.Skipped = append(sum.Skipped, l.Skipped()...)
 		return nil
 	}
 	st, err := lakework.Run(ctx, wopts, handle)
 	sum.Worker.Jobs, sum.Worker.BadJobs = st.Jobs, st.Bad
+	sum.warn(s.lopts.MaxMemory)
 	if err != nil {
 		return nil, err
 	}

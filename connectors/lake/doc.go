@@ -42,7 +42,8 @@
 // working memory; the charge is returned when the consumer releases the
 // batch. The budget is taken in delivery order by a single dispatcher, so
 // the next batch to deliver never waits behind later ones, and a row group
-// larger than the whole budget is decoded alone. A consumer that holds
+// larger than the whole budget is decoded alone and listed in
+// ScanStats.OverBudget, so the caller can say so. A consumer that holds
 // batches must release them independently of receiving the next one
 // (e.g. hand them to another goroutine), or it waits for itself.
 //

@@ -301,7 +301,7 @@ func TestBadFiles(t *testing.T) {
 // TestScanBudget checks that the bytes in flight never exceed the budget
 // when every row group fits, even with a consumer that holds batches for
 // a while, and that a row group larger than the budget is still read
-// (alone).
+// (alone) and reported in ScanStats.OverBudget.
 func TestScanBudget(t *testing.T) {
 	root := letterLake(t)
 	for _, budget := range []int64{400 << 10, 1 << 10} {
@@ -340,6 +340,23 @@ func TestScanBudget(t *testing.T) {
 		}
 		if limit := max(budget, largest); stats.PeakBytes > limit || stats.PeakBytes <= 0 {
 			t.Fatalf("budget %d: peak %d bytes, limit %d", budget, stats.PeakBytes, limit)
+		}
+		// the row groups past the budget are reported, each with its estimate
+		var over int
+		for _, f := range l.Files() {
+			for g := range f.RowGroups {
+				if l.estimate(f, g) > budget {
+					over++
+				}
+			}
+		}
+		if len(stats.OverBudget) != over || (budget == 1<<10 && over == 0) {
+			t.Fatalf("budget %d: %d row groups reported over it, %d are", budget, len(stats.OverBudget), over)
+		}
+		for _, o := range stats.OverBudget {
+			if o.Bytes <= budget || o.File == "" {
+				t.Fatalf("budget %d: reported %+v", budget, o)
+			}
 		}
 		if l.files[0].bytes[0] < 1000*8*17 {
 			t.Fatalf("row-group estimate %d below the decoded size of 17 columns", l.files[0].bytes[0])

@@ -115,6 +115,18 @@ type ScanStats struct {
 	// PeakBytes is the largest budget in use at once (decoded row groups
 	// plus RowBytes per row, as estimated).
 	PeakBytes int64
+	// OverBudget lists the row groups whose estimate alone exceeds
+	// Options.MaxMemory: each was decoded alone, and the scan's memory
+	// went past the budget by its excess.
+	OverBudget []OverBudget
+}
+
+// OverBudget is a row group larger than the memory budget.
+type OverBudget struct {
+	File     string `json:"file"`
+	RowGroup int    `json:"row_group"`
+	// Bytes is the row group's estimate (see Options.MaxMemory).
+	Bytes int64 `json:"bytes"`
 }
 
 type task struct {
@@ -161,6 +173,7 @@ func (l *Lake) Scan(ctx context.Context, which []int, fn func(*Batch) error) (Sc
 		}
 	}
 	var tasks []task
+	var over []OverBudget
 	handles := make(map[int]*openFile, len(which))
 	cols := l.fileColumns()
 	for _, fi := range which {
@@ -180,8 +193,12 @@ func (l *Lake) Scan(ctx context.Context, which []int, fn func(*Batch) error) (Sc
 		}
 		var row int64
 		for g, n := range f.RowGroups {
+			cost := l.estimate(f, g)
+			if cost > l.opts.MaxMemory {
+				over = append(over, OverBudget{File: f.Path, RowGroup: g, Bytes: cost})
+			}
 			tasks = append(tasks, task{seq: len(tasks), file: fi, rg: g, firstRow: row, last: g == len(f.RowGroups)-1,
-				cost: l.estimate(f, g)})
+				cost: cost})
 			row += n
 		}
 		h.pending.Add(int64(len(f.RowGroups)))
@@ -301,7 +318,7 @@ func (l *Lake) Scan(ctx context.Context, which []int, fn func(*Batch) error) (Sc
 		}
 	}
 	bud.mu.Lock()
-	stats := ScanStats{PeakBytes: bud.peak}
+	stats := ScanStats{PeakBytes: bud.peak, OverBudget: over}
 	bud.mu.Unlock()
 	return stats, runErr
 }
