@@ -76,9 +76,16 @@ func RunWorker(ctx context.Context, m *scoring.Model, root, out string, opts Opt
 		if err != nil {
 			return nil, err
 		}
-		rels := make([]string, len(list))
-		for i, f := range list {
-			rels[i] = f.Rel
+		var rels []string
+		for _, f := range list {
+			if f.Err != nil { // an unreadable directory: nothing to enqueue
+				if opts.OnError == lake.Fail {
+					return nil, &lake.FileError{File: f.Path, Err: f.Err}
+				}
+				sum.Skipped = append(sum.Skipped, lake.Skipped{File: f.Path, Reason: f.Err.Error()})
+				continue
+			}
+			rels = append(rels, f.Rel)
 		}
 		if err := lakework.Enqueue(ctx, wopts, rels); err != nil {
 			return nil, err

@@ -200,6 +200,10 @@ func OpenFiles(list []File, opts Options) (*Lake, error) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
+			if list[i].Err != nil { // an unreadable directory (List)
+				feet[i].err = list[i].Err
+				return
+			}
 			pf, fh, err := openParquet(list[i].Path)
 			if err != nil {
 				feet[i].err = err
@@ -455,6 +459,10 @@ func (l *Lake) skip(file string, err error) {
 func FileColumns(list []File) ([]string, error) {
 	var errs []error
 	for _, f := range list {
+		if f.Err != nil {
+			errs = append(errs, f.Err)
+			continue
+		}
 		pf, fh, err := openParquet(f.Path)
 		if err != nil {
 			errs = append(errs, err)

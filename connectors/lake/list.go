@@ -25,6 +25,11 @@ type File struct {
 	// Partitions are the hive key=value directories of Rel, outermost
 	// first.
 	Partitions []Partition
+	// Err is set on an entry that is not a file but a directory below an
+	// argument that could not be read (its permissions): List goes on
+	// past it, and OpenFiles skips it with this reason as it skips a bad
+	// file (Options.OnError Skip) or stops on it (Fail).
+	Err error
 }
 
 // Partition is one hive partition directory, key=value.
@@ -55,7 +60,9 @@ const HiveNull = "__HIVE_DEFAULT_PARTITION__"
 //
 // A file reached through two arguments is listed once, at its first
 // position. An argument that matches no Parquet file is an error, as is a
-// malformed hive directory name (see ParsePartitions).
+// malformed hive directory name (see ParsePartitions). A directory below
+// an argument that cannot be read is listed as an entry with Err set,
+// so one unreadable partition does not stop the listing.
 func List(paths []string) ([]File, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("lake: no input paths")
@@ -105,6 +112,9 @@ func List(paths []string) ([]File, error) {
 		}
 	}
 	for i := range out {
+		if out[i].Err != nil {
+			continue
+		}
 		parts, err := ParsePartitions(out[i].Rel)
 		if err != nil {
 			return nil, fmt.Errorf("lake: %s: %w", out[i].Path, err)
@@ -127,12 +137,25 @@ func hasMeta(p string) bool { return strings.ContainsAny(p, "*?[") }
 // walk lists the Parquet files below root whose slash-separated relative
 // path satisfies match, in lexical order.
 func walk(root string, match func(rel string) bool) ([]File, error) {
+	return walkFS(os.DirFS(root), root, match)
+}
+
+// walkFS is walk over fsys, the file system rooted at root: a directory
+// it cannot read below root becomes an entry with Err set (File.Err).
+func walkFS(fsys fs.FS, root string, match func(rel string) bool) ([]File, error) {
 	var out []File
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(fsys, ".", func(rel string, d fs.DirEntry, err error) error {
+		p := filepath.Join(root, filepath.FromSlash(rel))
 		if err != nil {
-			return fmt.Errorf("lake: %w", err)
+			if rel == "." || d == nil || !d.IsDir() {
+				return fmt.Errorf("lake: %w", err)
+			}
+			top, prefix := hoist(root)
+			out = append(out, File{Path: p, Root: top, Rel: path.Join(prefix, rel),
+				Err: fmt.Errorf("lake: directory %s cannot be read: %w", p, err)})
+			return fs.SkipDir
 		}
-		if p == root {
+		if rel == "." {
 			return nil
 		}
 		if hidden(d.Name()) {
@@ -152,11 +175,6 @@ func walk(root string, match func(rel string) bool) ([]File, error) {
 				return nil
 			}
 		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil {
-			return fmt.Errorf("lake: %w", err)
-		}
-		rel = filepath.ToSlash(rel)
 		if match(rel) {
 			top, prefix := hoist(root)
 			out = append(out, File{Path: p, Root: top, Rel: path.Join(prefix, rel)})
