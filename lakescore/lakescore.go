@@ -24,6 +24,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -274,7 +275,35 @@ func featureCheck(m *scoring.Model) func(string, arrow.DataType) error {
 // Run scores the lake at paths (directories searched recursively, globs or
 // files; hive partition directories become columns) with m into the
 // directory out, one output file per input file at the same relative path.
+// A bad file that stops the run (lake.Fail) is a *lake.FileError, and
+// errors.Is(err, scoring.ErrInput) when the file's content is at fault
+// (see dataFault).
 func Run(ctx context.Context, m *scoring.Model, paths []string, out string, opts Options) (*Summary, error) {
+	sum, err := run(ctx, m, paths, out, opts)
+	return sum, dataFault(err)
+}
+
+// dataFault marks a file error that the file's content caused — not a
+// Parquet file, truncated, corrupt, a missing or wrong-typed column — as
+// scoring.ErrInput, keeping its text, as every error that is the data's
+// fault is; an error of the file system (a permission, a vanished file,
+// an I/O error: an *fs.PathError below it) is not the data's fault.
+func dataFault(err error) error {
+	var fe *lake.FileError
+	var pe *fs.PathError
+	if errors.As(err, &fe) && !errors.As(fe.Err, &pe) && !errors.Is(err, scoring.ErrInput) {
+		return inputFault{err}
+	}
+	return err
+}
+
+// inputFault is an error that is also scoring.ErrInput.
+type inputFault struct{ err error }
+
+func (e inputFault) Error() string   { return e.err.Error() }
+func (e inputFault) Unwrap() []error { return []error{e.err, scoring.ErrInput} }
+
+func run(ctx context.Context, m *scoring.Model, paths []string, out string, opts Options) (*Summary, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no input: give a lake directory, a glob or files")
 	}

@@ -3,6 +3,8 @@ package lakescore_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -389,5 +391,35 @@ func TestRunReportsRowGroupsOverBudget(t *testing.T) {
 		if !strings.Contains(sum.Warning, "--max-memory") || !strings.Contains(sum.Warning, path) {
 			t.Fatalf("max memory %d MiB: warning %q", tc.maxMemory>>20, sum.Warning)
 		}
+	}
+}
+
+// TestRunFailErrorsAreInput: under lake.Fail, a file whose content is at
+// fault (truncated, missing a feature) stops the run with a
+// *lake.FileError naming it that is also scoring.ErrInput, as README
+// promises of every error that is the data's fault; a directory that
+// cannot be read (a file-system fault) is a FileError but not ErrInput.
+func TestRunFailErrorsAreInput(t *testing.T) {
+	m := letterModel(t)
+	for name, layout := range map[string]map[string]string{
+		"truncated":       {"a.parquet": "letter_recognition.parquet", "b.parquet": "bad_truncated.parquet"},
+		"missing feature": {"a.parquet": "letter_recognition.parquet", "b.parquet": "iris.parquet"},
+	} {
+		root := lakeOf(t, layout)
+		_, err := lakescore.Run(context.Background(), m, []string{root}, t.TempDir(), lakescore.Options{OnError: lake.Fail})
+		var fe *lake.FileError
+		if !errors.As(err, &fe) || !strings.HasSuffix(fe.File, "b.parquet") || !errors.Is(err, scoring.ErrInput) {
+			t.Errorf("%s: %v (file error %v, ErrInput %v)", name, err, fe != nil, errors.Is(err, scoring.ErrInput))
+		}
+		if err != nil && strings.Contains(err.Error(), scoring.ErrInput.Error()) {
+			t.Errorf("%s: the text changed: %v", name, err)
+		}
+	}
+	// a file-system fault below the file error (a directory or file that
+	// cannot be read, as lake.List and Open report it) is not ErrInput
+	perm := &lake.FileError{File: "/lake/d=2", Err: fmt.Errorf("lake: directory /lake/d=2 cannot be read: %w",
+		&fs.PathError{Op: "open", Path: "d=2", Err: fs.ErrPermission})}
+	if err := lakescore.DataFault(perm); errors.Is(err, scoring.ErrInput) || err != error(perm) {
+		t.Errorf("permission error: %v, ErrInput %v", err, errors.Is(err, scoring.ErrInput))
 	}
 }

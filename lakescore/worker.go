@@ -48,6 +48,11 @@ type WorkerSummary struct {
 // topic is done or ctx ends. A file delivered again after a crash or a
 // rebalance whose output is complete counts as resumed.
 func RunWorker(ctx context.Context, m *scoring.Model, root, out string, opts Options, w WorkerOptions) (*Summary, error) {
+	sum, err := runWorker(ctx, m, root, out, opts, w)
+	return sum, dataFault(err)
+}
+
+func runWorker(ctx context.Context, m *scoring.Model, root, out string, opts Options, w WorkerOptions) (*Summary, error) {
 	if st, err := os.Stat(root); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("workers: %s must be the lake's root directory", root)
 	}

@@ -1,0 +1,4 @@
+package lakescore
+
+// DataFault exposes dataFault to the external tests.
+var DataFault = dataFault
