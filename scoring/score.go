@@ -92,9 +92,9 @@ func (m *Model) Score(recs []arrow.Record, opts Options) ([]arrow.Record, error)
 		return nil, err
 	}
 	schema := recs[0].Schema()
-	for _, r := range recs[1:] {
+	for i, r := range recs[1:] {
 		if !r.Schema().Equal(schema) {
-			return nil, inputErrorf("records of one call have different schemas: %v and %v", schema, r.Schema())
+			return nil, inputErrorf("record %d of the call has another schema than record 0: %s", i+1, schemaDiff(schema, r.Schema()))
 		}
 	}
 	spec, keepIdx, err := m.spec(schema, opts.Keep)
@@ -189,4 +189,36 @@ func (p *predictions) record(mem memory.Allocator, spec schemas.PredictionSpec, 
 		b.Value = p.values[row : row+n]
 	}
 	return schemas.BuildPredictions(mem, spec, b)
+}
+
+// schemaDiff names the first difference between two schemas in one line:
+// the number of columns, a column's name, type or nullability, or the
+// metadata.
+func schemaDiff(a, b *arrow.Schema) string {
+	if a.NumFields() != b.NumFields() {
+		var gone, added []string
+		for _, f := range a.Fields() {
+			if !b.HasField(f.Name) {
+				gone = append(gone, f.Name)
+			}
+		}
+		for _, f := range b.Fields() {
+			if !a.HasField(f.Name) {
+				added = append(added, f.Name)
+			}
+		}
+		return fmt.Sprintf("%d columns, then %d (without %v, with %v)", a.NumFields(), b.NumFields(), gone, added)
+	}
+	for i := range a.NumFields() {
+		fa, fb := a.Field(i), b.Field(i)
+		switch {
+		case fa.Name != fb.Name:
+			return fmt.Sprintf("column %d is %q, then %q", i, fa.Name, fb.Name)
+		case !arrow.TypeEqual(fa.Type, fb.Type):
+			return fmt.Sprintf("column %s is %s, then %s", fa.Name, fa.Type, fb.Type)
+		case fa.Nullable != fb.Nullable:
+			return fmt.Sprintf("column %s is nullable %v, then %v", fa.Name, fa.Nullable, fb.Nullable)
+		}
+	}
+	return "their metadata differ"
 }

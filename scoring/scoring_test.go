@@ -92,7 +92,8 @@ func TestScoreBadInput(t *testing.T) {
 		"missing kept column":    {[]arrow.Record{rec}, []string{"id"}, "id"},
 		"missing feature":        {[]arrow.Record{noX1}, nil, "x1"},
 		"wrong-typed feature":    {[]arrow.Record{wrong}, nil, "x1"},
-		"two schemas":            {[]arrow.Record{rec, noX1}, nil, "different schemas"},
+		"two schemas":            {[]arrow.Record{rec, noX1}, nil, "record 1 of the call has another schema than record 0: 6 columns, then 5 (without [x1], with [])"},
+		"two column types":       {[]arrow.Record{rec, wrong}, nil, "record 1 of the call has another schema than record 0: column x1 is"},
 		"kept column must exist": {[]arrow.Record{noX1}, []string{"x1"}, "x1"},
 		"kept column twice":      {[]arrow.Record{rec}, []string{"x1", "x1"}, "output column x1 would be both a kept column and a kept column"},
 		"kept prediction":        {[]arrow.Record{extra}, []string{"prediction"}, "output column prediction would be both a kept column and a predicted column"},
@@ -100,8 +101,8 @@ func TestScoreBadInput(t *testing.T) {
 		"kept probability":       {[]arrow.Record{extra}, []string{"prob_" + m.Forest().Classes[0]}, "would be both a kept column and a predicted column"},
 	} {
 		out, err := m.Score(c.recs, scoring.Options{Keep: c.keep, Mem: mem})
-		if !errors.Is(err, scoring.ErrInput) || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: %v (want an input error naming %s)", name, err, c.want)
+		if !errors.Is(err, scoring.ErrInput) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v (want a one-line input error naming %s)", name, err, c.want)
 		}
 		release(out)
 	}
