@@ -166,7 +166,16 @@ func runScoreLake(env Env, sl *scoreLakeFlags, modelPath string, paths []string,
 				_ = bar.Set64(p.RowsDone)
 			}
 		}
-		sum, err = lakescore.Run(context.Background(), m, paths, out, opts)
+		// SIGINT and SIGTERM end the run: the files being written are
+		// removed (complete outputs stay, for --resume) and the command
+		// fails with one line, instead of dying with hidden temporary
+		// files left in OUTDIR
+		ctx, stop := interruptible()
+		sum, err = lakescore.Run(ctx, m, paths, out, opts)
+		if err != nil && ctx.Err() != nil {
+			err = fmt.Errorf("stopped (%v): the files being written were removed; the outputs completed are in %s, and --resume scores the rest", context.Cause(ctx), out)
+		}
+		stop()
 		if bar != nil {
 			_ = bar.Finish()
 		}

@@ -138,7 +138,9 @@ func (li *lakeInput) selectOut(paths []string, schema *arrow.Schema, recs []arro
 	defer abort()
 	// Row group by row group: each batch is mapped and written as one
 	// row group of its file's output, committed after the last one.
-	_, err = l.Scan(context.Background(), nil, func(b *lake.Batch) error {
+	ctx, stop := interruptible() // SIGINT/SIGTERM: the file being written is removed (see runScoreLake)
+	defer stop()
+	_, err = l.Scan(ctx, nil, func(b *lake.Batch) error {
 		defer b.Release()
 		f := l.Files()[b.File]
 		if b.Err != nil || b.File == dropped {
