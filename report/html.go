@@ -40,7 +40,8 @@ var modelPage = template.Must(template.New("model").Funcs(funcs).Parse(`<!DOCTYP
 <tr><th>OOB mean squared error</th><td class="num">{{num .Error}}</td></tr>
 <tr><th>R²</th><td class="num">{{num .R2}}</td></tr>
 {{- end}}</table>
-{{- else}}<p class="muted">The model was trained without bootstrap or subsampling: no out-of-bag estimates.</p>{{end}}
+{{- else}}{{if eq $.M.Kind "drf"}}<p class="muted">A drf forest is trained on bootstrap samples but has no forest out-of-bag estimates: σ<sub>G</sub> and γ<sub>G</sub> are chosen by the out-of-bag error of the whole prediction, or by leave-one-out (forestd inspect: drf.sigma_gamma_selected_by, drf.select_mse).</p>
+{{- else}}<p class="muted">The model was trained without bootstrap or subsampling: no out-of-bag estimates.</p>{{end}}{{end}}
 <h2>Parameters</h2>
 <table class="params">{{range .Params}}<tr><th>{{.K}}</th><td>{{.V}}</td></tr>{{end}}</table>
 <h2>Feature importances</h2>

@@ -554,3 +554,26 @@ func TestEvaluateManyClasses(t *testing.T) {
 		t.Fatalf("%d cells, want %d", n, k*k)
 	}
 }
+
+// TestModelHTMLDrfNoOOB: a drf forest is trained on bootstrap samples but
+// carries no forest OOB estimates (σ_G and γ_G are chosen out of bag or by
+// leave-one-out instead);
+// the report must not claim it was trained without bootstrap or
+// subsampling.
+func TestModelHTMLDrfNoOOB(t *testing.T) {
+	p := forest.DefaultParams(frame.TaskRegression)
+	p.Forest, p.Sample = forest.KindDRF, "bootstrap"
+	mf := ModelFacts{ID: "x", Kind: string(forest.KindDRF), Task: "regression", Label: "y0,y1", Trees: 3,
+		Features: []string{"a"}, Targets: []string{"y0", "y1"}, Importances: map[string][]float64{}, Params: &p}
+	var b bytes.Buffer
+	if err := ModelHTML(&b, mf, ModelOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	if strings.Contains(page, "without bootstrap or subsampling") {
+		t.Fatal("the drf report says the bootstrapped model was trained without bootstrap or subsampling")
+	}
+	if !strings.Contains(page, "drf") || !strings.Contains(page, "select_mse") {
+		t.Fatal("the drf report does not say where its out-of-bag selection error is")
+	}
+}
