@@ -50,6 +50,9 @@ func runReport(args []string, env Env) error {
 	if !png && !strings.EqualFold(filepath.Ext(*out), ".html") && !strings.EqualFold(filepath.Ext(*out), ".htm") {
 		return usagef("--out %s: want .html or .png", *out)
 	}
+	if *kind != "" && !png {
+		return usagef("--kind goes with a PNG --out (an HTML report draws every importance kind)")
+	}
 	if err := checkOut("--out", *out, append(append(paths, *modelPath), *analysis)...); err != nil {
 		return err
 	}

@@ -76,3 +76,23 @@ func TestReport(t *testing.T) {
 		}
 	}
 }
+
+// TestReportKindGoesWithPNG: --kind chooses the importance kind of a PNG
+// heatmap; with an HTML report (which draws every kind) it was ignored
+// silently, even when the model has no such kind. It is a usage error, as
+// --label without --in is.
+func TestReportKindGoesWithPNG(t *testing.T) {
+	dir := t.TempDir()
+	iris := filepath.Join(dataDir, "iris.parquet")
+	mdl := filepath.Join(dir, "iris.model")
+	mustRun(t, "train", "--in", iris, "--label", "label", "--out", mdl, "--trees", "3", "--threads", "1")
+	html := filepath.Join(dir, "iris.html")
+	for _, kind := range []string{"bogus", "impurity"} {
+		if code, _, errs := run(t, "report", "--model", mdl, "--kind", kind, "--out", html); code != ExitUsage || errs == "" {
+			t.Errorf("--kind %s with an HTML report: exit %d, %q", kind, code, errs)
+		}
+	}
+	if _, err := os.Stat(html); err == nil {
+		t.Error("a usage error wrote the report")
+	}
+}
