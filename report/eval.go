@@ -193,6 +193,11 @@ type confRow struct {
 	Cells       []confCell
 }
 
+// cellNameRunes bounds a class name in a confusion cell's tooltip: the
+// k² cells would otherwise repeat every name 2k times (the row and column
+// labels' tooltips keep the full names).
+const cellNameRunes = 80
+
 // Confusion draws a confusion matrix: cell (a, p) counts rows of actual
 // class a predicted as p, shaded by its share of row a.
 func Confusion(classes []string, counts [][]int64) (template.HTML, error) {
@@ -226,7 +231,7 @@ func Confusion(classes []string, counts [][]int64) (template.HTML, error) {
 			}
 			rows[a].Cells = append(rows[a].Cells, confCell{X: x, Y: y, TX: x + cell/2, TY: y + cell/2 + 4, N: n,
 				Fill: hex(blues(share)), Ink: ink,
-				Title: fmt.Sprintf("actual %s, predicted %s: %d (%.1f%% of the row)", classes[a], classes[p], n, 100*share)})
+				Title: fmt.Sprintf("actual %s, predicted %s: %d (%.1f%% of the row)", short(classes[a], cellNameRunes), short(classes[p], cellNameRunes), n, 100*share)})
 		}
 	}
 	type colLabel struct {

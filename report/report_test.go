@@ -577,3 +577,29 @@ func TestModelHTMLDrfNoOOB(t *testing.T) {
 		t.Fatal("the drf report does not say where its out-of-bag selection error is")
 	}
 }
+
+// TestConfusionLongNamesBounded: each cell's tooltip named both classes in
+// full, so 40 classes of 2,000-character names made a 6.4 MB matrix (a
+// 10.7 MB report for a 2,000-class model with such names). The row and
+// column labels keep the full names in their tooltips; the cells shorten
+// them, so the matrix stays within a few hundred kB.
+func TestConfusionLongNamesBounded(t *testing.T) {
+	k := MaxConfusionClasses
+	classes := make([]string, k)
+	counts := make([][]int64, k)
+	for i := range classes {
+		classes[i] = fmt.Sprintf("c%02d", i) + strings.Repeat("y", 2000)
+		counts[i] = make([]int64, k)
+		counts[i][i] = 1
+	}
+	svg, err := Confusion(classes, counts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(svg); n > 1<<20 {
+		t.Fatalf("confusion matrix of %d classes with 2,000-character names: %d bytes", k, n)
+	}
+	if n := strings.Count(string(svg), classes[7]); n < 2 {
+		t.Fatalf("class 7's full name appears %d times; want it on its row and column labels", n)
+	}
+}
