@@ -206,23 +206,30 @@ func hoist(dir string) (root, prefix string) {
 	return clean, strings.Join(parts, "/")
 }
 
-// listGlob splits pattern into its fixed directory prefix and the rest,
-// walks the prefix and keeps the files whose relative path matches.
-func listGlob(pattern string) ([]File, error) {
+// SplitGlob splits a glob pattern into its fixed directory prefix — the
+// directory List walks for it, slash-separated ("." or "/" when the
+// pattern starts with a wildcard) — and the pattern elements below it.
+func SplitGlob(pattern string) (root string, rest []string) {
 	slashed := filepath.ToSlash(pattern)
 	elems := strings.Split(slashed, "/")
 	k := 0
 	for k < len(elems) && !hasMeta(elems[k]) {
 		k++
 	}
-	root := strings.Join(elems[:k], "/")
+	root = strings.Join(elems[:k], "/")
 	switch {
 	case root == "" && strings.HasPrefix(slashed, "/"):
 		root = "/"
 	case root == "":
 		root = "."
 	}
-	rest := elems[k:]
+	return root, elems[k:]
+}
+
+// listGlob splits pattern into its fixed directory prefix and the rest,
+// walks the prefix and keeps the files whose relative path matches.
+func listGlob(pattern string) ([]File, error) {
+	root, rest := SplitGlob(pattern)
 	for _, e := range rest {
 		if _, err := path.Match(strings.ReplaceAll(e, "**", "*"), ""); err != nil {
 			return nil, fmt.Errorf("lake: pattern %s: %w", pattern, err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/connectors/files"
+	"github.com/forestd/forestd/connectors/lake"
 )
 
 // readRecords reads every input path; the caller releases the records.
@@ -135,18 +136,7 @@ func notInputDir(flag, out string, inputs ...string) error {
 // below it, with elements left over for the files ("**" matches any
 // number of directories).
 func globReaches(pattern, out string) bool {
-	elems := strings.Split(filepath.ToSlash(pattern), "/")
-	k := 0
-	for k < len(elems) && !strings.ContainsAny(elems[k], "*?[") {
-		k++
-	}
-	root := strings.Join(elems[:k], "/")
-	switch {
-	case root == "" && strings.HasPrefix(pattern, "/"):
-		root = "/"
-	case root == "":
-		root = "."
-	}
+	root, rest := lake.SplitGlob(pattern)
 	absRoot, err1 := filepath.Abs(filepath.FromSlash(root))
 	absOut, err2 := filepath.Abs(out)
 	if err1 != nil || err2 != nil {
@@ -173,7 +163,7 @@ func globReaches(pattern, out string) bool {
 		ok, err := path.Match(pat[0], dirs[0])
 		return err == nil && ok && reach(pat[1:], dirs[1:])
 	}
-	return reach(elems[k:], dirs)
+	return reach(rest, dirs)
 }
 
 // within reports whether path, or one of the directories above it, is

@@ -211,14 +211,8 @@ func TestReportNeverOverwritesInput(t *testing.T) {
 // holds an input is a usage error for select and score alike, and the
 // lake is unchanged.
 func TestLakeOutputNotInput(t *testing.T) {
-	dir := t.TempDir()
-	lk := filepath.Join(dir, "lk")
-	part := filepath.Join(lk, "d=1")
-	if err := os.MkdirAll(part, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	a := filepath.Join(part, "a.parquet")
-	mustRun(t, "gen", "xor2", "--n", "200", "--seed", "1", "--out", a)
+	dir, lk, a := xorLake(t)
+	part := filepath.Dir(a)
 	sel := filepath.Join(dir, "sel.parquet")
 	mustRun(t, "select", "--in", a, "--label", "y", "--groups", "x3a_0,x3a_1", "--out", sel)
 	mapping := filepath.Join(dir, "sel.fdm.json")
@@ -361,14 +355,8 @@ func TestSelectOutputsChecked(t *testing.T) {
 // --out lk/scored exited 0 and wrote predictions into the lake, which a
 // later run over lk (or 'lk/**/*.parquet') reads as input.
 func TestLakeOutputNotInsideGlob(t *testing.T) {
-	dir := t.TempDir()
-	lk := filepath.Join(dir, "lk")
-	part := filepath.Join(lk, "d=1")
-	if err := os.MkdirAll(part, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	a := filepath.Join(part, "a.parquet")
-	mustRun(t, "gen", "xor2", "--n", "200", "--seed", "1", "--out", a)
+	dir, lk, a := xorLake(t)
+	part := filepath.Dir(a)
 	mdl := filepath.Join(dir, "m.model")
 	mustRun(t, "train", "--in", a, "--label", "y", "--trees", "3", "--out", mdl)
 	for _, args := range [][]string{
@@ -388,4 +376,19 @@ func TestLakeOutputNotInsideGlob(t *testing.T) {
 	// a glob's outputs are written
 	mustRun(t, "score", "--model", mdl, "--in", filepath.Join(lk, "*", "*.parquet"), "--out", filepath.Join(dir, "scored"))
 	mustRun(t, "score", "--model", mdl, "--in", filepath.Join(lk, "d=*", "*.parquet"), "--out", filepath.Join(lk, "scored"))
+}
+
+// xorLake writes a one-file hive lake, dir/lk/d=1/a.parquet (200 rows of
+// xor2), and returns dir, the lake and the file.
+func xorLake(t *testing.T) (dir, lk, a string) {
+	t.Helper()
+	dir = t.TempDir()
+	lk = filepath.Join(dir, "lk")
+	part := filepath.Join(lk, "d=1")
+	if err := os.MkdirAll(part, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a = filepath.Join(part, "a.parquet")
+	mustRun(t, "gen", "xor2", "--n", "200", "--seed", "1", "--out", a)
+	return dir, lk, a
 }
