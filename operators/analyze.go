@@ -131,9 +131,7 @@ func (a *Analyzer) Analyze(now time.Time) (*Analysis, error) {
 	if err != nil {
 		return nil, err
 	}
-	if a.opts.Task == frame.TaskAuto {
-		fr.NumericIfManyClasses(frame.MaxAutoClasses)
-	}
+	fr.ResolveAuto(a.opts.Task)
 	if fr.Task == frame.TaskClassification && len(fr.Classes) < 2 {
 		return nil, fmt.Errorf("analyze: the window holds one class (%v)", fr.Classes)
 	}

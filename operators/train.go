@@ -464,7 +464,7 @@ func (t *Trainer) autoNumeric(fr *frame.Frame) error {
 	switch t.numeric {
 	case autoUndecided:
 		t.numeric = autoClasses
-		if fr.NumericIfManyClasses(frame.MaxAutoClasses) {
+		if fr.ResolveAuto(t.opts.Task) {
 			t.numeric = autoNumbers
 		}
 	case autoNumbers:

@@ -227,6 +227,15 @@ func (f *Frame) SetTargets(names []string, y []float64) error {
 // under TaskAuto whatever its count.
 const MaxAutoClasses = 32
 
+// ResolveAuto draws TaskAuto's line between classes and numbers on a frame
+// read with task (every command and stage that reads a label the same
+// way): with TaskAuto, a label of more than MaxAutoClasses classes that
+// are all numbers becomes numeric (NumericIfManyClasses); with another
+// task nothing changes. It reports whether the frame became numeric.
+func (f *Frame) ResolveAuto(task Task) bool {
+	return task == TaskAuto && f.NumericIfManyClasses(MaxAutoClasses)
+}
+
 // NumericIfManyClasses turns a classification frame whose label has more
 // than limit classes, each named by a finite number (an integer label, or
 // a dictionary of numbers), into a regression frame whose target is that

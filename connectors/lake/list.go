@@ -144,13 +144,13 @@ func walk(root string, match func(rel string) bool) ([]File, error) {
 // it cannot read below root becomes an entry with Err set (File.Err).
 func walkFS(fsys fs.FS, root string, match func(rel string) bool) ([]File, error) {
 	var out []File
+	top, prefix := hoist(root)
 	err := fs.WalkDir(fsys, ".", func(rel string, d fs.DirEntry, err error) error {
 		p := filepath.Join(root, filepath.FromSlash(rel))
 		if err != nil {
 			if rel == "." || d == nil || !d.IsDir() {
 				return fmt.Errorf("lake: %w", err)
 			}
-			top, prefix := hoist(root)
 			out = append(out, File{Path: p, Root: top, Rel: path.Join(prefix, rel),
 				Err: fmt.Errorf("lake: directory %s cannot be read: %w", p, err)})
 			return fs.SkipDir
@@ -176,7 +176,6 @@ func walkFS(fsys fs.FS, root string, match func(rel string) bool) ([]File, error
 			}
 		}
 		if match(rel) {
-			top, prefix := hoist(root)
 			out = append(out, File{Path: p, Root: top, Rel: path.Join(prefix, rel)})
 		}
 		return nil

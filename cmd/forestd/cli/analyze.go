@@ -169,9 +169,7 @@ func (sf *searchFlags) apply(opt *dependence.SearchOptions) error {
 // gCor_n for a numeric label, and a class label of fewer than two classes,
 // in one line that says what to do.
 func (sf *searchFlags) label(fr *frame.Frame, opt *dependence.SearchOptions) (dependence.Label, error) {
-	if sf.task == frame.TaskAuto {
-		fr.NumericIfManyClasses(frame.MaxAutoClasses)
-	}
+	fr.ResolveAuto(sf.task)
 	if fr.Task == frame.TaskRegression {
 		if opt.Stat == dependence.StatGCor {
 			return dependence.Label{}, usagef("--stat gcor needs a class label, and label %q is numeric (regression): use --stat dcor, or --task classification to treat its values as classes", fr.LabelName)

@@ -61,7 +61,7 @@ func (ts *trainSample) loadTraining(paths []string, opts frame.Options, n int, s
 	if n == 0 {
 		fr, err := loadLabelled(paths, opts)
 		if err == nil {
-			autoTask(fr, opts.Task)
+			fr.ResolveAuto(opts.Task) // as analyze reads the label
 		}
 		return fr, nil, err
 	}
@@ -118,18 +118,6 @@ func (ts *trainSample) loadTraining(paths []string, opts frame.Options, n int, s
 	if fr.NRows == 0 {
 		return nil, nil, fmt.Errorf("no labelled rows sampled from %v", paths)
 	}
-	autoTask(fr, opts.Task)
+	fr.ResolveAuto(opts.Task)
 	return fr, &rep, nil
-}
-
-// autoTask draws --task auto's line between classes and numbers on a
-// training frame as analyze draws it: a label of more than
-// frame.MaxAutoClasses distinct values, every one a number (an integer
-// column: prices in cents, counts), is learnt as numbers (regression),
-// not as that many classes; fewer stay classes (digits 0–9). A float
-// label is numeric already (frame.FromRecords).
-func autoTask(fr *frame.Frame, task frame.Task) {
-	if task == frame.TaskAuto {
-		fr.NumericIfManyClasses(frame.MaxAutoClasses)
-	}
 }
