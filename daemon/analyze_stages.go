@@ -113,8 +113,12 @@ func (l *analyzeLoop) Run(ctx context.Context) error {
 
 func (l *analyzeLoop) analyzeOnce(ctx context.Context) {
 	t0 := time.Now()
-	an, err := l.Analyzer.Analyze(t0)
+	an, err := l.Analyzer.Analyze(ctx, t0)
 	if err != nil {
+		if ctx.Err() != nil { // stopping: the search gave up at once
+			l.Logger.Info("dependence analysis stopped", "seconds", time.Since(t0).Seconds())
+			return
+		}
 		l.Logger.Warn("dependence analysis failed", "err", err)
 		return
 	}

@@ -1,6 +1,7 @@
 package operators
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -125,8 +126,9 @@ func (a *Analyzer) Latest() *Analysis { return a.latest.Load() }
 // Analyze runs the search on a snapshot of the window (the marginal
 // permutation tests and the MDS/SDS search of dissertation ch. 5 as
 // package dependence implements them, then FDM_RF, §6.3, on the groups),
-// stores the result as the latest and returns it.
-func (a *Analyzer) Analyze(now time.Time) (*Analysis, error) {
+// stores the result as the latest and returns it. ctx stops the search
+// early (an error wrapping ctx's, and the latest stays as it was).
+func (a *Analyzer) Analyze(ctx context.Context, now time.Time) (*Analysis, error) {
 	fr, err := a.win.Snapshot(now)
 	if err != nil {
 		return nil, err
@@ -141,6 +143,7 @@ func (a *Analyzer) Analyze(now time.Time) (*Analysis, error) {
 	}
 	opt := *a.opts.Search
 	opt.Test.Seed = a.opts.Seed
+	opt.Context = ctx
 	plan, res, err := fdm.DiscoverLabel(fr.Cols, lab, opt)
 	if err != nil {
 		return nil, fmt.Errorf("analyze: %w", err)

@@ -1,6 +1,7 @@
 package operators
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -44,7 +45,7 @@ func TestAnalyzerXOR3(t *testing.T) {
 	if !a.Due(time.Now()) {
 		t.Fatal("analysis not due after a full window")
 	}
-	an, err := a.Analyze(time.Now())
+	an, err := a.Analyze(context.Background(), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +167,7 @@ func TestAnalyzerNumericLabel(t *testing.T) {
 		if _, err := a.Add(rec.Schema(), []arrow.Record{rec}); err != nil {
 			t.Fatal(err)
 		}
-		an, err := a.Analyze(time.Now())
+		an, err := a.Analyze(context.Background(), time.Now())
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -212,7 +213,7 @@ func TestAnalyzerNumericLabel(t *testing.T) {
 	s := dependence.DefaultSearchOptions()
 	s.Method, s.Test.MaxPerms = dependence.MethodMarginal, 100
 	a.opts.Search = &s
-	an, err := a.Analyze(time.Now())
+	an, err := a.Analyze(context.Background(), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

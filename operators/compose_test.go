@@ -40,7 +40,7 @@ func xorAnalyzer(t *testing.T, mem memory.Allocator, n int, seed uint64) (*Analy
 	if _, err := a.Add(rec.Schema(), []arrow.Record{rec}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Analyze(time.Now()); err != nil {
+	if _, err := a.Analyze(context.Background(), time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if tr, _ := a.Selection(); tr == nil || len(tr.Groups) != 1 {

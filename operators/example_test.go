@@ -56,7 +56,7 @@ func ExampleTrainer_TrainMapped() {
 	defer rec.Release()
 	an, _ := operators.NewAnalyzer(operators.AnalyzeOptions{Label: "y", Window: 400, MinRows: 100, Seed: 5})
 	an.Add(rec.Schema(), []arrow.Record{rec})
-	an.Analyze(time.Now())
+	an.Analyze(context.Background(), time.Now())
 	sel, seq := an.Selection()
 
 	p := forest.DefaultParams(frame.TaskClassification)

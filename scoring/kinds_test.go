@@ -96,7 +96,7 @@ func kindCases(t *testing.T) []kindCase {
 	if _, err := an.Add(rec.Schema(), []arrow.Record{rec}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := an.Analyze(time.Now()); err != nil {
+	if _, err := an.Analyze(context.Background(), time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	sel, _ := an.Selection()

@@ -1,6 +1,7 @@
 package dependence
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"runtime"
@@ -189,6 +190,10 @@ type SearchOptions struct {
 	// and the most still to do. Calls are serialised; a slow callback
 	// slows the search.
 	Progress func(SearchProgress)
+	// Context, when set, stops the search early: no test starts after it
+	// is done, a running test stops within a few permutations, and Search
+	// returns an error wrapping Context.Err() instead of a result.
+	Context context.Context
 }
 
 // DefaultSearchOptions returns gcor, mdc-bottomup, Holm's family-wise

@@ -177,14 +177,20 @@ func (pl permPlan) maxN() int {
 // runPerm runs the permutation test of pr with the plan pl.
 // Permutations are split in chunks over up to threads workers; b is an
 // integer count and a sequential test stops at a permutation index, so
-// the result does not depend on threads.
-func runPerm(pr permProblem, stream uint64, pl permPlan, threads int) TestResult {
+// the result does not depend on threads. stop (nil: never) is asked
+// between chunks of permutations; once it reports true the workers
+// finish their current permutation and runPerm returns false with no
+// result.
+func runPerm(pr permProblem, stream uint64, pl permPlan, threads int, stop func() bool) (TestResult, bool) {
+	if stop == nil {
+		stop = func() bool { return false }
+	}
 	cmpObs, exact := pr.observed()
 	res := TestResult{Statistic: exact, Rows: pr.rows(), MaxN: pl.maxN(), Capped: pl.capped}
 	if math.IsNaN(cmpObs) {
 		// no test is possible (fewer than two rows): report p = 1
 		res.PValue = 1
-		return res
+		return res, true
 	}
 	var workers []permWorker
 	thr := cmpObs - tieTol
@@ -193,15 +199,29 @@ func runPerm(pr permProblem, stream uint64, pl permPlan, threads int) TestResult
 			workers = append(workers, pr.newWorker())
 		}
 	}
+	var halted atomic.Bool
+	// chunk counts the permutations of [lo, hi) reaching the statistic
+	// with worker w, unless stop says otherwise before it starts.
+	chunk := func(w permWorker, lo, hi int) int {
+		if stop() {
+			halted.Store(true)
+			return 0
+		}
+		b := 0
+		for idx := lo; idx < hi; idx++ {
+			if w.perm(stream, idx) >= thr {
+				b++
+			}
+		}
+		return b
+	}
 	count := func(lo, hi int) int {
 		nw := min(threads, (hi-lo+permChunk-1)/permChunk)
 		grow(nw)
 		if nw <= 1 {
 			b := 0
-			for idx := lo; idx < hi; idx++ {
-				if workers[0].perm(stream, idx) >= thr {
-					b++
-				}
+			for start := lo; start < hi && !halted.Load(); start += permChunk {
+				b += chunk(workers[0], start, min(start+permChunk, hi))
 			}
 			return b
 		}
@@ -214,16 +234,12 @@ func runPerm(pr permProblem, stream uint64, pl permPlan, threads int) TestResult
 			go func(pw permWorker) {
 				defer wg.Done()
 				b := 0
-				for {
+				for !halted.Load() {
 					start := int(next.Add(permChunk)) - permChunk
 					if start >= hi {
 						break
 					}
-					for idx := start; idx < min(start+permChunk, hi); idx++ {
-						if pw.perm(stream, idx) >= thr {
-							b++
-						}
-					}
+					b += chunk(pw, start, min(start+permChunk, hi))
 				}
 				total.Add(int64(b))
 			}(workers[w])
@@ -244,8 +260,8 @@ func runPerm(pr permProblem, stream uint64, pl permPlan, threads int) TestResult
 			nw := min(threads, hi-lo)
 			grow(nw)
 			if nw <= 1 {
-				for idx := lo; idx < hi; idx++ {
-					hits[idx-lo] = workers[0].perm(stream, idx) >= thr
+				for idx := lo; idx < hi && !halted.Load(); idx++ {
+					hits[idx-lo] = chunk(workers[0], idx, idx+1) > 0
 				}
 				return
 			}
@@ -256,12 +272,12 @@ func runPerm(pr permProblem, stream uint64, pl permPlan, threads int) TestResult
 				wg.Add(1)
 				go func(pw permWorker) {
 					defer wg.Done()
-					for {
+					for !halted.Load() {
 						idx := int(next.Add(1)) - 1
 						if idx >= hi {
 							return
 						}
-						hits[idx-lo] = pw.perm(stream, idx) >= thr
+						hits[idx-lo] = chunk(pw, idx, idx+1) > 0
 					}
 				}(workers[w])
 			}
@@ -270,14 +286,16 @@ func runPerm(pr permProblem, stream uint64, pl permPlan, threads int) TestResult
 		round := max(2*pl.exceed, threads)
 		for res.N < pl.max {
 			lo, hi := res.N, min(res.N+round, pl.max)
-			hitsIn(lo, hi)
+			if hitsIn(lo, hi); halted.Load() {
+				return res, false
+			}
 			for i, h := range hits {
 				if h {
 					res.B++
 					if res.B == pl.exceed {
 						res.N = lo + i + 1
 						res.PValue = float64(res.B) / float64(res.N)
-						return res
+						return res, true
 					}
 				}
 			}
@@ -289,14 +307,17 @@ func runPerm(pr permProblem, stream uint64, pl permPlan, threads int) TestResult
 		for {
 			res.B += count(res.N, target)
 			res.N = target
-			if res.B > 0 || res.N >= pl.max {
+			if res.B > 0 || res.N >= pl.max || halted.Load() {
 				break
 			}
 			target = min(2*target, pl.max)
 		}
 	}
+	if halted.Load() {
+		return res, false
+	}
 	res.PValue = float64(res.B+1) / float64(res.N+1)
-	return res
+	return res, true
 }
 
 // seqMaxRound bounds a round of a sequential test (a permutation past the

@@ -1,8 +1,10 @@
 package dependence
 
 import (
+	"context"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -26,6 +28,10 @@ type data struct {
 	onTest func()
 	setMu  sync.Mutex // serialises set tests, which share tri
 	tri    []float32  // distance triangle reused by successive set tests
+	// ctx, when set, stops the tests: a test asked for after it is done,
+	// or stopped by it, reports p = 1 and is not cached (Search then
+	// returns the context's error, never such a result).
+	ctx context.Context
 }
 
 func newData(x [][]float64, lab Label, o TestOptions) *data {
@@ -75,6 +81,9 @@ func (d *data) test(stat Stat, feats []int, pl permPlan, threads int) TestResult
 			feats[j] = j
 		}
 	}
+	if d.stopped() {
+		return TestResult{Statistic: math.NaN(), PValue: 1}
+	}
 	feats = slices.Clone(feats)
 	slices.Sort(feats)
 	key := setKey(stat, feats)
@@ -110,7 +119,10 @@ func (d *data) test(stat Stat, feats []int, pl permPlan, threads int) TestResult
 			pr = newSetProblem(x, l.Y, l.K, stat, d.o.MaxCacheBytes, &d.tri)
 		}
 	}
-	r := runPerm(pr, streamKey(d.o.Seed, keyHash(key)), pl, threads)
+	r, ok := runPerm(pr, streamKey(d.o.Seed, keyHash(key)), pl, threads, d.stopped)
+	if !ok {
+		return TestResult{Statistic: math.NaN(), PValue: 1}
+	}
 	d.mu.Lock()
 	d.cache[key] = r
 	d.tests++
@@ -119,6 +131,17 @@ func (d *data) test(stat Stat, feats []int, pl permPlan, threads int) TestResult
 	}
 	d.mu.Unlock()
 	return r
+}
+
+// stopped reports whether the search's context is done.
+func (d *data) stopped() bool { return d.ctx != nil && d.ctx.Err() != nil }
+
+// stopErr is the error Search returns when its context stopped it.
+func (d *data) stopErr() error {
+	if !d.stopped() {
+		return nil
+	}
+	return fmt.Errorf("dependence: search stopped after %d tests: %w", d.tests, context.Cause(d.ctx))
 }
 
 // Group is one discovered minimum dependence set (Definition 13) or
@@ -283,6 +306,7 @@ func SearchLabel(x [][]float64, lab Label, opt SearchOptions) (*SearchResult, er
 		return nil, errGCorNumeric
 	}
 	d := newData(x, lab, o.Test)
+	d.ctx = o.Context
 	s := &searcher{d: d, o: o}
 	p := len(x)
 	res := &SearchResult{
@@ -345,6 +369,9 @@ func SearchLabel(x [][]float64, lab Label, opt SearchOptions) (*SearchResult, er
 			}
 		}
 	}
+	if err := d.stopErr(); err != nil {
+		return nil, err
+	}
 	s.stage, s.done = "sets", 0
 	var groups [][]int
 	switch o.Method {
@@ -381,6 +408,9 @@ func SearchLabel(x [][]float64, lab Label, opt SearchOptions) (*SearchResult, er
 	if res.Rest != nil {
 		res.RestAdjPValue = s.adjusted(res.Rest.PValue, 0)
 	}
+	if err := d.stopErr(); err != nil {
+		return nil, err
+	}
 	res.Stages = s.stages
 	res.Unresolved += len(s.openSets)
 	res.Tests = d.tests
@@ -406,6 +436,10 @@ type searcher struct {
 	done  int
 	left  func() int
 }
+
+// stopped reports whether the search's context is done (never with an
+// oracle's tests).
+func (s *searcher) stopped() bool { return s.d != nil && s.d.stopped() }
 
 // tick counts a finished test and reports progress (called under d.mu).
 func (s *searcher) tick() {
@@ -705,7 +739,7 @@ func (s *searcher) bottomUp(set []int, sdc bool) [][]int {
 	s.family(2, choose(len(set), 2))
 	for i, a := range set {
 		at = i
-		if used[a] {
+		if used[a] || s.stopped() {
 			continue
 		}
 		for j := i + 1; j < len(set); j++ {
@@ -746,7 +780,7 @@ func (s *searcher) bottomUp(set []int, sdc bool) [][]int {
 outer:
 	for i, a := range left {
 		at = i
-		if used[a] {
+		if used[a] || s.stopped() {
 			continue
 		}
 		for j := i + 1; j < len(left); j++ {

@@ -1,12 +1,15 @@
 package dependence
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/forestd/forestd/arrowforest/synth"
 )
@@ -339,5 +342,66 @@ func TestSearchOptionErrors(t *testing.T) {
 	}
 	if _, err := ParseStat("gini"); err == nil {
 		t.Error("ParseStat accepted gini")
+	}
+}
+
+// A search's context stops it: before it starts, between tests, and in
+// the middle of one long test; a context that is never done changes
+// nothing.
+func TestSearchContext(t *testing.T) {
+	x, y := randCase(3, 300, 24, 2, 0)
+	base := DefaultSearchOptions()
+	base.Test = TestOptions{Seed: 5, Threads: 2}
+	want, err := Search(x, y, 2, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := base
+	live.Context = context.Background()
+	if got, err := Search(x, y, 2, live); err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("with a live context: err %v, result differs: %v", err, !reflect.DeepEqual(got, want))
+	}
+
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	o := base
+	o.Context = cancelled
+	if r, err := Search(x, y, 2, o); !errors.Is(err, context.Canceled) || r != nil {
+		t.Fatalf("cancelled before: result %v, err %v", r != nil, err)
+	}
+
+	// cancelled at the tenth set test: no further test runs
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	o = base
+	o.Context = ctx
+	sets := 0
+	o.Progress = func(p SearchProgress) {
+		if p.Stage == "sets" {
+			if sets++; sets == 10 {
+				cancel()
+			}
+		}
+	}
+	if r, err := Search(x, y, 2, o); !errors.Is(err, context.Canceled) || r != nil {
+		t.Fatalf("cancelled between tests: result %v, err %v", r != nil, err)
+	}
+	if sets != 10 {
+		t.Errorf("%d set tests ran, want the search to stop after 10", sets)
+	}
+
+	// tests of 10^8 fixed permutations each (hours), stopped after 50 ms
+	ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	o = base
+	o.Method, o.Adjust, o.Alpha = MethodMDCTopDown, AdjustNone, 0.05
+	o.Test.Perms = 100_000_000
+	o.Context = ctx
+	t0 := time.Now()
+	if r, err := Search(x, y, 2, o); !errors.Is(err, context.DeadlineExceeded) || r != nil {
+		t.Fatalf("stopped in a test: result %v, err %v", r != nil, err)
+	}
+	if d := time.Since(t0); d > 5*time.Second {
+		t.Errorf("the search took %v to stop", d)
 	}
 }
