@@ -20,8 +20,9 @@ import (
 // data (derived.go). The groups are FDMGroups and FDMMarginal or, when
 // both are empty, those the MDS/SDS search finds on the training data
 // (dissertation ch. 5; no ground truth), recorded in the params so the
-// model says what its trees were built on.
-func (p *Params) fdmSampler(fr *frame.Frame, cols [][]float32) (func() (projection.Sampler, error), *Derived, error) {
+// model says what its trees were built on. The search reports to
+// run.SearchProgress and stops with run.Context.
+func (p *Params) fdmSampler(fr *frame.Frame, cols [][]float32, run TrainOptions) (func() (projection.Sampler, error), *Derived, error) {
 	lab, err := fdm.LabelOf(fr)
 	if err != nil {
 		return nil, nil, err
@@ -59,6 +60,7 @@ func (p *Params) fdmSampler(fr *frame.Frame, cols [][]float32) (func() (projecti
 			opt.Alpha = dependence.DefaultAlpha
 		}
 		opt.Test.MaxPerms, opt.Test.Seed, opt.Test.Threads = p.FDMMaxPerms, p.Seed, p.Threads
+		opt.Context, opt.Progress = run.Context, run.SearchProgress
 		var res *dependence.SearchResult
 		if plan, res, err = fdm.DiscoverLabel(cols, lab, opt); err != nil {
 			return nil, nil, err

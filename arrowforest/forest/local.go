@@ -35,13 +35,13 @@ func (p *Params) checkLocal() error {
 // unless a layout gives it) and fdm (mappings chosen by gCor_n or dCor_n
 // on the training labels), and the derived input columns the atoms split on
 // (fdm with landmark mappings; nil otherwise, see derived.go).
-func (p *Params) dataSampler(fr *frame.Frame, cols [][]float32) (func() (projection.Sampler, error), *Derived, error) {
+func (p *Params) dataSampler(fr *frame.Frame, cols [][]float32, opts TrainOptions) (func() (projection.Sampler, error), *Derived, error) {
 	switch p.Forest {
 	case KindLFS:
 		f, err := p.lfsSampler(cols, fr.Task)
 		return f, nil, err
 	case KindFDM:
-		return p.fdmSampler(fr, cols)
+		return p.fdmSampler(fr, cols, opts)
 	}
 	return nil, nil, fmt.Errorf("forest %q has no data-dependent sampler", p.Forest)
 }

@@ -1,11 +1,14 @@
 package forest
 
 import (
+	"context"
+	"errors"
 	"math/rand/v2"
 	"reflect"
 	"slices"
 	"testing"
 
+	"github.com/forestd/forestd/arrowforest/dependence"
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/locality"
 )
@@ -202,6 +205,20 @@ func TestFDMRegression(t *testing.T) {
 	}
 	if f.OOB == nil || !(f.OOB.Error < 0.5*variance(fr.YReg)) {
 		t.Errorf("OOB %+v, label variance %v", f.OOB, variance(fr.YReg))
+	}
+
+	// the group search reports its tests and stops with the context
+	tests := 0
+	if _, err := Train(fr, p, TrainOptions{SearchProgress: func(dependence.SearchProgress) { tests++ }}); err != nil {
+		t.Fatal(err)
+	}
+	if tests == 0 {
+		t.Error("the group search reported no test")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Train(fr, p, TrainOptions{Context: ctx}); !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancelled search: %v", err)
 	}
 }
 

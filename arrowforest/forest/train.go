@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/forestd/forestd/arrowforest/dependence"
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/projection"
 	"github.com/forestd/forestd/arrowforest/tree"
@@ -20,6 +21,11 @@ type TrainOptions struct {
 	// Progress, when set, is called after each tree (from any goroutine,
 	// serialised) with the number of trees done.
 	Progress func(done, total int)
+	// SearchProgress, when set, is called after each permutation test of
+	// the MDS/SDS search an fdm forest runs on its training data when its
+	// groups are not given (dependence.SearchOptions.Progress), before
+	// any tree grows.
+	SearchProgress func(dependence.SearchProgress)
 	// Context cancels training early.
 	Context context.Context
 	// MaxBytes bounds the memory training may take (0: no bound): the
@@ -120,7 +126,7 @@ func Train(fr *frame.Frame, p Params, opts TrainOptions) (*Forest, error) {
 	if p.Tune {
 		return tune(fr, p, opts)
 	}
-	s, g, err := begin(fr, p)
+	s, g, err := begin(fr, p, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +163,7 @@ type growing struct {
 
 // begin checks fr and p, resolves p and prepares the session and the empty
 // forest of p.
-func begin(fr *frame.Frame, p Params) (*session, *growing, error) {
+func begin(fr *frame.Frame, p Params, opts TrainOptions) (*session, *growing, error) {
 	if err := fr.Validate(); err != nil {
 		return nil, nil, err
 	}
@@ -183,7 +189,7 @@ func begin(fr *frame.Frame, p Params) (*session, *growing, error) {
 	newSampler := r.sampler
 	var derived *Derived
 	if newSampler == nil { // lfs and fdm draw on the training data (local.go)
-		if newSampler, derived, err = p.dataSampler(fr, cols); err != nil {
+		if newSampler, derived, err = p.dataSampler(fr, cols, opts); err != nil {
 			return nil, nil, fmt.Errorf("forest: %w", err)
 		}
 	}

@@ -718,7 +718,7 @@ func tune(fr *frame.Frame, base Params, opts TrainOptions) (*Forest, error) {
 	base.Tune = false
 	// begin checks the data and base params once; the rank map and bins it
 	// prepares serve every candidate.
-	s, g0, err := begin(fr, base)
+	s, g0, err := begin(fr, base, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -873,7 +873,7 @@ func TestTuneOneSEChoice(t *testing.T) {
 func treeWork(t *testing.T, fr *frame.Frame, p Params, trees int) []int64 {
 	t.Helper()
 	p.Tune = false
-	s, g, err := begin(fr, p)
+	s, g, err := begin(fr, p, TrainOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

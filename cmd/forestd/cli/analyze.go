@@ -180,17 +180,26 @@ func (sf *searchFlags) label(fr *frame.Frame, opt *dependence.SearchOptions) (de
 	return fdm.LabelOf(fr)
 }
 
-// searchProgress sets a progress bar on opt when stderr is a terminal:
-// the tests done and the most still to do, with an ETA, one bar per stage
-// (the marginal tests, then the set tests). It returns the function that
-// clears the bar.
+// searchProgress sets a progress bar on opt when stderr is a terminal
+// (searchBar). It returns the function that clears the bar.
 func searchProgress(env Env, opt *dependence.SearchOptions) func() {
+	var done func()
+	opt.Progress, done = searchBar(env)
+	return done
+}
+
+// searchBar is the progress of an MDS/SDS search when stderr is a
+// terminal: the tests done and the most still to do, with an ETA, one bar
+// per stage (the marginal tests, then the set tests). It returns the
+// search's progress callback (nil without a terminal) and the function
+// that clears the bar.
+func searchBar(env Env) (func(dependence.SearchProgress), func()) {
 	if !env.isTTY() {
-		return func() {}
+		return nil, func() {}
 	}
 	var bar *progressbar.ProgressBar
 	stage := ""
-	opt.Progress = func(p dependence.SearchProgress) {
+	progress := func(p dependence.SearchProgress) {
 		if p.Stage != stage {
 			if bar != nil {
 				_ = bar.Finish()
@@ -210,7 +219,7 @@ func searchProgress(env Env, opt *dependence.SearchOptions) func() {
 		}
 		_ = bar.Set(p.Done)
 	}
-	return func() {
+	return progress, func() {
 		if bar != nil {
 			_ = bar.Finish()
 		}

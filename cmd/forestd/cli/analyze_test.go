@@ -239,8 +239,9 @@ func TestAnalyzeNumericLabel(t *testing.T) {
 	}
 }
 
-// TestAnalyzeProgressOnlyOnTTY: analyze and select draw the tests done and
-// to do on a terminal and keep stderr clean otherwise.
+// TestAnalyzeProgressOnlyOnTTY: analyze, select and train --forest fdm
+// (its group search) draw the tests done and to do on a terminal and keep
+// stderr clean otherwise.
 func TestAnalyzeProgressOnlyOnTTY(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "xor3.arrows")
@@ -248,6 +249,7 @@ func TestAnalyzeProgressOnlyOnTTY(t *testing.T) {
 	for _, cmd := range [][]string{
 		{"analyze", "--in", data, "--label", "y"},
 		{"select", "--in", data, "--label", "y", "--out", filepath.Join(dir, "sel.parquet")},
+		{"train", "--forest", "fdm", "--trees", "5", "--label", "y", "--out", filepath.Join(dir, "fdm.model"), data},
 	} {
 		for _, tty := range []bool{true, false} {
 			var out, errb bytes.Buffer

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -170,6 +171,16 @@ func runTrain(args []string, env Env) error {
 			_ = bar.Set(done)
 		}
 		defer bar.Finish()
+		if kd == forest.KindFDM && p.FDMGroups == "" && p.FDMMarginal == "" {
+			// the group search runs before the first tree: its bars,
+			// cleared when the trees' starts
+			search, clear := searchBar(env)
+			var once sync.Once
+			trees := opts.Progress
+			opts.SearchProgress = search
+			opts.Progress = func(done, total int) { once.Do(clear); trees(done, total) }
+			defer once.Do(clear)
+		}
 	}
 	t0 := time.Now()
 	f, err := forest.Train(fr, p, opts)
