@@ -104,3 +104,21 @@ func BenchmarkPermNumeric(b *testing.B) {
 		}
 	})
 }
+
+// The default search (Holm, bottom-up, sizes 2 and 3) on 40 features
+// unrelated to the label, 300 rows: 40 marginal tests, 780 pairs and 9,880
+// triples. Its set tests run ahead on the threads (data.prefetch).
+func BenchmarkSearchBottomUp(b *testing.B) {
+	x, y := randCase(1, 300, 40, 2, 0)
+	for _, th := range []int{1, 2} {
+		b.Run(fmt.Sprint("threads=", th), func(b *testing.B) {
+			for b.Loop() {
+				opt := DefaultSearchOptions()
+				opt.Test.Threads = th
+				if _, err := Search(x, y, 2, opt); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -65,7 +65,9 @@ type TestOptions struct {
 	// MaxCacheBytes bounds the packed float32 distance triangle
 	// (2·n·(n−1) bytes) a set test keeps to permute labels only; above it
 	// each permutation recomputes the distances (O(n²·d) instead of
-	// O(n²)). Default 1 GiB.
+	// O(n²)). A bottom-up search tests sets on up to Threads goroutines
+	// at once, each with its triangle, as many as fit in MaxCacheBytes
+	// together. Default 1 GiB.
 	MaxCacheBytes int64
 }
 

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"iter"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // data is a feature matrix with labels prepared for repeated tests: the
@@ -22,12 +24,13 @@ type data struct {
 	o     TestOptions
 	sub   []int // rows of the subsample for set tests, nil for all
 	mu    sync.Mutex
-	cache map[string]TestResult
+	cache map[string]*cached
 	tests int
 	// onTest, when set, is called (under mu) after each new test.
 	onTest func()
-	setMu  sync.Mutex // serialises set tests, which share tri
-	tri    []float32  // distance triangle reused by successive set tests
+	setMu  sync.Mutex  // serialises set tests, which share tri
+	tri    []float32   // distance triangle reused by successive set tests
+	spare  [][]float32 // more triangles, for prefetch's workers
 	// ctx, when set, stops the tests: a test asked for after it is done,
 	// or stopped by it, reports p = 1 and is not cached (Search then
 	// returns the context's error, never such a result).
@@ -35,7 +38,7 @@ type data struct {
 }
 
 func newData(x [][]float64, lab Label, o TestOptions) *data {
-	d := &data{x: x, lab: lab, o: o, cache: map[string]TestResult{}}
+	d := &data{x: x, lab: lab, o: o, cache: map[string]*cached{}}
 	n := lab.Len()
 	if o.MaxRows > 0 && n > o.MaxRows {
 		idx := make([]int, n)
@@ -70,6 +73,13 @@ func keyHash(key string) uint64 {
 	return h.Sum64()
 }
 
+// cached is a test's result; counted says whether the search has asked
+// for it yet (a test prefetch ran ahead of the search counts only then).
+type cached struct {
+	r       TestResult
+	counted bool
+}
+
 // test runs (or recalls) the permutation test of the features feats (nil
 // for every column) with the plan pl. One feature uses every complete row
 // and the O(n) (classes) or O(n log n) (numbers) per-permutation path; a
@@ -88,11 +98,46 @@ func (d *data) test(stat Stat, feats []int, pl permPlan, threads int) TestResult
 	slices.Sort(feats)
 	key := setKey(stat, feats)
 	d.mu.Lock()
-	if r, ok := d.cache[key]; ok {
+	if c, ok := d.cache[key]; ok {
+		if !c.counted {
+			c.counted = true
+			d.count()
+		}
 		d.mu.Unlock()
-		return r
+		return c.r
 	}
 	d.mu.Unlock()
+	var r TestResult
+	ok := false
+	if len(feats) == 1 {
+		r, ok = d.run(stat, feats, key, pl, threads, nil)
+	} else {
+		d.setMu.Lock()
+		r, ok = d.run(stat, feats, key, pl, threads, &d.tri)
+		d.setMu.Unlock()
+	}
+	if !ok {
+		return TestResult{Statistic: math.NaN(), PValue: 1}
+	}
+	d.mu.Lock()
+	d.cache[key] = &cached{r: r, counted: true}
+	d.count()
+	d.mu.Unlock()
+	return r
+}
+
+// count counts a test the search asked for (under mu).
+func (d *data) count() {
+	d.tests++
+	if d.onTest != nil {
+		d.onTest()
+	}
+}
+
+// run runs the test of the sorted features feats named key; a set test
+// keeps its distance triangle in *tri. It reports false when the context
+// stopped it.
+func (d *data) run(stat Stat, feats []int, key string, pl permPlan, threads int, tri *[]float32) (TestResult, bool) {
 	cols := make([][]float64, len(feats))
 	for i, f := range feats {
 		cols[i] = d.x[f]
@@ -106,31 +151,93 @@ func (d *data) test(stat Stat, feats []int, pl permPlan, threads int) TestResult
 			pr = &uniProblem{u: newUniCol(x[0], l.Y, l.K, stat == StatDCor), stat: stat, k: l.K}
 		}
 	} else {
-		d.setMu.Lock()
-		defer d.setMu.Unlock()
 		x, l := cols, d.lab
 		if d.sub != nil {
 			x, l = pickCols(x, d.sub), l.pick(d.sub)
 		}
 		x, l = l.complete(x)
 		if l.IsNumeric() {
-			pr = newSetNumProblem(x, l.Values, d.o.MaxCacheBytes, &d.tri)
+			pr = newSetNumProblem(x, l.Values, d.o.MaxCacheBytes, tri)
 		} else {
-			pr = newSetProblem(x, l.Y, l.K, stat, d.o.MaxCacheBytes, &d.tri)
+			pr = newSetProblem(x, l.Y, l.K, stat, d.o.MaxCacheBytes, tri)
 		}
 	}
-	r, ok := runPerm(pr, streamKey(d.o.Seed, keyHash(key)), pl, threads, d.stopped)
-	if !ok {
-		return TestResult{Statistic: math.NaN(), PValue: 1}
+	return runPerm(pr, streamKey(d.o.Seed, keyHash(key)), pl, threads, d.stopped)
+}
+
+// prefetch runs the tests of the sets (two or more features each) that
+// are not cached yet, up to workers at a time, each on one goroutine, so
+// that the search's next test calls find them: a test's result depends on
+// its set, statistic, plan and seed alone, never on when or on how many
+// threads it runs, and a prefetched test counts (Tests, progress) only
+// when the search asks for it. The set tests of a search otherwise run one
+// after another — their permutations are few (sequential tests stop
+// early) and their distance triangle is built on one thread — so this is
+// how a search uses its threads. Every worker keeps a triangle: workers
+// are as many as TestOptions.MaxCacheBytes holds.
+func (d *data) prefetch(stat Stat, sets [][]int, pl permPlan, workers int) {
+	if d.stopped() {
+		return
 	}
+	type job struct {
+		feats []int
+		key   string
+	}
+	var jobs []job
 	d.mu.Lock()
-	d.cache[key] = r
-	d.tests++
-	if d.onTest != nil {
-		d.onTest()
+	for _, f := range sets {
+		f = slices.Clone(f)
+		slices.Sort(f)
+		key := setKey(stat, f)
+		if _, ok := d.cache[key]; !ok && len(f) > 1 {
+			jobs = append(jobs, job{f, key})
+		}
 	}
 	d.mu.Unlock()
-	return r
+	rows := d.lab.Len()
+	if d.sub != nil {
+		rows = len(d.sub)
+	}
+	if tb := int64(rows) * int64(rows-1) / 2 * 4; tb > 0 {
+		workers = int(min(int64(workers), d.o.MaxCacheBytes/tb))
+	}
+	workers = min(workers, len(jobs))
+	if workers < 2 {
+		return
+	}
+	d.setMu.Lock()
+	defer d.setMu.Unlock()
+	for len(d.spare) < workers-1 {
+		d.spare = append(d.spare, nil)
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		tri := &d.tri
+		if w > 0 {
+			tri = &d.spare[w-1]
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(jobs) {
+					return
+				}
+				r, ok := d.run(stat, jobs[i].feats, jobs[i].key, pl, 1, tri)
+				if !ok {
+					return
+				}
+				d.mu.Lock()
+				if _, done := d.cache[jobs[i].key]; !done {
+					d.cache[jobs[i].key] = &cached{r: r}
+				}
+				d.mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // stopped reports whether the search's context is done.
@@ -725,14 +832,9 @@ func (s *searcher) bottomUp(set []int, sdc bool) [][]int {
 	// and every pair of the unused features after at; then the triples
 	at, bj := 0, 0
 	s.left = func() int {
-		pairs := 0
+		pairs := choose(unusedFrom(set, at+1), 2) // every pair after at
 		if !used[set[at]] {
-			pairs = unusedFrom(set, bj)
-		}
-		for i := at + 1; i < len(set); i++ {
-			if !used[set[i]] {
-				pairs += unusedFrom(set, i+1)
-			}
+			pairs += unusedFrom(set, bj)
 		}
 		return pairs + triples(unusedFrom(set, 0))
 	}
@@ -742,17 +844,16 @@ func (s *searcher) bottomUp(set []int, sdc bool) [][]int {
 		if used[a] || s.stopped() {
 			continue
 		}
-		for j := i + 1; j < len(set); j++ {
-			b := set[j]
-			if used[b] {
-				continue
+		pairs := func(yield func(candidate) bool) {
+			for j := i + 1; j < len(set); j++ {
+				if b := set[j]; !used[b] && !yield(candidate{feats: []int{a, b}, j: j}) {
+					return
+				}
 			}
-			bj = j + 1
-			if accept([]int{a, b}) {
-				groups = append(groups, []int{a, b})
-				used[a], used[b] = true, true
-				break
-			}
+		}
+		if g := s.first(pairs, func(c candidate) { bj = c.j + 1 }, accept); g != nil {
+			groups = append(groups, g)
+			used[a], used[g[1]] = true, true
 		}
 	}
 	if s.o.MaxSize < 3 {
@@ -777,31 +878,77 @@ func (s *searcher) bottomUp(set []int, sdc bool) [][]int {
 		return n
 	}
 	s.family(3, choose(len(left), 3))
-outer:
 	for i, a := range left {
 		at = i
 		if used[a] || s.stopped() {
 			continue
 		}
-		for j := i + 1; j < len(left); j++ {
-			b := left[j]
-			if used[b] {
-				continue
-			}
-			bj = j
-			for k := j + 1; k < len(left); k++ {
-				c := left[k]
-				if used[c] {
+		trios := func(yield func(candidate) bool) {
+			for j := i + 1; j < len(left); j++ {
+				if used[left[j]] {
 					continue
 				}
-				ck = k + 1
-				if accept([]int{a, b, c}) {
-					groups = append(groups, []int{a, b, c})
-					used[a], used[b], used[c] = true, true, true
-					continue outer
+				for k := j + 1; k < len(left); k++ {
+					if c := left[k]; !used[c] && !yield(candidate{feats: []int{a, left[j], c}, j: j, k: k}) {
+						return
+					}
 				}
 			}
 		}
+		if g := s.first(trios, func(c candidate) { bj, ck = c.j, c.k+1 }, accept); g != nil {
+			groups = append(groups, g)
+			used[a], used[g[1]], used[g[2]] = true, true, true
+		}
 	}
 	return groups
+}
+
+// candidate is a set a bottom-up search may accept, and where its loops
+// stand when they reach it (for the progress bound).
+type candidate struct {
+	feats []int
+	j, k  int
+}
+
+// first tests the candidates of seq in order and returns the first that
+// accept takes (nil for none), calling at before each test. With more than
+// one thread it runs the tests of the next few candidates concurrently
+// first (data.prefetch): the candidates are tested exactly as one at a
+// time — the same results, in the same order, counted when reached — and
+// only the few prefetched past an accepted one are wasted.
+func (s *searcher) first(seq iter.Seq[candidate], at func(candidate), accept func([]int) bool) []int {
+	ahead := 1
+	if s.tf == nil && s.o.Test.Threads > 1 {
+		ahead = 4 * s.o.Test.Threads
+	}
+	batch := make([]candidate, 0, ahead)
+	sets := make([][]int, 0, ahead)
+	var found []int
+	take := func() bool {
+		if len(batch) > 1 {
+			sets = sets[:0]
+			for _, c := range batch {
+				sets = append(sets, c.feats)
+			}
+			s.d.prefetch(s.o.Stat, sets, s.setPlan, s.o.Test.Threads)
+		}
+		for _, c := range batch {
+			at(c)
+			if accept(c.feats) {
+				found = c.feats
+				return true
+			}
+		}
+		batch = batch[:0]
+		return false
+	}
+	for c := range seq {
+		if batch = append(batch, c); len(batch) == ahead && take() {
+			return found
+		}
+	}
+	if len(batch) > 0 && take() {
+		return found
+	}
+	return nil
 }

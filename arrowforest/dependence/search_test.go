@@ -405,3 +405,32 @@ func TestSearchContext(t *testing.T) {
 		t.Errorf("the search took %v to stop", d)
 	}
 }
+
+// The bottom-up searches run set tests ahead on their threads
+// (data.prefetch); the result — groups, p-values, the count of tests — is
+// the same at any thread count, and the same as one test at a time.
+func TestBottomUpThreads(t *testing.T) {
+	x, y, _ := xorData(t, synth.XOR5, 300, 3)
+	for _, m := range []Method{MethodMDCBottomUp, MethodSDCBottomUp} {
+		var first *SearchResult
+		for _, th := range []int{1, 2, 5} {
+			o := DefaultSearchOptions()
+			o.Method = m
+			o.Test = TestOptions{MaxPerms: 20000, Seed: 4, Threads: th}
+			r, err := Search(x, y, 2, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first == nil {
+				first = r
+				if len(r.Groups) == 0 {
+					t.Fatalf("%s found no group on xor5", m)
+				}
+				continue
+			}
+			if !reflect.DeepEqual(r, first) {
+				t.Errorf("%s, %d threads: %+v\nwant (1 thread) %+v", m, th, r, first)
+			}
+		}
+	}
+}
