@@ -28,7 +28,9 @@ func securityHeaders(h http.Header) {
 }
 
 // Handler serves the status page: / (the page), /api/status (Status as
-// JSON), /status/chart/NAME.svg (the charts) and /status/status.js and
+// JSON: whole, or without what the client holds when the query names it,
+// see ParseHeld and StatusSince; a query it cannot read is 400 with the
+// reason), /status/chart/NAME.svg (the charts) and /status/status.js and
 // /status/status.css (the page's assets). Only GET and HEAD are allowed;
 // other paths are 404.
 func (r *Recorder) Handler() http.Handler {
@@ -56,12 +58,18 @@ func (r *Recorder) serve(w http.ResponseWriter, req *http.Request) {
 	case p == "/status/status.css":
 		r.asset(w, "assets/status.css", "text/css; charset=utf-8")
 	case p == "/api/status":
-		w.Header().Set("Content-Type", "application/json")
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", " ")
-		if err := enc.Encode(r.Status()); err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
+		h, err := ParseHeld(req.URL.Query())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
 		}
+		b, err := json.MarshalIndent(r.StatusSince(h), "", " ")
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(append(b, '\n'))
 	case strings.HasPrefix(p, "/status/chart/") && strings.HasSuffix(p, ".svg"):
 		name := strings.TrimSuffix(strings.TrimPrefix(p, "/status/chart/"), ".svg")
 		svg, err := r.Chart(name)
@@ -97,7 +105,7 @@ func (r *Recorder) Chart(name string) ([]byte, error) {
 		return c.svg, nil
 	}
 	r.mu.Unlock()
-	s := r.status(false)
+	s := r.status(false, Held{})
 	svg, err := draw(name, s)
 	if err != nil {
 		return nil, err

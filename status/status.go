@@ -20,6 +20,7 @@
 package status
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"math"
@@ -82,8 +83,9 @@ func (o *Options) resolve() error {
 // Recorder collects what the status page shows. Its methods are safe for
 // concurrent use; the daemon calls them from its stages and loops.
 type Recorder struct {
-	opts    Options
-	started time.Time
+	opts     Options
+	started  time.Time
+	instance string
 
 	mu       sync.Mutex
 	live     *liveModel
@@ -124,7 +126,7 @@ func New(o Options) (*Recorder, error) {
 		return nil, err
 	}
 	n := int(o.Window / o.Interval)
-	return &Recorder{opts: o, started: o.Now(), history: newRing[ModelVersion](o.History), trained: map[string]training{},
+	return &Recorder{opts: o, started: o.Now(), instance: rand.Text(), history: newRing[ModelVersion](o.History), trained: map[string]training{},
 		traffic: newRing[Sample](n), dlStage: map[string]int64{}, dlKind: map[string]int64{}, dlLast: newRing[DeadLetter](o.DeadLetters),
 		cache: map[string]cached{}}, nil
 }
@@ -228,6 +230,25 @@ func (r *ring[T]) items() []T {
 		return append([]T(nil), r.buf[:r.next]...)
 	}
 	return append(append([]T(nil), r.buf[r.next:]...), r.buf[:r.next]...)
+}
+
+// last returns the newest n elements (at most all), oldest first (a copy).
+func (r *ring[T]) last(n int64) []T {
+	size := r.next
+	if r.full {
+		size = len(r.buf)
+	}
+	if n <= 0 {
+		return nil
+	}
+	if n >= int64(size) {
+		return r.items()
+	}
+	out := make([]T, 0, n)
+	for i := r.next - int(n); i < r.next; i++ {
+		out = append(out, r.buf[(i+len(r.buf))%len(r.buf)])
+	}
+	return out
 }
 
 // count adds one to m[k], keeping m to 64 keys (the rest count as other).

@@ -1,13 +1,18 @@
 package status
 
 import (
+	"bytes"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -288,5 +293,300 @@ func TestOptions(t *testing.T) {
 		if _, err := New(o); err == nil {
 			t.Errorf("%+v: no error", o)
 		}
+	}
+}
+
+// wideModel is a classification model with classes classes named with
+// about 380 bytes each and features features, as a model's facts see it
+// (its trees use the first four features and two classes: the surgery
+// changes what the status document carries, not what is scored).
+func wideModel(tb testing.TB, version int64, classes, features int) *scoring.Model {
+	tb.Helper()
+	fr, err := synth.Generate(synth.Trunk, synth.Options{N: 200, Seed: 1, P: 4})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p := forest.DefaultParams(frame.TaskClassification)
+	p.Trees, p.Seed, p.Threads = 2, 1, 1
+	f, err := forest.Train(fr, p, forest.TrainOptions{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	long := strings.Repeat("a long class name ", 20)
+	for i := len(f.Classes); i < classes; i++ {
+		f.Classes = append(f.Classes, fmt.Sprintf("class %05d: %s", i, long))
+	}
+	for j := len(f.Features); j < features; j++ {
+		f.Features = append(f.Features, fmt.Sprintf("feature_%04d", j))
+		for k, v := range f.Importances {
+			f.Importances[k] = append(v, 1/float64(j))
+		}
+	}
+	m, err := scoring.Encode(f, version, "status test")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return m
+}
+
+// wideAnalysis is a dependence analysis of n marginal features.
+func wideAnalysis(n int) *report.Dependence {
+	d := &report.Dependence{Stat: "gcor", Method: "marginal", Alpha: 0.05, Adjust: "bh", Rows: 1000}
+	for j := 0; j < n; j++ {
+		d.Features = append(d.Features, report.DependenceFeature{Name: fmt.Sprintf("feature_%04d", j), Group: -1, Kind: "marginal",
+			Statistic: 0.1, PValue: 0.001, Adjusted: 0.002})
+	}
+	return d
+}
+
+// keys returns the top-level keys of a JSON object, sorted, and the
+// object with its values compacted.
+func keys(t *testing.T, body []byte) (string, map[string]json.RawMessage) {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
+	ks := make([]string, 0, len(m))
+	for k, v := range m {
+		ks = append(ks, k)
+		var b bytes.Buffer
+		if err := json.Compact(&b, v); err != nil {
+			t.Fatal(err)
+		}
+		m[k] = b.Bytes()
+	}
+	sort.Strings(ks)
+	return strings.Join(ks, ","), m
+}
+
+// TestConditionalStatus: without a query (or with unrelated parameters)
+// /api/status is the whole document, field for field as Status's tags say;
+// with the revisions a client holds it leaves out exactly the parts whose
+// revision is current (named in "unchanged", absent rather than null),
+// carries the changed ones whole, and only the traffic samples after the
+// client's; revisions of another instance get the whole document.
+func TestConditionalStatus(t *testing.T) {
+	m := pipeline.NewMetrics()
+	c := &clock{t: time.Unix(3000, 0).UTC()}
+	r, err := New(Options{Gatherer: m.Registry, Now: c.now, Window: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sample := func(n int) {
+		for i := 0; i < n; i++ {
+			c.add(time.Second)
+			m.RowsIn.WithLabelValues("features").Add(10)
+			m.CommitLag.WithLabelValues("features", "0").Set(float64(i))
+			r.Sample()
+		}
+	}
+	h := r.Handler()
+	body := func(path string) []byte {
+		t.Helper()
+		w := get(t, h, "GET", path)
+		if w.Code != 200 || w.Header().Get("Content-Type") != "application/json" {
+			t.Fatalf("%s: %d %s", path, w.Code, w.Body)
+		}
+		return w.Body.Bytes()
+	}
+	decode := func(path string) Status {
+		t.Helper()
+		var s Status
+		if err := json.Unmarshal(body(path), &s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	held := func(s Status, parts ...string) string {
+		q := url.Values{"instance": {s.Instance}}
+		for _, p := range parts {
+			q.Set(p, strconv.FormatInt(s.Revisions.part(p), 10))
+		}
+		return "/api/status?" + q.Encode()
+	}
+	const wholeKeys = "analysis,dead_letters,history,instance,model,now,ready,revisions,started,traffic"
+
+	// before anything: the whole document has null model and analysis;
+	// holding them at revision 0 leaves them out, which null never means
+	whole := body("/api/status")
+	if ks, doc := keys(t, whole); ks != wholeKeys || string(doc["model"]) != "null" || string(doc["analysis"]) != "null" {
+		t.Fatalf("whole document before a model: keys %s, model %s", ks, doc["model"])
+	}
+	var s0 Status
+	if err := json.Unmarshal(whole, &s0); err != nil || len(s0.Instance) < 16 {
+		t.Fatalf("instance %q: %v", s0.Instance, err)
+	}
+	if ks, doc := keys(t, body(held(s0, PartModel, PartAnalysis))); ks != "dead_letters,history,instance,now,ready,revisions,started,traffic,unchanged" ||
+		string(doc["unchanged"]) != `["model","analysis"]` {
+		t.Fatalf("held null model and analysis: keys %s, unchanged %s", ks, doc["unchanged"])
+	}
+	// a revision the recorder never had: the part is sent, null as it is
+	if _, doc := keys(t, body("/api/status?model=7&instance="+s0.Instance)); string(doc["model"]) != "null" || doc["unchanged"] != nil {
+		t.Fatalf("model held at revision 7 of 0: model %s, unchanged %s", doc["model"], doc["unchanged"])
+	}
+
+	r.ModelLive(model(t, 1, 5), "trained")
+	r.DeadLetter("features", 0, 1, "decode", "undecodable", "not Arrow")
+	r.Analysis(1, wideAnalysis(3))
+	sample(4) // the first reading is no sample: 3 samples
+	whole = body("/api/status")
+	// the whole document is what Status's struct tags say, the same with
+	// parameters that are not revisions (a cache buster)
+	s := r.Status()
+	type fields Status // without MarshalJSON
+	want, err := json.MarshalIndent(fields(s), "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(whole) != string(want)+"\n" {
+		t.Fatalf("whole document differs from Status's fields:\n%s\nwant\n%s", whole, want)
+	}
+	if got := body("/api/status?_=12345&pretty"); string(got) != string(whole) {
+		t.Fatalf("unrelated parameters changed the document:\n%s", got)
+	}
+	ks, doc := keys(t, whole)
+	if ks != wholeKeys || strings.Contains(string(doc["traffic"]), `"since"`) {
+		t.Fatalf("whole document keys %s, traffic %s", ks, doc["traffic"])
+	}
+	if err := json.Unmarshal(whole, &s); err != nil || len(s.Traffic.Samples) != 3 || s.Model == nil || s.Analysis == nil {
+		t.Fatalf("whole document: %v, %d samples", err, len(s.Traffic.Samples))
+	}
+
+	// the steady state: everything held is current
+	all := held(s, Parts...)
+	ks, doc = keys(t, body(all))
+	if ks != "instance,now,ready,revisions,started,traffic,unchanged" || string(doc["unchanged"]) != `["model","history","dead_letters","analysis"]` {
+		t.Fatalf("all held: keys %s, unchanged %s", ks, doc["unchanged"])
+	}
+	cs := decode(all)
+	if cs.Revisions != s.Revisions || cs.Traffic.Since == nil || *cs.Traffic.Since != s.Revisions.Traffic || len(cs.Traffic.Samples) != 0 {
+		t.Fatalf("all held: revisions %+v (want %+v), traffic %+v", cs.Revisions, s.Revisions, cs.Traffic)
+	}
+
+	// a hot swap and a sample: model, history and one sample come, the rest not
+	r.ModelLive(model(t, 2, 6), "trained")
+	sample(1)
+	ks, doc = keys(t, body(all))
+	if ks != "history,instance,model,now,ready,revisions,started,traffic,unchanged" || string(doc["unchanged"]) != `["dead_letters","analysis"]` {
+		t.Fatalf("after a swap: keys %s, unchanged %s", ks, doc["unchanged"])
+	}
+	cs = decode(all)
+	if cs.Model == nil || cs.Model.Version != 2 || len(cs.History) != 2 || len(cs.Traffic.Samples) != 1 || !cs.Traffic.Samples[0].At.Equal(c.now()) ||
+		strings.Join(cs.Traffic.Partitions, ",") != "features/0" {
+		t.Fatalf("after a swap: model %+v, history %d, traffic %+v", cs.Model, len(cs.History), cs.Traffic)
+	}
+	// held parts are independent: only the dead letters held, all else whole
+	r.DeadLetter("features", 0, 2, "score", "missing column", "column x missing")
+	if ks, _ := keys(t, body(held(s, PartAnalysis))); ks != "dead_letters,history,instance,model,now,ready,revisions,started,traffic,unchanged" {
+		t.Fatalf("analysis held: keys %s", ks)
+	}
+	if cs = decode(held(s, PartDeadLetters)); cs.DeadLetters.Total != 2 || len(cs.Unchanged) != 0 {
+		t.Fatalf("dead letters held at an old revision: %+v, unchanged %q", cs.DeadLetters, cs.Unchanged)
+	}
+
+	// traffic held from before the ring's reach: the whole ring (5 samples)
+	sample(10)
+	if cs = decode(held(s, PartTraffic)); len(cs.Traffic.Samples) != 5 || cs.Traffic.Since == nil || *cs.Traffic.Since != s.Revisions.Traffic {
+		t.Fatalf("old traffic revision: %+v", cs.Traffic)
+	}
+	// a traffic revision ahead of the recorder's: the whole ring, no since
+	if cs = decode("/api/status?traffic=999&instance=" + s.Instance); len(cs.Traffic.Samples) != 5 || cs.Traffic.Since != nil {
+		t.Fatalf("traffic revision ahead: %+v", cs.Traffic)
+	}
+
+	// another instance's revisions (a restart, another replica): whole
+	q := url.Values{"instance": {"another"}}
+	for _, p := range Parts {
+		q.Set(p, strconv.FormatInt(r.Status().Revisions.part(p), 10))
+	}
+	if ks, _ := keys(t, body("/api/status?"+q.Encode())); ks != wholeKeys {
+		t.Fatalf("another instance's revisions: keys %s", ks)
+	}
+	other, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.Status().Instance == r.Status().Instance {
+		t.Fatal("two recorders share an instance")
+	}
+}
+
+// TestConditionalQuery: a query /api/status cannot read is 400 with a
+// one-line reason naming the parameter.
+func TestConditionalQuery(t *testing.T) {
+	r, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := r.Handler()
+	inst := r.Status().Instance
+	for query, want := range map[string]string{
+		"model=abc&instance=" + inst:              "model=\"abc\" is not a revision",
+		"model=-1&instance=" + inst:               "model=\"-1\" is not a revision",
+		"analysis=1.5&instance=" + inst:           "analysis=\"1.5\" is not a revision",
+		"traffic=99999999999999999999&instance=x": "traffic=",
+		"model=1&model=2&instance=" + inst:        "model is given 2 times",
+		"model=1":                                 "need the instance",
+		"instance=":                               "instance must be given once",
+		"instance=a&instance=b":                   "instance must be given once",
+		"dead_letters=" + strings.Repeat("9x", 100) + "&instance=x": "…",
+	} {
+		w := get(t, h, "GET", "/api/status?"+query)
+		b := w.Body.String()
+		if w.Code != http.StatusBadRequest || !strings.Contains(b, want) || strings.Count(b, "\n") != 1 || len(b) > 200 {
+			t.Errorf("?%s: %d %q, want 400 with %q on one line", query, w.Code, b, want)
+		}
+	}
+	// an instance alone, or parameters of no meaning here, are no error
+	for _, query := range []string{"instance=" + inst, "instance=gone", "rev=3", "x=1&x=2"} {
+		if w := get(t, h, "GET", "/api/status?"+query); w.Code != 200 {
+			t.Errorf("?%s: %d %s", query, w.Code, w.Body)
+		}
+	}
+}
+
+// TestConditionalPollSize: the page's steady-state poll is a small
+// document whose size does not grow with the model's classes and
+// features or the analysis' features: a model of 10,000 long class names
+// and 1,000 features with a 1,000-feature analysis costs the same bytes
+// per poll as a 4-feature model with a 3-feature analysis.
+func TestConditionalPollSize(t *testing.T) {
+	size := func(m *scoring.Model, d *report.Dependence) (first, steady int) {
+		met := pipeline.NewMetrics()
+		c := &clock{t: time.Unix(5000, 0).UTC()}
+		r, err := New(Options{Gatherer: met.Registry, Now: c.now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.ModelLive(m, "trained")
+		r.Analysis(1, d)
+		for i := 0; i < 600; i++ {
+			c.add(time.Second)
+			met.RowsIn.WithLabelValues("features").Add(1000)
+			met.CommitLag.WithLabelValues("features", "0").Set(7)
+			r.Sample()
+		}
+		h := r.Handler()
+		w := get(t, h, "GET", "/api/status")
+		var s Status
+		if err := json.Unmarshal(w.Body.Bytes(), &s); err != nil {
+			t.Fatal(err)
+		}
+		q := url.Values{"instance": {s.Instance}}
+		for _, p := range Parts {
+			q.Set(p, strconv.FormatInt(s.Revisions.part(p), 10))
+		}
+		c.add(time.Second)
+		met.RowsIn.WithLabelValues("features").Add(1000)
+		r.Sample()
+		w2 := get(t, h, "GET", "/api/status?"+q.Encode())
+		return w.Body.Len(), w2.Body.Len()
+	}
+	smallFirst, small := size(model(t, 1, 5), wideAnalysis(3))
+	bigFirst, big := size(wideModel(t, 1, 10000, 1000), wideAnalysis(1000))
+	t.Logf("bytes per poll: small model %d first, %d steady; 10,000 classes × 1,000 features %d first, %d steady", smallFirst, small, bigFirst, big)
+	if big != small || big > 2048 || bigFirst < 4e6 {
+		t.Fatalf("steady-state poll %d bytes for the large model, %d for the small one (want equal, ≤ 2 kB); first poll %d", big, small, bigFirst)
 	}
 }
