@@ -1,11 +1,23 @@
 // forestd status page: polls /api/status once a second and updates the
-// page in place. Data strings go into the page through textContent only;
-// charts are SVG documents drawn by the daemon (html/template, escaped),
-// parsed as image/svg+xml and swapped in when their part of the status
-// changed.
+// page in place. After the first (whole) document it sends back the
+// document's instance and the revisions of the parts it holds: the daemon
+// then leaves out the parts that did not change (listed in "unchanged"),
+// which the page keeps and does not redraw, and sends only the traffic
+// samples after the held one, so a poll costs the same whatever the size
+// of the model and the analysis. Data strings go into the page through
+// textContent only; charts are SVG documents drawn by the daemon
+// (html/template, escaped), parsed as image/svg+xml and swapped in when
+// their part of the status changed. Long lists are cut to MAX_ROWS rows
+// with a note of how many more there are.
 (function () {
   'use strict';
   var POLL_MS = 1000;
+  var MAX_ROWS = 50;
+  // the parts the daemon leaves out when they did not change
+  var PARTS = ['model', 'history', 'dead_letters', 'analysis'];
+  // held: the instance of the documents, the parts and their revisions
+  // and the traffic revision; null before the first document
+  var held = null;
   var chartRev = {};
   var charts = {
     importances: 'model', history: 'history', rows: 'traffic', latency: 'traffic', lag: 'traffic',
@@ -33,10 +45,13 @@
     return isNaN(d.getTime()) ? '–' : d.toLocaleTimeString();
   }
 
+  // fillTable puts rows (arrays of cells: text, or {text, cls}) into the
+  // table's body, the first MAX_ROWS of them and a note of the rest.
   function fillTable(id, rows) {
-    var body = byId(id).tBodies[0];
+    var table = byId(id);
+    var body = table.tBodies[0];
     var trs = [];
-    rows.forEach(function (cells) {
+    rows.slice(0, MAX_ROWS).forEach(function (cells) {
       var tr = document.createElement('tr');
       cells.forEach(function (c) {
         var td = document.createElement('td');
@@ -50,6 +65,15 @@
       });
       trs.push(tr);
     });
+    if (rows.length > MAX_ROWS) {
+      var tr = document.createElement('tr');
+      var td = document.createElement('td');
+      td.colSpan = table.tHead ? table.tHead.rows[0].cells.length : 1;
+      td.className = 'more';
+      td.textContent = '… and ' + (rows.length - MAX_ROWS) + ' more (all in /api/status)';
+      tr.appendChild(td);
+      trs.push(tr);
+    }
     body.replaceChildren.apply(body, trs);
   }
 
@@ -68,7 +92,7 @@
   }
 
   function showModel(m) {
-    if (!m) { return; }
+    m = m || {}; // none (a restarted daemon before its first): dashes
     text('model-version', m.version);
     text('model-id', m.id);
     text('model-kind', m.kind);
@@ -76,6 +100,7 @@
     text('model-label', m.label);
     text('model-trees', m.trees);
     text('model-features', m.features ? m.features.length : null);
+    text('model-classes', m.classes ? m.classes.length : null);
     text('model-trained-at', time(m.trained_at));
     text('model-training-rows', m.training_rows);
     text('model-live-at', time(m.live_at));
@@ -90,7 +115,7 @@
     text('model-r2', m.oob ? num(oob.r2) : null);
     Array.prototype.forEach.call(document.querySelectorAll('tr.clf'), function (e) { e.classList.toggle('hidden', reg); });
     Array.prototype.forEach.call(document.querySelectorAll('tr.reg'), function (e) { e.classList.toggle('hidden', !reg); });
-    text('importance-kind', m.importance_kind);
+    byId('importance-kind').textContent = m.importance_kind || '';
   }
 
   function showTraffic(t) {
@@ -114,33 +139,79 @@
   }
 
   function showAnalysis(a) {
-    if (!a) { return; }
+    if (!a) {
+      text('analysis-info', 'none yet');
+      fillTable('marginal', []);
+      return;
+    }
     text('analysis-info', '#' + a.seq + ' at ' + time(a.at) + ': ' + a.method + ' with ' + a.stat + ' on ' + a.rows +
       ' rows, α = ' + a.alpha + ', ' + (a.groups ? a.groups.length : 0) + ' group(s)');
     var marg = (a.features || []).filter(function (f) { return f.group < 0; });
     fillTable('marginal', marg.map(function (f) { return [f.name, num(f.statistic), num(f.p_value), num(f.p_adjusted)]; }));
   }
 
+  // statusURL asks for the whole document first (and after an error),
+  // then for what changed since the held parts.
+  function statusURL() {
+    if (!held) { return '/api/status'; }
+    var q = ['instance=' + encodeURIComponent(held.instance), 'traffic=' + held.traffic];
+    PARTS.forEach(function (p) {
+      if (p in held.rev) { q.push(p + '=' + held.rev[p]); }
+    });
+    return '/api/status?' + q.join('&');
+  }
+
+  // merge fills the parts s leaves out from the held ones, holds the parts
+  // s carries, and returns which of them changed (null when s leaves out a
+  // part the page does not hold: then it asks for the whole document).
+  function merge(s) {
+    if (!held || held.instance !== s.instance) {
+      held = { instance: s.instance, rev: {}, data: {}, traffic: 0 };
+    }
+    var unchanged = s.unchanged || [];
+    var changed = {};
+    for (var i = 0; i < PARTS.length; i++) {
+      var p = PARTS[i];
+      if (unchanged.indexOf(p) >= 0) {
+        if (!(p in held.data)) { held = null; return null; }
+        s[p] = held.data[p];
+      } else {
+        held.data[p] = s[p];
+        held.rev[p] = s.revisions[p];
+        changed[p] = true;
+      }
+    }
+    held.traffic = s.revisions.traffic;
+    return changed;
+  }
+
   function show(s) {
+    var changed = merge(s);
+    if (!changed) { return; }
     var badge = byId('ready');
     badge.textContent = s.ready ? 'ready' : ('not ready: ' + (s.not_ready || ''));
     badge.className = 'badge ' + (s.ready ? 'ok' : 'wait');
     text('updated', time(s.now));
-    showModel(s.model);
+    if (changed.model) { showModel(s.model); }
     showTraffic(s.traffic);
-    showDeadLetters(s.dead_letters);
-    showAnalysis(s.analysis);
+    if (changed.dead_letters) { showDeadLetters(s.dead_letters); }
+    if (changed.analysis) { showAnalysis(s.analysis); }
     Object.keys(charts).forEach(function (name) {
-      loadChart(name, charts[name] + s.revisions[charts[name]]);
+      // revisions count within one instance (a restarted daemon starts over)
+      loadChart(name, s.instance + '.' + charts[name] + s.revisions[charts[name]]);
     });
     document.body.setAttribute('data-model-revision', String(s.revisions.model));
   }
 
   function poll() {
-    fetch('/api/status', { cache: 'no-store' })
-      .then(function (r) { return r.json(); })
+    fetch(statusURL(), { cache: 'no-store' })
+      .then(function (r) {
+        if (!r.ok) { throw new Error('/api/status: ' + r.status); }
+        return r.json();
+      })
       .then(show)
       .catch(function () {
+        held = null; // ask for the whole document next time
         var badge = byId('ready');
         badge.textContent = 'daemon unreachable';
         badge.className = 'badge down';
