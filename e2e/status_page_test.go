@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -102,6 +103,8 @@ type pageFacts struct {
 	Imgs      int      `json:"imgs"`
 	Ready     string   `json:"ready"`
 	Revision  string   `json:"revision"`
+	Kind      string   `json:"kind"`
+	Classes   string   `json:"classes"`
 }
 
 const readPage = `(() => {
@@ -113,7 +116,8 @@ const readPage = `(() => {
     dlTotal: t('dl-total'), dlRows: Array.from(document.querySelectorAll('#dl-last tbody tr')).map(r => r.textContent),
     dlReasons: Array.from(document.querySelectorAll('#dl-reasons tbody tr')).map(r => r.textContent),
     imgs: document.getElementsByTagName('img').length, ready: t('ready'),
-    revision: document.body.getAttribute('data-model-revision') || ''
+    revision: document.body.getAttribute('data-model-revision') || '',
+    kind: t('model-kind'), classes: t('model-classes')
   };
 })()`
 
@@ -121,7 +125,9 @@ const readPage = `(() => {
 // broker while headless chromium shows its status page. The page shows the
 // live model as /api/status does, and a newer version after a hot swap
 // without a reload; the importance chart has one bar per feature; a dead
-// letter appears with its reason; the feature named <img src=x
+// letter appears with its reason; after its first poll the page asks
+// with the revisions it holds and shows the model /api/status then leaves
+// out; the feature named <img src=x
 // onerror=alert(1)> is text (no <img> in the page, no dialog); nothing is
 // logged as an error in the console. Screenshots go to FORESTD_SCREENSHOTS
 // (or the test's temporary directory).
@@ -192,6 +198,42 @@ func TestStatusPageBrowser(t *testing.T) {
 	}
 	train.stop()
 	score.stop()
+
+	// after its first poll the page sends the instance and the revisions
+	// it holds; asked so, /api/status leaves the unchanged model out, and
+	// the page still shows it
+	br.eval(t, `performance.clearResourceTimings()`, nil)
+	var held url.Values
+	waitCond(t, 30*time.Second, "the page to poll with the model revision it holds", func() bool {
+		s = apiStatus(t, d.ops)
+		var urls []string
+		br.eval(t, `performance.getEntriesByType('resource').map(e => e.name).filter(n => n.includes('/api/status?'))`, &urls)
+		for _, u := range urls {
+			if pu, err := url.Parse(u); err == nil && pu.Query().Get("instance") == s.Instance && pu.Query().Get("model") == strconv.FormatInt(s.Revisions.Model, 10) {
+				held = pu.Query()
+				return true
+			}
+		}
+		return false
+	})
+	resp, err := http.Get("http://" + d.ops + "/api/status?" + held.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]json.RawMessage
+	err = json.NewDecoder(resp.Body).Decode(&doc)
+	resp.Body.Close()
+	if _, ok := doc["model"]; err != nil || ok || !strings.Contains(string(doc["unchanged"]), `"model"`) {
+		t.Fatalf("/api/status?%s: %v, unchanged %s, model sent %v", held.Encode(), err, doc["unchanged"], ok)
+	}
+	br.eval(t, readPage, &pf)
+	classes := "–" // y is numbers: a regression
+	if len(s.Model.Classes) > 0 {
+		classes = strconv.Itoa(len(s.Model.Classes))
+	}
+	if pf.Version != strconv.FormatInt(s.Model.Version, 10) || pf.Kind != s.Model.Kind || pf.Classes != classes || pf.Features != "3" || pf.ID != s.Model.ID {
+		t.Fatalf("page shows %+v while polling without the model; /api/status model %+v", pf, s.Model)
+	}
 
 	// the evil feature name stayed text everywhere
 	var evilTexts int
