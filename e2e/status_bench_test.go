@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -22,8 +23,8 @@ import (
 // daemon: the end-to-end rate of BenchmarkServeEndToEnd's backlog (a
 // 100-tree forest on 50-feature Trunk rows, 200 batches of 1000 rows)
 // with nobody looking at the page, and with a client polling it as the
-// page's script does (GET / once, then every second /api/status and each
-// chart whose part of the status changed). Rounds alternate the two modes
+// page's script does (GET / once, then every second /api/status with the
+// revisions it holds and each chart whose part of the status changed). Rounds alternate the two modes
 // (seven each, on one broker, each round with fresh topics and group);
 // the medians and their ratio are reported.
 //
@@ -104,8 +105,9 @@ func backlogRate(b *testing.B, brokers, model string, recs []arrow.Record, tag s
 }
 
 // pollStatusPage does what the page's script does until ctx ends: the
-// page once, then every second /api/status and the charts whose part of
-// the status changed.
+// page once, then every second /api/status (with the instance and the
+// revisions of the previous document) and the charts whose part of the
+// status changed.
 func pollStatusPage(ctx context.Context, base string) {
 	get := func(path string) []byte {
 		req, err := http.NewRequestWithContext(ctx, "GET", base+path, nil)
@@ -130,9 +132,19 @@ func pollStatusPage(ctx context.Context, base string) {
 		"groups": func(r status.Revisions) int64 { return r.Analysis },
 	}
 	rev := map[string]int64{}
+	query := "" // after the first document: the instance and the revisions held
 	for ctx.Err() == nil {
 		var s status.Status
-		if json.Unmarshal(get("/api/status"), &s) == nil {
+		if json.Unmarshal(get("/api/status"+query), &s) == nil {
+			q := url.Values{"instance": {s.Instance}}
+			for _, v := range []struct {
+				part string
+				rev  int64
+			}{{status.PartModel, s.Revisions.Model}, {status.PartHistory, s.Revisions.History}, {status.PartTraffic, s.Revisions.Traffic},
+				{status.PartDeadLetters, s.Revisions.DeadLetters}, {status.PartAnalysis, s.Revisions.Analysis}} {
+				q.Set(v.part, strconv.FormatInt(v.rev, 10))
+			}
+			query = "?" + q.Encode()
 			for name, f := range parts {
 				if v, ok := rev[name]; !ok || v != f(s.Revisions) {
 					rev[name] = f(s.Revisions)
