@@ -9,6 +9,14 @@
 // /status/chart/NAME.svg (drawn by package report, the generators
 // `forestd report` uses).
 //
+// /api/status without a query is the whole document. The page reads it
+// once, then polls with the document's instance and the revisions of the
+// parts it holds (StatusSince, ParseHeld): the parts that did not change
+// are left out and named in "unchanged", and only the traffic samples
+// after the held one come, so the per-second poll is a few hundred bytes
+// whatever the size of the model (every class name, every feature's
+// importances) and of the analysis.
+//
 // Memory is bounded: the model history, the traffic samples and the list
 // of recent dead letters are rings of fixed size (Options), and only the
 // latest analysis is kept. The page is read-only (GET only), its assets
