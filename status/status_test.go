@@ -490,6 +490,12 @@ func TestConditionalStatus(t *testing.T) {
 	if cs = decode(held(s, PartTraffic)); len(cs.Traffic.Samples) != 5 || cs.Traffic.Since == nil || *cs.Traffic.Since != s.Revisions.Traffic {
 		t.Fatalf("old traffic revision: %+v", cs.Traffic)
 	}
+	// the ring has wrapped: the two newest samples, oldest first
+	tr := r.Status().Revisions.Traffic
+	if cs = decode(fmt.Sprintf("/api/status?traffic=%d&instance=%s", tr-2, s.Instance)); len(cs.Traffic.Samples) != 2 ||
+		!cs.Traffic.Samples[1].At.Equal(c.now()) || !cs.Traffic.Samples[0].At.Equal(c.now().Add(-time.Second)) {
+		t.Fatalf("two samples after a wrap: %+v", cs.Traffic.Samples)
+	}
 	// a traffic revision ahead of the recorder's: the whole ring, no since
 	if cs = decode("/api/status?traffic=999&instance=" + s.Instance); len(cs.Traffic.Samples) != 5 || cs.Traffic.Since != nil {
 		t.Fatalf("traffic revision ahead: %+v", cs.Traffic)
