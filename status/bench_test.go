@@ -97,7 +97,7 @@ func (p *page) url() string {
 		return "/api/status"
 	}
 	q := url.Values{"instance": {p.instance}}
-	for _, part := range Parts {
+	for _, part := range Parts() {
 		q.Set(part, strconv.FormatInt(p.rev.part(part), 10))
 	}
 	return "/api/status?" + q.Encode()

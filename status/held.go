@@ -19,7 +19,9 @@ const (
 )
 
 // Parts lists the parts a client can hold (Held.Revisions' keys).
-var Parts = []string{PartModel, PartHistory, PartTraffic, PartDeadLetters, PartAnalysis}
+func Parts() []string {
+	return []string{PartModel, PartHistory, PartTraffic, PartDeadLetters, PartAnalysis}
+}
 
 // Held is what a client holds from an earlier document: the document's
 // Instance and, by part name (Parts), the revision of each part it holds.
@@ -61,7 +63,7 @@ func ParseHeld(q url.Values) (Held, error) {
 		}
 		h.Instance = vs[0]
 	}
-	for _, p := range Parts {
+	for _, p := range Parts() {
 		vs, ok := q[p]
 		if !ok {
 			continue

@@ -454,7 +454,7 @@ func TestConditionalStatus(t *testing.T) {
 	}
 
 	// the steady state: everything held is current
-	all := held(s, Parts...)
+	all := held(s, Parts()...)
 	ks, doc = keys(t, body(all))
 	if ks != "instance,now,ready,revisions,started,traffic,unchanged" || string(doc["unchanged"]) != `["model","history","dead_letters","analysis"]` {
 		t.Fatalf("all held: keys %s, unchanged %s", ks, doc["unchanged"])
@@ -503,7 +503,7 @@ func TestConditionalStatus(t *testing.T) {
 
 	// another instance's revisions (a restart, another replica): whole
 	q := url.Values{"instance": {"another"}}
-	for _, p := range Parts {
+	for _, p := range Parts() {
 		q.Set(p, strconv.FormatInt(r.Status().Revisions.part(p), 10))
 	}
 	if ks, _ := keys(t, body("/api/status?"+q.Encode())); ks != wholeKeys {
@@ -580,7 +580,7 @@ func TestConditionalPollSize(t *testing.T) {
 			t.Fatal(err)
 		}
 		q := url.Values{"instance": {s.Instance}}
-		for _, p := range Parts {
+		for _, p := range Parts() {
 			q.Set(p, strconv.FormatInt(s.Revisions.part(p), 10))
 		}
 		c.add(time.Second)
