@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -341,7 +342,10 @@ var graphTmpl = parse("groups", `<svg xmlns="http://www.w3.org/2000/svg" class="
 <g class="node" data-group="{{.Group}}"><circle cx="{{c .X}}" cy="{{c .Y}}" r="7" fill="{{.Color}}"><title>{{.Name}} ({{.Kind}})</title></circle><text x="{{c .TX}}" y="{{c .TY}}" text-anchor="{{.Anchor}}">{{.Short}}</text></g>
 {{- end}}
 {{- range .Legend}}
-<rect x="{{c .X}}" y="{{c $.LegendY}}" width="10" height="10" fill="{{.Color}}"/><text x="{{c .TX}}" y="{{c $.LegendTY}}">{{.Text}}</text>
+<rect x="{{c .X}}" y="{{c .Y}}" width="10" height="10" fill="{{.Color}}"/><text x="{{c .TX}}" y="{{c .TY}}">{{.Text}}</text>
+{{- end}}
+{{- if .More}}
+<text class="more" x="{{c .CX}}" y="{{c .MoreY}}" text-anchor="middle" fill="#666">{{.More}}</text>
 {{- end}}
 {{- if not .Nodes}}
 <text x="{{c .CX}}" y="{{c .EmptyY}}" text-anchor="middle" fill="#666">no dependent feature found</text>
@@ -362,25 +366,41 @@ type graphEdge struct {
 }
 
 type legendItem struct {
-	X, TX       float64
-	Color, Text string
+	X, TX, Y, TY float64
+	Color, Text  string
 }
+
+// The graph draws at most graphMarginal marginal features (the smallest
+// p-values) and the first graphGroups groups; a note counts the rest.
+const (
+	graphMarginal = 40
+	graphGroups   = 12
+)
 
 // Groups draws the analysis as a graph of features: the label in the
 // centre, each marginally dependent feature joined to it, and each group's
 // members on the circle joined to one another (a group is dependent on the
 // label only jointly, dashed to the label from its first member).
-// Features in no group and not marginal are left out.
+// Features in no group and not marginal are left out. A screen of many
+// features draws the graphMarginal marginal features of least p-value and
+// the first graphGroups groups, and says how many more the report lists.
 func Groups(d *Dependence) (template.HTML, error) {
+	marg := d.Marginal()
+	slices.SortStableFunc(marg, func(a, b DependenceFeature) int { return cmp.Compare(nanHigh(a.PValue), nanHigh(b.PValue)) })
+	moreMarg, groups, moreGroups := 0, d.Groups, 0
+	if len(marg) > graphMarginal {
+		moreMarg, marg = len(marg)-graphMarginal, marg[:graphMarginal]
+	}
+	if len(groups) > graphGroups {
+		moreGroups, groups = len(groups)-graphGroups, groups[:graphGroups]
+	}
 	var nodes []graphNode
 	pos := map[string]int{}
-	for _, f := range d.Features {
-		if f.Group < 0 {
-			pos[f.Name] = len(nodes)
-			nodes = append(nodes, graphNode{Name: f.Name, Kind: "marginal", Group: -1, Color: PaletteColor(0)})
-		}
+	for _, f := range marg {
+		pos[f.Name] = len(nodes)
+		nodes = append(nodes, graphNode{Name: f.Name, Kind: "marginal", Group: -1, Color: PaletteColor(0)})
 	}
-	for g, gr := range d.Groups {
+	for g, gr := range groups {
 		for _, name := range gr.Features {
 			if _, dup := pos[name]; dup {
 				continue
@@ -389,7 +409,8 @@ func Groups(d *Dependence) (template.HTML, error) {
 			nodes = append(nodes, graphNode{Name: name, Kind: gr.Kind + " " + gr.Name, Group: g + 1, Color: PaletteColor(g + 1)})
 		}
 	}
-	const cx, cy, w, h = chartWidth / 2.0, 250.0, float64(chartWidth), 520.0
+	const cx, cy, w = chartWidth / 2.0, 250.0, float64(chartWidth)
+	h := 520.0
 	rad := 170.0
 	for i := range nodes {
 		a := 2*math.Pi*float64(i)/float64(max(len(nodes), 1)) - math.Pi/2
@@ -411,7 +432,7 @@ func Groups(d *Dependence) (template.HTML, error) {
 			edges = append(edges, graphEdge{X1: cx, Y1: cy, X2: n.X, Y2: n.Y, Color: PaletteColor(0), Class: "marginal", Width: 1.5})
 		}
 	}
-	for g, gr := range d.Groups {
+	for g, gr := range groups {
 		for a := 0; a < len(gr.Features); a++ {
 			na := nodes[pos[gr.Features[a]]]
 			if a == 0 {
@@ -424,14 +445,34 @@ func Groups(d *Dependence) (template.HTML, error) {
 		}
 	}
 	legend := []legendItem{{Color: PaletteColor(0), Text: "marginal"}}
-	for g, gr := range d.Groups {
-		legend = append(legend, legendItem{Color: PaletteColor(g + 1), Text: fmt.Sprintf("%s (%s, p = %s)", gr.Name, gr.Kind, Num(gr.PValue))})
+	for g, gr := range groups {
+		legend = append(legend, legendItem{Color: PaletteColor(g + 1), Text: fmt.Sprintf("%s (%s, p = %s)", short(gr.Name, 20), gr.Kind, Num(gr.PValue))})
 	}
-	x := 8.0
+	// the legend at the bottom, in rows that fit the width
+	const legendRow = 16.0
+	x, row := 8.0, 0
 	for i := range legend {
-		legend[i].X, legend[i].TX = x, x+14
-		x += 14 + 6.5*float64(len([]rune(legend[i].Text))) + 14
+		wd := 14 + 6.5*float64(len([]rune(legend[i].Text))) + 14
+		if x > 8 && x+wd > w {
+			x, row = 8, row+1
+		}
+		legend[i].X, legend[i].TX, legend[i].Y = x, x+14, h-22+float64(row)*legendRow
+		legend[i].TY = legend[i].Y + 9
+		x += wd
 	}
+	var note []string
+	if moreMarg > 0 {
+		note = append(note, fmt.Sprintf("%d more marginal features", moreMarg))
+	}
+	if moreGroups > 0 {
+		note = append(note, fmt.Sprintf("%d more groups", moreGroups))
+	}
+	more := ""
+	if note != nil {
+		more = "… and " + strings.Join(note, " and ") + " (in the report's table)"
+	}
+	h += float64(row) * legendRow // the rows below the first
 	return render(graphTmpl, map[string]any{"W": w, "H": h, "Method": d.Method, "Edges": edges, "Nodes": nodes, "CX": cx, "CY": cy,
-		"Legend": legend, "LegendY": h - 22, "LegendTY": h - 13, "EmptyY": cy + 40})
+		"Legend": legend, "EmptyY": cy + 40,
+		"More": more, "MoreY": cy + rad + 44})
 }

@@ -603,3 +603,54 @@ func TestConfusionLongNamesBounded(t *testing.T) {
 		t.Fatalf("class 7's full name appears %d times; want it on its row and column labels", n)
 	}
 }
+
+// TestGroupsManyFeatures: a screen of 1,000 marginal features and 30
+// groups draws the 40 marginal features of least p-value and the first 12
+// groups, says how many more there are, and keeps every legend entry
+// inside the picture.
+func TestGroupsManyFeatures(t *testing.T) {
+	d := &Dependence{Stat: "gcor", Method: "mdc-bottomup", Alpha: 0.05}
+	for i := range 1000 {
+		d.Features = append(d.Features, DependenceFeature{Name: fmt.Sprintf("m%04d", i), Group: -1, Kind: "marginal",
+			PValue: float64(1000-i) / 1e6})
+	}
+	for g := range 30 {
+		a, b := fmt.Sprintf("g%da", g), fmt.Sprintf("g%db", g)
+		d.Features = append(d.Features, DependenceFeature{Name: a, Group: g + 1, Kind: "mds", PValue: 0.5},
+			DependenceFeature{Name: b, Group: g + 1, Kind: "mds", PValue: 0.5})
+		d.Groups = append(d.Groups, DependenceGroup{Name: fmt.Sprintf("g%d", g+1), Features: []string{a, b}, Kind: "mds", PValue: 1e-5})
+	}
+	svg, err := Groups(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(svg)
+	if n := count(t, s, "g", "node"); n != 40+2*12 {
+		t.Errorf("%d nodes, want 40 marginal and 24 group members", n)
+	}
+	if !strings.Contains(s, "m0999") || strings.Contains(s, ">m0000<") {
+		t.Error("the marginal features drawn are not those of least p-value")
+	}
+	if !strings.Contains(s, "960 more marginal features and 18 more groups") {
+		t.Error("no note of the features and groups left out")
+	}
+	var doc struct {
+		W     float64 `xml:"width,attr"`
+		H     float64 `xml:"height,attr"`
+		Rects []struct {
+			X float64 `xml:"x,attr"`
+			Y float64 `xml:"y,attr"`
+		} `xml:"rect"`
+	}
+	if err := xml.Unmarshal([]byte(s), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Rects) != 13 {
+		t.Fatalf("%d legend entries, want 13", len(doc.Rects))
+	}
+	for _, r := range doc.Rects {
+		if r.X < 0 || r.X+10 > doc.W || r.Y < 0 || r.Y+10 > doc.H {
+			t.Errorf("legend entry at (%v, %v) outside %v×%v", r.X, r.Y, doc.W, doc.H)
+		}
+	}
+}
