@@ -36,7 +36,9 @@ func MultiPredictions(spec PredictionSpec, targets []string) *arrow.Schema {
 // Predictions(spec) when targets is nil, those of MultiPredictions(spec,
 // targets) otherwise. A kept column may not repeat another kept column,
 // a fixed column (model_id, model_version, source, row) or a predicted
-// one (prediction and prob_<class>, or the targets).
+// one (prediction and the probability columns spec.Probs chooses, or the
+// targets). A spec whose probability columns are undefined (TopK out of
+// 1..len(Classes) with ProbsTop) is an error too.
 func CheckNames(spec PredictionSpec, targets []string) error {
 	seen := map[string]string{ColModelID: "a fixed column", ColModelVersion: "a fixed column",
 		ColSource: "a fixed column", ColRow: "a fixed column"}
@@ -54,9 +56,12 @@ func CheckNames(spec PredictionSpec, targets []string) error {
 	}
 	predicted := targets
 	if targets == nil {
+		if err := spec.check(); err != nil {
+			return err
+		}
 		predicted = []string{ColPrediction}
-		for _, c := range spec.Classes {
-			predicted = append(predicted, ProbPrefix+c)
+		for _, f := range probFields(spec) {
+			predicted = append(predicted, f.Name)
 		}
 	}
 	for _, t := range predicted {

@@ -1,7 +1,11 @@
 package schemas
 
 import (
+	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -18,6 +22,74 @@ const (
 	ProbPrefix      = "prob_"
 )
 
+// Schema metadata keys of a prediction record that does not carry a
+// probability per class (ProbsTop, ProbsNone); a record with every
+// class's probability (ProbsAll) has only forestd.schema, as before these
+// choices existed.
+const (
+	// MetaProbs is the probability columns: "top<k>" (e.g. "top5") or
+	// "none".
+	MetaProbs = "forestd.probs"
+	// MetaClasses is the model's number of classes, of which the record
+	// carries the top k or none.
+	MetaClasses = "forestd.classes"
+	// MetaProbsNote says why the record carries these columns when the
+	// caller did not choose them (PredictionSpec.ProbsNote).
+	MetaProbsNote = "forestd.probs_note"
+)
+
+// ProbColumns chooses the probability columns of a classification
+// prediction record (PredictionSpec.Probs).
+type ProbColumns uint8
+
+const (
+	// ProbsAll is a prob_<class> float32 column per class, in class order
+	// (the zero value).
+	ProbsAll ProbColumns = iota
+	// ProbsTop is PredictionSpec.TopK pairs of columns top<i>_class utf8,
+	// top<i>_prob float32 (i = 1..TopK): the TopK most probable classes
+	// of each row, most probable first (see TopClassName).
+	ProbsTop
+	// ProbsNone is no probability column: prediction alone.
+	ProbsNone
+)
+
+// TopClassName is the name of the class column of rank i (1 for the most
+// probable class) of a ProbsTop record: top<i>_class.
+func TopClassName(i int) string { return "top" + strconv.Itoa(i) + "_class" }
+
+// TopProbName is the name of the probability column of rank i of a
+// ProbsTop record: top<i>_prob.
+func TopProbName(i int) string { return "top" + strconv.Itoa(i) + "_prob" }
+
+// IsProbName reports whether name is the name of a probability column of
+// some prediction record: prob_<anything>, or top<i>_class or top<i>_prob
+// with i a number without leading zeros from 1.
+func IsProbName(name string) bool {
+	if strings.HasPrefix(name, ProbPrefix) {
+		return true
+	}
+	rest, ok := strings.CutPrefix(name, "top")
+	if !ok {
+		return false
+	}
+	num, ok := strings.CutSuffix(rest, "_class")
+	if !ok {
+		if num, ok = strings.CutSuffix(rest, "_prob"); !ok {
+			return false
+		}
+	}
+	if num == "" || num[0] == '0' {
+		return false
+	}
+	for _, r := range num {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // PredictionSpec describes one batch of predictions.
 type PredictionSpec struct {
 	ModelID      string
@@ -26,17 +98,60 @@ type PredictionSpec struct {
 	Classes []string
 	// Keep are passthrough columns copied from the input (e.g. a key).
 	Keep []arrow.Field
+	// Probs chooses the probability columns of a classification record
+	// (ProbsAll: one per class), and TopK the number of classes of
+	// ProbsTop, 1..len(Classes) (0 otherwise). Both are zero for
+	// regression.
+	Probs ProbColumns
+	TopK  int
+	// ProbsNote, when set with ProbsTop or ProbsNone, is written into the
+	// schema's metadata under MetaProbsNote: why the record carries these
+	// columns (a default that chose the top classes of a model with many
+	// classes).
+	ProbsNote string
+}
+
+// check refuses a spec whose probability columns are not defined.
+func (spec PredictionSpec) check() error {
+	k := len(spec.Classes)
+	switch spec.Probs {
+	case ProbsAll, ProbsNone:
+		if spec.TopK != 0 {
+			return fmt.Errorf("schemas: TopK %d without ProbsTop", spec.TopK)
+		}
+	case ProbsTop:
+		if spec.TopK < 1 || spec.TopK > k {
+			return fmt.Errorf("schemas: TopK %d of %d classes (want 1..%d)", spec.TopK, k, k)
+		}
+	default:
+		return fmt.Errorf("schemas: unknown probability columns %d", spec.Probs)
+	}
+	if spec.Classes == nil && spec.Probs != ProbsAll {
+		return errors.New("schemas: probability columns chosen for a model without classes")
+	}
+	return nil
 }
 
 // Predictions returns the schema of a prediction batch:
 //
 //	model_id utf8, model_version int64, source utf8, row int64,
 //	<keep columns>, prediction (utf8 class name | float64 value),
-//	prob_<class> float32 per class (classification only).
+//	then, for classification, the probabilities spec.Probs chooses:
+//	  ProbsAll:  prob_<class> float32 per class, in class order
+//	  ProbsTop:  top1_class utf8, top1_prob float32, …,
+//	             top<k>_class utf8, top<k>_prob float32 (k = spec.TopK)
+//	  ProbsNone: nothing.
 //
 // source and row are the coordinates of the scored row (file path or
 // topic/partition/offset, and the row within it), so downstream consumers
 // can join predictions back and drop duplicates after a restart.
+//
+// top<i>_class is the class of rank i in the row, ordered by probability
+// descending; equal probabilities rank the predicted class first, then in
+// class order, so that top1_class is always the prediction and output is
+// deterministic. The metadata key forestd.schema is "predictions/v1";
+// ProbsTop and ProbsNone add MetaProbs ("top<k>", "none"), MetaClasses
+// and, when set, MetaProbsNote.
 func Predictions(spec PredictionSpec) *arrow.Schema {
 	fields := []arrow.Field{
 		{Name: ColModelID, Type: arrow.BinaryTypes.String},
@@ -45,20 +160,49 @@ func Predictions(spec PredictionSpec) *arrow.Schema {
 		{Name: ColRow, Type: arrow.PrimitiveTypes.Int64},
 	}
 	fields = append(fields, spec.Keep...)
+	keys, vals := []string{"forestd.schema"}, []string{"predictions/v1"}
 	if spec.Classes != nil {
 		fields = append(fields, arrow.Field{Name: ColPrediction, Type: arrow.BinaryTypes.String})
-		for _, c := range spec.Classes {
-			fields = append(fields, arrow.Field{Name: ProbPrefix + c, Type: arrow.PrimitiveTypes.Float32})
+		fields = append(fields, probFields(spec)...)
+		if spec.Probs != ProbsAll {
+			probs := "none"
+			if spec.Probs == ProbsTop {
+				probs = "top" + strconv.Itoa(spec.TopK)
+			}
+			keys = append(keys, MetaProbs, MetaClasses)
+			vals = append(vals, probs, strconv.Itoa(len(spec.Classes)))
+			if spec.ProbsNote != "" {
+				keys, vals = append(keys, MetaProbsNote), append(vals, spec.ProbsNote)
+			}
 		}
 	} else {
 		fields = append(fields, arrow.Field{Name: ColPrediction, Type: arrow.PrimitiveTypes.Float64})
 	}
-	md := arrow.NewMetadata([]string{"forestd.schema"}, []string{"predictions/v1"})
+	md := arrow.NewMetadata(keys, vals)
 	return arrow.NewSchema(fields, &md)
 }
 
-// PredictionBatch holds the values of one batch; Class and Prob (row-major,
-// len(Classes) per row) for classification, Value for regression.
+// probFields are the probability columns of a classification record.
+func probFields(spec PredictionSpec) []arrow.Field {
+	var fields []arrow.Field
+	switch spec.Probs {
+	case ProbsAll:
+		for _, c := range spec.Classes {
+			fields = append(fields, arrow.Field{Name: ProbPrefix + c, Type: arrow.PrimitiveTypes.Float32})
+		}
+	case ProbsTop:
+		for i := 1; i <= spec.TopK; i++ {
+			fields = append(fields, arrow.Field{Name: TopClassName(i), Type: arrow.BinaryTypes.String},
+				arrow.Field{Name: TopProbName(i), Type: arrow.PrimitiveTypes.Float32})
+		}
+	}
+	return fields
+}
+
+// PredictionBatch holds the values of one batch: Class and Prob
+// (row-major, len(Classes) per row: every class's probability, whatever
+// spec.Probs writes; nil allowed with ProbsNone) for classification,
+// Value for regression.
 type PredictionBatch struct {
 	Source   string
 	FirstRow int64
@@ -107,12 +251,16 @@ func leadColumns(mem memory.Allocator, spec PredictionSpec, source string, first
 
 // BuildPredictions assembles a record following Predictions(spec).
 func BuildPredictions(mem memory.Allocator, spec PredictionSpec, b PredictionBatch) (arrow.Record, error) {
+	if err := spec.check(); err != nil {
+		return nil, err
+	}
 	schema := Predictions(spec)
 	n := len(b.Value)
+	k := len(spec.Classes)
 	if spec.Classes != nil {
 		n = len(b.Class)
-		if len(b.Prob) != n*len(spec.Classes) {
-			return nil, fmt.Errorf("schemas: %d probabilities for %d rows × %d classes", len(b.Prob), n, len(spec.Classes))
+		if len(b.Prob) != n*k && !(spec.Probs == ProbsNone && b.Prob == nil) {
+			return nil, fmt.Errorf("schemas: %d probabilities for %d rows × %d classes", len(b.Prob), n, k)
 		}
 	}
 	owned, cols, err := leadColumns(mem, spec, b.Source, b.FirstRow, n, b.Keep)
@@ -129,23 +277,27 @@ func BuildPredictions(mem memory.Allocator, spec PredictionSpec, b PredictionBat
 		sb := array.NewStringBuilder(mem)
 		sb.Reserve(n)
 		for _, c := range b.Class {
-			if c < 0 || int(c) >= len(spec.Classes) {
+			if c < 0 || int(c) >= k {
 				sb.Release()
-				return nil, fmt.Errorf("schemas: class index %d outside 0..%d", c, len(spec.Classes)-1)
+				return nil, fmt.Errorf("schemas: class index %d outside 0..%d", c, k-1)
 			}
 			sb.Append(spec.Classes[c])
 		}
 		owned = append(owned, sb.NewArray())
 		sb.Release()
-		k := len(spec.Classes)
-		for q := 0; q < k; q++ {
-			fb := array.NewFloat32Builder(mem)
-			fb.Reserve(n)
-			for i := 0; i < n; i++ {
-				fb.UnsafeAppend(b.Prob[i*k+q])
+		switch spec.Probs {
+		case ProbsAll:
+			for q := 0; q < k; q++ {
+				fb := array.NewFloat32Builder(mem)
+				fb.Reserve(n)
+				for i := 0; i < n; i++ {
+					fb.UnsafeAppend(b.Prob[i*k+q])
+				}
+				owned = append(owned, fb.NewArray())
+				fb.Release()
 			}
-			owned = append(owned, fb.NewArray())
-			fb.Release()
+		case ProbsTop:
+			owned = append(owned, topColumns(mem, spec.Classes, b.Class, b.Prob, spec.TopK)...)
 		}
 	} else {
 		fb := array.NewFloat64Builder(mem)
@@ -155,4 +307,107 @@ func BuildPredictions(mem memory.Allocator, spec PredictionSpec, b PredictionBat
 	}
 	cols = append(cols, owned[nFixed:]...)
 	return array.NewRecord(schema, cols, int64(n)), nil
+}
+
+// topColumns builds the 2·top columns of a ProbsTop record from the
+// classes predicted (class, one per row) and every class's probability
+// (prob, len(classes) per row): the class and probability of each rank.
+func topColumns(mem memory.Allocator, classes []string, class []int32, prob []float32, top int) []arrow.Array {
+	k, n := len(classes), len(class)
+	rank := make([]int32, n*top)
+	heap := make([]int32, 0, top)
+	for i := 0; i < n; i++ {
+		topClasses(rank[i*top:(i+1)*top], prob[i*k:(i+1)*k], class[i], heap)
+	}
+	cols := make([]arrow.Array, 0, 2*top)
+	for q := 0; q < top; q++ {
+		sb := array.NewStringBuilder(mem)
+		fb := array.NewFloat32Builder(mem)
+		sb.Reserve(n)
+		fb.Reserve(n)
+		for i := 0; i < n; i++ {
+			c := rank[i*top+q]
+			sb.Append(classes[c])
+			fb.UnsafeAppend(prob[i*k+int(c)])
+		}
+		cols = append(cols, sb.NewArray(), fb.NewArray())
+		sb.Release()
+		fb.Release()
+	}
+	return cols
+}
+
+// topClasses writes into dst the indices of the len(dst) most probable
+// classes of one row, whose probabilities are prob (one per class; len(dst)
+// at most len(prob)), in rank order: probability descending; among equal
+// probabilities the predicted class pred first, then class order; a NaN
+// ranks after every number. scratch is a buffer it may use (nil or of
+// capacity len(dst) avoids allocating). It costs one comparison per class
+// plus O(log len(dst)) per class that enters the running top.
+func topClasses(dst []int32, prob []float32, pred int32, scratch []int32) {
+	top := len(dst)
+	if top == 0 {
+		return
+	}
+	// a heap of the best classes seen, the one ranking last at its root
+	h := scratch[:0]
+	before := func(a, b int32) bool { return ranksBefore(prob, pred, a, b) }
+	for j := range int32(len(prob)) {
+		if len(h) < top {
+			h = append(h, j)
+			for c := len(h) - 1; c > 0; { // sift up
+				p := (c - 1) / 2
+				if !before(h[p], h[c]) {
+					break
+				}
+				h[p], h[c] = h[c], h[p]
+				c = p
+			}
+			continue
+		}
+		if !before(j, h[0]) {
+			continue
+		}
+		h[0] = j
+		for p := 0; ; { // sift down
+			c := 2*p + 1
+			if c >= len(h) {
+				break
+			}
+			if c+1 < len(h) && before(h[c], h[c+1]) {
+				c++
+			}
+			if !before(h[p], h[c]) {
+				break
+			}
+			h[p], h[c] = h[c], h[p]
+			p = c
+		}
+	}
+	slices.SortFunc(h, func(a, b int32) int {
+		switch {
+		case a == b:
+			return 0
+		case before(a, b):
+			return -1
+		}
+		return 1
+	})
+	copy(dst, h)
+}
+
+// ranksBefore reports whether class a ranks before class b (see
+// topClasses).
+func ranksBefore(prob []float32, pred, a, b int32) bool {
+	pa, pb := prob[a], prob[b]
+	na, nb := pa != pa, pb != pb
+	switch {
+	case na != nb:
+		return nb
+	case !na && pa != pb:
+		return pa > pb
+	case (a == pred) != (b == pred):
+		return a == pred
+	}
+	return a < b
 }

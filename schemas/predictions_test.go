@@ -1,6 +1,10 @@
 package schemas
 
 import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -57,5 +61,172 @@ func TestBuildPredictions(t *testing.T) {
 	}
 	if _, err := BuildPredictions(mem, PredictionSpec{Classes: []string{"a"}}, PredictionBatch{Class: []int32{3}, Prob: []float32{1}}); err == nil {
 		t.Fatal("class index out of range accepted")
+	}
+}
+
+// TestBuildPredictionsTop: a ProbsTop record carries top<i>_class and
+// top<i>_prob pairs, ranked by probability with ties broken by the
+// predicted class, then class order; ProbsNone carries prediction alone;
+// both say so in the schema's metadata, and ProbsAll's metadata is the
+// one it always had.
+func TestBuildPredictionsTop(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	classes := []string{"a", "b", "c", "d"}
+	batch := PredictionBatch{Source: "s", Class: []int32{2, 1, 3},
+		Prob: []float32{
+			0.1, 0.2, 0.6, 0.1, // c, b, then a and d tied: class order
+			0.4, 0.4, 0.2, 0, // a and b tied, b predicted: b first
+			0, 0, 0, 1, // d, then a, b, c tied at 0
+		}}
+	spec := PredictionSpec{ModelID: "m", Classes: classes, Probs: ProbsTop, TopK: 3, ProbsNote: "why"}
+	rec, err := BuildPredictions(mem, spec, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Release()
+	var names []string
+	for _, f := range rec.Schema().Fields() {
+		names = append(names, f.Name)
+	}
+	want := "[model_id model_version source row prediction top1_class top1_prob top2_class top2_prob top3_class top3_prob]"
+	if got := fmt.Sprint(names); got != want {
+		t.Fatalf("columns %s, want %s", got, want)
+	}
+	if !rec.Schema().Equal(Predictions(spec)) {
+		t.Fatal("record schema is not Predictions(spec)")
+	}
+	md := rec.Schema().Metadata()
+	for k, v := range map[string]string{"forestd.schema": "predictions/v1", MetaProbs: "top3", MetaClasses: "4", MetaProbsNote: "why"} {
+		if i := md.FindKey(k); i < 0 || md.Values()[i] != v {
+			t.Errorf("metadata %s: %v, want %q", k, md, v)
+		}
+	}
+	wantClass := [][]string{{"c", "b", "a"}, {"b", "a", "c"}, {"d", "a", "b"}}
+	wantProb := [][]float32{{0.6, 0.2, 0.1}, {0.4, 0.4, 0.2}, {1, 0, 0}}
+	for i := 0; i < 3; i++ {
+		for q := 0; q < 3; q++ {
+			c := rec.Column(5 + 2*q).(*array.String).Value(i)
+			p := rec.Column(6 + 2*q).(*array.Float32).Value(i)
+			if c != wantClass[i][q] || p != wantProb[i][q] {
+				t.Errorf("row %d rank %d: %s %v, want %s %v", i, q+1, c, p, wantClass[i][q], wantProb[i][q])
+			}
+		}
+		if rec.Column(4).(*array.String).Value(i) != rec.Column(5).(*array.String).Value(i) {
+			t.Errorf("row %d: top1_class is not the prediction", i)
+		}
+	}
+	// none: prediction alone, with or without the probabilities
+	for _, prob := range [][]float32{batch.Prob, nil} {
+		b := batch
+		b.Prob = prob
+		none, err := BuildPredictions(mem, PredictionSpec{Classes: classes, Probs: ProbsNone}, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if none.NumCols() != 5 || none.Schema().Field(4).Name != ColPrediction {
+			t.Errorf("none: %v", none.Schema())
+		}
+		if i := none.Schema().Metadata().FindKey(MetaProbs); i < 0 || none.Schema().Metadata().Values()[i] != "none" {
+			t.Errorf("none: metadata %v", none.Schema().Metadata())
+		}
+		none.Release()
+	}
+	// all: metadata unchanged
+	all := Predictions(PredictionSpec{Classes: classes})
+	if md := all.Metadata(); md.Len() != 1 || md.Keys()[0] != "forestd.schema" {
+		t.Errorf("all: metadata %v", md)
+	}
+	// undefined specs are errors, not panics
+	for name, bad := range map[string]PredictionSpec{
+		"top0":            {Classes: classes, Probs: ProbsTop},
+		"top5 of 4":       {Classes: classes, Probs: ProbsTop, TopK: 5},
+		"TopK with all":   {Classes: classes, TopK: 2},
+		"TopK with none":  {Classes: classes, Probs: ProbsNone, TopK: 2},
+		"top regression":  {Probs: ProbsTop, TopK: 1},
+		"none regression": {Probs: ProbsNone},
+		"unknown":         {Classes: classes, Probs: 9},
+	} {
+		b := batch
+		if bad.Classes == nil {
+			b = PredictionBatch{Value: []float64{1}}
+		}
+		if r, err := BuildPredictions(mem, bad, b); err == nil {
+			r.Release()
+			t.Errorf("%s: accepted", name)
+		}
+		if err := CheckNames(bad, nil); err == nil {
+			t.Errorf("%s: CheckNames accepted it", name)
+		}
+	}
+	// a kept column may be named like another mode's probability column
+	keep := func(name string) []arrow.Field { return []arrow.Field{{Name: name, Type: arrow.BinaryTypes.String}} }
+	for _, c := range []struct {
+		spec  PredictionSpec
+		clash bool
+	}{
+		{PredictionSpec{Classes: classes, Probs: ProbsTop, TopK: 2, Keep: keep("top2_prob")}, true},
+		{PredictionSpec{Classes: classes, Probs: ProbsTop, TopK: 2, Keep: keep("top3_prob")}, false},
+		{PredictionSpec{Classes: classes, Probs: ProbsTop, TopK: 2, Keep: keep("prob_a")}, false},
+		{PredictionSpec{Classes: classes, Keep: keep("prob_a")}, true},
+		{PredictionSpec{Classes: classes, Keep: keep("top1_class")}, false},
+		{PredictionSpec{Classes: classes, Probs: ProbsNone, Keep: keep("prob_a")}, false},
+	} {
+		if err := CheckNames(c.spec, nil); (err != nil) != c.clash {
+			t.Errorf("keep %s with %d/top%d: %v", c.spec.Keep[0].Name, c.spec.Probs, c.spec.TopK, err)
+		}
+	}
+}
+
+// TestTopClasses ranks random rows with many ties (probabilities of few
+// distinct values, NaN among them) against a full sort, for every k.
+func TestTopClasses(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := 0; trial < 200; trial++ {
+		c := 1 + rng.IntN(40)
+		prob := make([]float32, c)
+		for j := range prob {
+			switch rng.IntN(8) {
+			case 0:
+				prob[j] = float32(math.NaN())
+			default:
+				prob[j] = float32(rng.IntN(4)) / 4
+			}
+		}
+		pred := int32(rng.IntN(c))
+		ref := make([]int32, c)
+		for j := range ref {
+			ref[j] = int32(j)
+		}
+		sort.SliceStable(ref, func(a, b int) bool { // class order kept among equals
+			pa, pb := prob[ref[a]], prob[ref[b]]
+			na, nb := math.IsNaN(float64(pa)), math.IsNaN(float64(pb))
+			if na != nb {
+				return nb
+			}
+			if !na && pa != pb {
+				return pa > pb
+			}
+			return ref[a] == pred && ref[b] != pred
+		})
+		for k := 1; k <= c; k++ {
+			dst := make([]int32, k)
+			topClasses(dst, prob, pred, make([]int32, 0, k))
+			if fmt.Sprint(dst) != fmt.Sprint(ref[:k]) {
+				t.Fatalf("prob %v pred %d k %d: %v, want %v", prob, pred, k, dst, ref[:k])
+			}
+		}
+	}
+}
+
+func TestIsProbName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"prob_a": true, "prob_": true, "top1_class": true, "top12_prob": true,
+		"top0_class": false, "top01_prob": false, "top_class": false, "top1_probs": false,
+		"topx_class": false, "prediction": false, "top1": false, "Top1_class": false,
+	} {
+		if IsProbName(name) != want {
+			t.Errorf("IsProbName(%q) = %v", name, !want)
+		}
 	}
 }
