@@ -431,7 +431,7 @@ func (s *scorer) prepare(l *lake.Lake) error {
 			return &OptionError{"Keep", fmt.Errorf("no column %q in the lake", k)}
 		}
 	}
-	spec, err := s.m.PredictionSchema(schema, s.opts.Keep)
+	spec, err := s.m.PredictionSchema(schema, scoring.Options{Keep: s.opts.Keep})
 	if err != nil {
 		return &OptionError{"Keep", err}
 	}

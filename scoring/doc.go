@@ -8,8 +8,10 @@
 // mapping itself, forest.Forest.FromSource), scores them with the compiled
 // forest (a distance random forest through its manifold.Predictor), and
 // returns one prediction record per input record, following
-// schemas.Predictions (one class or value per row, with class
-// probabilities) or, for a model with several outputs,
+// schemas.Predictions (one class or value per row, with the class
+// probabilities Options.Probs chooses: one column per class, the top k
+// classes, or none — by default one per class up to MaxAllProbs classes
+// and the top DefaultTopK beyond) or, for a model with several outputs,
 // schemas.MultiPredictions (one float64 column per target). Every
 // prediction row carries the model's ID and version and its source
 // coordinates: Options.Source (a file path, "topic/partition/offset") and

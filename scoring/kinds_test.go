@@ -230,7 +230,7 @@ func checkScore(t *testing.T, m *scoring.Model, raw *frame.Frame, want *forest.P
 			o.Release()
 		}
 	}()
-	wantSchema, err := m.PredictionSchema(rec.Schema(), []string{keep})
+	wantSchema, err := m.PredictionSchema(rec.Schema(), scoring.Options{Keep: []string{keep}})
 	if err != nil {
 		t.Fatal(err)
 	}

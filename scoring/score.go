@@ -30,11 +30,19 @@ type Options struct {
 	Threads int
 	// Mem allocates the prediction records (nil: memory.DefaultAllocator).
 	Mem memory.Allocator
+	// Probs chooses the class probabilities of a classification model's
+	// records: ProbsAuto (the zero value: a column per class up to
+	// MaxAllProbs classes, else the top DefaultTopK), ProbsAll,
+	// ProbsTop(k) or ProbsNone (see Probs). Other models ignore it.
+	Probs Probs
 }
 
 func (o *Options) resolve() error {
 	if o.Threads < 0 {
 		return fmt.Errorf("scoring: %d threads", o.Threads)
+	}
+	if err := o.Probs.Validate(); err != nil {
+		return fmt.Errorf("scoring: Probs: %w", err)
 	}
 	if o.Threads == 0 {
 		o.Threads = runtime.GOMAXPROCS(0)
@@ -45,13 +53,17 @@ func (o *Options) resolve() error {
 	return nil
 }
 
-// PredictionSchema returns the schema of the records Score makes from
-// input of the given schema with the given kept columns:
-// schemas.Predictions, or schemas.MultiPredictions for a model with
-// several outputs. A kept column that is missing or clashes is an ErrInput
-// error.
-func (m *Model) PredictionSchema(input *arrow.Schema, keep []string) (*arrow.Schema, error) {
-	spec, _, err := m.spec(input, keep)
+// PredictionSchema returns the schema of the records Score makes with
+// opts from input of the given schema: schemas.Predictions (with the
+// kept columns and the probabilities opts.Probs chooses), or
+// schemas.MultiPredictions for a model with several outputs. A kept
+// column that is missing or clashes is an ErrInput error; an invalid
+// option is an error naming it.
+func (m *Model) PredictionSchema(input *arrow.Schema, opts Options) (*arrow.Schema, error) {
+	if err := opts.resolve(); err != nil {
+		return nil, err
+	}
+	spec, _, err := m.spec(input, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -61,11 +73,16 @@ func (m *Model) PredictionSchema(input *arrow.Schema, keep []string) (*arrow.Sch
 	return schemas.Predictions(spec), nil
 }
 
-// spec resolves the kept columns in the input schema.
-func (m *Model) spec(input *arrow.Schema, keep []string) (schemas.PredictionSpec, []int, error) {
+// spec resolves the kept columns in the input schema and the probability
+// columns of opts (resolved).
+func (m *Model) spec(input *arrow.Schema, opts Options) (schemas.PredictionSpec, []int, error) {
 	spec := schemas.PredictionSpec{ModelID: m.meta.ID, ModelVersion: m.meta.Version, Classes: m.f.Classes}
-	idx := make([]int, 0, len(keep))
-	for _, k := range keep {
+	var err error
+	if spec.Probs, spec.TopK, spec.ProbsNote, err = m.probColumns(opts.Probs); err != nil {
+		return spec, nil, fmt.Errorf("scoring: Probs: %w", err)
+	}
+	idx := make([]int, 0, len(opts.Keep))
+	for _, k := range opts.Keep {
 		ix := input.FieldIndices(k)
 		if len(ix) == 0 {
 			return spec, nil, inputErrorf("kept column %q is not in the input", k)
@@ -97,7 +114,7 @@ func (m *Model) Score(recs []arrow.Record, opts Options) ([]arrow.Record, error)
 			return nil, inputErrorf("record %d of the call has another schema than record 0: %s", i+1, schemaDiff(schema, r.Schema()))
 		}
 	}
-	spec, keepIdx, err := m.spec(schema, opts.Keep)
+	spec, keepIdx, err := m.spec(schema, opts)
 	if err != nil {
 		return nil, err
 	}

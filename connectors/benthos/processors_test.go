@@ -147,7 +147,7 @@ func TestScoreArrow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, _ := m.PredictionSchema(rec.Schema(), []string{"label"})
+		want, _ := m.PredictionSchema(rec.Schema(), scoring.Options{Keep: []string{"label"}})
 		if !schema.Equal(want) || len(recs) != 1 {
 			t.Fatalf("message %d: schema %v, want %v", k, schema, want)
 		}

@@ -142,7 +142,7 @@ func runScore(args []string, env Env) error {
 		return err
 	}
 	defer release(recs)
-	outSchema, err := m.PredictionSchema(schema, keep.vals)
+	outSchema, err := m.PredictionSchema(schema, scoring.Options{Keep: keep.vals})
 	if err != nil {
 		return fmt.Errorf("--keep: %w", err)
 	}
