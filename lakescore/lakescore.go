@@ -3,7 +3,8 @@
 // file (schemas.Predictions, or schemas.MultiPredictions for a model with
 // several outputs), written under a temporary name and renamed when
 // complete, so a crashed or interrupted run can be resumed (Options.Resume)
-// and a reader never sees half a file.
+// and a reader never sees half a file. Options.Probs chooses a
+// classification model's probability columns (scoring.Probs).
 //
 // Run reads the lake with connectors/lake (footers and schemas checked
 // first, only the model's columns decoded, a row group at a time within
@@ -48,6 +49,9 @@ type Options struct {
 	// Keep names input columns copied into every prediction (e.g. an id);
 	// each must be exactly one column of the lake.
 	Keep []string
+	// Probs chooses the class probabilities of a classification model's
+	// predictions (scoring.Probs: auto, all, top<k>, none).
+	Probs scoring.Probs
 	// Threads scores that many chunks at once (0: every CPU).
 	Threads int
 	// MaxMemory bounds the run's memory in bytes (0: lake.DefaultMaxMemory):
@@ -99,9 +103,12 @@ type Summary struct {
 	Resumed     int            `json:"resumed"`
 	Rows        int64          `json:"rows"`
 	Skipped     []lake.Skipped `json:"skipped"`
-	Seconds     float64        `json:"seconds"`
-	RowsPerSec  float64        `json:"rows_per_second"`
-	PeakBytes   int64          `json:"peak_batch_bytes"`
+	// Probs is the probabilities the predictions carry (a classification
+	// model's: all, top<k> or none; scoring.Model.ResolveProbs).
+	Probs      string  `json:"probs,omitempty"`
+	Seconds    float64 `json:"seconds"`
+	RowsPerSec float64 `json:"rows_per_second"`
+	PeakBytes  int64   `json:"peak_batch_bytes"`
 	// OverBudget lists the row groups too large for the memory budget on
 	// their own: each was decoded alone, and the run's memory went past
 	// MaxMemory by its excess (Warning says so).
@@ -114,7 +121,7 @@ type Summary struct {
 }
 
 // OptionError is an error about one of the Options: Option names the
-// field (MaxMemory, Keep, Compression, Threads, Readers).
+// field (MaxMemory, Keep, Compression, Threads, Readers, Probs).
 type OptionError struct {
 	Option string
 	Err    error
@@ -134,6 +141,7 @@ type scorer struct {
 	chunk    int64 // rows scored at a time
 	lopts    lake.Options
 	progress Progress
+	probs    scoring.Probs // what a classification model's predictions carry
 }
 
 // newScorer checks the options, sizes the chunks within the memory budget
@@ -164,6 +172,13 @@ func newScorer(m *scoring.Model, out string, opts Options) (*scorer, error) {
 	if _, err := files.NewParquetWriter(discard{}, arrow.NewSchema(nil, nil), s.wopts); err != nil {
 		return nil, &OptionError{"Compression", err}
 	}
+	probs, err := m.ResolveProbs(opts.Probs)
+	if err != nil {
+		return nil, &OptionError{"Probs", err}
+	}
+	if m.Classes() != nil {
+		s.probs = probs
+	}
 	if err := m.Prepare(s.threads); err != nil {
 		return nil, err
 	}
@@ -176,13 +191,14 @@ func newScorer(m *scoring.Model, out string, opts Options) (*scorer, error) {
 	f := m.Forest()
 	k := max(len(m.Classes()), 1)
 	// Working memory per row besides the decoded columns: the float32
-	// feature copy and the prediction buffers (class, probabilities), and
-	// the output record (model id, version, source path, row, class name
-	// or value, probabilities, passthrough columns) twice: as Arrow
-	// arrays and in the Parquet writer's buffers; a model with several
-	// outputs holds q values twice more, and a drf model the embedded point
-	// (m float64) and the nearest training row.
-	out1 := int64(len(m.ID())+4) + 8 + 128 + 8 + 16 + int64(4*k) + int64(16*len(opts.Keep))
+	// feature copy and the prediction buffers (class, every class's
+	// probability), and the output record (model id, version, source
+	// path, row, class name or value, the probabilities it carries,
+	// passthrough columns) twice: as Arrow arrays and in the Parquet
+	// writer's buffers; a model with several outputs holds q values twice
+	// more, and a drf model the embedded point (m float64) and the nearest
+	// training row.
+	out1 := int64(len(m.ID())+4) + 8 + 128 + 8 + 16 + outProbBytes(m.Classes(), s.probs) + int64(16*len(opts.Keep))
 	perRow := int64(4*(len(m.Columns())+len(f.Features))+3*4*k) + 2*out1
 	if t := m.Targets(); t != nil {
 		perRow += int64(2 * 8 * len(t))
@@ -214,6 +230,21 @@ func newScorer(m *scoring.Model, out string, opts Options) (*scorer, error) {
 		s.lopts.MaxMemory = free / 4
 	}
 	return s, nil
+}
+
+// outProbBytes is the size per row of the probability columns of a
+// prediction record: 4 bytes per class, or per rank the longest class
+// name and its offset plus 4 bytes.
+func outProbBytes(classes []string, probs scoring.Probs) int64 {
+	if probs == scoring.ProbsAll || probs == scoring.ProbsAuto {
+		return int64(4 * len(classes))
+	}
+	n := probs.TopK()
+	longest := 0
+	for _, c := range classes {
+		longest = max(longest, len(c))
+	}
+	return int64(n * (longest + 8))
 }
 
 // fitBudget returns the memory a lake run may fill with data: half of what
@@ -319,7 +350,8 @@ func run(ctx context.Context, m *scoring.Model, paths []string, out string, opts
 	if err := s.prepare(l); err != nil {
 		return nil, err
 	}
-	sum := &Summary{ModelID: m.ID(), FilesListed: len(l.Files()) + len(l.Skipped()), MaxMemory: s.opts.MaxMemory, DryRun: opts.DryRun}
+	sum := &Summary{ModelID: m.ID(), FilesListed: len(l.Files()) + len(l.Skipped()), MaxMemory: s.opts.MaxMemory, DryRun: opts.DryRun,
+		Probs: string(s.probs)}
 	if !opts.DryRun {
 		sum.Out = out
 	}
@@ -365,9 +397,10 @@ func run(ctx context.Context, m *scoring.Model, paths []string, out string, opts
 	return sum, nil
 }
 
-// done reports whether op is a complete output of this model: a complete
-// Parquet file (lake.Done) whose model_id is the model's. An output of
-// another model is scored again.
+// done reports whether op is a complete output of this run: a complete
+// Parquet file (lake.Done) with this run's columns (the same kept columns
+// and probabilities) whose model_id is the model's. An output of another
+// model, or with other columns, is scored again.
 func (s *scorer) done(op string) bool {
 	if !lake.Done(op) {
 		return false
@@ -383,6 +416,16 @@ func (s *scorer) done(op string) bool {
 	}
 	pf, err := files.OpenParquet(op, fh, st.Size())
 	if err != nil {
+		return false
+	}
+	have := pf.ColumnNames()
+	want := make([]string, 0, s.spec.NumFields())
+	for _, f := range s.spec.Fields() {
+		want = append(want, f.Name)
+	}
+	slices.Sort(have)
+	slices.Sort(want)
+	if !slices.Equal(have, want) {
 		return false
 	}
 	if pf.NumRows() == 0 {
@@ -431,7 +474,7 @@ func (s *scorer) prepare(l *lake.Lake) error {
 			return &OptionError{"Keep", fmt.Errorf("no column %q in the lake", k)}
 		}
 	}
-	spec, err := s.m.PredictionSchema(schema, scoring.Options{Keep: s.opts.Keep})
+	spec, err := s.m.PredictionSchema(schema, scoring.Options{Keep: s.opts.Keep, Probs: s.opts.Probs})
 	if err != nil {
 		return &OptionError{"Keep", err}
 	}
@@ -563,7 +606,7 @@ func (s *scorer) score(l *lake.Lake, b *lake.Batch, r0, r1 int64) (arrow.Record,
 	rec := b.Record.NewSlice(r0, r1)
 	defer rec.Release()
 	out, err := s.m.Score([]arrow.Record{rec}, scoring.Options{Keep: s.opts.Keep, Source: l.Files()[b.File].Path,
-		FirstRow: b.FirstRow + r0, Threads: 1, Mem: s.opts.Mem})
+		FirstRow: b.FirstRow + r0, Threads: 1, Mem: s.opts.Mem, Probs: s.opts.Probs})
 	if err != nil {
 		return nil, err
 	}

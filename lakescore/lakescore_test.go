@@ -423,3 +423,71 @@ func TestRunFailErrorsAreInput(t *testing.T) {
 		t.Errorf("permission error: %v, ErrInput %v", err, errors.Is(err, scoring.ErrInput))
 	}
 }
+
+// TestRunProbs: a lake scored with Options.Probs top3 holds the columns
+// and values Model.Score makes with it; the summary names the choice; a
+// resumed run with other probabilities scores the file again rather than
+// keeping an output of other columns; an invalid choice is an
+// OptionError naming Probs.
+func TestRunProbs(t *testing.T) {
+	m := letterModel(t)
+	root := lakeOf(t, map[string]string{"a.parquet": "letter_recognition_zstd_rg1000.parquet"})
+	out := t.TempDir()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	sum, err := lakescore.Run(context.Background(), m, []string{root}, out, lakescore.Options{Probs: scoring.ProbsTop(3), Threads: 2, Mem: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem.AssertSize(t, 0)
+	if sum.Probs != "top3" || sum.Files != 1 {
+		t.Fatalf("summary %+v", sum)
+	}
+	_, in := readFile(t, filepath.Join(dataDir, "letter_recognition_zstd_rg1000.parquet"))
+	want, err := m.Score(in, scoring.Options{Probs: scoring.ProbsTop(3), Threads: 1})
+	release(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release(want)
+	schema, got := readFile(t, filepath.Join(out, "a.parquet"))
+	defer release(got)
+	var names []string
+	for _, f := range schema.Fields() {
+		names = append(names, f.Name)
+	}
+	if fmt.Sprint(names) != "[model_id model_version source row prediction top1_class top1_prob top2_class top2_prob top3_class top3_prob]" {
+		t.Fatalf("columns %v", names)
+	}
+	values := func(recs []arrow.Record, name string) []string {
+		var v []string
+		for _, r := range recs {
+			c := r.Column(r.Schema().FieldIndices(name)[0])
+			for i := 0; i < c.Len(); i++ {
+				v = append(v, c.ValueStr(i))
+			}
+		}
+		return v
+	}
+	for _, name := range names[4:] {
+		if g, w := values(got, name), values(want, name); fmt.Sprint(g) != fmt.Sprint(w) {
+			t.Fatalf("column %s differs from Score's", name)
+		}
+	}
+	// resumed with every probability: the top-3 output is scored again
+	again, err := lakescore.Run(context.Background(), m, []string{root}, out, lakescore.Options{Resume: true, Probs: scoring.ProbsAll})
+	if err != nil || again.Resumed != 0 || again.Files != 1 || again.Probs != "all" {
+		t.Fatalf("resumed with other probabilities: %v %+v", err, again)
+	}
+	if s, recs := readFile(t, filepath.Join(out, "a.parquet")); !s.HasField("prob_A") {
+		t.Fatalf("after the resumed run: %v", s)
+	} else {
+		release(recs)
+	}
+	if again, err = lakescore.Run(context.Background(), m, []string{root}, out, lakescore.Options{Resume: true}); err != nil || again.Resumed != 1 {
+		t.Fatalf("resumed with the same probabilities: %v %+v", err, again)
+	}
+	var oe *lakescore.OptionError
+	if _, err := lakescore.Run(context.Background(), m, []string{root}, t.TempDir(), lakescore.Options{Probs: "top"}); !errors.As(err, &oe) || oe.Option != "Probs" {
+		t.Fatalf("probs top: %v", err)
+	}
+}

@@ -74,7 +74,7 @@ func runWorker(ctx context.Context, m *scoring.Model, root, out string, opts Opt
 		return nil, err
 	}
 	wopts := lakework.Options{Client: w.Client, Topic: w.Topic, Group: w.Group, Partitions: w.Partitions, Logger: w.Logger}
-	sum := &Summary{ModelID: m.ID(), Out: out, MaxMemory: s.opts.MaxMemory, ChunkRows: s.chunk,
+	sum := &Summary{ModelID: m.ID(), Out: out, MaxMemory: s.opts.MaxMemory, ChunkRows: s.chunk, Probs: string(s.probs),
 		Skipped: []lake.Skipped{}, Worker: &WorkerSummary{Topic: w.Topic, Group: w.Group}}
 	if w.Enqueue {
 		list, err := lake.List([]string{root})

@@ -54,6 +54,15 @@ const (
 // ProbsTop is top<k>: the k most probable classes of each row.
 func ProbsTop(k int) Probs { return Probs("top" + strconv.Itoa(k)) }
 
+// TopK is k for top<k>, and 0 for any other choice (or an invalid one).
+func (p Probs) TopK() int {
+	cols, k, err := p.parse()
+	if err != nil || cols != schemas.ProbsTop {
+		return 0
+	}
+	return k
+}
+
 // Validate checks p's text; its error starts with the value, so that a
 // caller prefixes the flag or key ("--probs: …").
 func (p Probs) Validate() error {

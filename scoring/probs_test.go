@@ -267,6 +267,9 @@ func TestScoreProbsErrors(t *testing.T) {
 			t.Errorf("%q: %v", good, err)
 		}
 	}
+	if scoring.ProbsTop(7).TopK() != 7 || scoring.ProbsAll.TopK() != 0 || scoring.Probs("top0").TopK() != 0 {
+		t.Error("TopK")
+	}
 	// top k of 2 classes: both, ranked
 	if p, err := m.ResolveProbs(scoring.ProbsTop(5)); err != nil || p != scoring.ProbsTop(2) {
 		t.Errorf("top5 of 2 classes resolves to %q, %v", p, err)
