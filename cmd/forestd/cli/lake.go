@@ -18,6 +18,7 @@ import (
 	"github.com/forestd/forestd/connectors/files"
 	"github.com/forestd/forestd/connectors/lake"
 	"github.com/forestd/forestd/lakescore"
+	"github.com/forestd/forestd/scoring"
 )
 
 // slowBatchEnv names a test-only hook: a duration to sleep after scoring
@@ -126,7 +127,9 @@ func (sl *scoreLakeFlags) wanted(out string) bool {
 	return filepath.Ext(out) == ""
 }
 
-func runScoreLake(env Env, sl *scoreLakeFlags, modelPath string, paths []string, out string, keep []string, threads int) error {
+// runScoreLake scores a lake with the scoring options of forestd score
+// (kept columns, threads, probabilities).
+func runScoreLake(env Env, sl *scoreLakeFlags, modelPath string, paths []string, out string, so scoring.Options) error {
 	if len(paths) == 0 {
 		return usagef("no input: give --in PATH (a lake directory, a glob or files)")
 	}
@@ -137,7 +140,7 @@ func runScoreLake(env Env, sl *scoreLakeFlags, modelPath string, paths []string,
 	if err != nil {
 		return err
 	}
-	opts := lakescore.Options{Keep: keep, Threads: threads, MaxMemory: int64(sl.maxMemory), OnError: lo.OnError, Readers: sl.readers,
+	opts := lakescore.Options{Keep: so.Keep, Threads: so.Threads, Probs: so.Probs, MaxMemory: int64(sl.maxMemory), OnError: lo.OnError, Readers: sl.readers,
 		Resume: sl.resume, Compression: sl.compression, DryRun: sl.dryRun}
 	if _, err := files.NewParquetWriter(discard{}, arrow.NewSchema(nil, nil), files.WriteOptions{Compression: sl.compression}); err != nil {
 		return usageError{fmt.Errorf("--compression: %w", err)}
@@ -149,6 +152,9 @@ func runScoreLake(env Env, sl *scoreLakeFlags, modelPath string, paths []string,
 	}
 	m, err := loadModel(modelPath)
 	if err != nil {
+		return err
+	}
+	if _, err := modelProbs(m, so.Probs); err != nil {
 		return err
 	}
 	defer sl.limitMemory()()
@@ -194,7 +200,7 @@ func lakeErr(err error) error {
 		return err
 	}
 	flag := map[string]string{"MaxMemory": "--max-memory", "Keep": "--keep", "Compression": "--compression",
-		"Threads": "--threads", "Readers": "--readers"}[oe.Option]
+		"Threads": "--threads", "Readers": "--readers", "Probs": "--probs"}[oe.Option]
 	return fmt.Errorf("%s: %w", flag, oe.Err)
 }
 

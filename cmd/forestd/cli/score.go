@@ -104,6 +104,7 @@ func runScore(args []string, env Env) error {
 	modelPath := fs.String("model", "", "model file")
 	out := fs.String("out", "", "output file: .parquet (default zstd), .arrow, .arrows, .csv, .csv.gz; or a directory: score the inputs as a lake, one output per file (see the lake flags)")
 	threads := fs.Int("threads", runtime.NumCPU(), "worker threads")
+	probs := fs.String("probs", "auto", probsUsage)
 	lakeFlags := addScoreLakeFlags(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -112,20 +113,28 @@ func runScore(args []string, env Env) error {
 	if err := checkThreads(*threads); err != nil {
 		return err
 	}
+	if err := scoring.Probs(*probs).Validate(); err != nil {
+		return usageError{fmt.Errorf("--probs: %w", err)}
+	}
 	if *out == "" {
 		return usagef("--out is required")
 	}
+	so := scoring.Options{Keep: keep.vals, Source: sourceName(append(in.vals, pos...)), Threads: *threads, Probs: scoring.Probs(*probs)}
 	if lakeFlags.wanted(*out) {
 		if err := notInputDir("--out", *out, append(in.vals, pos...)...); err != nil {
 			return err
 		}
-		return runScoreLake(env, lakeFlags, *modelPath, append(in.vals, pos...), *out, keep.vals, *threads)
+		return runScoreLake(env, lakeFlags, *modelPath, append(in.vals, pos...), *out, so)
 	}
 	paths := append(in.vals, pos...)
 	if err := checkOut("--out", *out, append(paths, *modelPath)...); err != nil {
 		return err
 	}
 	m, err := loadModel(*modelPath)
+	if err != nil {
+		return err
+	}
+	resolved, err := modelProbs(m, so.Probs)
 	if err != nil {
 		return err
 	}
@@ -142,12 +151,12 @@ func runScore(args []string, env Env) error {
 		return err
 	}
 	defer release(recs)
-	outSchema, err := m.PredictionSchema(schema, scoring.Options{Keep: keep.vals})
+	outSchema, err := m.PredictionSchema(schema, so)
 	if err != nil {
 		return fmt.Errorf("--keep: %w", err)
 	}
 	t0 := time.Now()
-	preds, err := m.Score(recs, scoring.Options{Keep: keep.vals, Source: sourceName(paths), Threads: *threads})
+	preds, err := m.Score(recs, so)
 	if err != nil {
 		return err
 	}
@@ -167,7 +176,36 @@ func runScore(args []string, env Env) error {
 	if t := m.Targets(); t != nil {
 		rep["targets"] = t
 	}
+	if resolved != "" {
+		rep["probs"] = resolved
+	}
 	return writeJSON(env.Stdout, rep)
+}
+
+const probsUsage = "class probabilities written: auto (all up to 256 classes, else top5), all (prob_<class> per class), " +
+	"top<k> (e.g. top5: top1_class, top1_prob … of the k most probable classes; k above the classes: every class, ranked), none (prediction only)"
+
+// modelProbs returns the probabilities m's predictions carry under --probs
+// p: all, top<k> or none for a classification model, "" for another,
+// which has none. Asking such a model for its top classes is a usage
+// error (the daemon and the processors ignore it instead, as their model
+// may change to a classifier).
+func modelProbs(m *scoring.Model, p scoring.Probs) (scoring.Probs, error) {
+	resolved, err := m.ResolveProbs(p)
+	if err != nil {
+		return "", usageError{fmt.Errorf("--probs: %w", err)}
+	}
+	if m.Classes() != nil {
+		return resolved, nil
+	}
+	if p.TopK() > 0 {
+		what := "a regression model"
+		if m.Targets() != nil {
+			what = fmt.Sprintf("a model with %d outputs", len(m.Targets()))
+		}
+		return "", usagef("--probs %s: the model is %s, without class probabilities", p, what)
+	}
+	return "", nil
 }
 
 func runInspect(args []string, env Env) error {
