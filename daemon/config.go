@@ -21,6 +21,7 @@ import (
 	"github.com/forestd/forestd/connectors/broker"
 	"github.com/forestd/forestd/connectors/kafka"
 	"github.com/forestd/forestd/operators"
+	"github.com/forestd/forestd/scoring"
 )
 
 // Stage names of the daemon (Config.Stages).
@@ -61,6 +62,7 @@ type Config struct {
 	AllowFeatureChange bool           `yaml:"allow_feature_change"`
 	Key                string         `yaml:"key"`
 	OutputFormat       string         `yaml:"output_format"`
+	Score              ScoreConfig    `yaml:"score"`
 	Train              TrainConfig    `yaml:"train"`
 	Pipeline           PipelineConfig `yaml:"pipeline"`
 	Kafka              KafkaConfig    `yaml:"kafka"`
@@ -94,6 +96,18 @@ type TopicsConfig struct {
 	// Partitions of the topics the daemon creates (the model topic always
 	// has one).
 	Partitions int `yaml:"partitions"`
+}
+
+// ScoreConfig is what the score stage writes (key score; key and
+// output_format, which predate it, stay at the top level).
+type ScoreConfig struct {
+	// Probs chooses the class probabilities of a classification model's
+	// predictions: auto (the default: prob_<class> per class up to 256
+	// classes, the top 5 beyond), all, top<k> (top1_class, top1_prob …
+	// of the k most probable classes) or none (scoring.Probs). Regression
+	// and multi-output models ignore it, so one setting serves every
+	// model the daemon swaps in.
+	Probs string `yaml:"probs"`
 }
 
 // TrainConfig is the training (and analysis) of labelled batches (key
@@ -185,6 +199,7 @@ func DefaultConfig() Config {
 		},
 		Stages:       []string{StageScore, StageTrain},
 		OutputFormat: kafka.FormatArrow,
+		Score:        ScoreConfig{Probs: "auto"},
 		Train: TrainConfig{Label: "y", Window: 50000, WindowKind: operators.WindowCount, RetrainEvery: "10000",
 			MinRows: 100, Forest: "rf", Trees: 100, Seed: 1, Threads: 1},
 		Pipeline: PipelineConfig{MaxInFlightBytes: 64 << 20, MaxUncommitted: 1000,
@@ -495,6 +510,9 @@ func (c *Config) Validate() error {
 	case kafka.FormatArrow, kafka.FormatJSON:
 	default:
 		return fmt.Errorf("output_format: %q is not arrow or json", c.OutputFormat)
+	}
+	if err := scoring.Probs(c.Score.Probs).Validate(); err != nil {
+		return fmt.Errorf("score.probs: %w", err)
 	}
 	if c.Has(StageTrain) || c.Has(StageAnalyze) || c.Has(StageSelect) {
 		if c.Train.Label == "" {

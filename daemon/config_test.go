@@ -35,6 +35,8 @@ stages: [train, score]
 model: seed.model
 key: id
 output_format: json
+score:
+  probs: top3
 train:
   label: target
   features: [a, b]
@@ -81,6 +83,7 @@ func TestConfigParse(t *testing.T) {
 		"topics":       c.Topics.Features == "in.features" && c.Topics.DLQ == "out.dlq" && c.Topics.Partitions == 8,
 		"stages":       fmt.Sprint(c.Stages) == "[train score]",
 		"output":       c.OutputFormat == "json" && c.Key == "id" && c.Model == "seed.model",
+		"score":        c.Score.Probs == "top3",
 		"train":        c.Train.Label == "target" && c.Train.Window == 2000 && c.Train.WindowKind == "reservoir" && c.Train.RetrainEvery == "30s" && c.Train.Trees == 64 && c.Train.Seed == 9 && c.Train.Task == "classification",
 		"train lists":  fmt.Sprint(c.Train.Features, c.Train.Exclude) == "[a b] [ts]",
 		"pipeline":     c.Pipeline.Workers == 3 && c.Pipeline.CommitInterval == time.Second && c.Pipeline.DrainTimeout == 5*time.Second && c.Pipeline.MemoryLimit == 512<<20,
@@ -95,7 +98,7 @@ func TestConfigParse(t *testing.T) {
 	}
 	// keys left out keep their defaults
 	c2, err := ParseConfig(strings.NewReader("group: g2\n"), "x")
-	if err != nil || c2.Topics.Features != "forestd.features" || c2.Train.Window != 50000 || c2.Group != "g2" {
+	if err != nil || c2.Topics.Features != "forestd.features" || c2.Train.Window != 50000 || c2.Group != "g2" || c2.Score.Probs != "auto" {
 		t.Fatalf("partial config: %v %+v", err, c2)
 	}
 	if c3, err := ParseConfig(strings.NewReader(""), "empty"); err != nil || c3.Validate() != nil {
@@ -111,6 +114,7 @@ func TestConfigErrors(t *testing.T) {
 		"pipeline:\n  drain_timeout: 5\n": "line 2",
 		"group: a\n---\ngroup: b\n":       "more than one YAML document",
 		"stages: score\n":                 "cannot unmarshal",
+		"score:\n  prob: all\n":           "field prob not found",
 		"{":                               "cfg.yaml",
 	}
 	for in, want := range parseErrs {
@@ -128,6 +132,8 @@ func TestConfigErrors(t *testing.T) {
 		"group: ''\n":                                     "group:",
 		"topics: {features: 'bad topic'}\n":               "topics.features",
 		"output_format: csv\n":                            "output_format",
+		"score: {probs: top0}\n":                          `score.probs: "top0" is not auto, all, none or top<k>`,
+		"score: {probs: TOP5}\n":                          `score.probs: "TOP5"`,
 		"train: {label: ''}\n":                            "train.label",
 		"train: {label: 'y0,,y1'}\n":                      "empty column name",
 		"train: {window: 10, min_rows: 20}\n":             "min_rows",

@@ -145,6 +145,10 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 		d.status.Run(bgCtx)
 	}()
 	d.models = &models{Current: d.cur, Metrics: d.dm, Logger: log, Status: d.status}
+	if cfg.Has(StageScore) {
+		probs := scoring.Probs(cfg.Score.Probs)
+		d.models.Probs = &probs
+	}
 	if cfg.Model != "" {
 		m, err := scoring.Load(cfg.Model)
 		if err != nil {
@@ -385,7 +389,7 @@ func (d *Daemon) buildStages() ([]pipeline.Route, error) {
 	c := d.cfg
 	var routes []pipeline.Route
 	if c.Has(StageScore) {
-		ss := &scoreStage{Current: d.cur, Key: c.Key, Metrics: d.dm}
+		ss := &scoreStage{Current: d.cur, Key: c.Key, Probs: scoring.Probs(c.Score.Probs), Metrics: d.dm}
 		routes = append(routes, pipeline.Route{Topic: c.Topics.Features, Stages: []pipeline.Stage{ss}, Pin: ss.Pin})
 	}
 	if c.Has(StageSelect) {

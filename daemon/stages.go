@@ -53,6 +53,9 @@ type models struct {
 	Logger  *slog.Logger
 	// Status, when set, records swaps and trainings for the status page.
 	Status *status.Recorder
+	// Probs, when set (the score stage runs), is score.probs: the log of a
+	// swap names what a classification model's predictions carry.
+	Probs *scoring.Probs
 }
 
 // Offer installs m if operators.Current.Offer takes it (newer, same source
@@ -80,8 +83,14 @@ func (ms *models) Offer(m *scoring.Model, origin string) bool {
 		ms.Status.ModelLive(m, origin)
 	}
 	if ms.Logger != nil {
-		ms.Logger.Info("model hot-swapped", "model_id", m.ID(), "model_version", m.Version(), "origin", origin,
-			"trees", len(m.Forest().Trees), "features", len(m.Forest().Features))
+		attrs := []any{"model_id", m.ID(), "model_version", m.Version(), "origin", origin,
+			"trees", len(m.Forest().Trees), "features", len(m.Forest().Features)}
+		if ms.Probs != nil && m.Classes() != nil {
+			if p, err := m.ResolveProbs(*ms.Probs); err == nil {
+				attrs = append(attrs, "classes", len(m.Classes()), "probs", string(p))
+			}
+		}
+		ms.Logger.Info("model hot-swapped", attrs...)
 	}
 	return true
 }
@@ -135,7 +144,9 @@ type scoreStage struct {
 	Current *operators.Current
 	// Key names an input column copied into every prediction (besides the
 	// source coordinates); empty: none.
-	Key     string
+	Key string
+	// Probs chooses a classification model's probabilities (score.probs).
+	Probs   scoring.Probs
 	Stream  string
 	Metrics *metrics
 	// Mem allocates the predictions (nil: memory.DefaultAllocator).
@@ -172,7 +183,7 @@ func (s *scoreStage) Process(ctx context.Context, in *pipeline.Batch) ([]pipelin
 		}
 	}
 	src := in.Env.Source()
-	opts := scoring.Options{Source: src, Threads: 1, Mem: s.Mem} // the runtime scores messages in parallel
+	opts := scoring.Options{Source: src, Threads: 1, Mem: s.Mem, Probs: s.Probs} // the runtime scores messages in parallel
 	if s.Key != "" {
 		opts.Keep = []string{s.Key}
 	}

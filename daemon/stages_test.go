@@ -1,8 +1,12 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -105,5 +109,68 @@ func TestTrainLoop(t *testing.T) {
 	_, _, err = stage.Process(ctx, &pipeline.Batch{Env: &pipeline.Envelope{}, Schema: rec.Schema(), Records: []arrow.Record{rec}})
 	if !errors.Is(err, pipeline.ErrBadInput) {
 		t.Fatalf("unlabelled batch: %v", err)
+	}
+}
+
+// TestScoreStageProbs: the score stage writes the probabilities
+// score.probs chooses (the top 2 classes, or none) and the log of a swap
+// names them; without the setting a few-class model keeps a prob_<class>
+// column per class.
+func TestScoreStageProbs(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	fr, err := synth.Generate(synth.Trunk, synth.Options{N: 300, Seed: 1, P: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// three classes: the trunk's two, the second split by x2's sign
+	fr.Classes = append(fr.Classes, "third")
+	for i := range fr.Y {
+		if fr.Y[i] == 1 && fr.Cols[1][i] > 0 {
+			fr.Y[i] = 2
+		}
+	}
+	p := forest.DefaultParams(frame.TaskClassification)
+	p.Trees, p.Threads = 5, 1
+	f, err := forest.Train(fr, p, forest.TrainOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := scoring.Encode(f, 1, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged bytes.Buffer
+	top2 := scoring.ProbsTop(2)
+	ms := &models{Current: operators.NewCurrent(), Logger: slog.New(slog.NewTextHandler(&logged, nil)), Probs: &top2}
+	if !ms.Offer(m, "test") {
+		t.Fatal("model not installed")
+	}
+	if !strings.Contains(logged.String(), "classes=3 probs=top2") {
+		t.Errorf("swap log %q does not name the probabilities", logged.String())
+	}
+	rec := fr.ToRecord(mem)
+	defer rec.Release()
+	for probs, want := range map[scoring.Probs]string{
+		scoring.ProbsTop(2):  "[model_id model_version source row y prediction top1_class top1_prob top2_class top2_prob]",
+		scoring.ProbsNone:    "[model_id model_version source row y prediction]",
+		scoring.ProbsAuto:    "[model_id model_version source row y prediction prob_" + strings.Join(fr.Classes, " prob_") + "]",
+		scoring.ProbsTop(50): "[model_id model_version source row y prediction top1_class top1_prob top2_class top2_prob top3_class top3_prob]",
+	} {
+		st := &scoreStage{Current: ms.Current, Key: "y", Probs: probs, Mem: mem}
+		outs, _, err := st.Process(context.Background(), &pipeline.Batch{Env: &pipeline.Envelope{Topic: "f"}, Schema: rec.Schema(), Records: []arrow.Record{rec}})
+		if err != nil {
+			t.Fatalf("%q: %v", probs, err)
+		}
+		var names []string
+		for _, f := range outs[0].Record.Schema().Fields() {
+			names = append(names, f.Name)
+		}
+		if fmt.Sprint(names) != want {
+			t.Errorf("%q: columns %v, want %s", probs, names, want)
+		}
+		for _, o := range outs {
+			o.Record.Release()
+		}
 	}
 }

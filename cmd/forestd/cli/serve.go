@@ -50,7 +50,7 @@ type serveFlags struct {
 	sessionTimeout, drainTimeout, commitInterval, maxRuntime, demoDuration, stallTimeout   time.Duration
 	tls, tlsInsecure, demo, allowFeatureChange, tune                                       bool
 	topics                                                                                 listFlag
-	embeddedTLSCert, embeddedTLSKey, embeddedPasswords, task                               string
+	embeddedTLSCert, embeddedTLSKey, embeddedPasswords, task, probs                        string
 	embeddedUsers                                                                          listFlag
 }
 
@@ -102,6 +102,7 @@ func serveConfigFromArgs(args []string, env Env) (daemon.Config, *serveFlags, er
 	fs.BoolVar(&f.allowFeatureChange, "allow-feature-change", false, "let a model that reads other columns than the live one replace it (refused and counted by default)")
 	fs.StringVar(&f.key, "key", "", "input column copied into every prediction (besides the source coordinates)")
 	fs.StringVar(&f.outputFormat, "output-format", d.OutputFormat, "format of produced records: arrow or json")
+	fs.StringVar(&f.probs, "probs", d.Score.Probs, "class probabilities in predictions (score.probs): "+probsUsage)
 	fs.StringVar(&f.label, "label", d.Train.Label, "label column of training batches; several, comma-separated, train one multi-output regression forest")
 	fs.StringVar(&f.features, "features", "", "feature columns for training, comma-separated (default: all but the label)")
 	fs.StringVar(&f.exclude, "exclude", "", "columns that are not features, comma-separated")
@@ -192,7 +193,7 @@ func applyServeFlags(cfg *daemon.Config, f *serveFlags, set map[string]bool) err
 		"tls-cert": &cfg.Kafka.TLS.CertFile, "tls-key": &cfg.Kafka.TLS.KeyFile, "tls-server-name": &cfg.Kafka.TLS.ServerName,
 		"sasl-mechanism": &cfg.Kafka.SASL.Mechanism, "sasl-username": &cfg.Kafka.SASL.Username, "sasl-password": &cfg.Kafka.SASL.Password,
 		"embedded-tls-cert": &cfg.Embedded.TLSCert, "embedded-tls-key": &cfg.Embedded.TLSKey,
-		"embedded-sasl-password-file": &cfg.Embedded.SASLPasswordFile,
+		"embedded-sasl-password-file": &cfg.Embedded.SASLPasswordFile, "probs": &cfg.Score.Probs,
 	}
 	val := map[string]string{
 		"embedded-listen": f.embeddedListen, "data-dir": f.dataDir, "group": f.group, "model": f.model, "key": f.key,
@@ -201,6 +202,7 @@ func applyServeFlags(cfg *daemon.Config, f *serveFlags, set map[string]bool) err
 		"start-offset": f.startOffset, "client-id": f.clientID, "tls-ca": f.tlsCA, "tls-cert": f.tlsCert, "tls-key": f.tlsKey,
 		"tls-server-name": f.tlsServerName, "sasl-mechanism": f.saslMechanism, "sasl-username": f.saslUsername, "sasl-password": f.saslPassword,
 		"embedded-tls-cert": f.embeddedTLSCert, "embedded-tls-key": f.embeddedTLSKey, "embedded-sasl-password-file": f.embeddedPasswords,
+		"probs": f.probs,
 	}
 	for name, p := range str {
 		if set[name] {

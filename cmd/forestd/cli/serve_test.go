@@ -50,6 +50,23 @@ func TestServeFlagsOverrideConfig(t *testing.T) {
 	if code != ExitUsage || !strings.Contains(errs, "train.task") || strings.Count(errs, "\n") != 1 {
 		t.Fatalf("bad --task: exit %d, stderr %q", code, errs)
 	}
+	code, _, errs = run(t, "serve", "--probs", "top")
+	if code != ExitUsage || !strings.Contains(errs, `score.probs: "top" is not`) || strings.Count(errs, "\n") != 1 {
+		t.Fatalf("bad --probs: exit %d, stderr %q", code, errs)
+	}
+	// --probs over score.probs, and the file's value without the flag
+	if err := os.WriteFile(p, []byte("score: {probs: none}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for args, want := range map[string]string{"": "none", "top10": "top10"} {
+		a := []string{"--config", p, "--brokers", "127.0.0.1:1"}
+		if args != "" {
+			a = append(a, "--probs", args)
+		}
+		if cfg, _, err := serveConfigFromArgs(a, Env{}); err != nil || cfg.Score.Probs != want {
+			t.Errorf("--probs %q: score.probs %q, %v; want %s", args, cfg.Score.Probs, err, want)
+		}
+	}
 }
 
 // TestServeTrainTask: --task and --stages reach the daemon's
