@@ -38,6 +38,11 @@ func TestLintRules(t *testing.T) {
 		{`forestd_score: {model: m, reload_interval: 0s}`, "reload_interval must be a positive duration"},
 		{`forestd_score: {model: m, reload_interval: soon}`, "reload_interval must be a positive duration"},
 		{`forestd_score: {model: m, threads: -1}`, "threads must be 0"},
+		{`forestd_score: {model: m, keep: [id, top2_prob]}`, "keep: a kept column may not be named like a prediction column (model_id, model_version, source, row, prediction, prob_*, top<i>_class, top<i>_prob)"},
+		{`forestd_score: {model: m, keep: [top10_class]}`, "keep: a kept column may not be named like a prediction column"},
+		{`forestd_score: {model: m, probs: top0}`, "probs must be auto, all, none or top<k> with k from 1"},
+		{`forestd_score: {model: m, probs: Top5}`, "probs must be auto, all, none or top<k>"},
+		{`forestd_score: {model: m, probs: some}`, "probs must be auto, all, none or top<k>"},
 		{`forestd_score: {modle: m}`, "modle"},
 		{`forestd_select: {mapping: ""}`, "mapping: the path"},
 		{`forestd_select: {mapping: m, keep: [y], label: y}`, "label is already a kept column"},
@@ -64,6 +69,9 @@ func TestLintRules(t *testing.T) {
 	}
 	for _, ok := range []string{
 		`forestd_score: {model: m, keep: [id], reload_interval: 250ms, result_field: f}`,
+		`forestd_score: {model: m, probs: top12, keep: [top_class, top0_prob]}`,
+		`forestd_score: {model: m, probs: none}`,
+		`forestd_score: {model: m, probs: all}`,
 		`forestd_select: {mapping: m, keep: [id], label: y}`,
 		`forestd_train: {label: y, model_path: m, retrain_every: 30s, forest: sporf, lambda: 2, task: regression, criterion: mse}`,
 		`forestd_train: {label: "y0, y1", model_path: m, retrain_every: "5000", window: 10000, min_rows: 500}`,

@@ -259,6 +259,24 @@ func TestScoreOutputClashes(t *testing.T) {
 	if _, err := start(fmt.Sprintf(`{model: %q, result_field: forestd}`, root)); err != nil {
 		t.Fatalf("under a result_field: %v", err)
 	}
+	// a feature named like a member of the top classes clashes with probs
+	// top<k> only, and prob_<class> with all only
+	f = slices.Clone(rec.Schema().Fields())
+	f[slices.IndexFunc(f, func(f arrow.Field) bool { return f.Name == "mean_radius" })].Name = "top2_prob"
+	f[slices.IndexFunc(f, func(f arrow.Field) bool { return f.Name == "mean_texture" })].Name = "prob_1"
+	renamed2 := array.NewRecord(arrow.NewSchema(f, nil), rec.Columns(), rec.NumRows())
+	defer renamed2.Release()
+	topName := filepath.Join(dir, "top.model")
+	writeModel(t, topName, trainWith(t, renamed2, frame.Options{Label: "label", Task: frame.TaskClassification}, 5, 1, 1))
+	refused(fmt.Sprintf(`{model: %q, probs: top2}`, topName), `the model reads a column "top2_prob"`)
+	refused(fmt.Sprintf(`{model: %q, probs: all}`, topName), `the model reads a column "prob_1"`)
+	for _, ok := range []string{"top1", "none"} {
+		if _, err := start(fmt.Sprintf(`{model: %q, probs: %s}`, topName, ok)); err != nil {
+			t.Errorf("probs %s: %v", ok, err)
+		}
+	}
+	refused(fmt.Sprintf(`{model: %q, probs: top0}`, path), `forestd_score: probs: "top0" is not auto, all, none or top<k>`)
+	refused(fmt.Sprintf(`{model: %q, keep: [top1_class]}`, path), `keep: column "top1_class" is named like a prediction column`)
 
 	// a kept column named like a target of a multi-output model
 	multi := filepath.Join(dir, "multi.model")
@@ -526,5 +544,69 @@ func TestSelectNameClashes(t *testing.T) {
 		if _, err := newSelectProc(c, service.MockResources()); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", conf, err, want)
 		}
+	}
+}
+
+// TestScoreProbs: with probs top3 a JSON message gets the top 3 classes of
+// a 26-class model (top1_class, top1_prob, …) instead of 26 prob_<class>
+// members, with the values scoring.Model.Score gives with the same
+// option; with probs none an Arrow message's predictions end at
+// prediction, as Model.Score's do.
+func TestScoreProbs(t *testing.T) {
+	dir := t.TempDir()
+	full := readData(t, "letter_recognition.parquet")
+	defer full.Release()
+	rec := full.NewSlice(0, 300)
+	defer rec.Release()
+	m := trainModel(t, full, "label", frame.TaskClassification, 5, 1, 1)
+	path := filepath.Join(dir, "letters.model")
+	writeModel(t, path, m)
+	ref, err := m.Score([]arrow.Record{rec}, scoring.Options{Probs: scoring.ProbsTop(3), Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release(ref)
+	s := startStream(t, 1, fmt.Sprintf("forestd_score: {model: %q, probs: top3}", path))
+	out := s.process(t, jsonRows(t, rec)...)
+	for i, g := range out {
+		if g.err != nil {
+			t.Fatalf("row %d: %v", i, g.err)
+		}
+		o := g.object(t)
+		for k := range o {
+			if strings.HasPrefix(k, "prob_") || k == "top4_class" {
+				t.Fatalf("row %d: member %s with probs top3", i, k)
+			}
+		}
+		if o["prediction"] != o["top1_class"] {
+			t.Fatalf("row %d: prediction %v, top1_class %v", i, o["prediction"], o["top1_class"])
+		}
+		for q := 1; q <= 3; q++ {
+			c, p := fmt.Sprintf("top%d_class", q), fmt.Sprintf("top%d_prob", q)
+			if o[c] != column(t, ref[0], c).(*array.String).Value(i) {
+				t.Fatalf("row %d: %s %v, want %s", i, c, o[c], column(t, ref[0], c).(*array.String).Value(i))
+			}
+			v, err := strconv.ParseFloat(string(o[p].(json.Number)), 32)
+			if want := column(t, ref[0], p).(*array.Float32).Value(i); err != nil || float32(v) != want {
+				t.Fatalf("row %d: %s %v, want %v", i, p, o[p], want)
+			}
+		}
+	}
+	s2 := startStream(t, 1, fmt.Sprintf("forestd_score: {model: %q, probs: none, keep: [label]}", path))
+	g := s2.process(t, arrowMessage(t, rec))[0]
+	if g.err != nil {
+		t.Fatal(g.err)
+	}
+	schema, recs, err := codec.Decode(g.content, "", memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release(recs)
+	want, err := m.PredictionSchema(rec.Schema(), scoring.Options{Keep: []string{"label"}, Probs: scoring.ProbsNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !schema.Equal(want) || schema.NumFields() != 6 || schema.Field(5).Name != "prediction" {
+		t.Fatalf("probs none: schema %v, want %v", schema, want)
 	}
 }

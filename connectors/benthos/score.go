@@ -37,8 +37,9 @@ policy in front of it (the `+"`batched`"+` input, or an input's `+"`batching`"+`
 
 **JSON messages** (one object each) come back as the same object plus the
 columns `+"`forestd score`"+` writes: `+"`model_id`, `model_version`, `prediction`"+` and
-`+"`prob_<class>`"+` per class (classification), or one field per target for
-multi-output and drf models — at the root, or under `+"`result_field`"+`. A
+the class probabilities `+"`probs`"+` chooses (classification: `+"`prob_<class>`"+` per
+class, or `+"`top1_class`, `top1_prob`"+`… of the k most probable), or one field per
+target for multi-output and drf models — at the root, or under `+"`result_field`"+`. A
 member the object already has under one of those names is replaced (a message
 scored twice carries the newer prediction; at the root, a multi-output model's
 target fields replace label members of the same name). What would replace a
@@ -93,13 +94,17 @@ Metrics: `+"`forestd_rows_scored`, `forestd_messages_errored`, `forestd_model_ve
 			service.NewBoolField("require_model").
 				Description("Fail at start when the model file does not load. Set false when a `forestd_train` in the same pipeline writes it: until the first model appears, messages get an error saying so.").
 				Default(true).Advanced(),
+			service.NewStringField("probs").
+				Description("The class probabilities of a classification model's predictions: `auto` (a `prob_<class>` member or column per class up to 256 classes, the top 5 beyond: a model of 10,000 classes would add 10,000 members to every message), `all` (`prob_<class>` per class), `top<k>` (e.g. `top3`: `top1_class`, `top1_prob`, …, `top3_class`, `top3_prob`, the k most probable classes, most probable first; equal probabilities rank the prediction first, then in class order; a k above the model's classes ranks them all) or `none` (`prediction` alone). Regression, multi-output and drf models have no class probabilities and ignore it, so one setting serves every model the file may hold.").
+				Default("auto").Example("top3").
+				LintRule(`root = if !this.string().re_match("^(auto|all|none|top[1-9][0-9]*)$") { ["probs must be auto, all, none or top<k> with k from 1 (e.g. top5)"] }`),
 			service.NewIntField("threads").
 				Description("Goroutines scoring one batch (0: every CPU). Benthos already runs one batch per pipeline thread (`pipeline.threads`, one per CPU by default), so one goroutine per batch keeps the CPUs busy and a 1,000-row batch in one block of the forest's walk (two goroutines split it into two slower blocks of 500). Raise it when the pipeline has fewer threads than CPUs. Predictions never depend on it.").
 				Default(1).Advanced().
 				LintRule(`root = if this < 0 { ["threads must be 0 (every CPU) or more"] }`),
 		).
 		LintRule(`root = [
-  if this.keep.or([]).any(k -> ["model_id", "model_version", "source", "row", "prediction"].contains(k) || k.has_prefix("prob_")) { "keep: a kept column may not be named like a prediction column (model_id, model_version, source, row, prediction, prob_*)" },
+  if this.keep.or([]).any(k -> ["model_id", "model_version", "source", "row", "prediction"].contains(k) || k.has_prefix("prob_") || k.re_match("^top[1-9][0-9]*_(class|prob)$")) { "keep: a kept column may not be named like a prediction column (model_id, model_version, source, row, prediction, prob_*, top<i>_class, top<i>_prob)" },
   if this.result_field.or("") != "" && this.keep.or([]).contains(this.result_field) { "result_field: the predictions' key is also a keep column" },
 ].filter(e -> e != null)`).
 		Example("Score JSON lines from stdin",
@@ -158,6 +163,7 @@ type scoreProc struct {
 	resultField string
 	keep        []string
 	source      *service.InterpolatedString
+	probs       scoring.Probs
 	threads     int
 	mem         memory.Allocator
 	log         *service.Logger
@@ -202,9 +208,16 @@ func newScoreProc(conf *service.ParsedConfig, mgr *service.Resources) (*scorePro
 		return nil, err
 	}
 	for _, k := range p.keep {
-		if slices.Contains(outputNames, k) || strings.HasPrefix(k, schemas.ProbPrefix) {
+		if slices.Contains(outputNames, k) || schemas.IsProbName(k) {
 			return nil, fmt.Errorf("forestd_score: keep: column %q is named like a prediction column", k)
 		}
+	}
+	probs, err := conf.FieldString("probs")
+	if err != nil {
+		return nil, err
+	}
+	if p.probs = scoring.Probs(probs); p.probs.Validate() != nil {
+		return nil, fmt.Errorf("forestd_score: probs: %w", p.probs.Validate())
 	}
 	if p.resultField != "" && slices.Contains(p.keep, p.resultField) {
 		return nil, fmt.Errorf("forestd_score: result_field %q is also a keep column; name the predictions' key otherwise", p.resultField)
@@ -243,8 +256,9 @@ func newScoreProc(conf *service.ParsedConfig, mgr *service.Resources) (*scorePro
 // checkModel refuses a model whose predictions would replace a column it
 // reads in the JSON messages it scores: a result_field named like one of
 // its columns, or, with the predictions at the root, a column named like
-// one of them (model_id, model_version, prediction, prob_<class>, or the
-// targets of a multi-output model); and a keep column named like one of
+// one of them (model_id, model_version, prediction, the probability
+// members probs chooses, or the targets of a multi-output model); and a
+// keep column named like one of
 // its targets. It runs at every load of the model file, so such a model is
 // refused at start (require_model) or at a reload, where the current model
 // keeps scoring, with an error naming the column.
@@ -255,7 +269,7 @@ func (p *scoreProc) checkModel(m *scoring.Model) error {
 			return fmt.Errorf("result_field %q is a column the model reads; the predictions would replace it in every JSON message: choose another result_field", p.resultField)
 		}
 	} else {
-		for _, o := range jsonOutputNames(m) {
+		for _, o := range p.jsonOutputNames(m) {
 			if slices.Contains(cols, o) {
 				return fmt.Errorf("the model reads a column %q, which its predictions, added at the root of each JSON message, would replace: set result_field", o)
 			}
@@ -270,15 +284,24 @@ func (p *scoreProc) checkModel(m *scoring.Model) error {
 }
 
 // jsonOutputNames are the members scoreJSON adds to a JSON message: the
-// prediction columns but source and row.
-func jsonOutputNames(m *scoring.Model) []string {
+// prediction columns but source and row, with the probabilities probs
+// chooses.
+func (p *scoreProc) jsonOutputNames(m *scoring.Model) []string {
 	out := []string{schemas.ColModelID, schemas.ColModelVersion}
 	if t := m.Targets(); t != nil {
 		return append(out, t...)
 	}
 	out = append(out, schemas.ColPrediction)
-	for _, c := range m.Classes() {
-		out = append(out, schemas.ProbPrefix+c)
+	probs, err := m.ResolveProbs(p.probs) // valid: checked at start
+	switch {
+	case err != nil || probs == scoring.ProbsAll:
+		for _, c := range m.Classes() {
+			out = append(out, schemas.ProbPrefix+c)
+		}
+	case probs.TopK() > 0:
+		for i := 1; i <= probs.TopK(); i++ {
+			out = append(out, schemas.TopClassName(i), schemas.TopProbName(i))
+		}
 	}
 	return out
 }
@@ -352,7 +375,7 @@ func (p *scoreProc) scoreJSON(m *scoring.Model, batch service.MessageBatch, part
 		return 0
 	}
 	defer rec.Release()
-	preds, err := m.Score([]arrow.Record{rec}, scoring.Options{Threads: p.threads, Mem: p.mem})
+	preds, err := m.Score([]arrow.Record{rec}, scoring.Options{Threads: p.threads, Mem: p.mem, Probs: p.probs})
 	if err != nil {
 		return fail(err)
 	}
@@ -450,7 +473,7 @@ func (p *scoreProc) scoreArrowGroup(m *scoring.Model, batch service.MessageBatch
 	for _, a := range g {
 		all = append(all, a.recs...)
 	}
-	preds, err := m.Score(all, scoring.Options{Keep: p.keep, Threads: p.threads, Mem: p.mem})
+	preds, err := m.Score(all, scoring.Options{Keep: p.keep, Threads: p.threads, Mem: p.mem, Probs: p.probs})
 	if err != nil {
 		for _, a := range g {
 			errored(batch[a.i], fmt.Errorf("forestd_score: %w", err))
