@@ -365,7 +365,10 @@ func topClasses(dst []int32, prob []float32, pred int32, scratch []int32) {
 			}
 			continue
 		}
-		if !before(j, h[0]) {
+		// a class of lower probability than the root's, or of equal
+		// probability and later in class order, cannot enter (the fast
+		// path: most classes of a many-class row)
+		if p, root := prob[j], prob[h[0]]; p < root || p == root && j != pred || !before(j, h[0]) {
 			continue
 		}
 		h[0] = j
