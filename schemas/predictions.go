@@ -352,23 +352,23 @@ func topClasses(dst []int32, prob []float32, pred int32, scratch []int32) {
 	// a heap of the best classes seen, the one ranking last at its root
 	h := scratch[:0]
 	before := func(a, b int32) bool { return ranksBefore(prob, pred, a, b) }
-	for j := range int32(len(prob)) {
-		if len(h) < top {
-			h = append(h, j)
-			for c := len(h) - 1; c > 0; { // sift up
-				p := (c - 1) / 2
-				if !before(h[p], h[c]) {
-					break
-				}
-				h[p], h[c] = h[c], h[p]
-				c = p
+	for j := range int32(top) {
+		h = append(h, j)
+		for c := len(h) - 1; c > 0; { // sift up
+			p := (c - 1) / 2
+			if !before(h[p], h[c]) {
+				break
 			}
-			continue
+			h[p], h[c] = h[c], h[p]
+			c = p
 		}
+	}
+	root := prob[h[0]]
+	for j := int32(top); j < int32(len(prob)); j++ {
 		// a class of lower probability than the root's, or of equal
-		// probability and later in class order, cannot enter (the fast
-		// path: most classes of a many-class row)
-		if p, root := prob[j], prob[h[0]]; p < root || p == root && j != pred || !before(j, h[0]) {
+		// probability and later in class order, cannot enter: one float
+		// comparison for most classes of a many-class row
+		if p := prob[j]; p < root || p == root && j != pred || !before(j, h[0]) {
 			continue
 		}
 		h[0] = j
@@ -386,6 +386,7 @@ func topClasses(dst []int32, prob []float32, pred int32, scratch []int32) {
 			h[p], h[c] = h[c], h[p]
 			p = c
 		}
+		root = prob[h[0]]
 	}
 	slices.SortFunc(h, func(a, b int32) int {
 		switch {
