@@ -2,6 +2,7 @@ package scoring_test
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -75,4 +76,45 @@ func ExampleModel_Score() {
 	// request-17 50 1 1
 	// request-17 51 1 1
 	// request-17 52 1 1
+}
+
+// Write the two most probable classes of each row instead of a column per
+// class (Options.Probs; a model of more than MaxAllProbs classes does so by
+// default, with the top DefaultTopK). Equal probabilities rank in class
+// order: the second row's classes 0 and 2 both have probability 0.
+func ExampleProbs() {
+	m, _ := scoring.Load("testdata/iris.model")
+	_, recs, _ := files.ReadPaths([]string{"../testdata/iris.parquet"}, files.ReadOptions{})
+	rec := recs[0].NewSlice(70, 73)
+	for _, r := range recs {
+		r.Release()
+	}
+	defer rec.Release()
+	preds, err := m.Score([]arrow.Record{rec}, scoring.Options{Probs: scoring.ProbsTop(2)})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer preds[0].Release()
+	p := preds[0]
+	var names []string
+	for _, f := range p.Schema().Fields()[4:] {
+		names = append(names, f.Name)
+	}
+	fmt.Println(strings.Join(names, " "))
+	for i := 0; i < 3; i++ {
+		var row []string
+		for j := 4; j < int(p.NumCols()); j++ {
+			row = append(row, p.Column(j).ValueStr(i))
+		}
+		fmt.Println(strings.Join(row, " "))
+	}
+	md := p.Schema().Metadata()
+	fmt.Println(md.Values()[md.FindKey("forestd.probs")])
+	// Output:
+	// prediction top1_class top1_prob top2_class top2_prob
+	// 1 1 0.76666665 2 0.23333333
+	// 1 1 1 0 0
+	// 1 1 0.8333333 2 0.16666667
+	// top2
 }
