@@ -271,7 +271,7 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 	}()
 	log.Info("forestd serve started", "brokers", strings.Join(d.cfg.Brokers, ","), "group", cfg.Group,
 		"stages", strings.Join(cfg.Stages, ","), "composed", cfg.Composed(), "topics", strings.Join(d.rt.Topics(), ","),
-		"output_format", cfg.OutputFormat)
+		"output_format", cfg.OutputFormat, "score.probs", cfg.Score.Probs)
 	return d, nil
 }
 
