@@ -596,3 +596,42 @@ func TestConditionalPollSize(t *testing.T) {
 		t.Fatalf("steady-state poll %d bytes for the large model, %d for the small one (want equal, ≤ 2 kB); first poll %d", big, small, bigFirst)
 	}
 }
+
+// FuzzStatusQuery: any query to /api/status is answered with the JSON
+// document of this instance (200) or one line saying what is wrong with
+// the query (400), never a panic or another status.
+func FuzzStatusQuery(f *testing.F) {
+	r, err := New(Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	inst := r.Status().Instance
+	for _, q := range []string{"", "instance=" + inst + "&model=0&history=0&traffic=0&dead_letters=0&analysis=0",
+		"instance=x&model=1", "model=1", "instance=&model=", "traffic=-1&instance=" + inst, "%zz", "a=b;c", "instance=" + inst + "&traffic=5"} {
+		f.Add(q)
+	}
+	h := r.Handler()
+	f.Fuzz(func(t *testing.T, query string) {
+		req := httptest.NewRequest("GET", "/api/status", nil)
+		req.URL.RawQuery = query
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		b := w.Body.String()
+		switch w.Code {
+		case http.StatusOK:
+			var doc map[string]any
+			if err := json.Unmarshal(w.Body.Bytes(), &doc); err != nil {
+				t.Fatalf("?%s: 200 with a body that is not JSON: %v", query, err)
+			}
+			if doc["instance"] != inst {
+				t.Fatalf("?%s: instance %v", query, doc["instance"])
+			}
+		case http.StatusBadRequest:
+			if strings.Count(b, "\n") != 1 || len(b) > 300 {
+				t.Fatalf("?%s: 400 %q is not one short line", query, b)
+			}
+		default:
+			t.Fatalf("?%s: status %d %q", query, w.Code, b)
+		}
+	})
+}
