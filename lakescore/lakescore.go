@@ -4,7 +4,11 @@
 // several outputs), written under a temporary name and renamed when
 // complete, so a crashed or interrupted run can be resumed (Options.Resume)
 // and a reader never sees half a file. Options.Probs chooses a
-// classification model's probability columns (scoring.Probs).
+// classification model's probability columns (scoring.Probs). A run first
+// removes the temporary files that runs killed midway left in the output
+// directory, and keeps those other live processes are writing
+// (lake.CleanTemps; without locks, lake.TempLocks, only a resumed run
+// removes them, all of them).
 //
 // Run reads the lake with connectors/lake (footers and schemas checked
 // first, only the model's columns decoded, a row group at a time within
@@ -117,7 +121,31 @@ type Summary struct {
 	ChunkRows  int64             `json:"chunk_rows"`
 	MaxMemory  int64             `json:"max_memory"`
 	DryRun     bool              `json:"dry_run,omitempty"`
-	Worker     *WorkerSummary    `json:"worker,omitempty"`
+	// Temps are the temporary files of other runs that the run found in
+	// Out before it started (nil: none): those it removed, whose writer
+	// was gone (killed, crashed), and those it kept, being written by a
+	// live process (see cleanTemps).
+	Temps  *lake.Temps    `json:"temps,omitempty"`
+	Worker *WorkerSummary `json:"worker,omitempty"`
+}
+
+// cleanTemps removes, before a run writes into out, the temporary files
+// that earlier runs killed midway (SIGKILL, a crash, the machine going
+// down) left there: those whose lock no process holds (lake.CleanTemps).
+// A file another process is writing — a worker sharing out — is kept. A
+// resumed run, as the only writer in out, also removes those that cannot
+// be judged (no locks: lake.TempLocks, or a file system without them), as
+// --resume did before writers locked their files. It returns nil when
+// there were none.
+func cleanTemps(out string, resume bool) (*lake.Temps, error) {
+	n, err := lake.CleanTemps(out, resume)
+	if err != nil {
+		return nil, err
+	}
+	if n == (lake.Temps{}) {
+		return nil, nil
+	}
+	return &n, nil
 }
 
 // OptionError is an error about one of the Options: Option names the
@@ -372,8 +400,8 @@ func run(ctx context.Context, m *scoring.Model, paths []string, out string, opts
 		}
 		which = append(which, i)
 	}
-	if opts.Resume && !opts.DryRun {
-		if _, err := lake.CleanTemps(out); err != nil {
+	if !opts.DryRun {
+		if sum.Temps, err = cleanTemps(out, opts.Resume); err != nil {
 			return nil, err
 		}
 	}

@@ -76,6 +76,12 @@ func runWorker(ctx context.Context, m *scoring.Model, root, out string, opts Opt
 	wopts := lakework.Options{Client: w.Client, Topic: w.Topic, Group: w.Group, Partitions: w.Partitions, Logger: w.Logger}
 	sum := &Summary{ModelID: m.ID(), Out: out, MaxMemory: s.opts.MaxMemory, ChunkRows: s.chunk, Probs: string(s.probs),
 		Skipped: []lake.Skipped{}, Worker: &WorkerSummary{Topic: w.Topic, Group: w.Group}}
+	// the temporary files of workers that died (a live worker sharing out
+	// holds its lock and keeps its file; without locks, lake.TempLocks,
+	// nothing is removed, since others may be writing)
+	if sum.Temps, err = cleanTemps(out, false); err != nil {
+		return nil, err
+	}
 	if w.Enqueue {
 		list, err := lake.List([]string{root})
 		if err != nil {

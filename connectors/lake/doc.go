@@ -58,8 +58,14 @@
 // directory and renames it into place on Commit, after an fsync, so an
 // output exists under its final name only when complete: Done reports a
 // finished output, a resumed run skips it, and CleanTemps removes what an
-// interrupted run left. OutputPath mirrors an input's path below its root,
-// partition directories included.
+// interrupted run left. Where TempLocks holds (Linux, macOS and the BSDs),
+// a writer holds an advisory lock (flock(2)) on its temporary file from
+// its creation until it is renamed or removed, and the kernel drops the
+// lock when the process dies, even by SIGKILL; CleanTemps removes only the
+// temporary files whose lock it can take, so it is safe while other
+// processes write in the same directory. Elsewhere CleanTemps removes
+// every temporary file and must run alone. OutputPath mirrors an input's
+// path below its root, partition directories included.
 //
 // # Sampling
 //

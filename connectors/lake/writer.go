@@ -47,7 +47,10 @@ func Done(path string) bool {
 // file in the output's directory (".<name>.forestd-tmp-<random>", which
 // lake listings skip); Commit syncs it and renames it to the final name,
 // so a reader or a resumed run never sees a partial output, and Abort
-// removes it.
+// removes it. Where TempLocks holds, the writer keeps an advisory lock on
+// the temporary file from its creation until it is renamed or removed,
+// so that CleanTemps in any process leaves it alone; the kernel drops the
+// lock when the process dies, however it dies.
 type FileWriter struct {
 	path string
 	fh   *os.File
@@ -70,17 +73,51 @@ func Create(path string, schema *arrow.Schema, opts files.WriteOptions) (*FileWr
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("lake: %w", err)
 	}
-	fh, err := os.CreateTemp(dir, "."+base+tmpMarker+"*")
+	fh, err := createLocked(dir, base)
 	if err != nil {
-		return nil, fmt.Errorf("lake: %w", err)
+		return nil, fmt.Errorf("lake: %s: %w", path, err)
 	}
 	pw, err := files.NewParquetWriter(fh, schema, opts)
 	if err != nil {
-		fh.Close()
-		os.Remove(fh.Name())
+		discardTemp(fh)
 		return nil, fmt.Errorf("lake: %s: %w", path, err)
 	}
 	return &FileWriter{path: path, fh: fh, pw: pw}, nil
+}
+
+// createLocked creates a temporary file for base in dir and takes its
+// lock. A cleaner that opened the new file before the lock was taken
+// takes it for stale and removes it; then another name is tried.
+func createLocked(dir, base string) (*os.File, error) {
+	for range 8 {
+		fh, err := os.CreateTemp(dir, "."+base+tmpMarker+"*")
+		if err != nil {
+			return nil, err
+		}
+		ok, err := lockTemp(fh)
+		if err != nil {
+			discardTemp(fh)
+			return nil, err
+		}
+		if ok {
+			return fh, nil
+		}
+		fh.Close() // the cleaner that holds it removes it
+	}
+	return nil, errors.New("every temporary file was removed as soon as it was created (another process cleaning the directory?)")
+}
+
+// discardTemp removes a temporary file and then closes it, so that its
+// lock (TempLocks) covers it until it is gone; where an open file cannot
+// be removed (no locks there), it closes it first.
+func discardTemp(fh *os.File) {
+	if TempLocks {
+		os.Remove(fh.Name())
+		fh.Close()
+		return
+	}
+	fh.Close()
+	os.Remove(fh.Name())
 }
 
 // Path returns the final path of the output.
@@ -119,13 +156,25 @@ func (w *FileWriter) Commit() (err error) {
 	if err := w.fh.Chmod(0o644); err != nil {
 		return fmt.Errorf("lake: %s: %w", w.path, err)
 	}
-	if err := w.fh.Close(); err != nil {
-		return fmt.Errorf("lake: %s: %w", w.path, err)
+	if TempLocks {
+		// rename while the lock is held: closed first, the complete
+		// temporary file would look stale to a cleaner until renamed
+		if err := os.Rename(w.fh.Name(), w.path); err != nil {
+			return fmt.Errorf("lake: %w", err)
+		}
+		w.done = true
+		if err := w.fh.Close(); err != nil {
+			return fmt.Errorf("lake: %s: %w", w.path, err)
+		}
+	} else {
+		if err := w.fh.Close(); err != nil {
+			return fmt.Errorf("lake: %s: %w", w.path, err)
+		}
+		if err := os.Rename(w.fh.Name(), w.path); err != nil {
+			return fmt.Errorf("lake: %w", err)
+		}
+		w.done = true
 	}
-	if err := os.Rename(w.fh.Name(), w.path); err != nil {
-		return fmt.Errorf("lake: %w", err)
-	}
-	w.done = true
 	// Make the rename durable; a failure here loses nothing but the
 	// guarantee, so it is not an error.
 	if d, err := os.Open(filepath.Dir(w.path)); err == nil {
@@ -141,27 +190,49 @@ func (w *FileWriter) Abort() {
 		return
 	}
 	w.done = true
-	w.fh.Close()
-	os.Remove(w.fh.Name())
+	discardTemp(w.fh)
 }
 
-// CleanTemps removes the temporary files that interrupted writers left
-// below dir (names containing ".forestd-tmp-") and returns how many it
-// removed. Only call it when no other writer is working in dir.
-func CleanTemps(dir string) (int, error) {
-	n := 0
+// Temps counts what CleanTemps found.
+type Temps struct {
+	// Removed temporary files were stale: their writer is gone.
+	Removed int `json:"removed"`
+	// Kept temporary files are being written (their lock is held), or
+	// could not be judged (no locks, another user's file).
+	Kept int `json:"kept"`
+}
+
+// CleanTemps removes the temporary files that writers which are gone left
+// below dir: files named as FileWriter names them (".<name>.forestd-tmp-"
+// and the digits os.CreateTemp adds) and no others. Where TempLocks holds,
+// a temporary file is removed only if CleanTemps can take its lock, so a
+// file that a live writer — in this process or another, such as a worker
+// of the same lake — is writing is kept, and CleanTemps may run at any
+// time. A file that cannot be judged (no locks on this platform or file
+// system, another user's file) is kept, unless all is set: then it is
+// removed, which only a caller that is the only writer below dir may ask
+// (a resumed run, as before writers locked their files). A directory below
+// dir that cannot be read is passed over.
+func CleanTemps(dir string, all bool) (Temps, error) {
+	var n Temps
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
+			if errors.Is(err, fs.ErrNotExist) || (p != dir && errors.Is(err, fs.ErrPermission)) {
 				return nil
 			}
 			return err
 		}
-		if d.Type().IsRegular() && strings.HasPrefix(d.Name(), ".") && strings.Contains(d.Name(), tmpMarker) {
-			if err := os.Remove(p); err != nil {
-				return err
-			}
-			n++
+		if !d.Type().IsRegular() || !IsTempName(d.Name()) {
+			return nil
+		}
+		removed, err := removeStale(p, all)
+		if err != nil {
+			return err
+		}
+		if removed {
+			n.Removed++
+		} else {
+			n.Kept++
 		}
 		return nil
 	})
@@ -169,4 +240,27 @@ func CleanTemps(dir string) (int, error) {
 		return n, fmt.Errorf("lake: cleaning %s: %w", dir, err)
 	}
 	return n, nil
+}
+
+// remove removes p; it reports false when p is already gone.
+func remove(p string) (bool, error) {
+	if err := os.Remove(p); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, nil
+}
+
+// IsTempName reports whether name (a base name) is a FileWriter's
+// temporary file name: "." + the output's name + ".forestd-tmp-" + the
+// decimal digits os.CreateTemp puts in place of its "*".
+func IsTempName(name string) bool {
+	i := strings.LastIndex(name, tmpMarker)
+	if i < 2 || name[0] != '.' {
+		return false
+	}
+	num := name[i+len(tmpMarker):]
+	return num != "" && strings.Trim(num, "0123456789") == ""
 }

@@ -124,6 +124,13 @@ func (li *lakeInput) selectOut(paths []string, schema *arrow.Schema, recs []arro
 	if err != nil {
 		return 0, nil, err
 	}
+	// the temporary files of a select killed midway (SIGKILL, a crash),
+	// whose lock no process holds any more; without locks (lake.TempLocks)
+	// they stay, since another run may be writing them
+	temps, err := lake.CleanTemps(out, false)
+	if err != nil {
+		return 0, nil, err
+	}
 	rows, nfiles := 0, 0
 	var (
 		w       *lake.FileWriter
@@ -187,7 +194,11 @@ func (li *lakeInput) selectOut(paths []string, schema *arrow.Schema, recs []arro
 	if sk == nil {
 		sk = []lake.Skipped{}
 	}
-	return rows, map[string]any{"files": nfiles, "skipped": sk}, nil
+	rep := map[string]any{"files": nfiles, "skipped": sk}
+	if temps != (lake.Temps{}) {
+		rep["temps"] = temps
+	}
+	return rows, rep, nil
 }
 
 // dirOut reports whether an output path names a directory (an existing
