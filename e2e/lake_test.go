@@ -335,6 +335,84 @@ func TestLakeKillResume(t *testing.T) {
 	})
 }
 
+// TestLakeKillRerun kills a lake run with SIGKILL while it writes (its
+// hidden temporary files stay in OUTDIR: no signal handler runs) and runs
+// it again without --resume: the new run removes them before it starts
+// (their writer's lock died with it), says so in its summary, and leaves
+// the outputs of an uninterrupted run, byte for byte, and nothing else.
+func TestLakeKillRerun(t *testing.T) {
+	mdl := letterModel(t)
+	layout := map[string]string{}
+	for d := 1; d <= 2; d++ {
+		for p := 0; p < 3; p++ {
+			layout[fmt.Sprintf("date=2026-11-%02d/part-%d.parquet", d, p)] = "letter_recognition_zstd_rg1000.parquet"
+		}
+	}
+	root := makeLake(t, layout)
+	args := func(out string) []string {
+		return []string{"score", "--model", mdl, "--in", root, "--out", out, "--keep", "label,date", "--readers", "2"}
+	}
+	full := filepath.Join(t.TempDir(), "full")
+	forestdJSON(t, args(full)...)
+
+	part := filepath.Join(t.TempDir(), "part")
+	cmd := exec.Command(forestdBin(t), args(part)...)
+	cmd.Env = append(os.Environ(), "FORESTD_TEST_SLOW_BATCH=40ms")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// kill it once a file is complete and the next is half written
+	deadline := time.Now().Add(30 * time.Second)
+	for len(outputs(t, part)) < 1 || len(temps(t, part)) == 0 {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("no output was being written within 30 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	left := temps(t, part)
+	t.Logf("killed with %d outputs and temporary files %v", len(outputs(t, part)), left)
+	if len(left) == 0 {
+		t.Fatal("the killed run left no temporary file: the test proves nothing")
+	}
+	sum := forestdJSON(t, args(part)...)
+	got, _ := sum["temps"].(map[string]any)
+	if got == nil || int(got["removed"].(float64)) != len(left) || got["kept"].(float64) != 0 {
+		t.Fatalf("summary temps %v, want %d removed", sum["temps"], len(left))
+	}
+	if int(sum["files"].(float64)) != len(layout) {
+		t.Fatalf("the plain re-run scored %v files, want %d", sum["files"], len(layout))
+	}
+	all := outputs(t, part)
+	if len(all) != len(layout) {
+		t.Fatalf("%d outputs after the re-run, want %d", len(all), len(layout))
+	}
+	for _, rel := range all {
+		same(t, filepath.Join(full, rel), filepath.Join(part, rel))
+	}
+	if h := temps(t, part); len(h) != 0 {
+		t.Fatalf("temporary files left: %v", h)
+	}
+}
+
+// temps lists the hidden files below dir.
+func temps(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasPrefix(d.Name(), ".") {
+			rel, _ := filepath.Rel(dir, p)
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	return out
+}
+
 // outputs lists the final-named files below dir.
 func outputs(t *testing.T, dir string) []string {
 	t.Helper()
@@ -413,7 +491,9 @@ func TestLakeTrainSample(t *testing.T) {
 // an embedded broker (loopback, free port): one enqueues the files, both
 // score what the group assigns them; together they score every good file
 // exactly once, each output equals the single-process run's byte for
-// byte, the bad file is named once, and both stop by themselves.
+// byte, the bad file is named once, and both stop by themselves. The
+// temporary file a worker killed in an earlier run left in the shared
+// OUTDIR is removed at the start, while neither removes the other's.
 func TestLakeWorkers(t *testing.T) {
 	mdl := letterModel(t)
 	layout := map[string]string{"date=2026-11-03/bad.parquet": "bad_truncated.parquet"}
@@ -429,6 +509,14 @@ func TestLakeWorkers(t *testing.T) {
 	full := filepath.Join(t.TempDir(), "full")
 	forestdJSON(t, "score", "--model", mdl, "--in", root, "--out", full, "--keep", "label")
 	out := filepath.Join(t.TempDir(), "shared")
+	// the temporary file of a worker that was killed in an earlier run
+	dead := filepath.Join(out, "date=2026-11-01", ".part-0.parquet.forestd-tmp-4242")
+	if err := os.MkdirAll(filepath.Dir(dead), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dead, []byte("PAR1 half"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	args := []string{"score", "--model", mdl, "--in", root, "--out", out, "--keep", "label",
 		"--workers-topic", "lake-jobs", "--brokers", b.Addr(), "--group", "e2e", "--topic-partitions", "8"}
 	type res struct {
@@ -461,13 +549,16 @@ func TestLakeWorkers(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	files, jobs := 0, 0
+	files, jobs, removed := 0, 0, 0
 	var skippedFiles []string
 	for w, r := range results {
 		if r.err != nil {
 			t.Fatal(r.err)
 		}
-		t.Logf("worker %d: %v files in %v jobs", w, r.sum["files"], r.sum["worker"].(map[string]any)["jobs"])
+		t.Logf("worker %d: %v files in %v jobs, temporary files found at the start %v", w, r.sum["files"], r.sum["worker"].(map[string]any)["jobs"], r.sum["temps"])
+		if tm, ok := r.sum["temps"].(map[string]any); ok {
+			removed += int(tm["removed"].(float64))
+		}
 		files += int(r.sum["files"].(float64))
 		jobs += int(r.sum["worker"].(map[string]any)["jobs"].(float64))
 		for _, s := range skippedOf(t, r.sum) {
@@ -484,6 +575,12 @@ func TestLakeWorkers(t *testing.T) {
 	if len(got) != 8 {
 		t.Fatalf("%d outputs: %v", len(got), got)
 	}
+	// the dead worker's file is gone, and neither worker removed a file
+	// the other was writing (each checks its lock): nothing breaks, and
+	// nothing is left
+	if h := temps(t, out); len(h) != 0 || removed < 1 {
+		t.Fatalf("%d stale temporary files removed; left: %v", removed, h)
+	}
 	for _, rel := range got {
 		same(t, filepath.Join(full, rel), filepath.Join(out, rel))
 	}
@@ -491,7 +588,8 @@ func TestLakeWorkers(t *testing.T) {
 
 // TestLakeSelectAnalyze: select writes the mapped lake in the input's
 // layout (one output per good file, each equal to mapping that file alone
-// with the stored mapping), and analyze learns from a lake sample.
+// with the stored mapping), after removing the temporary file a select
+// killed earlier left there, and analyze learns from a lake sample.
 func TestLakeSelectAnalyze(t *testing.T) {
 	root := makeLake(t, map[string]string{
 		"day=1/a.parquet": "iris.parquet",
@@ -500,6 +598,14 @@ func TestLakeSelectAnalyze(t *testing.T) {
 	})
 	dir := t.TempDir()
 	out, mapping := filepath.Join(dir, "mapped"), filepath.Join(dir, "m.fdm.json")
+	// what a select killed in an earlier run left in OUTDIR
+	stale := filepath.Join(out, "day=1", ".a.parquet.forestd-tmp-77")
+	if err := os.MkdirAll(filepath.Dir(stale), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(stale, []byte("PAR1 half"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	rep := forestdJSON(t, "select", "--in", root, "--label", "label", "--out", out, "--mapping", mapping,
 		"--groups", "sepal_length_cm,sepal_width_cm", "--marginal", "petal_length_cm", "--keep", "day", "--sample", "250")
 	lk := rep["lake"].(map[string]any)
@@ -508,6 +614,9 @@ func TestLakeSelectAnalyze(t *testing.T) {
 	if lk["files"].(float64) != 2 || rep["rows"].(float64) != 300 || len(lk["skipped"].([]any)) != 1 ||
 		rep["sample"].(map[string]any)["rows"].(float64) != 250 {
 		t.Fatalf("select report %v", rep)
+	}
+	if tm, _ := lk["temps"].(map[string]any); tm == nil || tm["removed"].(float64) != 1 || len(temps(t, out)) != 0 {
+		t.Fatalf("stale temporary file: report %v, left %v", lk["temps"], temps(t, out))
 	}
 	for _, rel := range []string{"day=1/a.parquet", "day=2/a.parquet"} {
 		got := readAll(t, filepath.Join(out, rel))
