@@ -16,6 +16,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/forestd/forestd/arrowforest/fdm"
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/connectors/broker"
@@ -522,6 +523,11 @@ func (c *Config) Validate() error {
 			return err
 		}
 	}
+	if c.Has(StageSelect) {
+		if err := c.validateSelectNames(); err != nil {
+			return err
+		}
+	}
 	t := c.Train
 	if t.Window < 2 || t.MinRows < 2 || t.MinRows > t.Window {
 		return fmt.Errorf("train: window %d and min_rows %d need 2 ≤ min_rows ≤ window", t.Window, t.MinRows)
@@ -649,6 +655,24 @@ func (c *Config) validateLabels() error {
 		return fmt.Errorf("train.label: %q names several columns: train.forest fdm learns one label (rf, sporf, morf and lfs learn several as one multi-output regression forest)", t.Label)
 	case "drf":
 		return fmt.Errorf("train.label: %q names several columns: train.forest drf is not a training kind of the daemon (a distance forest needs the N×N distance matrix of its training rows); rf, sporf, morf and lfs learn several as one multi-output regression forest, and a model from forestd train --forest drf can be scored here", t.Label)
+	}
+	return nil
+}
+
+// validateSelectNames refuses a label or key column named like a column
+// the select stage maps. The stage copies the label and the key beside the
+// mapped columns of each batch (operators.SelectRecords, as passthrough
+// columns), and the mapped columns are always named fdm_g<group>_<n>
+// (fdm.OutputName, the analysis' own mapping): a label or key of such a
+// name would send every batch that holds it to the DLQ, each with the same
+// reason, as soon as an analysis found that many groups. The names are
+// known before any data, so the clash is refused here, once, naming the
+// key, even when the analysis might never find that many groups.
+func (c *Config) validateSelectNames() error {
+	for _, n := range []struct{ key, col string }{{"train.label", c.Train.Label}, {"key", c.Key}} {
+		if fdm.IsOutputName(n.col) {
+			return fmt.Errorf("%s: column %q is named like the select stage's mapped columns (fdm_g<group>_<n>), which the selected records hold beside it: rename the column, or drop the select stage", n.key, n.col)
+		}
 	}
 	return nil
 }

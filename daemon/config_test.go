@@ -495,3 +495,29 @@ func TestConfigIntegers(t *testing.T) {
 		t.Errorf("merge-key bomb: %v after %v", err, time.Since(t0))
 	}
 }
+
+// TestSelectNamesConfig: the select stage copies the label and the key
+// column beside the mapped columns of each batch, which are always named
+// fdm_g<group>_<n> (fdm.OutputName). A label or key named like one used to
+// pass the checks and then send every batch to the DLQ, each with the
+// same reason, once an analysis found that many groups; it is a config
+// error naming the key. Without the select stage, or with names that only
+// look alike, the config is valid.
+func TestSelectNamesConfig(t *testing.T) {
+	wantConfigErrors(t, map[string]string{
+		"stages: [select]\ntrain: {label: fdm_g1_1}\n":                `train.label: column "fdm_g1_1" is named like`,
+		"stages: [select, train, score]\ntrain: {label: fdm_g3_12}\n": `train.label: column "fdm_g3_12"`,
+		"stages: [score, select]\nkey: fdm_g2_1\n":                    `key: column "fdm_g2_1" is named like`,
+	})
+	for _, in := range []string{
+		"stages: [train, score]\ntrain: {label: fdm_g1_1}\nkey: fdm_g1_2\n",
+		"stages: [analyze]\ntrain: {label: fdm_g1_1}\n",
+		"stages: [select]\ntrain: {label: fdm_g1}\nkey: fdm_g0_1\n",
+		"stages: [select]\ntrain: {label: fdm_g01_1}\nkey: fdm_g1_1x\n",
+		"stages: [select]\ntrain: {label: FDM_G1_1}\n",
+	} {
+		if _, err := checkConfig(in); err != nil {
+			t.Errorf("%q: %v", in, err)
+		}
+	}
+}

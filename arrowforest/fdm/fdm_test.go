@@ -438,3 +438,20 @@ func TestNumericLabel(t *testing.T) {
 		t.Error("two targets accepted as an FDM label")
 	}
 }
+
+// TestIsOutputName: every name OutputName gives, and only those, is an
+// output name (the daemon refuses a label or key so named beside its
+// select stage).
+func TestIsOutputName(t *testing.T) {
+	for _, gi := range [][2]int{{1, 1}, {2, 10}, {12, 3}, {100, 100}} {
+		if n := OutputName(gi[0], gi[1]); !IsOutputName(n) {
+			t.Errorf("IsOutputName(%q) = false", n)
+		}
+	}
+	for _, n := range []string{"", "fdm_g", "fdm_g1", "fdm_g1_", "fdm_g_1", "fdm_g0_1", "fdm_g1_0", "fdm_g01_1",
+		"fdm_g1_1x", "fdm_g1_1_1", "fdm_g-1_1", "fdm_g+1_1", "FDM_G1_1", "xfdm_g1_1", "fdm_g1 _1"} {
+		if IsOutputName(n) {
+			t.Errorf("IsOutputName(%q) = true", n)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 
 	"github.com/forestd/forestd/arrowforest/dependence"
 	"github.com/forestd/forestd/arrowforest/frame"
@@ -85,6 +86,25 @@ func (n *Numbers) UnmarshalJSON(b []byte) error {
 
 // OutputName is the name of mapped column i (1-based) of group g (1-based).
 func OutputName(g, i int) string { return "fdm_g" + strconv.Itoa(g) + "_" + strconv.Itoa(i) }
+
+// IsOutputName reports whether name is a name OutputName gives
+// ("fdm_g<g>_<i>", g and i positive and without leading zeros): a column
+// so named would clash with a mapped column of any mapping Fit learns with
+// that many groups and outputs.
+func IsOutputName(name string) bool {
+	rest, ok := strings.CutPrefix(name, "fdm_g")
+	if !ok {
+		return false
+	}
+	g, i, ok := strings.Cut(rest, "_")
+	return ok && positive(g) && positive(i)
+}
+
+// positive reports whether s is a positive decimal integer as strconv.Itoa
+// writes it.
+func positive(s string) bool {
+	return s != "" && s[0] != '0' && strings.Trim(s, "0123456789") == ""
+}
 
 // Fit learns the FDM_RF mapping on a labelled frame (§6.3): for every group
 // of the plan it draws opts.Candidates mappings from a stream seeded by seed
