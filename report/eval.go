@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 
+	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/scoring"
 )
 
@@ -46,7 +47,7 @@ func Evaluate(m *scoring.Model, recs []arrow.Record, label string, threads int) 
 	if m.Targets() != nil {
 		var labels []string
 		if label != "" {
-			labels = []string{label}
+			labels = frame.SplitLabel(label) // "y0,y1,y2", as train --label wrote it
 		}
 		sum, err := m.Evaluate(recs, labels, threads)
 		if err != nil {

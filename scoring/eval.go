@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -50,6 +51,47 @@ type EvalRows struct {
 	Actual, Predicted []string
 	// Regression: each row's actual and predicted value.
 	ActualValues, PredictedValues []float64
+}
+
+// LabelsError is Evaluate's error when the label columns given are not
+// what the model predicts: other targets, fewer or more of them, another
+// order, or several columns for a model of one label. It wraps ErrInput.
+type LabelsError struct {
+	// Given are the label columns given.
+	Given []string
+	// Want are the model's targets: the one label of a single-output
+	// model, every target of a model with several outputs.
+	Want []string
+	// Columns are the label columns the model was trained on, which give
+	// Want: what to give (the same as Want, except for a drf model
+	// trained on a list column or on columns whose targets it renamed).
+	Columns []string
+}
+
+func (e *LabelsError) Error() string {
+	return fmt.Sprintf("label columns %s: the model predicts %s; give its label columns %s",
+		strings.Join(e.Given, ","), e.Predicts(), strings.Join(e.Columns, ","))
+}
+
+// Unwrap makes a LabelsError an ErrInput.
+func (e *LabelsError) Unwrap() error { return ErrInput }
+
+// Predicts says what the model predicts: "one label, y" or "3 targets
+// (y0, y1, y2)", with the label columns they come from when these are
+// named otherwise.
+func (e *LabelsError) Predicts() string {
+	if len(e.Want) == 1 {
+		return "one label, " + e.Want[0]
+	}
+	s := fmt.Sprintf("%d targets (%s)", len(e.Want), strings.Join(e.Want, ", "))
+	switch {
+	case slices.Equal(e.Columns, e.Want):
+	case len(e.Columns) == 1:
+		s += " from its label column " + e.Columns[0]
+	default:
+		s += " from its label columns " + strings.Join(e.Columns, ",")
+	}
+	return s
 }
 
 // Evaluate scores recs (sharing one schema) through the same path as Score
@@ -100,7 +142,7 @@ func (m *Model) evaluate(recs []arrow.Record, labels []string, threads int, rows
 		return ev, m.evalMulti(ev, schema, recs, labels, threads)
 	}
 	if len(labels) != 1 {
-		return nil, fmt.Errorf("the model predicts one label, %d label columns given", len(labels))
+		return nil, &LabelsError{Given: labels, Want: []string{m.f.LabelName}, Columns: []string{m.f.LabelName}}
 	}
 	fr, err := frame.FromRecords(schema, recs, m.sourceOptions(labels[0]))
 	if err != nil {
@@ -222,7 +264,7 @@ func (m *Model) evalMulti(ev *Evaluation, schema *arrow.Schema, recs []arrow.Rec
 		return ErrNoRows
 	}
 	if want := m.Targets(); !slices.Equal(targets, want) {
-		return InputError(fmt.Errorf("label columns %v give targets %v; the model predicts %v", labels, targets, want))
+		return &LabelsError{Given: labels, Want: want, Columns: m.labelColumns()}
 	}
 	t1 := time.Now()
 	pred, err := m.predict(fr, threads)

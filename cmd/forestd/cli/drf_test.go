@@ -205,7 +205,7 @@ func TestDRFListLabel(t *testing.T) {
 	}
 	// eval with the coordinate columns of another layout is refused
 	code, _, errs := run(t, "eval", "--model", mdl, "--in", data, "--label", "x1,x2")
-	if code == 0 || !strings.Contains(errs, "the model predicts") {
+	if code != ExitUsage || strings.TrimSpace(errs) != "forestd eval: --label x1,x2: the model predicts 2 targets (y_0, y_1) from its label column y: give --label y, or leave --label out" {
 		t.Fatalf("eval with other responses: exit %d %q", code, errs)
 	}
 }

@@ -84,3 +84,49 @@ func TestMultiOutputCommands(t *testing.T) {
 		t.Fatalf("--sample 300: %v", sm)
 	}
 }
+
+// TestEvalReportLabelsOfMultiOutput: eval and report of a model with
+// several outputs given label columns that are not its targets (one of
+// them, a subset, another order, a single-output model given several)
+// fail with one line that names --label, says what the model predicts and
+// what to give; they used to say "label columns [y0] give targets []".
+// report takes the model's comma-separated label columns, which it used
+// to look up as one column named "y0,y1".
+func TestEvalReportLabelsOfMultiOutput(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "sr.parquet")
+	mustRun(t, "gen", "swissroll", "--n", "200", "--seed", "4", "--clean", "--out", data)
+	mdl := filepath.Join(dir, "m.arrows")
+	mustRun(t, "train", "--in", data, "--label", "y0,y1", "--exclude", "y2,y0_true,y1_true,y2_true", "--trees", "5", "--out", mdl)
+	const fix = "the model predicts 2 targets (y0, y1): give --label y0,y1"
+	for _, c := range []struct{ label, want string }{
+		{"y0", "--label y0: " + fix + ", or leave --label out"},
+		{"y1", "--label y1: " + fix + ", or leave --label out"},
+		{"y1,y0", "--label y1,y0: " + fix + " (in that order), or leave --label out"},
+		{"y0,y1,y2", "--label y0,y1,y2: " + fix + ", or leave --label out"},
+		{"y0_true,y1_true", "--label y0_true,y1_true: " + fix + ", or leave --label out"},
+	} {
+		for _, cmd := range []string{"eval", "report"} {
+			args := []string{cmd, "--model", mdl, "--in", data, "--label", c.label}
+			if cmd == "report" {
+				args = append(args, "--out", filepath.Join(dir, "r.html"))
+			}
+			code, _, errs := run(t, args...)
+			if want := "forestd " + cmd + ": " + c.want + "\n"; code != ExitUsage || errs != want {
+				t.Errorf("%s --label %s: exit %d, stderr\n%q\nwant\n%q", cmd, c.label, code, errs, want)
+			}
+		}
+	}
+	ev := mustRun(t, "eval", "--model", mdl, "--in", data, "--label", "y0,y1")
+	rep := mustRun(t, "report", "--model", mdl, "--in", data, "--label", "y0,y1", "--out", filepath.Join(dir, "r.html"))
+	if num(t, rep, "rmse") != num(t, ev, "rmse") {
+		t.Fatalf("report rmse %v, eval %v", rep["rmse"], ev["rmse"])
+	}
+	// a single-output model given several label columns
+	one := filepath.Join(dir, "one.arrows")
+	mustRun(t, "train", "--in", data, "--label", "y0", "--exclude", "y1,y2,y0_true,y1_true,y2_true", "--trees", "5", "--out", one)
+	code, _, errs := run(t, "eval", "--model", one, "--in", data, "--label", "y0,y1")
+	if want := "forestd eval: --label y0,y1: the model predicts one label, y0: give --label y0\n"; code != ExitUsage || errs != want {
+		t.Fatalf("single-output eval --label y0,y1: exit %d, stderr %q, want %q", code, errs, want)
+	}
+}

@@ -131,7 +131,7 @@ func runReport(args []string, env Env) error {
 			return fmt.Errorf("no labelled rows in %v", paths)
 		}
 		if err != nil {
-			return err
+			return labelFlagErr(err, m)
 		}
 		o.Eval, o.In = ev, sourceName(paths)
 		rep["rows"] = ev.Summary.Rows

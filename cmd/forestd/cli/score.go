@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/forestd/forestd/arrowforest/forest"
@@ -70,7 +72,7 @@ func runEval(args []string, env Env) error {
 		return fmt.Errorf("no labelled rows in %v", paths)
 	}
 	if err != nil {
-		return err
+		return labelFlagErr(err, m)
 	}
 	rep := map[string]any{
 		"model": *modelPath, "model_id": m.ID(), "rows": ev.Rows, "seconds": ev.Seconds,
@@ -93,6 +95,24 @@ func runEval(args []string, env Env) error {
 		rep["per_output"], rep["setup_seconds"] = per, ev.SetupSeconds
 	}
 	return writeJSON(env.Stdout, rep)
+}
+
+// labelFlagErr turns Evaluate's error about the label columns given
+// (scoring.LabelsError) into a usage error naming --label, what the model
+// predicts and what to give instead; other errors pass unchanged.
+func labelFlagErr(err error, m *scoring.Model) error {
+	var le *scoring.LabelsError
+	if !errors.As(err, &le) {
+		return err
+	}
+	give := strings.Join(le.Columns, ",")
+	if slices.Equal(slices.Sorted(slices.Values(le.Given)), slices.Sorted(slices.Values(le.Columns))) {
+		give += " (in that order)"
+	}
+	if m.Targets() != nil { // the model's own columns are the default
+		give += ", or leave --label out"
+	}
+	return usagef("--label %s: the model predicts %s: give --label %s", strings.Join(le.Given, ","), le.Predicts(), give)
 }
 
 func runScore(args []string, env Env) error {
