@@ -312,7 +312,9 @@ type Prediction struct {
 
 // Predict scores every row of fr, whose columns must be the forest's
 // features in order, using up to threads goroutines over row blocks. The
-// result does not depend on threads.
+// result does not depend on threads. A classification forest's Prob holds
+// every row's K probabilities (rows×K float32): PredictBlocks scores
+// without holding them.
 func (c *Compiled) Predict(fr *frame.Frame, threads int) (*Prediction, error) {
 	if fr.P() != c.p {
 		return nil, fmt.Errorf("forest: frame has %d features, model needs %d", fr.P(), c.p)
@@ -325,6 +327,75 @@ func (c *Compiled) Predict(fr *frame.Frame, threads int) (*Prediction, error) {
 	} else {
 		out.Value = make([]float64, n*c.q)
 	}
+	c.predictBlocks(fr, threads, out, nil)
+	return out, nil
+}
+
+// BlockFunc receives one finished block of PredictBlocks: rows [r0, r1)
+// of the frame, their classes (class[i] is row r0+i's) and probabilities
+// (prob[i*K+j] is row r0+i's probability of class j), exactly the values
+// Predict's Class and Prob hold for those rows. The slices are the
+// worker's buffers, reused for its next block once the function returns:
+// it copies what it keeps. It is called from up to threads goroutines at
+// once, each with other rows, in no particular order of the blocks.
+type BlockFunc func(r0, r1 int, class []int32, prob []float32)
+
+// PredictBlocks scores every row of fr like Predict and hands each block of
+// rows to fn as a worker finishes it, so that a caller which keeps less
+// than every class's probability (the most probable classes of each row,
+// or the class alone) never holds the rows×K probability matrix: the
+// memory is the workers' blocks (BlockBytes) plus what fn keeps. Where
+// the blocks start depends on threads; the values fn receives for a row
+// do not. A forest without classes (regression) is an error: Predict
+// scores it.
+func (c *Compiled) PredictBlocks(fr *frame.Frame, threads int, fn BlockFunc) error {
+	if c.k == 0 {
+		return fmt.Errorf("forest: a regression forest has no class probabilities to hand over by block: use Predict")
+	}
+	if fr.P() != c.p {
+		return fmt.Errorf("forest: frame has %d features, model needs %d", fr.P(), c.p)
+	}
+	c.predictBlocks(fr, threads, nil, fn)
+	return nil
+}
+
+// BlockBytes is the memory the workers of Predict (byBlock false) or
+// PredictBlocks (byBlock true) hold for their blocks of rows while they
+// score n rows on threads goroutines: each worker's sums (8 bytes per
+// class or output and row of its block), its row-major copies of the
+// block's features and scratch, and with byBlock the block's classes and
+// probabilities (4 bytes per class and row) that PredictBlocks hands
+// over. It grows with n only up to one block per worker (blockRows: at
+// most 2^23 sums per block), so for many classes it is what scoring
+// holds beside what it keeps of the predictions; it does not count
+// Predict's result.
+func (c *Compiled) BlockBytes(n, threads int, byBlock bool) int64 {
+	if n <= 0 {
+		return 0
+	}
+	if threads < 1 {
+		threads = runtime.NumCPU()
+	}
+	bs := blockRows(n, threads, c.p, 0, c.stride)
+	workers := int64(min(threads, (n+bs-1)/bs))
+	row := 8*c.stride + 8 + 4 // sums, sort keys, tree-0 leaves
+	if c.axis != nil {
+		row += 2*4*c.axis.stride + 4 // key rows and their reordered copy, leaf slots
+	} else {
+		row += 2 * 4 * c.p // the row-major block and its reordered copy
+	}
+	if byBlock {
+		row += 4 + 4*c.k
+	}
+	return workers * int64(bs) * int64(row)
+}
+
+// predictBlocks scores fr's rows block by block on up to threads workers.
+// With full, each block's classes and probabilities (or values) are
+// written into full's rows; without it, into the worker's block buffers,
+// which fn then receives.
+func (c *Compiled) predictBlocks(fr *frame.Frame, threads int, full *Prediction, fn BlockFunc) {
+	n := fr.NRows
 	if threads < 1 {
 		threads = runtime.NumCPU()
 	}
@@ -340,27 +411,40 @@ func (c *Compiled) Predict(fr *frame.Frame, threads int) (*Prediction, error) {
 		} else {
 			keys = c.blockPlain(fr.Cols, r0, r1, x, sc, acc)
 		}
+		var class []int32
+		var prob []float32
+		var value []float64
+		switch {
+		case full == nil:
+			class, prob = sc.block(m, c.k)
+		case c.k > 0:
+			class, prob = full.Class[r0:r1], full.Prob[r0*c.k:r1*c.k]
+		default:
+			value = full.Value[r0*stride : r1*stride]
+		}
 		inv := 1 / float64(len(c.roots))
 		for q, k := range keys[:m] {
-			r := r0 + int(uint32(k))
+			r := int(uint32(k)) // row in block
 			a := acc[q*stride : (q+1)*stride]
 			if c.k == 0 {
 				for o, v := range a {
-					out.Value[r*stride+o] = v * inv
+					value[r*stride+o] = v * inv
 				}
 				continue
 			}
 			best := 0
 			for j, v := range a {
-				out.Prob[r*c.k+j] = float32(v * inv)
+				prob[r*c.k+j] = float32(v * inv)
 				if v > a[best] {
 					best = j
 				}
 			}
-			out.Class[r] = int32(best)
+			class[r] = int32(best)
+		}
+		if fn != nil {
+			fn(r0, r1, class, prob)
 		}
 	})
-	return out, nil
 }
 
 // MultiOutput is a model that predicts q named values per row: a
@@ -404,6 +488,20 @@ type scratch struct {
 	keys  []uint64  // tree-0 leaf << 32 | row in block
 	s0    []int32
 	slots []int32
+	class []int32   // the block's classes (PredictBlocks)
+	prob  []float32 // and probabilities, K per row
+}
+
+// block returns the scratch's class and probability buffers for m rows of
+// k classes, allocated on first use (Predict writes into its result).
+func (sc *scratch) block(m, k int) ([]int32, []float32) {
+	if cap(sc.class) < m {
+		sc.class = make([]int32, m)
+	}
+	if cap(sc.prob) < m*k {
+		sc.prob = make([]float32, m*k)
+	}
+	return sc.class[:m], sc.prob[:m*k]
 }
 
 // getScratch returns buffers for blocks of up to bs rows, reusing those of
