@@ -201,8 +201,8 @@ func probFields(spec PredictionSpec) []arrow.Field {
 
 // PredictionBatch holds the values of one batch: Class and Prob
 // (row-major, len(Classes) per row: every class's probability, whatever
-// spec.Probs writes; nil allowed with ProbsNone) for classification,
-// Value for regression.
+// spec.Probs writes; nil allowed with ProbsNone, and with ProbsTop when Top
+// is set) for classification, Value for regression.
 type PredictionBatch struct {
 	Source   string
 	FirstRow int64
@@ -210,6 +210,13 @@ type PredictionBatch struct {
 	Class    []int32
 	Prob     []float32
 	Value    []float64
+	// Top and TopProb are, for ProbsTop, each row's spec.TopK classes in
+	// rank order and their probabilities (row-major, TopK per row), as
+	// TopRanks ranks them: a caller that ranked the rows as it predicted
+	// them, without keeping every class's probability, hands them over
+	// here. Without them BuildPredictions ranks Prob with TopRanks.
+	Top     []int32
+	TopProb []float32
 }
 
 // leadColumns builds the columns every prediction record starts with —
@@ -259,8 +266,14 @@ func BuildPredictions(mem memory.Allocator, spec PredictionSpec, b PredictionBat
 	k := len(spec.Classes)
 	if spec.Classes != nil {
 		n = len(b.Class)
-		if len(b.Prob) != n*k && !(spec.Probs == ProbsNone && b.Prob == nil) {
+		ranked := spec.Probs == ProbsTop && b.Top != nil
+		if len(b.Prob) != n*k && !(b.Prob == nil && (spec.Probs == ProbsNone || ranked)) {
 			return nil, fmt.Errorf("schemas: %d probabilities for %d rows × %d classes", len(b.Prob), n, k)
+		}
+		if ranked {
+			if err := checkTop(b.Top, b.TopProb, n, spec.TopK, k); err != nil {
+				return nil, err
+			}
 		}
 	}
 	owned, cols, err := leadColumns(mem, spec, b.Source, b.FirstRow, n, b.Keep)
@@ -297,7 +310,12 @@ func BuildPredictions(mem memory.Allocator, spec PredictionSpec, b PredictionBat
 				fb.Release()
 			}
 		case ProbsTop:
-			owned = append(owned, topColumns(mem, spec.Classes, b.Class, b.Prob, spec.TopK)...)
+			rank, rankProb := b.Top, b.TopProb
+			if rank == nil {
+				rank, rankProb = make([]int32, n*spec.TopK), make([]float32, n*spec.TopK)
+				TopRanks(k, spec.TopK, b.Class, b.Prob, rank, rankProb)
+			}
+			owned = append(owned, topColumns(mem, spec.Classes, spec.TopK, rank, rankProb)...)
 		}
 	} else {
 		fb := array.NewFloat64Builder(mem)
@@ -309,16 +327,52 @@ func BuildPredictions(mem memory.Allocator, spec PredictionSpec, b PredictionBat
 	return array.NewRecord(schema, cols, int64(n)), nil
 }
 
-// topColumns builds the 2·top columns of a ProbsTop record from the
-// classes predicted (class, one per row) and every class's probability
-// (prob, len(classes) per row): the class and probability of each rank.
-func topColumns(mem memory.Allocator, classes []string, class []int32, prob []float32, top int) []arrow.Array {
-	k, n := len(classes), len(class)
-	rank := make([]int32, n*top)
-	heap := make([]int32, 0, top)
-	for i := 0; i < n; i++ {
-		topClasses(rank[i*top:(i+1)*top], prob[i*k:(i+1)*k], class[i], heap)
+// checkTop refuses ranked classes (PredictionBatch.Top, TopProb) that are
+// not top per row of n rows or name no class of k.
+func checkTop(rank []int32, rankProb []float32, n, top, k int) error {
+	if len(rank) != n*top || len(rankProb) != n*top {
+		return fmt.Errorf("schemas: %d ranked classes and %d probabilities for %d rows × top %d", len(rank), len(rankProb), n, top)
 	}
+	for _, c := range rank {
+		if c < 0 || int(c) >= k {
+			return fmt.Errorf("schemas: ranked class index %d outside 0..%d", c, k-1)
+		}
+	}
+	return nil
+}
+
+// TopRanks ranks the classes of the rows of one batch, the one statement
+// of forestd's top-k rule (ProbsTop): row i, predicted class class[i],
+// has the probabilities prob[i*k:(i+1)*k] of the k classes; its top most
+// probable classes (top at most k) go into rank[i*top:(i+1)*top] in rank
+// order — probability descending; among equal probabilities the predicted
+// class first, then class order; a NaN after every number — and their
+// probabilities into rankProb at the same places. rank and rankProb hold
+// len(class)·top values, prob len(class)·k. BuildPredictions ranks with
+// it, and so does a caller that ranks each block of rows as it predicts
+// them (scoring.Model.Score) and hands the ranks over in
+// PredictionBatch.Top, so that both give the same records. It costs one
+// comparison per class plus O(log top) per class that enters a row's
+// running top.
+func TopRanks(k, top int, class []int32, prob []float32, rank []int32, rankProb []float32) {
+	if top <= 0 {
+		return
+	}
+	heap := make([]int32, 0, top)
+	for i, pred := range class {
+		p, r := prob[i*k:(i+1)*k], rank[i*top:(i+1)*top]
+		topClasses(r, p, pred, heap)
+		for q, c := range r {
+			rankProb[i*top+q] = p[c]
+		}
+	}
+}
+
+// topColumns builds the 2·top columns of a ProbsTop record from each
+// row's ranked classes (rank, top per row, indices into classes) and
+// their probabilities (rankProb): the class and probability of each rank.
+func topColumns(mem memory.Allocator, classes []string, top int, rank []int32, rankProb []float32) []arrow.Array {
+	n := len(rank) / top
 	cols := make([]arrow.Array, 0, 2*top)
 	for q := 0; q < top; q++ {
 		sb := array.NewStringBuilder(mem)
@@ -326,9 +380,8 @@ func topColumns(mem memory.Allocator, classes []string, class []int32, prob []fl
 		sb.Reserve(n)
 		fb.Reserve(n)
 		for i := 0; i < n; i++ {
-			c := rank[i*top+q]
-			sb.Append(classes[c])
-			fb.UnsafeAppend(prob[i*k+int(c)])
+			sb.Append(classes[rank[i*top+q]])
+			fb.UnsafeAppend(rankProb[i*top+q])
 		}
 		cols = append(cols, sb.NewArray(), fb.NewArray())
 		sb.Release()
@@ -401,7 +454,7 @@ func topClasses(dst []int32, prob []float32, pred int32, scratch []int32) {
 }
 
 // ranksBefore reports whether class a ranks before class b (see
-// topClasses).
+// topClasses, TopRanks).
 func ranksBefore(prob []float32, pred, a, b int32) bool {
 	pa, pb := prob[a], prob[b]
 	na, nb := pa != pa, pb != pb

@@ -1,14 +1,17 @@
 package schemas
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
@@ -217,6 +220,98 @@ func TestTopClasses(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestTopRanks: TopRanks ranks several rows at once as topClasses ranks
+// each (ties, NaN), with each rank's probability; a ProbsTop record built
+// from the ranks (PredictionBatch.Top, Prob nil) is the record built from
+// every class's probability, metadata included; ranks of other sizes or
+// naming no class are errors, not panics.
+func TestTopRanks(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rng := rand.New(rand.NewPCG(3, 4))
+	const n, k = 50, 9
+	classes := make([]string, k)
+	for j := range classes {
+		classes[j] = "c" + fmt.Sprint(j)
+	}
+	class := make([]int32, n)
+	prob := make([]float32, n*k)
+	for i := range class {
+		class[i] = int32(rng.IntN(k))
+		for j := 0; j < k; j++ {
+			if rng.IntN(10) == 0 {
+				prob[i*k+j] = float32(math.NaN())
+			} else {
+				prob[i*k+j] = float32(rng.IntN(3)) / 3
+			}
+		}
+	}
+	for top := 1; top <= k; top++ {
+		rank, rankProb := make([]int32, n*top), make([]float32, n*top)
+		TopRanks(k, top, class, prob, rank, rankProb)
+		for i := range class {
+			want := make([]int32, top)
+			topClasses(want, prob[i*k:(i+1)*k], class[i], nil)
+			if !slices.Equal(rank[i*top:(i+1)*top], want) {
+				t.Fatalf("top %d row %d: %v, want %v", top, i, rank[i*top:(i+1)*top], want)
+			}
+			for q, c := range want {
+				if p, w := rankProb[i*top+q], prob[i*k+int(c)]; math.Float32bits(p) != math.Float32bits(w) {
+					t.Fatalf("top %d row %d rank %d: probability %v, want %v", top, i, q+1, p, w)
+				}
+			}
+		}
+		spec := PredictionSpec{ModelID: "m", Classes: classes, Probs: ProbsTop, TopK: top, ProbsNote: "why"}
+		full, err := BuildPredictions(mem, spec, PredictionBatch{Source: "s", Class: class, Prob: prob})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ranked, err := BuildPredictions(mem, spec, PredictionBatch{Source: "s", Class: class, Top: rank, TopProb: rankProb})
+		if err != nil {
+			t.Fatal(err)
+		}
+		same := bytes.Equal(ipcBytes(t, full), ipcBytes(t, ranked))
+		full.Release()
+		ranked.Release()
+		if !same {
+			t.Fatalf("top %d: the record from the ranks differs from the record from every probability", top)
+		}
+	}
+	spec := PredictionSpec{Classes: classes, Probs: ProbsTop, TopK: 2}
+	for name, b := range map[string]PredictionBatch{
+		"short ranks":           {Class: class, Top: make([]int32, 2*n-1), TopProb: make([]float32, 2*n)},
+		"short probabilities":   {Class: class, Top: make([]int32, 2*n), TopProb: make([]float32, 2*n-1)},
+		"no rank probabilities": {Class: class, Top: make([]int32, 2*n)},
+		"class 9 of 9":          {Class: class, Top: append(make([]int32, 2*n-1), k), TopProb: make([]float32, 2*n)},
+		"class -1":              {Class: class, Top: append([]int32{-1}, make([]int32, 2*n-1)...), TopProb: make([]float32, 2*n)},
+		"ranks without top":     {Class: class, Top: make([]int32, 2*n), TopProb: make([]float32, 2*n)},
+	} {
+		sp := spec
+		if name == "ranks without top" {
+			sp = PredictionSpec{Classes: classes}
+		}
+		if r, err := BuildPredictions(mem, sp, b); err == nil {
+			r.Release()
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// ipcBytes is rec as an Arrow IPC stream: schema, metadata and buffers,
+// NaN bits included.
+func ipcBytes(t *testing.T, rec arrow.Record) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(rec.Schema()))
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 func TestIsProbName(t *testing.T) {
