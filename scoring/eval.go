@@ -13,6 +13,7 @@ import (
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/manifold"
+	"github.com/forestd/forestd/schemas"
 )
 
 // ErrNoRows is Evaluate's error when no input row has a complete label.
@@ -155,7 +156,7 @@ func (m *Model) evaluate(recs []arrow.Record, labels []string, threads int, rows
 		return nil, ErrNoRows
 	}
 	t1 := time.Now()
-	pred, err := m.predict(fr, threads)
+	pred, err := m.predict(fr, threads, schemas.ProbsNone, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +268,7 @@ func (m *Model) evalMulti(ev *Evaluation, schema *arrow.Schema, recs []arrow.Rec
 		return &LabelsError{Given: labels, Want: want, Columns: m.labelColumns()}
 	}
 	t1 := time.Now()
-	pred, err := m.predict(fr, threads)
+	pred, err := m.predict(fr, threads, schemas.ProbsNone, 0)
 	if err != nil {
 		return err
 	}

@@ -122,7 +122,7 @@ func (m *Model) Score(recs []arrow.Record, opts Options) ([]arrow.Record, error)
 	if err != nil {
 		return nil, err
 	}
-	pred, err := m.predict(fr, opts.Threads)
+	pred, err := m.predict(fr, opts.Threads, spec.Probs, spec.TopK)
 	if err != nil {
 		return nil, err
 	}
@@ -164,13 +164,26 @@ func (m *Model) frame(schema *arrow.Schema, recs []arrow.Record) (*frame.Frame, 
 type predictions struct {
 	targets []string // several outputs: values holds len(targets) per row
 	values  []float64
-	class   []int32   // classification: the class index per row
-	prob    []float32 // and k probabilities per row
-	k       int
+	class   []int32 // classification: the class index per row,
+	k       int     // of k classes,
+	// and the probabilities predict was asked to keep: every class's
+	// (prob, k per row), the top classes' (rank and rankProb, top per
+	// row, schemas.TopRanks), or none
+	prob     []float32
+	top      int
+	rank     []int32
+	rankProb []float32
 }
 
 // predict scores every row of fr: the one place where forestd predicts.
-func (m *Model) predict(fr *frame.Frame, threads int) (*predictions, error) {
+// A classification model's predictions keep the probabilities that cols
+// and top (a schemas.PredictionSpec's Probs and TopK) write: with
+// schemas.ProbsAll every class's, rows×K; with ProbsTop each row's top
+// classes, ranked block by block as the compiled forest finishes them
+// (forest.Compiled.PredictBlocks), and with ProbsNone none, so that
+// neither holds the rows×K matrix — only the forest's blocks of rows
+// (Model.PredictionBytes).
+func (m *Model) predict(fr *frame.Frame, threads int, cols schemas.ProbColumns, top int) (*predictions, error) {
 	if err := m.Prepare(threads); err != nil {
 		return nil, err
 	}
@@ -184,11 +197,69 @@ func (m *Model) predict(fr *frame.Frame, threads int) (*predictions, error) {
 	if m.c == nil {
 		return nil, errors.New("scoring: model has no compiled forest")
 	}
-	pred, err := m.c.Predict(fr, threads)
+	k := m.f.NumClasses()
+	if k == 0 || cols == schemas.ProbsAll {
+		pred, err := m.c.Predict(fr, threads)
+		if err != nil {
+			return nil, fmt.Errorf("scoring: %w", err)
+		}
+		return &predictions{values: pred.Value, class: pred.Class, prob: pred.Prob, k: k}, nil
+	}
+	n := fr.NRows
+	p := &predictions{class: make([]int32, n), k: k}
+	if cols == schemas.ProbsTop {
+		if top < 1 || top > k {
+			return nil, fmt.Errorf("scoring: top %d of %d classes", top, k)
+		}
+		p.top, p.rank, p.rankProb = top, make([]int32, n*top), make([]float32, n*top)
+	}
+	err := m.c.PredictBlocks(fr, threads, func(r0, r1 int, class []int32, prob []float32) {
+		copy(p.class[r0:r1], class)
+		if p.top > 0 {
+			schemas.TopRanks(k, top, class, prob, p.rank[r0*top:r1*top], p.rankProb[r0*top:r1*top])
+		}
+	})
 	if err != nil {
 		return nil, fmt.Errorf("scoring: %w", err)
 	}
-	return &predictions{values: pred.Value, class: pred.Class, prob: pred.Prob, k: m.f.NumClasses()}, nil
+	return p, nil
+}
+
+// PredictionBytes is the memory Score holds for the predictions of rows
+// rows of m scored on threads goroutines (0: every CPU) with p, besides
+// the input and the output records. perRow grows with the rows: a
+// classifier's class index (4 bytes) and the probabilities p keeps —
+// every class's for ProbsAll (4 bytes per class: the rows×K matrix), each
+// rank's class and probability for top<k> (8 bytes per rank), none for
+// ProbsNone —, or the values of a model without classes (8 bytes per
+// output). blocks does not grow with the rows past one block per thread:
+// the compiled forest's blocks of rows (forest.Compiled.BlockBytes: each
+// thread's sums, 8 bytes per class, and unless ProbsAll the block's
+// probabilities, 4 bytes per class). A drf model's predictor is not
+// counted. An invalid p is an error starting with its value.
+func (m *Model) PredictionBytes(rows, threads int, p Probs) (perRow, blocks int64, err error) {
+	cols, top, _, err := m.probColumns(p)
+	if err != nil {
+		return 0, 0, err
+	}
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	k := len(m.Classes())
+	switch {
+	case m.Targets() != nil || k == 0:
+		perRow = int64(8 * max(len(m.Targets()), 1))
+	case cols == schemas.ProbsAll:
+		perRow = int64(4 + 4*k)
+	case cols == schemas.ProbsTop:
+		perRow = int64(4 + 8*top)
+	default:
+		perRow = 4
+	}
+	if c := m.c; c != nil {
+		blocks = c.BlockBytes(rows, threads, k > 0 && cols != schemas.ProbsAll)
+	}
+	return perRow, blocks, nil
 }
 
 // record builds the prediction record of rows [row, row+n) of p, numbered
@@ -199,11 +270,15 @@ func (p *predictions) record(mem memory.Allocator, spec schemas.PredictionSpec, 
 		return schemas.BuildMultiPredictions(mem, spec, p.targets, source, firstRow, keep, p.values[row*q:(row+n)*q])
 	}
 	b := schemas.PredictionBatch{Source: source, FirstRow: firstRow, Keep: keep}
-	if p.k > 0 {
-		b.Class = p.class[row : row+n]
-		b.Prob = p.prob[row*p.k : (row+n)*p.k]
-	} else {
+	switch {
+	case p.k == 0:
 		b.Value = p.values[row : row+n]
+	case p.top > 0:
+		b.Class, b.Top, b.TopProb = p.class[row:row+n], p.rank[row*p.top:(row+n)*p.top], p.rankProb[row*p.top:(row+n)*p.top]
+	case p.prob != nil:
+		b.Class, b.Prob = p.class[row:row+n], p.prob[row*p.k:(row+n)*p.k]
+	default:
+		b.Class = p.class[row : row+n]
 	}
 	return schemas.BuildPredictions(mem, spec, b)
 }
