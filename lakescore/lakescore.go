@@ -167,6 +167,7 @@ type scorer struct {
 	spec     *arrow.Schema // the output schema (prepare)
 	wopts    files.WriteOptions
 	chunk    int64 // rows scored at a time
+	work     int64 // the scoring's estimated memory: chunks in flight, scorers' blocks
 	lopts    lake.Options
 	progress Progress
 	probs    scoring.Probs // what a classification model's predictions carry
@@ -217,17 +218,25 @@ func newScorer(m *scoring.Model, out string, opts Options) (*scorer, error) {
 		}
 	}
 	f := m.Forest()
-	k := max(len(m.Classes()), 1)
+	// What Score holds to predict a chunk (scoring.Model.PredictionBytes):
+	// per row the class and the probabilities s.probs keeps — every
+	// class's (rows×K) for all, each rank's for top<k>, none for none —
+	// and, whatever the chunk, each scorer's blocks of rows (the forest's
+	// sums per class, and the block's probabilities that top<k> and none
+	// reduce as the forest finishes them).
+	predRow, _, err := m.PredictionBytes(1, 1, s.probs)
+	if err != nil {
+		return nil, &OptionError{"Probs", err}
+	}
 	// Working memory per row besides the decoded columns: the float32
-	// feature copy and the prediction buffers (class, every class's
-	// probability), and the output record (model id, version, source
-	// path, row, class name or value, the probabilities it carries,
-	// passthrough columns) twice: as Arrow arrays and in the Parquet
-	// writer's buffers; a model with several outputs holds q values twice
-	// more, and a drf model the embedded point (m float64) and the nearest
-	// training row.
+	// feature copy, the predictions, and the output record (model id,
+	// version, source path, row, class name or value, the probabilities
+	// it carries, passthrough columns) twice: as Arrow arrays and in the
+	// Parquet writer's buffers; a model with several outputs holds q
+	// values twice more, and a drf model the embedded point (m float64)
+	// and the nearest training row.
 	out1 := int64(len(m.ID())+4) + 8 + 128 + 8 + 16 + outProbBytes(m.Classes(), s.probs) + int64(16*len(opts.Keep))
-	perRow := int64(4*(len(m.Columns())+len(f.Features))+3*4*k) + 2*out1
+	perRow := int64(4*(len(m.Columns())+len(f.Features))) + predRow + 2*out1
 	if t := m.Targets(); t != nil {
 		perRow += int64(2 * 8 * len(t))
 		if d := f.DRF; d != nil {
@@ -241,18 +250,26 @@ func newScorer(m *scoring.Model, out string, opts Options) (*scorer, error) {
 	// Rows are scored in chunks whose working memory is fixed, so a large
 	// row group costs its decoded columns only; the chunks in flight
 	// (2·threads+1: being scored, queued, being written) are set aside
-	// from the budget. The chunk size (a power of two, 1Ki..128Ki rows,
-	// whose chunks in flight take at most 3/8 of MaxMemory) depends on
-	// MaxMemory, the threads and the model only, so that outputs are byte
-	// for byte the same from run to run (each chunk is one output row
-	// group). Larger chunks score faster: Predict orders a block's rows by
-	// their leaf in the first tree.
+	// from the budget, and so are the blocks of the threads scoring
+	// (which stop growing with the chunk past one block: for many classes
+	// a block's sums and probabilities, for few a block is the chunk).
+	// The chunk size (a power of two, 1Ki..128Ki rows, whose chunks in
+	// flight take at most 3/8 of MaxMemory) depends on MaxMemory, the
+	// threads, the model and the probabilities kept only, so that outputs
+	// are byte for byte the same from run to run (each chunk is one output
+	// row group). Larger chunks score faster: Predict orders a block's
+	// rows by their leaf in the first tree.
 	inflight := int64(2*s.threads + 1)
 	s.chunk = 1 << 10
 	for s.chunk < 1<<17 && 2*s.chunk*perRow*inflight*8 <= 3*opts.MaxMemory {
 		s.chunk *= 2
 	}
-	s.lopts = lake.Options{MaxMemory: free - inflight*s.chunk*perRow, Readers: opts.Readers, OnError: opts.OnError,
+	_, blocks, err := m.PredictionBytes(int(s.chunk), 1, s.probs) // each chunk on one thread
+	if err != nil {
+		return nil, &OptionError{"Probs", err}
+	}
+	s.work = inflight*s.chunk*perRow + int64(s.threads)*blocks
+	s.lopts = lake.Options{MaxMemory: free - s.work, Readers: opts.Readers, OnError: opts.OnError,
 		Columns: cols, Check: featureCheck(m), Mem: opts.Mem}
 	if s.lopts.MaxMemory < free/4 {
 		s.lopts.MaxMemory = free / 4
