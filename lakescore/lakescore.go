@@ -60,7 +60,10 @@ type Options struct {
 	Threads int
 	// MaxMemory bounds the run's memory in bytes (0: lake.DefaultMaxMemory):
 	// half of what it leaves beside the memory already in use goes to row
-	// groups in flight and chunks being scored.
+	// groups in flight and chunks being scored, which are counted with the
+	// probabilities Probs keeps (scoring.Model.PredictionBytes: a
+	// many-class model's rows×K matrix with all, its top k or class with
+	// top<k> or none, plus each scorer's blocks).
 	MaxMemory int64
 	// OnError says what a bad file (unreadable, missing a column, wrong
 	// type) does: lake.Skip (listed in the summary; the default) or

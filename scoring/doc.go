@@ -33,5 +33,14 @@
 //
 // Memory: prediction records are allocated with Options.Mem (default
 // memory.DefaultAllocator) and released by the caller; nothing else
-// outlives a call.
+// outlives a call. Within a call a classifier holds only the
+// probabilities its records write: every class's (rows × classes
+// float32) for ProbsAll; for top<k> each row's k ranked classes, chosen
+// block by block as the compiled forest finishes its blocks of rows
+// (forest.Compiled.PredictBlocks, ranked by schemas.TopRanks, the records
+// the same bytes as from the whole matrix), and for ProbsNone (and
+// Evaluate) the class alone, so that a model of 10,000 classes scores a
+// large batch into top5 without the rows × 10,000 matrix. The forest's
+// blocks (each thread's sums per class) stay whatever the rows.
+// Model.PredictionBytes states both parts.
 package scoring

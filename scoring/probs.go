@@ -28,6 +28,11 @@ import (
 // in its schema's metadata (schemas.MetaProbs, MetaClasses; MetaProbsNote
 // when auto chose the top classes).
 //
+// Scoring holds what the choice writes: all the rows × classes matrix,
+// top<k> and none each row's ranked classes or its class, taken from the
+// forest block by block (Model.PredictionBytes; the package
+// documentation's Memory).
+//
 // Regression and models with several outputs have no class probabilities:
 // Probs does not change their records, whatever its (valid) value, so that
 // one setting serves every model a daemon or a processor may swap in.
