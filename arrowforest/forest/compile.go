@@ -366,9 +366,9 @@ func (c *Compiled) PredictBlocks(fr *frame.Frame, threads int, fn BlockFunc) err
 // block's features and scratch, and with byBlock the block's classes and
 // probabilities (4 bytes per class and row) that PredictBlocks hands
 // over. It grows with n only up to one block per worker (blockRows: at
-// most 2^23 sums per block), so for many classes it is what scoring
-// holds beside what it keeps of the predictions; it does not count
-// Predict's result.
+// most 2^23 sums per block, or 64 rows), so for many classes it is what
+// scoring holds beside what it keeps of the predictions; it does not
+// count Predict's result.
 func (c *Compiled) BlockBytes(n, threads int, byBlock bool) int64 {
 	if n <= 0 {
 		return 0
