@@ -1,48 +1,14 @@
 package lakescore_test
 
 import (
-	"math/rand/v2"
-	"strconv"
 	"testing"
 
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/internal/fixture"
 	"github.com/forestd/forestd/lakescore"
 	"github.com/forestd/forestd/scoring"
 )
-
-// manyClassModel is a 5-tree model of k classes (the bin of x0) on 4
-// uniform features.
-func manyClassModel(t *testing.T, k int) *scoring.Model {
-	t.Helper()
-	const n = 4000
-	rng := rand.New(rand.NewPCG(1, 2))
-	fr := &frame.Frame{NRows: n, Task: frame.TaskClassification, LabelName: "y", Y: make([]int32, n)}
-	for j := 0; j < 4; j++ {
-		fr.Names = append(fr.Names, "x"+strconv.Itoa(j))
-		fr.Cols = append(fr.Cols, make([]float32, n))
-	}
-	for c := 0; c < k; c++ {
-		fr.Classes = append(fr.Classes, "c"+strconv.Itoa(c))
-	}
-	for i := 0; i < n; i++ {
-		for j := range fr.Cols {
-			fr.Cols[j][i] = rng.Float32()
-		}
-		fr.Y[i] = int32(min(int(fr.Cols[0][i]*float32(k)), k-1))
-	}
-	p := forest.DefaultParams(frame.TaskClassification)
-	p.Trees, p.Threads = 5, 2
-	f, err := forest.Train(fr, p, forest.TrainOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := scoring.Encode(f, 1, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
 
 // TestPlanProbs: the memory a lake run sets aside for scoring is what
 // Score holds for the probabilities Options.Probs keeps — with all the
@@ -54,7 +20,16 @@ func manyClassModel(t *testing.T, k int) *scoring.Model {
 // counted with every class's probability whatever the output kept.
 func TestPlanProbs(t *testing.T) {
 	const k, threads = 2000, 2
-	m := manyClassModel(t, k)
+	p := forest.DefaultParams(frame.TaskClassification)
+	p.Trees, p.Threads = 5, 2
+	f, err := forest.Train(fixture.Classes(4000, 4, k, 1), p, forest.TrainOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := scoring.Encode(f, 1, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
 	inflight := int64(2*threads + 1)
 	chunks := map[scoring.Probs]int64{}
 	for _, probs := range []scoring.Probs{scoring.ProbsAll, scoring.ProbsTop(5), scoring.ProbsNone, scoring.ProbsAuto} {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/internal/fixture"
 	"github.com/forestd/forestd/schemas"
 	"github.com/forestd/forestd/scoring"
 )
@@ -47,7 +48,7 @@ func TestScoreBlocksSameBytes(t *testing.T) {
 	const k = 600
 	p := forest.DefaultParams(frame.TaskClassification)
 	p.Trees, p.Seed, p.Threads = 7, 3, 2
-	f, err := forest.Train(classesFrame(3000, 6, k, 1), p, forest.TrainOptions{})
+	f, err := forest.Train(fixture.Classes(3000, 6, k, 1), p, forest.TrainOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func TestScoreBlocksSameBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	te := classesFrame(2300, 6, k, 2)
+	te := fixture.Classes(2300, 6, k, 2)
 	rec := te.ToRecord(mem)
 	defer rec.Release()
 	cuts := []int64{0, 700, 701, 2300}
@@ -176,10 +177,10 @@ func TestScoreProbsMemory(t *testing.T) {
 		t.Skip("scores 80,000 rows of 1,000 classes")
 	}
 	const k, n1, n2 = 1000, 8000, 32000
-	m := trainModel(t, classesFrame(3000, 8, k, 1), 1)
-	small := classesFrame(n1, 8, k, 2).ToRecord(memory.DefaultAllocator)
+	m := trainModel(t, fixture.Classes(3000, 8, k, 1), 1)
+	small := fixture.Classes(n1, 8, k, 2).ToRecord(memory.DefaultAllocator)
 	defer small.Release()
-	large := classesFrame(n2, 8, k, 3).ToRecord(memory.DefaultAllocator)
+	large := fixture.Classes(n2, 8, k, 3).ToRecord(memory.DefaultAllocator)
 	defer large.Release()
 	matrix := int64((n2 - n1) * k * 4)
 	for _, c := range []struct {
@@ -207,7 +208,7 @@ func TestScoreProbsMemory(t *testing.T) {
 	if _, _, err := m.PredictionBytes(10, 1, "top0"); err == nil {
 		t.Fatal("PredictionBytes of top0: no error")
 	}
-	fr := classesFrame(300, 4, 5, 1)
+	fr := fixture.Classes(300, 4, 5, 1)
 	for _, y := range fr.Y {
 		fr.YReg = append(fr.YReg, float64(y))
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/forestd/forestd/arrowforest/forest"
+	"github.com/forestd/forestd/internal/fixture"
 	"github.com/forestd/forestd/scoring"
 )
 
@@ -41,7 +42,7 @@ func recordBytes(rec arrow.Record) int64 {
 func BenchmarkScoreProbs(b *testing.B) {
 	const rows = 20000
 	for _, k := range []int{2000, 10000} {
-		tr := classesFrame(max(2*k, 20000), 8, k, 1)
+		tr := fixture.Classes(max(2*k, 20000), 8, k, 1)
 		p := forest.DefaultParams(tr.Task)
 		p.Trees, p.Seed, p.Threads = 20, 1, 2
 		f, err := forest.Train(tr, p, forest.TrainOptions{})
@@ -52,7 +53,7 @@ func BenchmarkScoreProbs(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		rec := classesFrame(rows, 8, k, 2).ToRecord(memory.DefaultAllocator)
+		rec := fixture.Classes(rows, 8, k, 2).ToRecord(memory.DefaultAllocator)
 		for _, probs := range []scoring.Probs{scoring.ProbsAll, scoring.ProbsTop(5), scoring.ProbsNone} {
 			b.Run("k="+strconv.Itoa(k)+"/"+string(probs), func(b *testing.B) {
 				var size int64

@@ -2,7 +2,6 @@ package scoring_test
 
 import (
 	"errors"
-	"math/rand/v2"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,35 +13,10 @@ import (
 
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/synth"
+	"github.com/forestd/forestd/internal/fixture"
 	"github.com/forestd/forestd/schemas"
 	"github.com/forestd/forestd/scoring"
 )
-
-// classesFrame is n rows of p uniform features with a label of k classes
-// c0..c<k-1> that follows the first feature, one row in ten relabelled at
-// random (as arrowforest/forest's many-class tests make them).
-func classesFrame(n, p, k int, seed uint64) *frame.Frame {
-	rng := rand.New(rand.NewPCG(seed, 11))
-	f := &frame.Frame{NRows: n, Task: frame.TaskClassification, LabelName: "y", Y: make([]int32, n)}
-	for j := 0; j < p; j++ {
-		f.Names = append(f.Names, "x"+strconv.Itoa(j))
-		f.Cols = append(f.Cols, make([]float32, n))
-	}
-	for c := 0; c < k; c++ {
-		f.Classes = append(f.Classes, "c"+strconv.Itoa(c))
-	}
-	for i := 0; i < n; i++ {
-		for j := range f.Cols {
-			f.Cols[j][i] = rng.Float32()
-		}
-		y := min(int(f.Cols[0][i]*float32(k)), k-1)
-		if rng.IntN(10) == 0 {
-			y = rng.IntN(k)
-		}
-		f.Y[i] = int32(y)
-	}
-	return f
-}
 
 // metaValue is the schema's metadata value of key ("" when absent).
 func metaValue(s *arrow.Schema, key string) string {
@@ -64,8 +38,8 @@ func TestScoreProbsTop(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	const k = 300
-	m := trainModel(t, classesFrame(3000, 6, k, 1), 1)
-	rec := classesFrame(160, 6, k, 2).ToRecord(mem)
+	m := trainModel(t, fixture.Classes(3000, 6, k, 1), 1)
+	rec := fixture.Classes(160, 6, k, 2).ToRecord(mem)
 	defer rec.Release()
 	r1, r2 := rec.NewSlice(0, 70), rec.NewSlice(70, 160)
 	defer r1.Release()
@@ -182,8 +156,8 @@ func checkTop(t *testing.T, name string, all, top arrow.Record, k int) int {
 func TestScoreProbsNone(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	m := trainModel(t, classesFrame(600, 4, 12, 1), 1)
-	rec := classesFrame(50, 4, 12, 2).ToRecord(mem)
+	m := trainModel(t, fixture.Classes(600, 4, 12, 1), 1)
+	rec := fixture.Classes(50, 4, 12, 2).ToRecord(mem)
 	defer rec.Release()
 	all, err := m.Score([]arrow.Record{rec}, scoring.Options{Keep: []string{"y"}, Mem: mem})
 	if err != nil {
@@ -212,8 +186,8 @@ func TestScoreProbsNone(t *testing.T) {
 func TestScoreProbsAutoFewClasses(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	m := trainModel(t, classesFrame(2000, 4, scoring.MaxAllProbs, 1), 1)
-	rec := classesFrame(40, 4, scoring.MaxAllProbs, 2).ToRecord(mem)
+	m := trainModel(t, fixture.Classes(2000, 4, scoring.MaxAllProbs, 1), 1)
+	rec := fixture.Classes(40, 4, scoring.MaxAllProbs, 2).ToRecord(mem)
 	defer rec.Release()
 	def, err := m.Score([]arrow.Record{rec}, scoring.Options{Mem: mem})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/internal/fixture"
 )
 
 // TestPredictBlocks: PredictBlocks hands over every row exactly once, in
@@ -15,8 +16,8 @@ import (
 // regression forest and a frame of other features, and calls nothing for
 // no rows. BlockBytes grows with the rows only up to a block per thread.
 func TestPredictBlocks(t *testing.T) {
-	fr := classesFrame(1500, 5, 40, 1)
-	te := classesFrame(2100, 5, 40, 2)
+	fr := fixture.Classes(1500, 5, 40, 1)
+	te := fixture.Classes(2100, 5, 40, 2)
 	withMissing(te, 0.05, 3)
 	for _, kind := range []Kind{KindRF, KindSPORF} {
 		p := DefaultParams(frame.TaskClassification)
@@ -91,7 +92,7 @@ func TestPredictBlocks(t *testing.T) {
 // PredictBlocks' blocks add the block's probabilities to the sums.
 func TestBlockBytes(t *testing.T) {
 	const k = 4000
-	fr := classesFrame(4500, 3, k, 1)
+	fr := fixture.Classes(4500, 3, k, 1)
 	p := DefaultParams(frame.TaskClassification)
 	p.Trees, p.Threads = 2, 2
 	_, c := trainCompiled(t, fr, p)

@@ -2,36 +2,13 @@ package forest
 
 import (
 	"math"
-	"math/rand/v2"
 	"reflect"
 	"strconv"
 	"testing"
 
 	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/internal/fixture"
 )
-
-// classesFrame draws n rows of p uniform features and a label of k
-// classes: the bin of x0 (k equal bins), replaced by a uniform class in
-// a tenth of the rows.
-func classesFrame(n, p, k int, seed uint64) *frame.Frame {
-	rng := rand.New(rand.NewPCG(seed, 11))
-	f := classFrame(n, p, "x", "y")
-	f.Classes = nil
-	for c := 0; c < k; c++ {
-		f.Classes = append(f.Classes, "c"+strconv.Itoa(c))
-	}
-	for i := 0; i < n; i++ {
-		for j := range f.Cols {
-			f.Cols[j][i] = rng.Float32()
-		}
-		y := min(int(f.Cols[0][i]*float32(k)), k-1)
-		if rng.IntN(10) == 0 {
-			y = rng.IntN(k)
-		}
-		f.Y[i] = int32(y)
-	}
-	return f
-}
 
 // inBagSets is inBag (tune_test.go) as the bitsets the OOB code reads.
 func inBagSets(rows, trees int, seed uint64) []bitset {
@@ -56,8 +33,8 @@ func inBagSets(rows, trees int, seed uint64) []bitset {
 // identifier (a class per row) in memory proportional to the forest
 // instead of to leaves × classes.
 func TestSparseLeaves(t *testing.T) {
-	fr := classesFrame(1200, 4, 40, 1)
-	te := classesFrame(700, 4, 40, 2)
+	fr := fixture.Classes(1200, 4, 40, 1)
+	te := fixture.Classes(700, 4, 40, 2)
 	withMissing(te, 0.05, 3)
 	p := DefaultParams(frame.TaskClassification)
 	p.Trees, p.Threads = 30, 2
@@ -136,7 +113,7 @@ func TestSparseLeaves(t *testing.T) {
 
 	// an identifier as the label: 2,000 rows, 2,000 classes, 20 trees. The
 	// dense table would be ≈ 20·1,270 leaves·2,000 classes·4 bytes ≈ 200 MB.
-	ids := classesFrame(2000, 3, 2000, 4)
+	ids := fixture.Classes(2000, 3, 2000, 4)
 	for i := range ids.Y {
 		ids.Y[i] = int32(i)
 	}
@@ -175,8 +152,8 @@ func trainForest(t testing.TB, fr *frame.Frame, trees int) *Forest {
 // BenchmarkPredictTrunk).
 func BenchmarkPredictClasses(b *testing.B) {
 	for _, k := range []int{4, 26, 1000} {
-		fr := classesFrame(20000, 8, k, 1)
-		te := classesFrame(20000, 8, k, 2)
+		fr := fixture.Classes(20000, 8, k, 1)
+		te := fixture.Classes(20000, 8, k, 2)
 		f := trainForest(b, fr, 100)
 		for _, layout := range []struct {
 			name string
@@ -205,7 +182,7 @@ func BenchmarkPredictClasses(b *testing.B) {
 // follows the node's classes, not all k.
 func BenchmarkTrainClasses(b *testing.B) {
 	for _, k := range []int{4, 100, 1000} {
-		fr := classesFrame(20000, 8, k, 1)
+		fr := fixture.Classes(20000, 8, k, 1)
 		b.Run("k="+strconv.Itoa(k), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				trainForest(b, fr, 20)
