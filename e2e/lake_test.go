@@ -267,31 +267,45 @@ func TestLakeScore(t *testing.T) {
 	}
 }
 
-// TestLakeKillResume kills a lake run with SIGKILL midway and resumes it:
-// the outputs are byte for byte those of an uninterrupted run, no output
-// was ever visible half-written, and no temporary file is left.
-func TestLakeKillResume(t *testing.T) {
+// killLake makes a lake of days × 3 letter_recognition files (20 row
+// groups each), scores it once uninterrupted into full, and returns the
+// score command's arguments for an output directory (and extra flags) and
+// the number of files.
+func killLake(t *testing.T, days int) (args func(out string, extra ...string) []string, full string, files int) {
 	mdl := letterModel(t)
 	layout := map[string]string{}
-	for d := 1; d <= 3; d++ {
+	for d := 1; d <= days; d++ {
 		for p := 0; p < 3; p++ {
 			layout[fmt.Sprintf("date=2026-11-%02d/part-%d.parquet", d, p)] = "letter_recognition_zstd_rg1000.parquet"
 		}
 	}
 	root := makeLake(t, layout)
-	args := func(out string, extra ...string) []string {
+	args = func(out string, extra ...string) []string {
 		return append([]string{"score", "--model", mdl, "--in", root, "--out", out, "--keep", "label,date", "--readers", "2"}, extra...)
 	}
-	full := filepath.Join(t.TempDir(), "full")
+	full = filepath.Join(t.TempDir(), "full")
 	forestdJSON(t, args(full)...)
+	return args, full, len(layout)
+}
 
-	part := filepath.Join(t.TempDir(), "part")
-	cmd := exec.Command(forestdBin(t), args(part)...)
-	// 20 row groups per file at 40 ms each: about 0.8 s per file.
+// startSlow starts forestd with args, each row group taking 40 ms more
+// (20 row groups per file: about 0.8 s per file), for a test to kill.
+func startSlow(t *testing.T, args ...string) *exec.Cmd {
+	cmd := exec.Command(forestdBin(t), args...)
 	cmd.Env = append(os.Environ(), "FORESTD_TEST_SLOW_BATCH=40ms")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	return cmd
+}
+
+// TestLakeKillResume kills a lake run with SIGKILL midway and resumes it:
+// the outputs are byte for byte those of an uninterrupted run, no output
+// was ever visible half-written, and no temporary file is left.
+func TestLakeKillResume(t *testing.T) {
+	args, full, files := killLake(t, 3)
+	part := filepath.Join(t.TempDir(), "part")
+	cmd := startSlow(t, args(part)...)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if n := len(outputs(t, part)); n >= 2 {
@@ -308,8 +322,8 @@ func TestLakeKillResume(t *testing.T) {
 	}
 	cmd.Wait()
 	done := outputs(t, part)
-	t.Logf("killed after %d of %d outputs", len(done), len(layout))
-	if len(done) >= len(layout) {
+	t.Logf("killed after %d of %d outputs", len(done), files)
+	if len(done) >= files {
 		t.Fatalf("the run finished before it was killed (%d outputs)", len(done))
 	}
 	// Every output visible after the kill is complete and final.
@@ -317,12 +331,12 @@ func TestLakeKillResume(t *testing.T) {
 		same(t, filepath.Join(full, rel), filepath.Join(part, rel))
 	}
 	sum := forestdJSON(t, args(part, "--resume")...)
-	if int(sum["resumed"].(float64)) != len(done) || int(sum["files"].(float64)) != len(layout)-len(done) {
+	if int(sum["resumed"].(float64)) != len(done) || int(sum["files"].(float64)) != files-len(done) {
 		t.Fatalf("resume summary %v after %d outputs", sum, len(done))
 	}
 	all := outputs(t, part)
-	if len(all) != len(layout) {
-		t.Fatalf("%d outputs after resuming, want %d", len(all), len(layout))
+	if len(all) != files {
+		t.Fatalf("%d outputs after resuming, want %d", len(all), files)
 	}
 	for _, rel := range all {
 		same(t, filepath.Join(full, rel), filepath.Join(part, rel))
@@ -341,26 +355,9 @@ func TestLakeKillResume(t *testing.T) {
 // (their writer's lock died with it), says so in its summary, and leaves
 // the outputs of an uninterrupted run, byte for byte, and nothing else.
 func TestLakeKillRerun(t *testing.T) {
-	mdl := letterModel(t)
-	layout := map[string]string{}
-	for d := 1; d <= 2; d++ {
-		for p := 0; p < 3; p++ {
-			layout[fmt.Sprintf("date=2026-11-%02d/part-%d.parquet", d, p)] = "letter_recognition_zstd_rg1000.parquet"
-		}
-	}
-	root := makeLake(t, layout)
-	args := func(out string) []string {
-		return []string{"score", "--model", mdl, "--in", root, "--out", out, "--keep", "label,date", "--readers", "2"}
-	}
-	full := filepath.Join(t.TempDir(), "full")
-	forestdJSON(t, args(full)...)
-
+	args, full, files := killLake(t, 2)
 	part := filepath.Join(t.TempDir(), "part")
-	cmd := exec.Command(forestdBin(t), args(part)...)
-	cmd.Env = append(os.Environ(), "FORESTD_TEST_SLOW_BATCH=40ms")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd := startSlow(t, args(part)...)
 	// kill it once a file is complete and the next is half written
 	deadline := time.Now().Add(30 * time.Second)
 	for len(outputs(t, part)) < 1 || len(temps(t, part)) == 0 {
@@ -384,12 +381,12 @@ func TestLakeKillRerun(t *testing.T) {
 	if got == nil || int(got["removed"].(float64)) != len(left) || got["kept"].(float64) != 0 {
 		t.Fatalf("summary temps %v, want %d removed", sum["temps"], len(left))
 	}
-	if int(sum["files"].(float64)) != len(layout) {
-		t.Fatalf("the plain re-run scored %v files, want %d", sum["files"], len(layout))
+	if int(sum["files"].(float64)) != files {
+		t.Fatalf("the plain re-run scored %v files, want %d", sum["files"], files)
 	}
 	all := outputs(t, part)
-	if len(all) != len(layout) {
-		t.Fatalf("%d outputs after the re-run, want %d", len(all), len(layout))
+	if len(all) != files {
+		t.Fatalf("%d outputs after the re-run, want %d", len(all), files)
 	}
 	for _, rel := range all {
 		same(t, filepath.Join(full, rel), filepath.Join(part, rel))

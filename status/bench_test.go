@@ -3,6 +3,7 @@ package status
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strconv"
@@ -49,15 +50,7 @@ func BenchmarkPollSecond(b *testing.B) {
 		}
 		r.Sample()
 	}
-	h := r.Handler()
-	get := func(path string) []byte {
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, httptest.NewRequest("GET", path, nil))
-		if w.Code != 200 {
-			b.Fatalf("%s: %d %s", path, w.Code, w.Body)
-		}
-		return w.Body.Bytes()
-	}
+	get := getter(b, r.Handler())
 	pg := &page{}
 	pg.read(b, get(pg.url()))
 	b.ReportAllocs()
@@ -149,15 +142,7 @@ func BenchmarkPollLargeModel(b *testing.B) {
 			for s := 0; s <= 600; s++ {
 				sample()
 			}
-			h := r.Handler()
-			get := func(path string) []byte {
-				w := httptest.NewRecorder()
-				h.ServeHTTP(w, httptest.NewRequest("GET", path, nil))
-				if w.Code != 200 {
-					b.Fatalf("%s: %d %s", path, w.Code, w.Body)
-				}
-				return w.Body.Bytes()
-			}
+			get := getter(b, r.Handler())
 			pg := &page{whole: mode == "whole"}
 			first := get(pg.url())
 			pg.read(b, first)
@@ -177,5 +162,17 @@ func BenchmarkPollLargeModel(b *testing.B) {
 			b.ReportMetric(float64(len(first)), "first_bytes")
 			b.ReportMetric(float64(bytes)/float64(b.N), "bytes/poll")
 		})
+	}
+}
+
+// getter returns a GET of a path from h that fails b unless it is 200.
+func getter(b *testing.B, h http.Handler) func(path string) []byte {
+	return func(path string) []byte {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("GET", path, nil))
+		if w.Code != 200 {
+			b.Fatalf("%s: %d %s", path, w.Code, w.Body)
+		}
+		return w.Body.Bytes()
 	}
 }
