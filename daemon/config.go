@@ -659,20 +659,20 @@ func (c *Config) validateLabels() error {
 	return nil
 }
 
-// validateSelectNames refuses a label or key column named like a column
-// the select stage maps. The stage copies the label and the key beside the
-// mapped columns of each batch (operators.SelectRecords, as passthrough
-// columns), and the mapped columns are always named fdm_g<group>_<n>
-// (fdm.OutputName, the analysis' own mapping): a label or key of such a
-// name would send every batch that holds it to the DLQ, each with the same
-// reason, as soon as an analysis found that many groups. The names are
-// known before any data, so the clash is refused here, once, naming the
-// key, even when the analysis might never find that many groups.
+// validateSelectNames refuses a key column named like a column the
+// select stage maps. The stage copies the key beside the mapped columns of
+// each batch (operators.SelectRecords, as a passthrough column), and the
+// analysis names the mapped columns fdm_g<group>_<n> (fdm.OutputName)
+// unless the analysed window has columns so named — its features and its
+// label, which it steps around (fdm2_…, fdm3_…) — but a key that is no
+// feature (a string id) is not in the window: a key of such a name would
+// send every batch to the DLQ, each with the same reason, as soon as an
+// analysis found that many groups. The name is known before any data, so
+// the clash is refused here, once, even when the analysis might never
+// find that many groups.
 func (c *Config) validateSelectNames() error {
-	for _, n := range []struct{ key, col string }{{"train.label", c.Train.Label}, {"key", c.Key}} {
-		if fdm.IsOutputName(n.col) {
-			return fmt.Errorf("%s: column %q is named like the select stage's mapped columns (fdm_g<group>_<n>), which the selected records hold beside it: rename the column, or drop the select stage", n.key, n.col)
-		}
+	if fdm.IsOutputName(c.Key) {
+		return fmt.Errorf("key: column %q is named like the select stage's mapped columns (fdm_g<group>_<n>), which the selected records hold beside it: rename the column, or drop the select stage", c.Key)
 	}
 	return nil
 }

@@ -505,11 +505,14 @@ func TestConfigIntegers(t *testing.T) {
 // look alike, the config is valid.
 func TestSelectNamesConfig(t *testing.T) {
 	wantConfigErrors(t, map[string]string{
-		"stages: [select]\ntrain: {label: fdm_g1_1}\n":                `train.label: column "fdm_g1_1" is named like`,
-		"stages: [select, train, score]\ntrain: {label: fdm_g3_12}\n": `train.label: column "fdm_g3_12"`,
-		"stages: [score, select]\nkey: fdm_g2_1\n":                    `key: column "fdm_g2_1" is named like`,
+		"stages: [score, select]\nkey: fdm_g2_1\n":         `key: column "fdm_g2_1" is named like`,
+		"stages: [select, train, score]\nkey: fdm_g3_12\n": `key: column "fdm_g3_12"`,
 	})
 	for _, in := range []string{
+		// the analysis names its mapped columns around the label's
+		// (fdm.TestFitNamesAroundInputs)
+		"stages: [select]\ntrain: {label: fdm_g1_1}\n",
+		"stages: [select, train, score]\ntrain: {label: fdm_g3_12}\n",
 		"stages: [train, score]\ntrain: {label: fdm_g1_1}\nkey: fdm_g1_2\n",
 		"stages: [analyze]\ntrain: {label: fdm_g1_1}\n",
 		"stages: [select]\ntrain: {label: fdm_g1}\nkey: fdm_g0_1\n",

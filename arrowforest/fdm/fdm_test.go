@@ -455,3 +455,39 @@ func TestIsOutputName(t *testing.T) {
 		}
 	}
 }
+
+// TestFitNamesAroundInputs: a selection's mapped columns analysed again
+// (a select stage downstream of another) get mapped columns of their own
+// names — fdm2_…, then fdm3_… — never those of an input column, which the
+// mapped data would then hold twice; a frame without such columns keeps
+// fdm_….
+func TestFitNamesAroundInputs(t *testing.T) {
+	fr := xorFrame(t, synth.XOR4, 600, 5)
+	plan := Plan{Marginal: []int{0}, Groups: [][]int{{1, 2, 3}}}
+	first, err := Fit(fr, plan, Options{}, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	once, err := first.Apply(fr) // m0, fdm_g1_1, fdm_g1_2, fdm_g1_3
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"fdm2", "fdm3"} {
+		// the marginal feature and two mapped columns pass on; the
+		// third mapped column and the first are a group again
+		next, err := Fit(once, Plan{Marginal: []int{0, 2}, Groups: [][]int{{1, 3}}}, Options{}, 7)
+		if err != nil {
+			t.Fatalf("pass %d: %v", i+2, err)
+		}
+		got := next.Names()
+		if !slices.Equal(got, []string{once.Names[0], once.Names[2], want + "_g1_1", want + "_g1_2"}) {
+			t.Fatalf("pass %d: names %v", i+2, got)
+		}
+		if once, err = next.Apply(once); err != nil {
+			t.Fatalf("pass %d: %v", i+2, err)
+		}
+	}
+	if got := first.Names(); got[1] != "fdm_g1_1" {
+		t.Errorf("first pass names %v", got)
+	}
+}

@@ -84,15 +84,49 @@ func (n *Numbers) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// OutputName is the name of mapped column i (1-based) of group g (1-based).
-func OutputName(g, i int) string { return "fdm_g" + strconv.Itoa(g) + "_" + strconv.Itoa(i) }
+// OutputName is the name of mapped column i (1-based) of group g (1-based):
+// fdm_g<g>_<i>. Fit names a mapping's columns so unless the frame it
+// learns on already has columns named so (the mapped columns of an earlier
+// selection, analysed again), when it takes the first of the prefixes
+// fdm2, fdm3, … under which none of its columns is (outputPrefix).
+func OutputName(g, i int) string { return outputName("fdm", g, i) }
+
+func outputName(prefix string, g, i int) string {
+	return prefix + "_g" + strconv.Itoa(g) + "_" + strconv.Itoa(i)
+}
+
+// outputPrefix is the prefix of the mapped columns Fit learns on fr:
+// "fdm", or the first of "fdm2", "fdm3", … with which no column of fr —
+// feature, label or target — is named like a mapped column, so that the
+// mapped data never holds two columns of one name.
+func outputPrefix(fr *frame.Frame) string {
+	taken := func(prefix string) bool {
+		for _, names := range [][]string{fr.Names, {fr.LabelName}, fr.Targets} {
+			for _, n := range names {
+				if hasOutputName(prefix, n) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	prefix := "fdm"
+	for l := 2; taken(prefix); l++ {
+		prefix = "fdm" + strconv.Itoa(l)
+	}
+	return prefix
+}
 
 // IsOutputName reports whether name is a name OutputName gives
 // ("fdm_g<g>_<i>", g and i positive and without leading zeros): a column
 // so named would clash with a mapped column of any mapping Fit learns with
 // that many groups and outputs.
-func IsOutputName(name string) bool {
-	rest, ok := strings.CutPrefix(name, "fdm_g")
+func IsOutputName(name string) bool { return hasOutputName("fdm", name) }
+
+// hasOutputName reports whether name is outputName(prefix, g, i) for some
+// positive g and i.
+func hasOutputName(prefix, name string) bool {
+	rest, ok := strings.CutPrefix(name, prefix+"_g")
 	if !ok {
 		return false
 	}
@@ -138,13 +172,14 @@ func Fit(fr *frame.Frame, plan Plan, opts Options, seed uint64) (*Transform, err
 	}
 	rng := rand.New(rand.NewPCG(seed, 0xfd3))
 	var sel selector
+	prefix := outputPrefix(fr)
 	for g, grp := range plan.Groups {
 		gr := Group{}
 		for _, j := range grp {
 			gr.Features = append(gr.Features, fr.Names[j])
 		}
 		for i, mp := range sel.best(rng, opts.Map, fr.Cols, rows, labelsOf(lab), grp, opts.Candidates, opts.keep(len(grp))) {
-			o := Output{Name: OutputName(g+1, i+1), GCor: mp.GCor, DCor: mp.DCor}
+			o := Output{Name: outputName(prefix, g+1, i+1), GCor: mp.GCor, DCor: mp.DCor}
 			if math.IsInf(o.GCor, -1) {
 				o.GCor = 0
 			}

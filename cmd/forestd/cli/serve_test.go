@@ -68,13 +68,13 @@ func TestServeFlagsOverrideConfig(t *testing.T) {
 			t.Errorf("--probs %q: score.probs %q, %v; want %s", args, cfg.Score.Probs, err, want)
 		}
 	}
-	// a label named like a column the select stage maps: a usage error
-	// at start, not batch after batch into the DLQ (checked on the parsed
+	// a key named like a column the select stage maps: a usage error at
+	// start, not batch after batch into the DLQ (checked on the parsed
 	// flags: without the check the daemon would start and run)
-	_, _, err = serveConfigFromArgs([]string{"--stages", "select,train,score", "--label", "fdm_g1_1"}, Env{})
+	_, _, err = serveConfigFromArgs([]string{"--stages", "select,train,score", "--key", "fdm_g1_1"}, Env{})
 	var ue usageError
-	if !errors.As(err, &ue) || !strings.Contains(err.Error(), `train.label: column "fdm_g1_1" is named like the select stage's mapped columns`) {
-		t.Fatalf("--label fdm_g1_1 with the select stage: %v", err)
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), `key: column "fdm_g1_1" is named like the select stage's mapped columns`) {
+		t.Fatalf("--key fdm_g1_1 with the select stage: %v", err)
 	}
 }
 
