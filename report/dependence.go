@@ -130,9 +130,10 @@ func ReadDependence(recs []arrow.Record) (*Dependence, error) {
 		}
 		return ""
 	}
-	// Parquet and CSV files do not keep the schema metadata: then the
-	// columns identify the report, and the analysis' settings are unknown
-	// (Alpha NaN, Rows 0).
+	// CSV files (and Parquet files written before forestd kept the schema
+	// metadata in their key-value metadata) have none: then the columns
+	// identify the report, and the analysis' settings are unknown (Alpha
+	// NaN, Rows 0).
 	d := &Dependence{Stat: get(schemas.MetaReportStat), Method: get(schemas.MetaReportMethod), Alpha: Number(math.NaN()),
 		Adjust: get(schemas.MetaReportAdjust), Task: get(schemas.MetaReportTask)}
 	if s := get("forestd.schema"); s != "" {

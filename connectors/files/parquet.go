@@ -62,7 +62,8 @@ func readParquet(name string, r io.ReaderAt, size int64, cols []string, mem memo
 	for j, c := range pcols {
 		fields[j] = arrow.Field{Name: c.name, Type: c.dt, Nullable: c.maxDef > 0}
 	}
-	schema = arrow.NewSchema(fields, nil)
+	md := fileMetadata(pf)
+	schema = arrow.NewSchema(fields, &md)
 
 	for g, rg := range pf.RowGroups() {
 		n := rg.NumRows()
@@ -92,6 +93,25 @@ func readParquet(name string, r io.ReaderAt, size int64, cols []string, mem memo
 		releaseArrays(arrs)
 	}
 	return schema, recs, nil
+}
+
+// arrowSchemaKey is the key under which Arrow's own Parquet writers
+// (pyarrow, arrow-go's pqarrow) store the whole Arrow schema, an encoded
+// IPC message: the readers rebuild the schema from the Parquet columns and
+// leave it out, as pyarrow does.
+const arrowSchemaKey = "ARROW:schema"
+
+// fileMetadata returns the key-value metadata of a Parquet file as the
+// Arrow schema metadata of what it reads (ParquetWriter writes a schema's
+// metadata there), in the file's order, without arrowSchemaKey.
+func fileMetadata(pf *parquet.File) arrow.Metadata {
+	var keys, vals []string
+	for _, kv := range pf.Metadata().KeyValueMetadata {
+		if kv.Key != arrowSchemaKey {
+			keys, vals = append(keys, kv.Key), append(vals, kv.Value)
+		}
+	}
+	return arrow.NewMetadata(keys, vals)
 }
 
 // errLZ4Raw refuses LZ4_RAW-compressed column chunks. parquet-go v0.32.0

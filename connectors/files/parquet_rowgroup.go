@@ -25,6 +25,7 @@ type ParquetFile struct {
 	bad   map[string]error     // columns with an unsupported type, and why
 	rows  []int64              // rows per row group
 	meta  [][]columnChunkBytes // per row group, per leaf column
+	md    arrow.Metadata       // the file's key-value metadata (fileMetadata)
 }
 
 type columnChunkBytes struct{ compressed, uncompressed int64 }
@@ -45,7 +46,7 @@ func OpenParquet(name string, r io.ReaderAt, size int64) (f *ParquetFile, err er
 	if err != nil {
 		return nil, fmt.Errorf("%s: reading Parquet footer: %w", name, err)
 	}
-	f = &ParquetFile{name: name, pf: pf, cols: map[string]pqColumn{}, bad: map[string]error{}}
+	f = &ParquetFile{name: name, pf: pf, cols: map[string]pqColumn{}, bad: map[string]error{}, md: fileMetadata(pf)}
 	for _, c := range pf.Root().Columns() {
 		n := c.Name()
 		if _, dup := f.cols[n]; dup {
@@ -201,7 +202,7 @@ func (f *ParquetFile) ReadRowGroup(g int, cols []string, mem memory.Allocator) (
 		}
 		arrs = append(arrs, a)
 	}
-	rec = array.NewRecord(arrow.NewSchema(fields, nil), arrs, int64(n))
+	rec = array.NewRecord(arrow.NewSchema(fields, &f.md), arrs, int64(n))
 	releaseArrays(arrs)
 	arrs = nil
 	return rec, nil

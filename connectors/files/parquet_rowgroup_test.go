@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/parquet-go/parquet-go"
 )
 
 func openShared(t *testing.T, name string) (*ParquetFile, error) {
@@ -202,4 +203,90 @@ func TestParquetLZ4NeverWrongValues(t *testing.T) {
 		rs = []arrow.Record{r}
 	}
 	check("ReadRowGroup", rs, err)
+}
+
+// TestParquetSchemaMetadata: a schema's metadata is written as the file's
+// key-value metadata and read back by both readers (ReadFile and a
+// ParquetFile's row groups), so a prediction record's probability note or
+// a dependence report's procedure survives Parquet; Arrow's own
+// ARROW:schema key, which other writers add, is left out.
+func TestParquetSchemaMetadata(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	md := arrow.NewMetadata([]string{"forestd.schema", "forestd.probs_note", arrowSchemaKey}, []string{"predictions/v1", "top5 of 10000 classes", "/////w=="})
+	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Float64}}, &md)
+	b := array.NewFloat64Builder(mem)
+	b.AppendValues([]float64{1, 2, 3}, nil)
+	col := b.NewArray()
+	b.Release()
+	rec := array.NewRecord(schema, []arrow.Array{col}, 3)
+	col.Release()
+	defer rec.Release()
+	path := filepath.Join(t.TempDir(), "p.parquet")
+	if err := WriteFile(path, schema, []arrow.Record{rec}, WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(how string, got arrow.Metadata) {
+		t.Helper()
+		want := map[string]string{"forestd.schema": "predictions/v1", "forestd.probs_note": "top5 of 10000 classes"}
+		if got.Len() != len(want) {
+			t.Fatalf("%s: metadata %v, want %v", how, got, want)
+		}
+		for k, v := range want {
+			if i := got.FindKey(k); i < 0 || got.Values()[i] != v {
+				t.Fatalf("%s: metadata %v, want %s=%q", how, got, k, v)
+			}
+		}
+	}
+	rs, recs, err := ReadFile(path, ReadOptions{Mem: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("ReadFile schema", rs.Metadata())
+	for _, r := range recs {
+		check("ReadFile record", r.Schema().Metadata())
+		r.Release()
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := OpenParquet(path, bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := pf.ReadRowGroup(0, nil, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("ReadRowGroup", g.Schema().Metadata())
+	g.Release()
+}
+
+// TestParquetArrowSchemaKeyDropped: the ARROW:schema key that pyarrow and
+// arrow-go write (an encoded IPC schema of their own columns) is not
+// carried into the schema forestd reads; the file's other keys are.
+func TestParquetArrowSchemaKeyDropped(t *testing.T) {
+	type row struct{ X float64 }
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[row](&buf, parquet.KeyValueMetadata(arrowSchemaKey, "/////w=="), parquet.KeyValueMetadata("owner", "lake team"))
+	if _, err := w.Write([]row{{1}, {2}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	pf, err := OpenParquet("mem", bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := pf.ReadRowGroup(0, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Release()
+	md := rec.Schema().Metadata()
+	if md.Len() != 1 || md.Keys()[0] != "owner" || md.Values()[0] != "lake team" {
+		t.Fatalf("metadata %v, want only owner=lake team", md)
+	}
 }

@@ -29,7 +29,12 @@ type ParquetWriter struct {
 
 // NewParquetWriter starts a Parquet stream for records of schema on w
 // (zstd unless opts.Compression says otherwise; RowGroupRows defaults to
-// 131072). Nothing is written to w before the first row group is cut.
+// 131072). The schema's metadata (forestd.schema, the probability columns'
+// note of a prediction record, a dependence report's procedure and α) is
+// written as the file's key-value metadata, sorted by key (but for
+// ARROW:schema, an encoding of some other writer's schema), where pyarrow,
+// DuckDB's parquet_kv_metadata and forestd's readers find it again.
+// Nothing is written to w before the first row group is cut.
 func NewParquetWriter(w io.Writer, schema *arrow.Schema, opts WriteOptions) (*ParquetWriter, error) {
 	if schema == nil {
 		return nil, errors.New("parquet writer: nil schema")
@@ -45,9 +50,16 @@ func NewParquetWriter(w io.Writer, schema *arrow.Schema, opts WriteOptions) (*Pa
 	if err != nil {
 		return nil, err
 	}
+	popts := []parquet.WriterOption{ps, parquet.Compression(codec)}
+	md := schema.Metadata()
+	for i, k := range md.Keys() {
+		if k != arrowSchemaKey { // it would describe another writer's columns
+			popts = append(popts, parquet.KeyValueMetadata(k, md.Values()[i]))
+		}
+	}
 	return &ParquetWriter{
 		schema: schema,
-		pw:     parquet.NewWriter(w, ps, parquet.Compression(codec)),
+		pw:     parquet.NewWriter(w, popts...),
 		opts:   opts,
 		buf:    make([]parquet.Value, 0, 4096),
 	}, nil

@@ -11,8 +11,8 @@ import (
 
 // TestReport: forestd report writes a model report with its evaluation
 // (a confusion matrix of the iris data), a dependence report from
-// analyze --out (Arrow IPC, which keeps the metadata, and Parquet, which
-// does not), and a heatmap PNG for a model on a grid; flag mistakes are
+// analyze --out (Arrow IPC and Parquet, both keeping the analysis'
+// settings: Parquet in its key-value metadata), and a heatmap PNG for a model on a grid; flag mistakes are
 // usage errors.
 func TestReport(t *testing.T) {
 	dir := t.TempDir()
@@ -47,6 +47,12 @@ func TestReport(t *testing.T) {
 		}
 		if !bytes.Contains(page, []byte(`class="chart pvalues"`)) || !bytes.Contains(page, []byte("petal_length_cm")) {
 			t.Fatalf("%s: dependence report lacks the p-value chart or a feature", ext)
+		}
+		// the procedure, α and rows travel with the table in either format
+		for _, want := range []string{"adjusted (holm)", "α = 0.05", `<th>rows</th><td class="num">150</td>`} {
+			if !bytes.Contains(page, []byte(want)) {
+				t.Fatalf("%s: dependence report lacks %q", ext, want)
+			}
 		}
 	}
 	// a heatmap PNG: rf on the 8×8 digits with --grid
