@@ -1,8 +1,10 @@
 package status
 
 import (
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -50,9 +52,10 @@ func BenchmarkPollSecond(b *testing.B) {
 		}
 		r.Sample()
 	}
-	get := getter(b, r.Handler())
+	cl := getter(b, r.Handler())
 	pg := &page{}
-	pg.read(b, get(pg.url()))
+	pg.read(b, cl.get(pg.url()))
+	cl.wire = 0
 	b.ReportAllocs()
 	b.ResetTimer()
 	bytes := 0
@@ -62,16 +65,17 @@ func BenchmarkPollSecond(b *testing.B) {
 		m.RowsIn.WithLabelValues("features").Add(100000)
 		r.Sample() // the daemon samples whether or not anyone looks
 		b.StartTimer()
-		doc := get(pg.url())
+		doc := cl.get(pg.url())
 		bytes += len(doc)
 		for _, chart := range []string{"rows", "latency", "lag"} {
-			bytes += len(get("/status/chart/" + chart + ".svg"))
+			bytes += len(cl.get("/status/chart/" + chart + ".svg"))
 		}
 		b.StopTimer()
 		pg.read(b, doc) // the browser's work
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(bytes)/float64(b.N), "bytes/poll")
+	b.ReportMetric(float64(cl.wire)/float64(b.N), "wire_bytes/poll")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e9*100, "%core")
 }
 
@@ -142,9 +146,11 @@ func BenchmarkPollLargeModel(b *testing.B) {
 			for s := 0; s <= 600; s++ {
 				sample()
 			}
-			get := getter(b, r.Handler())
+			cl := getter(b, r.Handler())
 			pg := &page{whole: mode == "whole"}
-			first := get(pg.url())
+			first := cl.get(pg.url())
+			firstWire := cl.wire
+			cl.wire = 0
 			pg.read(b, first)
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -153,26 +159,52 @@ func BenchmarkPollLargeModel(b *testing.B) {
 				b.StopTimer()
 				sample()
 				b.StartTimer()
-				doc := get(pg.url())
+				doc := cl.get(pg.url())
 				bytes += len(doc)
 				b.StopTimer()
 				pg.read(b, doc)
 				b.StartTimer()
 			}
 			b.ReportMetric(float64(len(first)), "first_bytes")
+			b.ReportMetric(float64(firstWire), "first_wire_bytes")
 			b.ReportMetric(float64(bytes)/float64(b.N), "bytes/poll")
+			b.ReportMetric(float64(cl.wire)/float64(b.N), "wire_bytes/poll")
 		})
 	}
 }
 
-// getter returns a GET of a path from h that fails b unless it is 200.
-func getter(b *testing.B, h http.Handler) func(path string) []byte {
-	return func(path string) []byte {
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, httptest.NewRequest("GET", path, nil))
-		if w.Code != 200 {
-			b.Fatalf("%s: %d %s", path, w.Code, w.Body)
-		}
+// client GETs paths from a handler as the page's browser does (asking
+// for gzip), fails b unless the answer is 200, returns the decoded body
+// (decoded off the timer) and counts the bytes that crossed the wire.
+type client struct {
+	b    *testing.B
+	h    http.Handler
+	wire int
+}
+
+func getter(b *testing.B, h http.Handler) *client { return &client{b: b, h: h} }
+
+func (c *client) get(path string) []byte {
+	w := httptest.NewRecorder()
+	req := httptest.NewRequest("GET", path, nil)
+	req.Header.Set("Accept-Encoding", "gzip, deflate, br")
+	c.h.ServeHTTP(w, req)
+	if w.Code != 200 {
+		c.b.Fatalf("%s: %d %s", path, w.Code, w.Body)
+	}
+	c.wire += w.Body.Len()
+	if w.Header().Get("Content-Encoding") != "gzip" {
 		return w.Body.Bytes()
 	}
+	c.b.StopTimer() // decoding is the browser's work
+	defer c.b.StartTimer()
+	zr, err := gzip.NewReader(w.Body)
+	if err != nil {
+		c.b.Fatal(err)
+	}
+	body, err := io.ReadAll(zr)
+	if err != nil {
+		c.b.Fatal(err)
+	}
+	return body
 }

@@ -50,13 +50,13 @@ func (r *Recorder) serve(w http.ResponseWriter, req *http.Request) {
 	p := req.URL.Path
 	switch {
 	case p == "/":
-		r.asset(w, "assets/index.html", "text/html; charset=utf-8")
+		r.asset(w, req, "assets/index.html", "text/html; charset=utf-8")
 	case p == "/favicon.ico": // browsers ask; no icon, and no 404 in their console
 		w.WriteHeader(http.StatusNoContent)
 	case p == "/status/status.js":
-		r.asset(w, "assets/status.js", "text/javascript; charset=utf-8")
+		r.asset(w, req, "assets/status.js", "text/javascript; charset=utf-8")
 	case p == "/status/status.css":
-		r.asset(w, "assets/status.css", "text/css; charset=utf-8")
+		r.asset(w, req, "assets/status.css", "text/css; charset=utf-8")
 	case p == "/api/status":
 		h, err := ParseHeld(req.URL.Query())
 		if err != nil {
@@ -68,47 +68,50 @@ func (r *Recorder) serve(w http.ResponseWriter, req *http.Request) {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(append(b, '\n'))
+		r.writeBody(w, req, "application/json", append(b, '\n'), nil)
 	case strings.HasPrefix(p, "/status/chart/") && strings.HasSuffix(p, ".svg"):
 		name := strings.TrimSuffix(strings.TrimPrefix(p, "/status/chart/"), ".svg")
-		svg, err := r.Chart(name)
+		rev, svg, err := r.chart(name)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusNotFound)
 			return
 		}
-		w.Header().Set("Content-Type", "image/svg+xml")
-		w.Write(svg)
+		r.writeBody(w, req, "image/svg+xml", svg, func() []byte { return r.chartGzip(name, rev, svg) })
 	default:
 		http.NotFound(w, req)
 	}
 }
 
-func (r *Recorder) asset(w http.ResponseWriter, name, ctype string) {
+func (r *Recorder) asset(w http.ResponseWriter, req *http.Request, name, ctype string) {
 	b, err := assets.ReadFile(name)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	w.Header().Set("Content-Type", ctype)
-	w.Write(b)
+	r.writeBody(w, req, ctype, b, nil)
 }
 
 // Chart returns one of the page's charts (see Charts) as SVG, drawn by
 // package report from the current status; a chart is redrawn only when
 // its part of the status changed.
 func (r *Recorder) Chart(name string) ([]byte, error) {
+	_, svg, err := r.chart(name)
+	return svg, err
+}
+
+// chart is Chart with the revision the chart was drawn at.
+func (r *Recorder) chart(name string) (string, []byte, error) {
 	r.mu.Lock()
 	rev := r.chartRev(name)
 	if c, ok := r.cache[name]; ok && c.rev == rev {
 		r.mu.Unlock()
-		return c.svg, nil
+		return rev, c.svg, nil
 	}
 	r.mu.Unlock()
 	s := r.status(false, Held{})
 	svg, err := draw(name, s)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	b := []byte(svg)
 	r.mu.Lock()
@@ -116,7 +119,26 @@ func (r *Recorder) Chart(name string) ([]byte, error) {
 		r.cache[name] = cached{rev: rev, svg: b}
 	}
 	r.mu.Unlock()
-	return b, nil
+	return rev, b, nil
+}
+
+// chartGzip returns svg, chart name's drawing at revision rev, gzipped:
+// compressed once per revision however many pages ask for it.
+func (r *Recorder) chartGzip(name, rev string, svg []byte) []byte {
+	r.mu.Lock()
+	if c, ok := r.cache[name]; ok && c.rev == rev && c.gz != nil {
+		r.mu.Unlock()
+		return c.gz
+	}
+	r.mu.Unlock()
+	z := r.gzipBytes(svg)
+	r.mu.Lock()
+	if c, ok := r.cache[name]; ok && c.rev == rev {
+		c.gz = z
+		r.cache[name] = c
+	}
+	r.mu.Unlock()
+	return z
 }
 
 // chartRev is the revision a chart is drawn from (r.mu held).

@@ -109,6 +109,7 @@ type Recorder struct {
 	analysis *Analysis
 	rev      Revisions
 	cache    map[string]cached
+	zpool    sync.Pool // *gzip.Writer, reused across responses
 }
 
 type liveModel struct {
@@ -126,6 +127,7 @@ type training struct {
 type cached struct {
 	rev string
 	svg []byte
+	gz  []byte // svg gzipped, once a client asked for it
 }
 
 // New returns a Recorder; Run starts its traffic sampling.
