@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"html/template"
 	"io"
+	"math"
 	"sort"
 )
 
@@ -120,9 +121,15 @@ var depPage = template.Must(template.New("dependence").Funcs(funcs).Parse(`<!DOC
 <html lang="en"><head><meta charset="utf-8"><title>forestd dependence report</title>
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
 <style>` + pageCSS + `</style></head><body>
+{{- if .Known}}
 <h1>Dependence report: {{.D.Method}} with {{.D.Stat}}</h1>
 <table class="facts"><tr><th>rows</th><td class="num">{{.D.Rows}}</td></tr><tr><th>α</th><td class="num">{{num .Alpha}}</td></tr>
-<tr><th>seed</th><td class="num">{{.D.Seed}}</td></tr><tr><th>features</th><td class="num">{{len .D.Features}}</td></tr>
+<tr><th>adjustment</th><td>{{.D.Adjust}}</td></tr><tr><th>seed</th><td class="num">{{.D.Seed}}</td></tr><tr><th>features</th>
+{{- else}}
+<h1>Dependence report</h1>
+<p class="muted">This table does not record the analysis' settings (method, statistic, rows, α, adjustment, seed): CSV keeps no metadata. Write analyze's report as Arrow IPC or Parquet to keep them.</p>
+<table class="facts"><tr><th>features</th>
+{{- end}}<td class="num">{{len .D.Features}}</td></tr>
 <tr><th>marginally dependent</th><td class="num">{{len .Marginal}}</td></tr><tr><th>groups</th><td class="num">{{len .D.Groups}}</td></tr></table>
 <h2>Features by p-value</h2>
 {{.PChart}}
@@ -133,10 +140,10 @@ var depPage = template.Must(template.New("dependence").Funcs(funcs).Parse(`<!DOC
 {{- range .D.Groups}}<tr><td>{{.Name}}</td><td>{{.Kind}}</td><td>{{range $i, $f := .Features}}{{if $i}}, {{end}}{{$f}}{{end}}</td><td class="num">{{num .Statistic}}</td><td class="num">{{num .PValue}}</td><td class="num">{{.N}}</td></tr>{{end}}
 </table>{{end}}
 <h2>Every feature</h2>
-<table class="features"><tr><th>feature</th><th>kind</th><th>statistic</th><th>p-value</th><th>adjusted ({{.D.Adjust}})</th><th>permutations</th></tr>
+<table class="features"><tr><th>feature</th><th>kind</th><th>statistic</th><th>p-value</th><th>adjusted{{if .D.Adjust}} ({{.D.Adjust}}){{end}}</th><th>permutations</th></tr>
 {{- range .D.Features}}<tr><td>{{.Name}}</td><td>{{.Kind}}</td><td class="num">{{num .Statistic}}</td><td class="num">{{num .PValue}}</td><td class="num">{{num .Adjusted}}</td><td class="num">{{.N}}</td></tr>{{end}}
 </table>
-<p class="muted">p-values are (b+1)/(N+1) of seeded permutation tests; adjusted: Benjamini–Hochberg over all features. Written by forestd report.</p>
+<p class="muted">p-values are (b+1)/(N+1) of seeded permutation tests. {{.AdjustNote}} Written by forestd report.</p>
 </body></html>
 `))
 
@@ -152,7 +159,24 @@ func DependenceHTML(w io.Writer, d *Dependence) error {
 	if err != nil {
 		return err
 	}
-	return depPage.Execute(w, map[string]any{"D": d, "Alpha": float64(d.Alpha), "Marginal": d.Marginal(), "PChart": pc, "GChart": gc})
+	return depPage.Execute(w, map[string]any{"D": d, "Alpha": float64(d.Alpha), "Marginal": d.Marginal(), "PChart": pc, "GChart": gc,
+		"Known": !math.IsNaN(float64(d.Alpha)), "AdjustNote": adjustNote(d.Adjust)})
+}
+
+// adjustNote says what the adjusted p-values of a report with procedure
+// adjust are (README, "False discoveries are controlled across the
+// analysis"): a feature or group is a finding when its adjusted p-value is
+// at most α.
+func adjustNote(adjust string) string {
+	switch adjust {
+	case "holm":
+		return "Adjusted (holm): a finding when adjusted ≤ α; Holm's step-down over the marginal screen at α/2 (all of α for the marginal method) and Bonferroni over the set search at α/2, so the chance of any false feature or group is at most α."
+	case "bh":
+		return "Adjusted (bh): a finding when adjusted ≤ α; Benjamini–Hochberg over the marginal screen, the set search at a family-wise α/2, so the expected share of false findings is at most α (for positively dependent tests)."
+	case "none":
+		return "Adjusted (none): the dissertation's per-test rule, each test at α on its own; adjusted equals raw."
+	}
+	return "The adjustment procedure is not recorded in this table."
 }
 
 // structFields flattens v's JSON object into name → value text.

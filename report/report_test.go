@@ -465,6 +465,36 @@ func TestDependenceHTML(t *testing.T) {
 			t.Fatalf("the report lacks %q", want)
 		}
 	}
+	// the note under the tables names the analysis' own procedure, and a
+	// table without the settings (CSV) says so instead of showing zeros
+	for _, c := range []struct {
+		adjust    string
+		alpha     float64
+		want, not []string
+	}{
+		{"holm", 0.05, []string{"Adjusted (holm)", "step-down over the marginal screen", "<th>adjustment</th><td>holm</td>"}, []string{"Benjamini", "not record"}},
+		{"bh", 0.05, []string{"Adjusted (bh)", "Benjamini–Hochberg"}, []string{"Holm", "not record"}},
+		{"none", 0.05, []string{"Adjusted (none)", "per-test rule"}, []string{"Holm", "Benjamini"}},
+		{"", math.NaN(), []string{"does not record the analysis' settings", "not recorded in this table", "<h1>Dependence report</h1>"}, []string{"Holm", "Benjamini", "<th>rows</th>", "<th>seed</th>", " with "}},
+	} {
+		dd := *d
+		dd.Adjust, dd.Alpha = c.adjust, Number(c.alpha)
+		var b bytes.Buffer
+		if err := DependenceHTML(&b, &dd); err != nil {
+			t.Fatal(err)
+		}
+		page := b.String()
+		for _, w := range c.want {
+			if !strings.Contains(page, w) {
+				t.Errorf("adjust %q: the report lacks %q", c.adjust, w)
+			}
+		}
+		for _, w := range c.not {
+			if strings.Contains(page, w) {
+				t.Errorf("adjust %q: the report says %q", c.adjust, w)
+			}
+		}
+	}
 }
 
 // TestReadDependenceWrongColumnType: a report table whose column has the
