@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -129,8 +130,15 @@ type TrainConfig struct {
 	// Task is how the label is learnt: auto (JSON numbers and numeric
 	// Arrow columns regress, strings classify), classification or
 	// regression (frame.ParseTask).
-	Task        string `yaml:"task"`
-	Forest      string `yaml:"forest"`
+	Task string `yaml:"task"`
+	// Forest is the kind the daemon trains: rf, sporf, morf (with Layout),
+	// lfs or fdm. A drf model (forestd train --forest drf) is scored, not
+	// trained here: it needs the N×N distance matrix of its rows.
+	Forest string `yaml:"forest"`
+	// Layout is the features' layout for morf (required) and lfs: series,
+	// cyclic or a grid WxH (forest.Params.SetLayout), as train's --series,
+	// --cyclic and --grid.
+	Layout      string `yaml:"layout"`
 	Trees       int    `yaml:"trees"`
 	Seed        uint64 `yaml:"seed"`
 	MaxFeatures string `yaml:"max_features"`
@@ -553,6 +561,17 @@ func (c *Config) Validate() error {
 		if _, err := forest.ParseKind(t.Forest); err != nil {
 			return fmt.Errorf("train.forest: %w", err)
 		}
+	}
+	switch kind := forest.Kind(t.Forest); {
+	case kind == forest.KindDRF:
+		return fmt.Errorf("train.forest: drf is not a training kind of the daemon (a distance forest needs the N×N distance matrix of its training rows): train rf, sporf, morf, lfs or fdm here, or score a model from forestd train --forest drf")
+	case kind == forest.KindMORF && t.Layout == "":
+		return fmt.Errorf("train.layout: train.forest morf needs the features' layout: series, cyclic or a grid WxH (as forestd train's --series, --cyclic, --grid)")
+	case t.Layout != "" && kind != forest.KindMORF && kind != forest.KindLFS:
+		return fmt.Errorf("train.layout: %q applies to train.forest morf and lfs, not %s", t.Layout, cmp.Or(t.Forest, "rf"))
+	}
+	if err := (&forest.Params{}).SetLayout(t.Layout); err != nil {
+		return fmt.Errorf("train.layout: %w", err)
 	}
 	if t.Tune && !forest.Kind(t.Forest).Tunable() {
 		return fmt.Errorf("train.tune: forest %q has no candidate set to tune (rf, sporf and morf have)", t.Forest)

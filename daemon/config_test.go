@@ -2,13 +2,16 @@ package daemon
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/internal/fixture"
 )
 
 func TestConfigDefaultsValid(t *testing.T) {
@@ -414,6 +417,51 @@ func TestTrainTune(t *testing.T) {
 		t.Fatalf("trainer params %+v", o.Params)
 	}
 	wantConfigErrors(t, map[string]string{"train: {tune: true, forest: lfs}\n": "train.tune"})
+}
+
+// TestTrainLayout: train.layout gives morf (which needs it) and lfs their
+// feature layout, in the trainer's params as train's --series, --cyclic
+// and --grid set them; morf without one, a layout for another kind, a
+// layout that is not one and drf (which the daemon cannot train) are
+// config errors naming the key.
+func TestTrainLayout(t *testing.T) {
+	for in, want := range map[string]forest.Params{
+		"train: {forest: morf, layout: series}\n":            {Layout: "series"},
+		"train: {forest: morf, layout: cyclic}\n":            {Layout: "cyclic"},
+		"train: {forest: morf, layout: 28x28, tune: true}\n": {Layout: "grid", Width: 28, Height: 28},
+		"train: {forest: lfs, layout: 8X4}\n":                {Layout: "grid", Width: 8, Height: 4},
+		"train: {forest: lfs}\n":                             {},
+	} {
+		cfg, err := checkConfig(in)
+		if err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		tr, err := (&Daemon{cfg: cfg}).newTrainer()
+		if err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		if p := tr.Options().Params; p.Layout != want.Layout || p.Width != want.Width || p.Height != want.Height {
+			t.Errorf("%q: layout %q %dx%d, want %q %dx%d", in, p.Layout, p.Width, p.Height, want.Layout, want.Width, want.Height)
+		}
+		if want.Layout == "series" { // and the retrain makes a morf model on it
+			f, err := tr.Train(context.Background(), fixture.Classes(200, 12, 2, 1), 1)
+			if err != nil {
+				t.Fatalf("%q: %v", in, err)
+			}
+			if f.Kind != forest.KindMORF {
+				t.Fatalf("%q: trained %s", in, f.Kind)
+			}
+		}
+	}
+	wantConfigErrors(t, map[string]string{
+		"train: {forest: morf}\n":                 "train.layout: train.forest morf needs",
+		"train: {forest: rf, layout: series}\n":   "train.layout: \"series\" applies to train.forest morf and lfs, not rf",
+		"train: {layout: series}\n":               "not rf",
+		"train: {forest: morf, layout: 28}\n":     "train.layout: layout \"28\"",
+		"train: {forest: morf, layout: 0x3}\n":    "train.layout",
+		"train: {forest: morf, layout: circle}\n": "train.layout",
+		"train: {forest: drf}\n":                  "train.forest: drf is not a training kind of the daemon",
+	})
 }
 
 // TestTrainerParamErrors: a forest parameter the trainer would refuse at

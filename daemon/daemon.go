@@ -463,6 +463,9 @@ func (d *Daemon) newTrainer() (*operators.Trainer, error) {
 	p := forest.DefaultParams(frame.TaskAuto)
 	p.Forest, p.Trees, p.Seed, p.MaxFeatures, p.Tune = forest.Kind(c.Forest), c.Trees, c.Seed, c.MaxFeatures, c.Tune
 	p.Criterion = "" // the label's task picks it (gini or mse), see operators.Trainer.Train
+	if err := p.SetLayout(c.Layout); err != nil {
+		return nil, fmt.Errorf("train.layout: %w", err)
+	}
 	task, err := d.cfg.trainTask()
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"math"
 	"runtime"
 	"strconv"
+	"strings"
 
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/projection"
@@ -29,6 +30,26 @@ func (p *Params) Topology(nFeatures int) (projection.Topology, error) {
 		return t, fmt.Errorf("unknown layout %q (want grid, series or cyclic)", p.Layout)
 	}
 	return t, t.Validate(nFeatures)
+}
+
+// SetLayout sets the feature layout from its one-word form: "series",
+// "cyclic", or "WxH" for a W×H grid (e.g. "28x28"); "" clears it. It is
+// the daemon's train.layout, the counterpart of train's --series,
+// --cyclic and --grid (one channel).
+func (p *Params) SetLayout(s string) error {
+	switch s {
+	case "", "series", "cyclic":
+		p.Layout, p.Width, p.Height = s, 0, 0
+		return nil
+	}
+	a, b, ok := strings.Cut(strings.ToLower(s), "x")
+	w, err1 := strconv.Atoi(a)
+	h, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || w < 1 || h < 1 {
+		return fmt.Errorf("layout %q: want series, cyclic or a grid WxH like 28x28", s)
+	}
+	p.Layout, p.Width, p.Height = "grid", w, h
+	return nil
 }
 
 // samplerFactory returns a constructor of per-worker samplers for the kind.

@@ -40,18 +40,18 @@ Flags override the YAML config file.
 // serveFlags holds the flag values; only flags given on the command line
 // override the config file.
 type serveFlags struct {
-	config, brokers, embeddedListen, dataDir, group, stages, model, key, outputFormat      string
-	label, features, exclude, retrainEvery, windowKind, forest, maxFeatures, httpAddr      string
-	logLevel, logFormat, startOffset, tlsCA, tlsCert, tlsKey, tlsServerName                string
-	saslMechanism, saslUsername, saslPassword, clientID                                    string
-	window, minRows, trees, trainThreads, workers, maxUncommitted, partitions, maxMsgBytes int
-	seed                                                                                   uint64
-	maxInFlightBytes, memoryLimit                                                          int64
-	sessionTimeout, drainTimeout, commitInterval, maxRuntime, demoDuration, stallTimeout   time.Duration
-	tls, tlsInsecure, demo, allowFeatureChange, tune                                       bool
-	topics                                                                                 listFlag
-	embeddedTLSCert, embeddedTLSKey, embeddedPasswords, task, probs                        string
-	embeddedUsers                                                                          listFlag
+	config, brokers, embeddedListen, dataDir, group, stages, model, key, outputFormat         string
+	label, features, exclude, retrainEvery, windowKind, forest, layout, maxFeatures, httpAddr string
+	logLevel, logFormat, startOffset, tlsCA, tlsCert, tlsKey, tlsServerName                   string
+	saslMechanism, saslUsername, saslPassword, clientID                                       string
+	window, minRows, trees, trainThreads, workers, maxUncommitted, partitions, maxMsgBytes    int
+	seed                                                                                      uint64
+	maxInFlightBytes, memoryLimit                                                             int64
+	sessionTimeout, drainTimeout, commitInterval, maxRuntime, demoDuration, stallTimeout      time.Duration
+	tls, tlsInsecure, demo, allowFeatureChange, tune                                          bool
+	topics                                                                                    listFlag
+	embeddedTLSCert, embeddedTLSKey, embeddedPasswords, task, probs                           string
+	embeddedUsers                                                                             listFlag
 }
 
 func runServe(args []string, env Env) error {
@@ -110,7 +110,8 @@ func serveConfigFromArgs(args []string, env Env) (daemon.Config, *serveFlags, er
 	fs.IntVar(&f.window, "window", d.Train.Window, "labelled rows kept for training")
 	fs.StringVar(&f.windowKind, "window-kind", d.Train.WindowKind, "training window: count (most recent rows) or reservoir (uniform sample)")
 	fs.IntVar(&f.minRows, "min-rows", d.Train.MinRows, "least rows to train a model on")
-	fs.StringVar(&f.forest, "forest", d.Train.Forest, "forest kind for training: rf or sporf")
+	fs.StringVar(&f.forest, "forest", d.Train.Forest, "forest kind for training: rf, sporf, morf (with --layout), lfs or fdm")
+	fs.StringVar(&f.layout, "layout", d.Train.Layout, "features' layout (train.layout) for morf (required) and lfs: series, cyclic or a grid WxH")
 	fs.StringVar(&f.task, "task", d.Train.Task, "how the label is learnt: auto (numbers regress, strings classify), classification or regression")
 	fs.IntVar(&f.trees, "trees", d.Train.Trees, "trees per trained model")
 	fs.BoolVar(&f.tune, "tune", false, "choose each retrain's hyperparameters out of bag (rf, sporf, morf)")
@@ -187,7 +188,7 @@ func applyServeFlags(cfg *daemon.Config, f *serveFlags, set map[string]bool) err
 	str := map[string]*string{
 		"embedded-listen": &cfg.Embedded.Listen, "data-dir": &cfg.Embedded.DataDir, "group": &cfg.Group,
 		"model": &cfg.Model, "key": &cfg.Key, "output-format": &cfg.OutputFormat, "label": &cfg.Train.Label,
-		"retrain-every": &cfg.Train.RetrainEvery, "window-kind": &cfg.Train.WindowKind, "forest": &cfg.Train.Forest, "task": &cfg.Train.Task,
+		"retrain-every": &cfg.Train.RetrainEvery, "window-kind": &cfg.Train.WindowKind, "forest": &cfg.Train.Forest, "layout": &cfg.Train.Layout, "task": &cfg.Train.Task,
 		"max-features": &cfg.Train.MaxFeatures, "http": &cfg.HTTP, "log-level": &cfg.Log.Level, "log-format": &cfg.Log.Format,
 		"start-offset": &cfg.Kafka.StartOffset, "client-id": &cfg.Kafka.ClientID, "tls-ca": &cfg.Kafka.TLS.CAFile,
 		"tls-cert": &cfg.Kafka.TLS.CertFile, "tls-key": &cfg.Kafka.TLS.KeyFile, "tls-server-name": &cfg.Kafka.TLS.ServerName,
@@ -198,7 +199,7 @@ func applyServeFlags(cfg *daemon.Config, f *serveFlags, set map[string]bool) err
 	val := map[string]string{
 		"embedded-listen": f.embeddedListen, "data-dir": f.dataDir, "group": f.group, "model": f.model, "key": f.key,
 		"output-format": f.outputFormat, "label": f.label, "retrain-every": f.retrainEvery, "window-kind": f.windowKind,
-		"forest": f.forest, "task": f.task, "max-features": f.maxFeatures, "http": f.httpAddr, "log-level": f.logLevel, "log-format": f.logFormat,
+		"forest": f.forest, "layout": f.layout, "task": f.task, "max-features": f.maxFeatures, "http": f.httpAddr, "log-level": f.logLevel, "log-format": f.logFormat,
 		"start-offset": f.startOffset, "client-id": f.clientID, "tls-ca": f.tlsCA, "tls-cert": f.tlsCert, "tls-key": f.tlsKey,
 		"tls-server-name": f.tlsServerName, "sasl-mechanism": f.saslMechanism, "sasl-username": f.saslUsername, "sasl-password": f.saslPassword,
 		"embedded-tls-cert": f.embeddedTLSCert, "embedded-tls-key": f.embeddedTLSKey, "embedded-sasl-password-file": f.embeddedPasswords,
