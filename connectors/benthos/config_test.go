@@ -55,7 +55,9 @@ func TestLintRules(t *testing.T) {
 		{`forestd_train: {label: y, model_path: m, features: [a, y]}`, "a label column is also listed as a feature"},
 		{`forestd_train: {label: "a, y", model_path: m, exclude: [y]}`, "a label column is also excluded"},
 		{`forestd_train: {label: y, model_path: m, lambda: 3}`, "lambda applies to forest: sporf only"},
-		{`forestd_train: {label: y, model_path: m, forest: morf}`, "morf"},
+		{`forestd_train: {label: y, model_path: m, forest: morf}`, "layout: forest morf needs the features' layout"},
+		{`forestd_train: {label: y, model_path: m, forest: lfs}`, "lfs"},
+		{`forestd_train: {label: y, model_path: m, layout: series}`, "layout applies to forest: morf only"},
 		{`forestd_train: {label: y, model_path: m, bins: 300}`, "bins must be between 2 and 255"},
 		{`forestd_train: {label: y, model_path: m, sample: subsample, sample_fraction: 1}`, "subsampling draws fewer rows"},
 		{`forestd_train: {label: y, model_path: ""}`, "model_path: where to write the model is required"},
@@ -75,6 +77,7 @@ func TestLintRules(t *testing.T) {
 		`forestd_select: {mapping: m, keep: [id], label: y}`,
 		`forestd_train: {label: y, model_path: m, retrain_every: 30s, forest: sporf, lambda: 2, task: regression, criterion: mse}`,
 		`forestd_train: {label: "y0, y1", model_path: m, retrain_every: "5000", window: 10000, min_rows: 500}`,
+		`forestd_train: {label: y, model_path: m, forest: morf, layout: 28x28, tune: true}`,
 	} {
 		if err := service.NewStreamBuilder().AddProcessorYAML(ok); err != nil {
 			t.Errorf("%s: %v", ok, err)
@@ -98,6 +101,7 @@ func TestConfigErrors(t *testing.T) {
 		{`forestd_train: {label: y, model_path: "` + missing + `", min_leaf: 0}`, "forestd_train: min_leaf: min leaf must be at least 1"},
 		{`forestd_train: {label: y, model_path: "` + missing + `", max_depth: -1}`, "forestd_train: max_depth: "},
 		{`forestd_train: {label: y, model_path: "` + missing + `", features: [x1, x1]}`, "feature x1 listed twice"},
+		{`forestd_train: {label: y, model_path: "` + missing + `", forest: morf, layout: 28}`, `forestd_train: layout "28": want series, cyclic or a grid WxH`},
 		{`forestd_train: {label: y, model_path: "` + filepath.Join(dir, "nodir", "m.model") + `"}`, "its directory " + filepath.Join(dir, "nodir") + " does not exist"},
 		{`forestd_train: {label: y, model_path: "` + dir + `"}`, "forestd_train: model_path: " + dir + ": not a regular file"},
 	} {

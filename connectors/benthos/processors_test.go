@@ -19,6 +19,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/forestd/forestd/arrowforest/fdm"
+	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/connectors/codec"
 	"github.com/forestd/forestd/operators"
@@ -463,6 +464,43 @@ func TestTrainFeatureWithoutValues(t *testing.T) {
 	after, err := os.ReadFile(path)
 	if err != nil || string(after) != string(before) || p.version != m.Version() {
 		t.Fatalf("the previous model was replaced (version %d): %v", p.version, err)
+	}
+}
+
+// TestTrainMORF: forestd_train with forest: morf, a layout and tune
+// trains a manifold oblique forest on the 8×8 digits whose model records
+// the layout and the out-of-bag choice, as forestd train --forest morf
+// --grid 8x8 --tune does.
+func TestTrainMORF(t *testing.T) {
+	rec := readData(t, "digits.parquet")
+	defer rec.Release()
+	path := filepath.Join(t.TempDir(), "digits.model")
+	conf, err := trainSpec().ParseYAML(fmt.Sprintf(`{label: label, task: classification, forest: morf, layout: 8x8, tune: true, window: 400, min_rows: 300, retrain_every: 1h, trees: 20, threads: 1, model_path: %q}`, path), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := newTrainProc(conf, service.MockResources())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	var batch service.MessageBatch
+	for _, row := range jsonRows(t, rec)[:400] {
+		batch = append(batch, service.NewMessage(row))
+	}
+	if _, err := p.ProcessBatch(context.Background(), batch); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.retrain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	m, err := scoring.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := m.Forest()
+	if f.Kind != forest.KindMORF || f.Params.Layout != "grid" || f.Params.Width != 8 || f.Params.Height != 8 || f.Tuning == nil {
+		t.Fatalf("model: kind %s, layout %q %dx%d, tuning %v", f.Kind, f.Params.Layout, f.Params.Width, f.Params.Height, f.Tuning)
 	}
 }
 

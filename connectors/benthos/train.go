@@ -88,9 +88,15 @@ Metrics: `+"`forestd_training_rows`, `forestd_training_rows_skipped`, `forestd_m
 			service.NewStringEnumField("task", "auto", "classification", "regression").
 				Description("How the label is learnt: `auto` regresses on numbers and classifies strings, as `forestd train` does.").
 				Default("auto"),
-			service.NewStringEnumField("forest", string(forest.KindRF), string(forest.KindSPORF)).
-				Description("The forest kind: `rf` (Breiman, axis-aligned splits) or `sporf` (sparse oblique splits, Randomer paper §2).").
+			service.NewStringEnumField("forest", string(forest.KindRF), string(forest.KindSPORF), string(forest.KindMORF)).
+				Description("The forest kind: `rf` (Breiman, axis-aligned splits), `sporf` (sparse oblique splits, Randomer paper §2) or `morf` (patches on the features' `layout`, Manifold Oblique Random Forests §3).").
 				Default(string(forest.KindRF)),
+			service.NewStringField("layout").
+				Description("morf (required): the features' layout, `series`, `cyclic` or a grid `WxH` (as `forestd train`'s `--series`, `--cyclic`, `--grid`; features in row-major order).").
+				Default("").Example("series").Example("28x28"),
+			service.NewBoolField("tune").
+				Description("Choose each retrain's hyperparameters out of bag, as `forestd train --tune` does (rf: max_features, min_leaf; sporf: lambda, max_features, mean differences; morf: patch sizes, max_features, min_leaf, mean differences), then train the winner with `trees`. At most about 4× the work of an untuned retrain.").
+				Default(false).Advanced(),
 			service.NewIntField("trees").Description("Trees per forest.").Default(100).
 				LintRule(`root = if this < 1 || this > 100000 { ["trees must be between 1 and 100000"] }`),
 			service.NewStringField("max_features").
@@ -120,6 +126,8 @@ Metrics: `+"`forestd_training_rows`, `forestd_training_rows_skipped`, `forestd_m
   if this.features.or([]).any(f -> this.label.or("").split(",").map_each(l -> l.trim()).contains(f)) { "features: a label column is also listed as a feature" },
   if this.exclude.or([]).any(f -> this.label.or("").split(",").map_each(l -> l.trim()).contains(f)) { "exclude: a label column is also excluded" },
   if this.forest.or("rf") != "sporf" && this.lambda.or(1.5) != 1.5 { "lambda applies to forest: sporf only" },
+  if this.forest.or("rf") == "morf" && this.layout.or("").trim() == "" { "layout: forest morf needs the features' layout (series, cyclic or a grid WxH)" },
+  if this.forest.or("rf") != "morf" && this.layout.or("").trim() != "" { "layout applies to forest: morf only" },
   if this.sample.or("bootstrap") == "subsample" && this.sample_fraction.or(0) >= 1 { "sample_fraction: subsampling draws fewer rows than the window (below 1)" },
   if this.sample_fraction.or(0) < 0 || this.sample_fraction.or(0) > 1 { "sample_fraction must be in [0, 1]" },
 ].filter(e -> e != null)`).
@@ -239,6 +247,12 @@ func trainOptions(conf *service.ParsedConfig) (operators.TrainOptions, error) {
 	p.Sample, p.SampleFraction, p.Split, p.Bins = sample, frac, split, bins
 	if k == forest.KindSPORF {
 		p.Lambda = lambda
+	}
+	if err := p.SetLayout(strings.TrimSpace(str("layout"))); err != nil {
+		return o, err
+	}
+	if p.Tune, err = conf.FieldBool("tune"); err != nil {
+		return o, err
 	}
 	o.Params, o.Seed = p, uint64(seed)
 	if trees < 1 {
