@@ -8,6 +8,7 @@ type metrics struct {
 	ModelVersion       prometheus.Gauge
 	ModelSwaps         prometheus.Counter
 	ModelsTrained      prometheus.Counter
+	TrainingErrors     prometheus.Counter
 	ModelsPublished    prometheus.Counter
 	TrainingRows       prometheus.Gauge
 	TrainingSeconds    prometheus.Histogram
@@ -28,6 +29,7 @@ func newMetrics(reg *prometheus.Registry, retries *prometheus.CounterVec) *metri
 	m.ModelVersion.Set(-1)
 	m.ModelSwaps = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_model_swaps_total", Help: "Models hot-swapped in."})
 	m.ModelsTrained = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_models_trained_total", Help: "Models trained by this daemon."})
+	m.TrainingErrors = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_training_errors_total", Help: "Retrains that failed (logged as \"training failed\" with the reason); the live model stays."})
 	m.ModelsPublished = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_models_published_total", Help: "Models published to the model topic."})
 	m.TrainingRows = prometheus.NewGauge(prometheus.GaugeOpts{Name: "forestd_training_window_rows", Help: "Labelled rows in the training window."})
 	m.TrainingSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "forestd_training_seconds", Help: "Time to train one model.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 14)})
@@ -37,7 +39,7 @@ func newMetrics(reg *prometheus.Registry, retries *prometheus.CounterVec) *metri
 	m.TrainingSkipped = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_training_rows_skipped_total", Help: "Training rows skipped for a null label (with several labels: a null or NaN in any of them)."})
 	m.TrainingEvicted = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_training_rows_evicted_total", Help: "Rows evicted from the bounded training window."})
 	m.ScoreWaitingModels = prometheus.NewGauge(prometheus.GaugeOpts{Name: "forestd_score_waiting_for_model", Help: "Messages waiting for a first model."})
-	reg.MustRegister(m.ModelVersion, m.ModelSwaps, m.ModelsTrained, m.ModelsPublished, m.TrainingRows, m.TrainingSeconds,
+	reg.MustRegister(m.ModelVersion, m.ModelSwaps, m.ModelsTrained, m.TrainingErrors, m.ModelsPublished, m.TrainingRows, m.TrainingSeconds,
 		m.ReportsPublished, m.SelectedPublished, m.ModelRejected, m.TrainingSkipped, m.TrainingEvicted, m.ScoreWaitingModels)
 	return m
 }

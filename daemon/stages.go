@@ -308,6 +308,9 @@ func (l *trainLoop) Run(ctx context.Context) error {
 	}
 	return l.waker.run(ctx, l.Poll, l.due(), func(ctx context.Context) {
 		if err := l.trainOnce(ctx); err != nil && ctx.Err() == nil {
+			if mt := l.Models.Metrics; mt != nil {
+				mt.TrainingErrors.Inc()
+			}
 			l.Logger.Warn("training failed", "err", err)
 		}
 	})

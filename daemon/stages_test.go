@@ -26,6 +26,55 @@ import (
 // TestTrainLoop: labelled batches through the train stage make the loop
 // train, install and publish models with increasing versions; a failing
 // publication is retried; a bad batch is quarantined as bad input.
+// TestTrainLoopCountsFailures: a retrain that fails (here a window of one
+// class: nothing to learn) is counted in forestd_training_errors_total,
+// and no model goes live.
+func TestTrainLoopCountsFailures(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	p := forest.DefaultParams(frame.TaskClassification)
+	p.Trees, p.Threads = 5, 1
+	tr, err := operators.NewTrainer(operators.TrainOptions{Label: "y", Task: frame.TaskClassification, Window: 1000, MinRows: 50, RetrainRows: 100, Params: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, m := testMetrics()
+	models := &models{Current: operators.NewCurrent(), Metrics: m}
+	var logs syncLog
+	loop := &trainLoop{Trainer: tr, Models: models, CreatedBy: "test", Retry: fastRetry, Poll: 5 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)), Publish: func(context.Context, *scoring.Model) error { return nil }}
+	if err := loop.Init(); err != nil {
+		t.Fatal(err)
+	}
+	stage := &trainStage{Trainer: tr, Loop: loop, Metrics: m}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go loop.Run(ctx)
+	fr, err := synth.Generate(synth.Trunk, synth.Options{N: 200, Seed: 1, P: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range fr.Y {
+		fr.Y[i] = 0
+	}
+	rec := fr.ToRecord(mem)
+	defer rec.Release()
+	b := &pipeline.Batch{Env: &pipeline.Envelope{Topic: "t"}, Schema: rec.Schema(), Records: []arrow.Record{rec}}
+	if _, _, err := stage.Process(ctx, b); err != nil {
+		t.Fatalf("train stage: %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for testutil.ToFloat64(m.TrainingErrors) < 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no training error counted; log: %s", logs.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !strings.Contains(logs.String(), "training failed") || models.Current.Load() != nil || testutil.ToFloat64(m.ModelsTrained) != 0 {
+		t.Fatalf("after a failed retrain: model %v, trained %v, log %s", models.Current.Load(), testutil.ToFloat64(m.ModelsTrained), logs.String())
+	}
+}
+
 func TestTrainLoop(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)

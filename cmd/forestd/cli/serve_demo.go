@@ -142,7 +142,10 @@ loop:
 	wg.Wait()
 	st.flush(out)
 	err = d.Wait()
-	st.summary(out, d)
+	if st.summary(out, d) == 0 && err == nil { // the demo showed nothing it promises
+		err = fmt.Errorf("demo: no model scored the stream in %v (%.0f retrains failed, %.0f messages dead-lettered: the log says why)",
+			dur, daemon.SumCounter(d.Registry(), "forestd_training_errors_total"), daemon.SumCounter(d.Registry(), "forestd_dead_letters_total"))
+	}
 	return err
 }
 
@@ -274,7 +277,9 @@ func (st *demoStats) flush(w io.Writer) {
 	st.lines = nil
 }
 
-func (st *demoStats) summary(w io.Writer, d *daemon.Daemon) {
+// summary prints the demo's outcome and returns how many model versions
+// scored the stream.
+func (st *demoStats) summary(w io.Writer, d *daemon.Daemon) int {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	var vs []int64
@@ -289,7 +294,7 @@ func (st *demoStats) summary(w io.Writer, d *daemon.Daemon) {
 	fmt.Fprintf(w, "  dead letters: %d (the malformed message, reason in its headers)\n", st.dlq)
 	fams, err := d.Registry().Gather()
 	if err != nil {
-		return
+		return len(vs)
 	}
 	fmt.Fprintln(w, "metrics (excerpt of /metrics):")
 	for _, f := range fams {
@@ -317,4 +322,5 @@ func (st *demoStats) summary(w io.Writer, d *daemon.Daemon) {
 			}
 		}
 	}
+	return len(vs)
 }

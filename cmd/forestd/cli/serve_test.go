@@ -305,6 +305,17 @@ func TestServeDemo(t *testing.T) {
 	}
 }
 
+// TestServeDemoFailsWithoutModel: a demo in which no model ever scores
+// the stream (here every training message lacks a listed feature and is
+// dead-lettered) exits 1 saying so, rather than 0 with an empty summary.
+func TestServeDemoFailsWithoutModel(t *testing.T) {
+	var stdout, stderr syncBuffer
+	code := Main([]string{"serve", "--demo", "--demo-duration", "3s", "--features", "x1,nosuch"}, Env{Stdout: &stdout, Stderr: &stderr})
+	if code != 1 || !strings.Contains(stderr.String(), "demo: no model scored the stream in 3s") {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+}
+
 // waitForTopic polls until the daemon has created topic, failing the test
 // with the daemon's log when ctx ends first.
 func waitForTopic(ctx context.Context, t *testing.T, co kafka.ClientOptions, topic string, log *syncBuffer) {
