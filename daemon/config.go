@@ -407,6 +407,16 @@ func joinKey(path, key string) string {
 	return path + "." + key
 }
 
+// Marshal writes c as the YAML file ParseConfig reads back to c: every
+// key, defaults included, so that it documents the whole configuration
+// (forestd serve --print-config). The Kafka client's SASL password is
+// left empty: it belongs in the file or $FORESTD_SASL_PASSWORD, not in
+// what is printed.
+func (c Config) Marshal() ([]byte, error) {
+	c.Kafka.SASL.Password = ""
+	return yaml.Marshal(c)
+}
+
 // LoadConfig reads the YAML configuration file at path over the defaults
 // (see ParseConfig). Errors name the file.
 func LoadConfig(path string) (Config, error) {

@@ -12,6 +12,7 @@ import (
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/internal/fixture"
+	"gopkg.in/yaml.v3"
 )
 
 func TestConfigDefaultsValid(t *testing.T) {
@@ -569,6 +570,50 @@ func TestSelectNamesConfig(t *testing.T) {
 	} {
 		if _, err := checkConfig(in); err != nil {
 			t.Errorf("%q: %v", in, err)
+		}
+	}
+}
+
+// TestConfigMarshal: Marshal writes every key (the whole Config, defaults
+// included) in a file ParseConfig reads back to the same Config, except
+// the client's SASL password, which is never printed.
+func TestConfigMarshal(t *testing.T) {
+	c, err := checkConfig("brokers: [127.0.0.1:9]\nstages: [select, train, score]\ntrain: {label: cls, forest: morf, layout: 28x28, tune: true}\n" +
+		"pipeline: {commit_interval: 250ms}\nkafka: {sasl: {mechanism: PLAIN, username: u, password: s3cret}}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []Config{DefaultConfig(), c} {
+		b, err := in.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), "s3cret") {
+			t.Fatalf("the password is printed:\n%s", b)
+		}
+		back, err := ParseConfig(bytes.NewReader(b), "printed.yaml")
+		if err != nil {
+			t.Fatalf("%v\n%s", err, b)
+		}
+		again, err := back.Marshal() // nil and empty lists print alike
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(again, b) || back.Train.Layout != in.Train.Layout || back.Pipeline != in.Pipeline || back.Kafka.SASL.Username != in.Kafka.SASL.Username {
+			t.Fatalf("read back differently:\n%s\nprinted:\n%s", again, b)
+		}
+		// every key: the YAML walk of the printed file meets every field
+		var doc map[string]any
+		if err := yaml.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		for _, key := range []string{"brokers", "embedded", "topics", "stages", "score", "train", "pipeline", "kafka", "http", "log"} {
+			if _, ok := doc[key]; !ok {
+				t.Fatalf("key %s missing:\n%s", key, b)
+			}
+		}
+		if tr := doc["train"].(map[string]any); tr["layout"] == nil || tr["tune"] == nil {
+			t.Fatalf("train keys missing:\n%s", b)
 		}
 	}
 }

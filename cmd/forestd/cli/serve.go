@@ -48,7 +48,7 @@ type serveFlags struct {
 	seed                                                                                      uint64
 	maxInFlightBytes, memoryLimit                                                             int64
 	sessionTimeout, drainTimeout, commitInterval, maxRuntime, demoDuration, stallTimeout      time.Duration
-	tls, tlsInsecure, demo, allowFeatureChange, tune                                          bool
+	tls, tlsInsecure, demo, allowFeatureChange, tune, printConfig                             bool
 	topics                                                                                    listFlag
 	embeddedTLSCert, embeddedTLSKey, embeddedPasswords, task, probs                           string
 	embeddedUsers                                                                             listFlag
@@ -61,6 +61,14 @@ func runServe(args []string, env Env) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if f.printConfig {
+		b, err := cfg.Marshal()
+		if err != nil {
+			return err
+		}
+		_, err = env.Stdout.Write(b)
+		return err
+	}
 	if f.demo {
 		return runDemo(ctx, cfg, f.demoDuration, env)
 	}
@@ -146,6 +154,7 @@ func serveConfigFromArgs(args []string, env Env) (daemon.Config, *serveFlags, er
 	fs.DurationVar(&f.maxRuntime, "max-runtime", 0, "stop gracefully after this long (0: run until SIGTERM)")
 	fs.BoolVar(&f.demo, "demo", false, "run the built-in demo: embedded broker, simulated stream, training, hot swap, scoring; stops by itself")
 	fs.DurationVar(&f.demoDuration, "demo-duration", 20*time.Second, "how long --demo runs")
+	fs.BoolVar(&f.printConfig, "print-config", false, "print the configuration the daemon would run with (every YAML key: defaults, --config and flags applied; the SASL password left empty) and exit")
 	cfg := daemon.DefaultConfig()
 	pos, err := parse(fs, args)
 	if err != nil {

@@ -305,6 +305,33 @@ func TestServeDemo(t *testing.T) {
 	}
 }
 
+// TestServePrintConfig: --print-config prints the configuration the
+// daemon would run with — flags over the config file over the defaults —
+// as a config file that --config reads back to the same configuration,
+// and exits without starting anything; a config error still fails it.
+func TestServePrintConfig(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := Main([]string{"serve", "--print-config", "--forest", "morf", "--layout", "series", "--trees", "30"}, Env{Stdout: &out, Stderr: &errb}); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"forest: morf", "layout: series", "trees: 30", "window: 50000", "commit_interval: 200ms", "max_message_bytes: "} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("printed config lacks %q:\n%s", want, out.String())
+		}
+	}
+	path := filepath.Join(t.TempDir(), "serve.yaml")
+	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var again bytes.Buffer
+	if code := Main([]string{"serve", "--config", path, "--print-config"}, Env{Stdout: &again, Stderr: &errb}); code != 0 || again.String() != out.String() {
+		t.Fatalf("exit %d; read back:\n%s\nprinted:\n%s", code, again.String(), out.String())
+	}
+	if code := Main([]string{"serve", "--print-config", "--forest", "morf"}, Env{Stdout: &again, Stderr: &errb}); code != 2 || !strings.Contains(errb.String(), "train.layout") {
+		t.Fatalf("morf without a layout: exit %d: %s", code, errb.String())
+	}
+}
+
 // TestServeDemoFailsWithoutModel: a demo in which no model ever scores
 // the stream (here every training message lacks a listed feature and is
 // dead-lettered) exits 1 saying so, rather than 0 with an empty summary.
