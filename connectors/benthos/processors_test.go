@@ -436,22 +436,7 @@ func TestTrainFeatureWithoutValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	// a retrain_every no test reaches: the retrain below is the only one
-	conf, err := trainSpec().ParseYAML(fmt.Sprintf(`{label: label, task: classification, features: [mean_radius, nosuch], window: 300, min_rows: 100, retrain_every: 1h, trees: 5, model_path: %q}`, path), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := newTrainProc(conf, service.MockResources())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close(context.Background())
-	var batch service.MessageBatch
-	for _, row := range jsonRows(t, rec)[:150] {
-		batch = append(batch, service.NewMessage(row))
-	}
-	if _, err := p.ProcessBatch(context.Background(), batch); err != nil {
-		t.Fatal(err)
-	}
+	p, batch := fedTrainProc(t, fmt.Sprintf(`{label: label, task: classification, features: [mean_radius, nosuch], window: 300, min_rows: 100, retrain_every: 1h, trees: 5, model_path: %q}`, path), jsonRows(t, rec)[:150])
 	for i, msg := range batch {
 		if msg.GetError() != nil {
 			t.Fatalf("message %d: %v", i, msg.GetError())
@@ -467,6 +452,30 @@ func TestTrainFeatureWithoutValues(t *testing.T) {
 	}
 }
 
+// fedTrainProc makes a forestd_train processor of the YAML conf (closed
+// when the test ends) and passes it one batch of the rows, which it
+// returns.
+func fedTrainProc(t *testing.T, conf string, rows [][]byte) (*trainProc, service.MessageBatch) {
+	t.Helper()
+	pc, err := trainSpec().ParseYAML(conf, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := newTrainProc(pc, service.MockResources())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close(context.Background()) })
+	var batch service.MessageBatch
+	for _, row := range rows {
+		batch = append(batch, service.NewMessage(row))
+	}
+	if _, err := p.ProcessBatch(context.Background(), batch); err != nil {
+		t.Fatal(err)
+	}
+	return p, batch
+}
+
 // TestTrainMORF: forestd_train with forest: morf, a layout and tune
 // trains a manifold oblique forest on the 8×8 digits whose model records
 // the layout and the out-of-bag choice, as forestd train --forest morf
@@ -475,22 +484,7 @@ func TestTrainMORF(t *testing.T) {
 	rec := readData(t, "digits.parquet")
 	defer rec.Release()
 	path := filepath.Join(t.TempDir(), "digits.model")
-	conf, err := trainSpec().ParseYAML(fmt.Sprintf(`{label: label, task: classification, forest: morf, layout: 8x8, tune: true, window: 400, min_rows: 300, retrain_every: 1h, trees: 20, threads: 1, model_path: %q}`, path), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := newTrainProc(conf, service.MockResources())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close(context.Background())
-	var batch service.MessageBatch
-	for _, row := range jsonRows(t, rec)[:400] {
-		batch = append(batch, service.NewMessage(row))
-	}
-	if _, err := p.ProcessBatch(context.Background(), batch); err != nil {
-		t.Fatal(err)
-	}
+	p, _ := fedTrainProc(t, fmt.Sprintf(`{label: label, task: classification, forest: morf, layout: 8x8, tune: true, window: 400, min_rows: 300, retrain_every: 1h, trees: 20, threads: 1, model_path: %q}`, path), jsonRows(t, rec)[:400])
 	if err := p.retrain(context.Background()); err != nil {
 		t.Fatal(err)
 	}
