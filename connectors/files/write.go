@@ -61,10 +61,10 @@ func WriteFileContext(ctx context.Context, path string, schema *arrow.Schema, re
 	if schema == nil {
 		return errors.New("write: nil schema")
 	}
-	ft := extFormat(path)
-	if ft == FormatUnknown {
-		return fmt.Errorf("%s: unknown output format (want .parquet, .arrow, .arrows, .csv or .csv.gz)", path)
+	if err := CheckWriteFormat(path); err != nil {
+		return err
 	}
+	ft := extFormat(path)
 	for i, r := range recs {
 		if err := sameFields(schema, r.Schema()); err != nil {
 			return fmt.Errorf("%s: record %d: %w", path, i, err)
@@ -116,6 +116,16 @@ var ErrNotRegular = atomicfile.ErrNotRegular
 // replaced at all). Other errors (a path below a file, no permission to
 // look) are left to the write.
 func CheckTarget(path string) error { return atomicfile.CheckTarget(path) }
+
+// CheckWriteFormat refuses a path whose extension names no format
+// WriteFile writes (.parquet, .pq, .arrow, .feather, .ipc, .arrows, .csv,
+// .csv.gz), so that a command can check its output before any work.
+func CheckWriteFormat(path string) error {
+	if extFormat(path) == FormatUnknown {
+		return fmt.Errorf("%s: unknown output format (want .parquet, .arrow, .arrows, .csv or .csv.gz)", path)
+	}
+	return nil
+}
 
 // WriteAtomic writes the file at path through write, so that path only
 // ever holds a complete file: the data goes to a hidden temporary file in

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -70,6 +71,11 @@ func Write(ctx context.Context, path string, write func(*os.File) error) (err er
 	}
 	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
+		// the temporary name means nothing to the caller: name path
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	defer func() {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -50,7 +49,7 @@ func runAnalyze(args []string, env Env) error {
 	if *label == "" {
 		return usagef("--label is required")
 	}
-	if err := checkOut("--out", *out, paths...); err != nil {
+	if err := checkDataOut("--out", *out, false, paths...); err != nil {
 		return err
 	}
 	opt := dependence.DefaultSearchOptions()
@@ -67,9 +66,6 @@ func runAnalyze(args []string, env Env) error {
 	}
 	if err := sf.apply(&opt); err != nil {
 		return err
-	}
-	if *out != "" && !reportExt(*out) {
-		return usagef("--out %s: unknown format (want .parquet, .arrow, .arrows, .csv or .csv.gz)", *out)
 	}
 	opt.MaxSize = *maxSize
 	opt.Test.MaxRows, opt.Test.Seed, opt.Test.Threads = *maxRows, *seed, *threads
@@ -224,17 +220,6 @@ func searchBar(env Env) (func(dependence.SearchProgress), func()) {
 			_ = bar.Finish()
 		}
 	}
-}
-
-// reportExt reports whether path names a format files.WriteFile writes.
-func reportExt(path string) bool {
-	p := strings.ToLower(path)
-	for _, ext := range []string{".parquet", ".arrow", ".feather", ".ipc", ".arrows", ".csv", ".csv.gz"} {
-		if strings.HasSuffix(p, ext) {
-			return true
-		}
-	}
-	return false
 }
 
 // jsonNum maps NaN (an undefined statistic) to null.

@@ -193,7 +193,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"train", "--trees", "x"}, "trees", 2},
 		{[]string{"gen", "nosuch", "--out", filepath.Join(dir, "g.csv")}, "nosuch", 2},
 		{[]string{"gen", "trunk", "--p", "-1", "--out", filepath.Join(dir, "g.csv")}, "-1", 2},
-		{[]string{"gen", "trunk", "--out", filepath.Join(dir, "g.xlsx")}, "xlsx", 1},
+		{[]string{"gen", "trunk", "--out", filepath.Join(dir, "g.xlsx")}, "--out " + filepath.Join(dir, "g.xlsx") + ": unknown output format", 2},
 		{[]string{"frobnicate"}, "frobnicate", 2},
 	}
 	for _, c := range cases {

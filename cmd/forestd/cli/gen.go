@@ -27,7 +27,7 @@ func runGen(args []string, env Env) error {
 	if *out == "" {
 		return usagef("--out is required")
 	}
-	if err := checkOut("--out", *out); err != nil {
+	if err := checkDataOut("--out", *out, false); err != nil {
 		return err
 	}
 	if *n < 1 {

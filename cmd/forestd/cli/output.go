@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -61,12 +63,66 @@ func parentExists(flag, out string) error {
 	dir := filepath.Dir(out)
 	st, err := os.Stat(dir)
 	switch {
+	case errors.Is(err, syscall.ENOTDIR): // a file above dir: name it
+		return parentCreatable(flag, out)
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s %s: directory %s does not exist", flag, out, dir)
 	case err != nil:
 		return fmt.Errorf("%s %s: %w", flag, out, err)
 	case !st.IsDir():
 		return fmt.Errorf("%s %s: %s is not a directory", flag, out, dir)
 	}
 	return nil
+}
+
+// parentCreatable is parentExists for the outputs that create their
+// directory (report, inspect --png): the nearest existing directory above
+// out must be a directory, so that MkdirAll cannot fail on a file there.
+func parentCreatable(flag, out string) error {
+	for dir := filepath.Dir(out); ; dir = filepath.Dir(dir) {
+		st, err := os.Stat(dir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+			if up := filepath.Dir(dir); up != dir {
+				continue
+			}
+			return nil
+		case err != nil:
+			return fmt.Errorf("%s %s: %w", flag, out, err)
+		case !st.IsDir():
+			return fmt.Errorf("%s %s: %s is not a directory", flag, out, dir)
+		}
+		return nil
+	}
+}
+
+// checkOutFile is checkOut for an output file that does not create its
+// directory (parentExists): a model, a mapping.
+func checkOutFile(flag, out string, inputs ...string) error {
+	if out == "" {
+		return nil
+	}
+	if err := checkOut(flag, out, inputs...); err != nil {
+		return err
+	}
+	return parentExists(flag, out)
+}
+
+// checkDataOut is checkOutFile for a table (files.WriteFile): its
+// extension must name a format written (a usage error naming flag), and
+// it is checked before the work, not found unknown after it. lakeHint
+// adds that a directory would score or map the input as a lake.
+func checkDataOut(flag, out string, lakeHint bool, inputs ...string) error {
+	if out == "" {
+		return nil
+	}
+	if err := files.CheckWriteFormat(out); err != nil {
+		if lakeHint {
+			return usagef("%s %v, or a directory for a lake", flag, err)
+		}
+		return usagef("%s %v", flag, err)
+	}
+	return checkOutFile(flag, out, inputs...)
 }
 
 // interruptible returns the context an output is written under: SIGINT

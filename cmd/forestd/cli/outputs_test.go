@@ -276,7 +276,7 @@ func TestTrainLFSGraphNotInput(t *testing.T) {
 	for _, c := range []struct{ out, graph, want string }{
 		{mdl, data, "never overwrites its input"},
 		{filepath.Join(dir, "m.arrow"), filepath.Join(dir, "m.arrow"), "name the same file"},
-		{mdl, filepath.Join(dir, "g.weird"), "unknown format"},
+		{mdl, filepath.Join(dir, "g.weird"), "unknown output format"},
 		{mdl, pipe, "not a regular file"},
 	} {
 		code, _, errs := run(t, append(train, c.graph, "--out", c.out)...)
@@ -328,7 +328,7 @@ func TestSelectOutputsChecked(t *testing.T) {
 	}{
 		{[]string{"--out", filepath.Join(dir, "nodir", "x.parquet"), "--mapping", m1}, ExitError, "--out", "nodir"},
 		{[]string{"--out", filepath.Join(o, "x.parquet"), "--mapping", filepath.Join(dir, "nodir", "m.fdm.json")}, ExitError, "--mapping", "nodir"},
-		{[]string{"--out", filepath.Join(o, "x.weird"), "--mapping", m1}, ExitUsage, "--out", "unknown format"},
+		{[]string{"--out", filepath.Join(o, "x.weird"), "--mapping", m1}, ExitUsage, "--out", "unknown output format"},
 		{[]string{"--out", filepath.Join(o, "s.parquet"), "--mapping", filepath.Join(o, "s.parquet")}, ExitUsage, "--mapping", "same file"},
 		{[]string{"--out", filepath.Join(o, "s.parquet"), "--mapping", filepath.Join(dir, "o", ".", "s.parquet")}, ExitUsage, "--mapping", "same file"},
 		{[]string{"--out", long, "--mapping", m1}, ExitError, "", "file name too long"},
@@ -391,4 +391,49 @@ func xorLake(t *testing.T) (dir, lk, a string) {
 	a = filepath.Join(part, "a.parquet")
 	mustRun(t, "gen", "xor2", "--n", "200", "--seed", "1", "--out", a)
 	return dir, lk, a
+}
+
+// TestOutputCheckedBeforeWork (CLI audit, item 1): an output file in a
+// missing directory, under a file, or of an unknown format was found only
+// when written, after the training, the analysis or the scoring (and the
+// error named the temporary file). Every command now checks its outputs
+// first: the inputs here do not exist, so an error naming the output
+// shows that nothing was read.
+func TestOutputCheckedBeforeWork(t *testing.T) {
+	dir := t.TempDir()
+	absent := filepath.Join(dir, "absent.parquet")
+	mdl := filepath.Join(dir, "absent.model")
+	file := filepath.Join(dir, "file.csv")
+	if err := os.WriteFile(file, []byte("a\n1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	nodir := filepath.Join(dir, "nodir")
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"train", "--in", absent, "--label", "y", "--out", filepath.Join(nodir, "x.model")}, ExitError, "--out " + filepath.Join(nodir, "x.model") + ": directory " + nodir + " does not exist"},
+		{[]string{"train", "--in", absent, "--label", "y", "--out", filepath.Join(file, "x.model")}, ExitError, file + " is not a directory"},
+		{[]string{"train", "--in", absent, "--label", "y", "--forest", "drf", "--out", filepath.Join(nodir, "x.model")}, ExitError, "--out " + filepath.Join(nodir, "x.model")},
+		{[]string{"train", "--in", absent, "--label", "y", "--forest", "lfs", "--out", filepath.Join(dir, "x.model"), "--lfs-graph", filepath.Join(nodir, "g.csv")}, ExitError, "--lfs-graph " + filepath.Join(nodir, "g.csv")},
+		{[]string{"train", "--in", absent, "--label", "y", "--forest", "lfs", "--out", filepath.Join(dir, "x.model"), "--lfs-graph", filepath.Join(dir, "g.txt")}, ExitUsage, "--lfs-graph " + filepath.Join(dir, "g.txt") + ": unknown output format"},
+		{[]string{"analyze", "--in", absent, "--label", "y", "--out", filepath.Join(nodir, "r.csv")}, ExitError, "--out " + filepath.Join(nodir, "r.csv")},
+		{[]string{"analyze", "--in", absent, "--label", "y", "--out", filepath.Join(dir, "r.txt")}, ExitUsage, "unknown output format"},
+		{[]string{"score", "--model", mdl, "--in", absent, "--out", filepath.Join(dir, "x.txt")}, ExitUsage, "--out " + filepath.Join(dir, "x.txt") + ": unknown output format"},
+		{[]string{"score", "--model", mdl, "--in", absent, "--out", filepath.Join(nodir, "p.csv")}, ExitError, "--out " + filepath.Join(nodir, "p.csv")},
+		{[]string{"gen", "trunk", "--out", filepath.Join(dir, "g.txt")}, ExitUsage, "--out " + filepath.Join(dir, "g.txt") + ": unknown output format"},
+		{[]string{"gen", "trunk", "--out", filepath.Join(nodir, "g.csv")}, ExitError, "--out " + filepath.Join(nodir, "g.csv")},
+		{[]string{"select", "--in", absent, "--label", "y", "--out", filepath.Join(dir, "s.txt")}, ExitUsage, "unknown output format"},
+		{[]string{"report", "--model", mdl, "--out", filepath.Join(file, "r.html")}, ExitError, "--out " + filepath.Join(file, "r.html") + ": " + file + " is not a directory"},
+		{[]string{"inspect", "--model", mdl, "--png", filepath.Join(file, "sub", "h.png")}, ExitError, "--png " + filepath.Join(file, "sub", "h.png") + ": " + file + " is not a directory"},
+	} {
+		code, _, errs := run(t, c.args...)
+		if code != c.code || !strings.Contains(errs, c.want) || strings.Count(errs, "\n") != 1 || strings.Contains(errs, ".tmp-") {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d naming %q", c.args, code, errs, c.code, c.want)
+		}
+	}
+	if _, err := os.Stat(nodir); err == nil {
+		t.Errorf("%s was created", nodir)
+	}
 }

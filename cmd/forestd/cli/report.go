@@ -56,6 +56,9 @@ func runReport(args []string, env Env) error {
 	if err := checkOut("--out", *out, append(append(paths, *modelPath), *analysis)...); err != nil {
 		return err
 	}
+	if err := parentCreatable("--out", *out); err != nil {
+		return err
+	}
 	var buf bytes.Buffer
 	rep := map[string]any{"out": *out}
 	if *analysis != "" {

@@ -147,7 +147,7 @@ func runScore(args []string, env Env) error {
 		return runScoreLake(env, lakeFlags, *modelPath, append(in.vals, pos...), *out, so)
 	}
 	paths := append(in.vals, pos...)
-	if err := checkOut("--out", *out, append(paths, *modelPath)...); err != nil {
+	if err := checkDataOut("--out", *out, true, append(paths, *modelPath)...); err != nil {
 		return err
 	}
 	m, err := loadModel(*modelPath)
@@ -243,6 +243,11 @@ func runInspect(args []string, env Env) error {
 	}
 	if err := checkOut("--png", *pngPath, *modelPath); err != nil {
 		return err
+	}
+	if *pngPath != "" {
+		if err := parentCreatable("--png", *pngPath); err != nil {
+			return err
+		}
 	}
 	m, err := loadModel(*modelPath)
 	if err != nil {

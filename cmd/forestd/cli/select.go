@@ -64,13 +64,7 @@ func runSelect(args []string, env Env) error {
 			return err
 		}
 	} else {
-		if !reportExt(*out) {
-			return usagef("--out %s: unknown format (want .parquet, .arrow, .arrows, .csv or .csv.gz, or a directory for a lake)", *out)
-		}
-		if err := checkOut("--out", *out, append(paths, *apply)...); err != nil {
-			return err
-		}
-		if err := parentExists("--out", *out); err != nil {
+		if err := checkDataOut("--out", *out, true, append(paths, *apply)...); err != nil {
 			return err
 		}
 	}
@@ -90,13 +84,10 @@ func runSelect(args []string, env Env) error {
 		o := strings.TrimSuffix(filepath.Clean(*out), ".gz") // a lake "o/lk/": o/lk.fdm.json
 		*mapping = strings.TrimSuffix(o, filepath.Ext(o)) + ".fdm.json"
 	}
-	if err := checkOut("--mapping", *mapping, paths...); err != nil {
+	if err := checkOutFile("--mapping", *mapping, paths...); err != nil {
 		return err
 	}
 	if err := distinctOuts("--out", *out, "--mapping", *mapping); err != nil {
-		return err
-	}
-	if err := parentExists("--mapping", *mapping); err != nil {
 		return err
 	}
 	if *marginal != "" && *groups == "" {

@@ -68,7 +68,7 @@ func runTrain(args []string, env Env) error {
 	if *out == "" {
 		return usagef("--out is required")
 	}
-	if err := checkOut("--out", *out, paths...); err != nil {
+	if err := checkOutFile("--out", *out, paths...); err != nil {
 		return err
 	}
 	if err := local.checkGraphOut(*out, paths); err != nil {

@@ -110,17 +110,14 @@ func featureIndexSets(s string, fr *frame.Frame, flag string) (string, error) {
 	return strings.Join(sets, ";"), nil
 }
 
-// checkGraphOut checks --lfs-graph, an output, before any work: a format
-// files.WriteFile writes, not an input (checkOut) and not the model.
+// checkGraphOut checks --lfs-graph, an output, before any work
+// (checkDataOut), and that it is not the model.
 func (l *localFlags) checkGraphOut(out string, inputs []string) error {
 	g := *l.lfsGraph
 	if g == "" {
 		return nil
 	}
-	if !reportExt(g) {
-		return usagef("--lfs-graph %s: unknown format (want .parquet, .arrow, .arrows, .csv or .csv.gz)", g)
-	}
-	if err := checkOut("--lfs-graph", g, inputs...); err != nil {
+	if err := checkDataOut("--lfs-graph", g, false, inputs...); err != nil {
 		return err
 	}
 	return distinctOuts("--out", out, "--lfs-graph", g)
