@@ -113,7 +113,8 @@ func addScoreLakeFlags(fs *flags) *scoreLakeFlags {
 
 // wanted reports whether score runs over a lake: --out names a directory
 // (an existing one, a path ending in a separator, or a name without an
-// extension), or a lake-only flag is set.
+// extension that does not exist as a file: /dev/null is a file, checked as
+// every output file is), or a lake-only flag is set.
 func (sl *scoreLakeFlags) wanted(out string) bool {
 	if sl.resume || sl.dryRun || sl.work.topic != "" {
 		return true
@@ -121,10 +122,23 @@ func (sl *scoreLakeFlags) wanted(out string) bool {
 	if strings.HasSuffix(out, "/") || strings.HasSuffix(out, string(filepath.Separator)) {
 		return true
 	}
-	if st, err := os.Stat(out); err == nil && st.IsDir() {
-		return true
+	if st, err := os.Stat(out); err == nil {
+		return st.IsDir()
 	}
 	return filepath.Ext(out) == ""
+}
+
+// checkLakeOut refuses a lake's --out that exists and is not a directory
+// (a file, /dev/null) before any work: a lake's outputs go below it.
+func checkLakeOut(out string) error {
+	st, err := os.Stat(out)
+	if err != nil || st.IsDir() {
+		return nil
+	}
+	if err := checkOut("--out", out); err != nil {
+		return fmt.Errorf("%w: a lake's output is a directory", err)
+	}
+	return usagef("--out %s is a file: a lake's output is a directory", out)
 }
 
 // runScoreLake scores a lake with the scoring options of forestd score

@@ -116,13 +116,16 @@ func checkDataOut(flag, out string, lakeHint bool, inputs ...string) error {
 	if out == "" {
 		return nil
 	}
+	if err := checkOut(flag, out, inputs...); err != nil {
+		return err // first: /dev/null is not a regular file, whatever its name
+	}
 	if err := files.CheckWriteFormat(out); err != nil {
 		if lakeHint {
 			return usagef("%s %v, or a directory for a lake", flag, err)
 		}
 		return usagef("%s %v", flag, err)
 	}
-	return checkOutFile(flag, out, inputs...)
+	return parentExists(flag, out)
 }
 
 // interruptible returns the context an output is written under: SIGINT

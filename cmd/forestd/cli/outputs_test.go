@@ -437,3 +437,43 @@ func TestOutputCheckedBeforeWork(t *testing.T) {
 		t.Errorf("%s was created", nodir)
 	}
 }
+
+// TestScoreOutNotALake (CLI audit, item 5): an --out without an extension
+// was taken as a lake directory even when it exists as a file, so
+// score --out /dev/null failed with exit 1 "lake: mkdir /dev/null/: file
+// exists". An existing file is an output file, checked as every one is
+// (a special file is a usage error), and never a lake's directory.
+func TestScoreOutNotALake(t *testing.T) {
+	dir := t.TempDir()
+	data := sharedData(t, "iris.parquet")
+	mdl := filepath.Join(dir, "m.model")
+	mustRun(t, "train", "--in", data, "--label", "label", "--trees", "3", "--out", mdl)
+	pipe := filepath.Join(dir, "pipe")
+	if err := syscall.Mkfifo(pipe, 0o644); err != nil {
+		t.Fatalf("mkfifo: %v", err)
+	}
+	plain := filepath.Join(dir, "plain")
+	if err := os.WriteFile(plain, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	score := []string{"score", "--model", mdl, "--in", data, "--out"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"/dev/null"}, "--out /dev/null: not a regular file (it is a character device)"},
+		{[]string{"/dev/null", "--resume"}, "--out /dev/null: not a regular file"},
+		{[]string{pipe}, "--out " + pipe + ": not a regular file (it is a named pipe)"},
+		{[]string{plain}, "--out " + plain + ": unknown output format"},
+		{[]string{plain, "--dry-run"}, "--out " + plain + " is a file: a lake's output is a directory"},
+	} {
+		code, _, errs := run(t, append(score, c.args...)...)
+		if code != ExitUsage || !strings.Contains(errs, c.want) || strings.Count(errs, "\n") != 1 {
+			t.Errorf("score --out %v: exit %d, stderr %q; want exit %d naming %q", c.args, code, errs, ExitUsage, c.want)
+		}
+	}
+	code, _, errs := run(t, "select", "--in", data, "--label", "label", "--out", "/dev/null")
+	if code != ExitUsage || !strings.Contains(errs, "--out /dev/null: not a regular file") {
+		t.Errorf("select --out /dev/null: exit %d, stderr %q", code, errs)
+	}
+}

@@ -141,6 +141,9 @@ func runScore(args []string, env Env) error {
 	}
 	so := scoring.Options{Keep: keep.vals, Source: sourceName(append(in.vals, pos...)), Threads: *threads, Probs: scoring.Probs(*probs)}
 	if lakeFlags.wanted(*out) {
+		if err := checkLakeOut(*out); err != nil {
+			return err
+		}
 		if err := notInputDir("--out", *out, append(in.vals, pos...)...); err != nil {
 			return err
 		}
