@@ -20,7 +20,26 @@ func readRecords(paths []string, columns []string) (*arrow.Schema, []arrow.Recor
 	if len(paths) == 0 {
 		return nil, nil, usagef("no input: give --in PATH (a file or a directory)")
 	}
+	if err := noGlob(paths); err != nil {
+		return nil, nil, err
+	}
 	return files.ReadPaths(paths, files.ReadOptions{Columns: columns, Mem: memory.DefaultAllocator})
+}
+
+// noGlob refuses an input that is a glob (and no file of that name): the
+// inputs read whole are files and directories; globs are read only as a
+// lake (connectors/lake), by score into a directory and by --sample N.
+func noGlob(paths []string) error {
+	for _, p := range paths {
+		if !strings.ContainsAny(p, "*?[") {
+			continue
+		}
+		if _, err := os.Stat(p); err == nil {
+			continue // a file whose name has a '*'
+		}
+		return usagef("--in %s is a glob: globs are read only as a lake (score --out DIR; train, analyze and select --sample N); otherwise give files or directories", p)
+	}
+	return nil
 }
 
 func release(recs []arrow.Record) {
