@@ -41,3 +41,23 @@ func TestGlobOutsideLake(t *testing.T) {
 	// as a lake the glob reads
 	mustRun(t, "train", "--in", glob, "--label", "label", "--trees", "3", "--sample", "50", "--out", filepath.Join(dir, "s.model"))
 }
+
+// TestEvalLabelDefault (CLI audit, item 2): eval's --label help said
+// "default: its own", but a single-output model answered "--label is
+// required"; the default is now the label the model was trained on, as
+// for report.
+func TestEvalLabelDefault(t *testing.T) {
+	dir := t.TempDir()
+	mdl := filepath.Join(dir, "diab.model")
+	data := sharedData(t, "diabetes.csv.gz")
+	mustRun(t, "train", "--in", data, "--label", "target", "--trees", "5", "--out", mdl)
+	def := mustRun(t, "eval", "--model", mdl, "--in", data)
+	given := mustRun(t, "eval", "--model", mdl, "--in", data, "--label", "target")
+	if def["rows"] != given["rows"] || def["rmse"] != given["rmse"] {
+		t.Errorf("eval without --label: %v; with --label target: %v", def, given)
+	}
+	code, _, errs := run(t, "eval", "--model", mdl, "--in", sharedData(t, "iris.parquet"))
+	if code != ExitError || !strings.Contains(errs, "target") {
+		t.Errorf("eval on data without the model's label: exit %d, stderr %q", code, errs)
+	}
+}

@@ -39,7 +39,7 @@ func runEval(args []string, env Env) error {
 	var in listFlag
 	fs.Var(&in, "in", "input file or directory (repeatable)")
 	modelPath := fs.String("model", "", "model file")
-	label := fs.String("label", "", "label column (several, comma-separated, for a model with several outputs; default: its own)")
+	label := fs.String("label", "", "label column (several, comma-separated, for a model with several outputs; default: the column(s) the model was trained on)")
 	threads := fs.Int("threads", runtime.NumCPU(), "worker threads")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -52,14 +52,14 @@ func runEval(args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	var labels []string
+	var labels []string // nil: the model's own (as report's --label)
 	switch {
 	case *label != "":
 		if labels, err = labelColumns(*label); err != nil {
 			return err
 		}
-	case m.Targets() == nil:
-		return usagef("--label is required")
+	case m.Targets() == nil && m.Forest().LabelName == "":
+		return usagef("--label is required: the model does not record the label it was trained on")
 	}
 	paths := append(in.vals, pos...)
 	_, recs, err := readRecords(paths, nil)
