@@ -61,3 +61,63 @@ func TestEvalLabelDefault(t *testing.T) {
 		t.Errorf("eval on data without the model's label: exit %d, stderr %q", code, errs)
 	}
 }
+
+// TestTrainFlagsOfOtherKinds (CLI audit, items 3 and 4): flags of another
+// forest kind were accepted and ignored on --forest rf (--max-rows,
+// --channels, …), or refused with exit 1 and a library message that
+// named no flag (--grid, --series, --patch-max, --fdm-map, --lfs-size).
+// Every one given for a kind it does not apply to is a usage error naming
+// it and its kinds, before any data is read (the input does not exist).
+func TestTrainFlagsOfOtherKinds(t *testing.T) {
+	dir := t.TempDir()
+	train := []string{"train", "--in", filepath.Join(dir, "absent.parquet"), "--label", "y", "--out", filepath.Join(dir, "m")}
+	for _, c := range []struct {
+		kind string
+		flag []string
+		want string
+	}{
+		{"rf", []string{"--max-rows", "10"}, "--max-rows applies to --forest drf, not --forest rf"},
+		{"rf", []string{"--distance", "euclidean"}, "--distance applies to --forest drf"},
+		{"rf", []string{"--embed-dim", "3"}, "--embed-dim applies to --forest drf"},
+		{"rf", []string{"--sigma-g", "1"}, "--sigma-g applies to --forest drf"},
+		{"rf", []string{"--gamma-g", "1"}, "--gamma-g applies to --forest drf"},
+		{"rf", []string{"--isomap-k", "8"}, "--isomap-k applies to --forest drf"},
+		{"rf", []string{"--drf-predict", "weighted"}, "--drf-predict applies to --forest drf"},
+		{"rf", []string{"--backscore-select", "oob"}, "--backscore-select applies to --forest drf"},
+		{"rf", []string{"--backscore-center=false"}, "--backscore-center applies to --forest drf"},
+		{"rf", []string{"--projection", "axis"}, "--projection applies to --forest drf"},
+		{"rf", []string{"--channels", "1"}, "--channels applies to --forest morf or lfs, not --forest rf"},
+		{"rf", []string{"--channel-order", "planar"}, "--channel-order applies to --forest morf or lfs"},
+		{"rf", []string{"--grid", "2x2"}, "--grid applies to --forest morf or lfs, not --forest rf"},
+		{"rf", []string{"--series"}, "--series applies to --forest morf or lfs"},
+		{"rf", []string{"--patch-max", "2x2"}, "--patch-max applies to --forest morf, not --forest rf"},
+		{"rf", []string{"--fdm-map", "drl"}, "--fdm-map applies to --forest fdm, not --forest rf"},
+		{"rf", []string{"--lfs-size", "2"}, "--lfs-size applies to --forest lfs, not --forest rf"},
+		{"rf", []string{"--lambda", "2"}, "--lambda applies to --forest sporf or drf, not --forest rf"},
+		{"rf", []string{"--mean-diff"}, "--mean-diff applies to --forest sporf or morf, not --forest rf"},
+		{"sporf", []string{"--grid", "2x2"}, "--grid applies to --forest morf or lfs, not --forest sporf"},
+		{"morf", []string{"--rank"}, "--rank applies to --forest sporf, not --forest morf"},
+		{"lfs", []string{"--patch-min", "1x1"}, "--patch-min applies to --forest morf, not --forest lfs"},
+		{"fdm", []string{"--lfs-k", "3"}, "--lfs-k applies to --forest lfs, not --forest fdm"},
+		{"drf", []string{"--honest", "0.5"}, "--honest applies to --forest rf, sporf, morf, lfs or fdm, not --forest drf"},
+		{"drf", []string{"--grid", "2x2"}, "--grid applies to --forest morf or lfs, not --forest drf"},
+	} {
+		args := append(append(append([]string{}, train...), "--forest", c.kind), c.flag...)
+		code, _, errs := run(t, args...)
+		if code != ExitUsage || !strings.Contains(errs, c.want) || strings.Count(errs, "\n") != 1 {
+			t.Errorf("--forest %s %v: exit %d, stderr %q; want exit %d naming %q", c.kind, c.flag, code, errs, ExitUsage, c.want)
+		}
+	}
+}
+
+// TestInspectKindNeedsPNG (CLI audit, item 3): inspect --kind chooses the
+// importance a --png heatmap draws; without --png it was ignored.
+func TestInspectKindNeedsPNG(t *testing.T) {
+	mdl := filepath.Join(t.TempDir(), "m.model")
+	mustRun(t, "train", "--in", sharedData(t, "iris.parquet"), "--label", "label", "--trees", "3", "--out", mdl)
+	code, _, errs := run(t, "inspect", "--model", mdl, "--kind", "impurity")
+	if code != ExitUsage || !strings.Contains(errs, "--kind goes with --png") {
+		t.Errorf("inspect --kind without --png: exit %d, stderr %q", code, errs)
+	}
+	mustRun(t, "inspect", "--model", mdl, "--grid", "2x2") // --grid alone: the total variation
+}

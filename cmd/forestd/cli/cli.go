@@ -163,6 +163,14 @@ func (f *flags) printUsage() {
 	f.SetOutput(io.Discard)
 }
 
+// isSet reports whether the flag name was given on the command line
+// (whatever its value: a default given explicitly is set).
+func isSet(fs *flags, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 // parse parses flags interleaved with positional arguments ("--in a b
 // --label y" gives positionals [b]); it returns the positionals.
 func parse(fs *flags, args []string) ([]string, error) {

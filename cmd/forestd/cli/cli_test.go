@@ -181,7 +181,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"train", "--in", filepath.Join(dir, "absent.csv"), "--label", "label", "--out", filepath.Join(dir, "x"), "--split", "foo"}, "--split: ", 2},
 		{[]string{"train", "--in", filepath.Join(dir, "absent.csv"), "--label", "label", "--out", filepath.Join(dir, "x"), "--honest", "1"}, "--honest: ", 2},
 		{[]string{"train", "--in", filepath.Join(dir, "absent.csv"), "--label", "label", "--out", filepath.Join(dir, "x"), "--criterion", "foo"}, "--criterion: ", 2},
-		{[]string{"train", "--in", sharedData(t, "iris.parquet"), "--label", "label", "--out", filepath.Join(dir, "x"), "--rank"}, "--rank: rank applies to --forest sporf only", 2},
+		{[]string{"train", "--in", sharedData(t, "iris.parquet"), "--label", "label", "--out", filepath.Join(dir, "x"), "--rank"}, "--rank applies to --forest sporf, not --forest rf", 2},
 		// lake flags are checked whether or not --sample N uses them
 		{[]string{"train", "--in", filepath.Join(dir, "absent.csv"), "--label", "label", "--out", filepath.Join(dir, "x"), "--on-error", "foo"}, "on-error", 2},
 		{[]string{"train", "--in", filepath.Join(dir, "absent.csv"), "--label", "label", "--out", filepath.Join(dir, "x"), "--readers", "-2"}, "--readers", 2},

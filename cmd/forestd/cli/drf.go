@@ -47,12 +47,6 @@ func addDRFFlags(fs *flags) *drfFlags {
 	}
 }
 
-// drfTrainFlags are the train flags that apply to --forest drf; setting
-// any other is a usage error.
-var drfTrainFlags = []string{"in", "label", "out", "forest", "trees", "seed", "threads", "max-features",
-	"min-leaf", "min-split", "max-depth", "sample", "sample-fraction", "lambda", "features", "exclude",
-	"model-version", "distance", "isomap-k", "embed-dim", "sigma-g", "gamma-g", "max-rows", "projection", "drf-predict", "backscore-center", "backscore-select"}
-
 func flagValue[T any](fs *flags, name string) T {
 	return fs.Lookup(name).Value.(flag.Getter).Get().(T)
 }
@@ -115,19 +109,6 @@ func readDRFInput(paths, labels, features, exclude []string, f *forest.Forest) (
 
 // train runs `forestd train --forest drf`.
 func (d *drfFlags) train(fs *flags, env Env, paths []string) error {
-	allowed := map[string]bool{}
-	for _, n := range drfTrainFlags {
-		allowed[n] = true
-	}
-	var bad string
-	fs.Visit(func(f *flag.Flag) {
-		if !allowed[f.Name] && bad == "" {
-			bad = f.Name
-		}
-	})
-	if bad != "" {
-		return usagef("--%s does not apply to --forest drf", bad)
-	}
 	labels, err := labelColumns(flagValue[string](fs, "label"))
 	if err != nil {
 		return err

@@ -244,6 +244,9 @@ func runInspect(args []string, env Env) error {
 	if len(pos) > 0 {
 		return usagef("unexpected argument %q", pos[0])
 	}
+	if isSet(fs, "kind") && *pngPath == "" {
+		return usagef("--kind goes with --png (the JSON lists the importances of every kind)")
+	}
 	if err := checkOut("--png", *pngPath, *modelPath); err != nil {
 		return err
 	}

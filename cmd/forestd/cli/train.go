@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -77,6 +78,9 @@ func runTrain(args []string, env Env) error {
 	kd, err := forest.ParseKind(*kind)
 	if err != nil {
 		return usagef("--forest %s is not available in this build (available: rf, sporf, morf, lfs, fdm, drf)", *kind)
+	}
+	if err := kindFlags(fs, kd); err != nil {
+		return err
 	}
 	if kd == forest.KindDRF {
 		return drf.train(fs, env, paths)
@@ -216,6 +220,66 @@ func runTrain(args []string, env Env) error {
 		rep["sample"] = sampled
 	}
 	return writeJSON(env.Stdout, rep)
+}
+
+// Forest kinds that flags of train apply to (trainFlagKinds).
+var (
+	treeKinds   = []forest.Kind{forest.KindRF, forest.KindSPORF, forest.KindMORF, forest.KindLFS, forest.KindFDM}
+	layoutKinds = []forest.Kind{forest.KindMORF, forest.KindLFS}
+	morfKinds   = []forest.Kind{forest.KindMORF}
+	lfsKinds    = []forest.Kind{forest.KindLFS}
+	fdmKinds    = []forest.Kind{forest.KindFDM}
+	drfKinds    = []forest.Kind{forest.KindDRF}
+)
+
+// trainFlagKinds lists the train flags that apply to some forest kinds
+// only, with those kinds; every other flag applies to every kind. A flag
+// given (flag.Visit: set on the command line, whatever its value) for
+// another kind is a usage error (kindFlags), never ignored.
+var trainFlagKinds = map[string][]forest.Kind{
+	// the tree learner's own flags, which --forest drf (package manifold) does not take
+	"task": treeKinds, "honest": treeKinds, "criterion": treeKinds, "split": treeKinds, "bins": treeKinds,
+	"importance": treeKinds, "max-memory": treeKinds, "on-error": treeKinds, "readers": treeKinds, "sample-mode": treeKinds,
+	"tune": {forest.KindRF, forest.KindSPORF, forest.KindMORF},
+	// sporf (lambda: drf's --projection sparse too) and morf
+	"lambda": {forest.KindSPORF, forest.KindDRF}, "rank": {forest.KindSPORF},
+	"mean-diff": {forest.KindSPORF, forest.KindMORF},
+	"grid":      layoutKinds, "series": layoutKinds, "cyclic": layoutKinds, "channels": layoutKinds, "channel-order": layoutKinds,
+	"patch-min": morfKinds, "patch-max": morfKinds,
+	"lfs-size": lfsKinds, "lfs-min": lfsKinds, "lfs-random": lfsKinds, "lfs-distance": lfsKinds, "lfs-k": lfsKinds,
+	"lfs-components": lfsKinds, "lfs-graph": lfsKinds,
+	"fdm-map": fdmKinds, "fdm-candidates": fdmKinds, "fdm-groups": fdmKinds, "fdm-marginal": fdmKinds,
+	"fdm-search": fdmKinds, "fdm-adjust": fdmKinds, "fdm-alpha": fdmKinds, "fdm-max-perms": fdmKinds,
+	"distance": drfKinds, "isomap-k": drfKinds, "embed-dim": drfKinds, "sigma-g": drfKinds, "gamma-g": drfKinds,
+	"max-rows": drfKinds, "projection": drfKinds, "drf-predict": drfKinds, "backscore-center": drfKinds,
+	"backscore-select": drfKinds,
+}
+
+// kindFlags refuses, as a usage error naming it and the kinds it applies
+// to, the first flag given on the command line that does not apply to
+// the forest kind kd (trainFlagKinds).
+func kindFlags(fs *flags, kd forest.Kind) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		kinds, ok := trainFlagKinds[f.Name]
+		if err != nil || !ok || slices.Contains(kinds, kd) {
+			return
+		}
+		names := make([]string, len(kinds))
+		for i, k := range kinds {
+			names[i] = string(k)
+		}
+		err = usagef("--%s applies to --forest %s, not --forest %s", f.Name, orList(names), kd)
+	})
+	return err
+}
+
+// orList joins names as "a", "a or b", "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 // layoutFlags applies MORF's layout and patch flags to p.

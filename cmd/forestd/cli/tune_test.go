@@ -96,9 +96,9 @@ func TestTrainTuneThreads(t *testing.T) {
 // TestTrainTuneKinds: --tune takes rf, sporf and morf only.
 func TestTrainTuneKinds(t *testing.T) {
 	for k, want := range map[string]string{
-		"lfs": "--tune chooses the hyperparameters of rf, sporf and morf, not --forest lfs",
-		"fdm": "--tune chooses the hyperparameters of rf, sporf and morf, not --forest fdm",
-		"drf": "--tune does not apply to --forest drf",
+		"lfs": "--tune applies to --forest rf, sporf or morf, not --forest lfs",
+		"fdm": "--tune applies to --forest rf, sporf or morf, not --forest fdm",
+		"drf": "--tune applies to --forest rf, sporf or morf, not --forest drf",
 	} {
 		code, _, errs := run(t, "train", "--in", sharedData(t, "iris.parquet"), "--label", "label", "--forest", k,
 			"--tune", "--out", filepath.Join(t.TempDir(), "m"))
