@@ -55,12 +55,9 @@ const SwissRoll = "swissroll"
 // genSwissRoll draws SwissRoll; see SwissRoll for the definition.
 func genSwissRoll(rng *rand.Rand, n int, noiseVar float64, clean bool) (*frame.Frame, [][]float64, []string) {
 	f := newFrame(seqNames("x", 1, swissInputs), n)
-	tnames := []string{"y0", "y1", "y2"}
-	ntar := swissTargets
-	if clean {
-		ntar *= 2
-		tnames = append(tnames, "y0_true", "y1_true", "y2_true")
-	}
+	noisy, noiseFree := Responses(SwissRoll, clean)
+	tnames := append(noisy, noiseFree...)
+	ntar := len(tnames)
 	targets := make([][]float64, ntar)
 	for k := range targets {
 		targets[k] = make([]float64, n)

@@ -214,6 +214,22 @@ func Generate(name string, opts Options) (*frame.Frame, error) {
 	}
 }
 
+// Responses names the response columns Generate writes after the inputs
+// of a data set with a multivariate response (swissroll): the noisy
+// responses y0, y1, y2 and, with clean (Options.Clean), the noise-free
+// ones y0_true, y1_true, y2_true. Both are nil for the data sets with a
+// class label. The inputs are the other columns.
+func Responses(name string, clean bool) (noisy, noiseFree []string) {
+	if name != SwissRoll {
+		return nil, nil
+	}
+	noisy = []string{"y0", "y1", "y2"}
+	if clean {
+		noiseFree = []string{"y0_true", "y1_true", "y2_true"}
+	}
+	return noisy, noiseFree
+}
+
 // GenerateMulti draws opts.N rows of a data set with a multivariate
 // response (only swissroll). It returns the inputs as a frame without a
 // label, the responses column-major as float64 (targets[k][i] is

@@ -121,3 +121,26 @@ func TestInspectKindNeedsPNG(t *testing.T) {
 	}
 	mustRun(t, "inspect", "--model", mdl, "--grid", "2x2") // --grid alone: the total variation
 }
+
+// TestGenCountsFeatures (CLI audit, item 7): gen swissroll reported
+// "features": 9 (12 with --clean) for a file of 6 features, counting the
+// responses y0..y2 and the noise-free y*_true; they are reported apart.
+func TestGenCountsFeatures(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args             []string
+		features         float64
+		responses, clean int
+	}{
+		{[]string{"swissroll"}, 6, 3, 0},
+		{[]string{"swissroll", "--clean"}, 6, 3, 3},
+		{[]string{"trunk", "--p", "7"}, 7, 0, 0},
+	} {
+		rep := mustRun(t, append(append([]string{"gen"}, c.args...), "--n", "20", "--out", filepath.Join(dir, "g.csv"))...)
+		resp, _ := rep["responses"].([]any)
+		clean, _ := rep["noise_free_responses"].([]any)
+		if rep["features"] != c.features || len(resp) != c.responses || len(clean) != c.clean {
+			t.Errorf("gen %v: %v; want %v features, %d responses, %d noise-free", c.args, rep, c.features, c.responses, c.clean)
+		}
+	}
+}

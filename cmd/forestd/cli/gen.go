@@ -42,7 +42,16 @@ func runGen(args []string, env Env) error {
 	if err := writeData(*out, rec.Schema(), []arrow.Record{rec}, files.WriteOptions{}); err != nil {
 		return err
 	}
-	return writeJSON(env.Stdout, map[string]any{
-		"data": pos[0], "rows": fr.NRows, "features": fr.P(), "classes": fr.Classes, "out": *out,
-	})
+	// swissroll's responses are columns of fr, not features
+	noisy, noiseFree := synth.Responses(pos[0], *clean)
+	rep := map[string]any{
+		"data": pos[0], "rows": fr.NRows, "features": fr.P() - len(noisy) - len(noiseFree), "classes": fr.Classes, "out": *out,
+	}
+	if noisy != nil {
+		rep["responses"] = noisy
+	}
+	if noiseFree != nil {
+		rep["noise_free_responses"] = noiseFree
+	}
+	return writeJSON(env.Stdout, rep)
 }
