@@ -144,3 +144,46 @@ func TestGenCountsFeatures(t *testing.T) {
 		}
 	}
 }
+
+// flagHelp returns the help of one flag in `forestd cmd --help`: its line
+// and the indented lines below it.
+func flagHelp(t *testing.T, cmd, name string) string {
+	t.Helper()
+	code, _, errs := run(t, cmd, "--help")
+	if code != ExitOK {
+		t.Fatalf("%s --help: exit %d", cmd, code)
+	}
+	lines := strings.Split(errs, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "-"+name+" ") || strings.TrimSpace(l) == "-"+name {
+			h := l
+			for _, m := range lines[i+1:] {
+				if !strings.HasPrefix(m, "    ") {
+					break
+				}
+				h += " " + strings.TrimSpace(m)
+			}
+			return h
+		}
+	}
+	t.Fatalf("%s --help has no -%s", cmd, name)
+	return ""
+}
+
+// TestHelpTexts (CLI audit, item 8): help texts that contradicted the
+// behaviour or repeated themselves.
+func TestHelpTexts(t *testing.T) {
+	task := flagHelp(t, "serve", "task")
+	if strings.Contains(task, "strings classify") || !strings.Contains(task, "more than 32 distinct numbers") {
+		t.Errorf("serve --task: %q: want the auto rule (a float label, or more than 32 distinct numbers, is numeric)", task)
+	}
+	if probs := flagHelp(t, "serve", "probs"); strings.Count(probs, "class probabilities") != 1 {
+		t.Errorf("serve --probs repeats itself: %q", probs)
+	}
+	if h := flagHelp(t, "serve", "http"); !strings.Contains(h, "status page") || !strings.Contains(h, "/api/status") {
+		t.Errorf("serve --http: %q: want the status page and /api/status", h)
+	}
+	if r := flagHelp(t, "score", "resume"); !strings.Contains(r, "same model") || !strings.Contains(r, "--keep") {
+		t.Errorf("score --resume: %q: want only outputs of the same model and columns skipped", r)
+	}
+}

@@ -104,7 +104,7 @@ type scoreLakeFlags struct {
 
 func addScoreLakeFlags(fs *flags) *scoreLakeFlags {
 	sl := &scoreLakeFlags{lakeFlags: addLakeFlags(fs)}
-	fs.BoolVar(&sl.resume, "resume", false, "lake: skip input files whose output already exists (complete outputs only ever appear under their final name)")
+	fs.BoolVar(&sl.resume, "resume", false, "lake: skip input files whose complete output already exists from the same model with the same columns (--keep, --probs); any other output is scored again")
 	fs.StringVar(&sl.compression, "compression", "zstd", "lake: output Parquet compression: zstd, snappy, gzip, lz4 or none")
 	fs.BoolVar(&sl.dryRun, "dry-run", false, "lake: read and check the model's columns of every file and count rows; score and write nothing")
 	sl.work.add(fs)

@@ -205,8 +205,11 @@ func runScore(args []string, env Env) error {
 	return writeJSON(env.Stdout, rep)
 }
 
-const probsUsage = "class probabilities written: auto (all up to 256 classes, else top5), all (prob_<class> per class), " +
+// probsChoices are the values of --probs (score, serve).
+const probsChoices = "auto (all up to 256 classes, else top5), all (prob_<class> per class), " +
 	"top<k> (e.g. top5: top1_class, top1_prob … of the k most probable classes; k above the classes: every class, ranked), none (prediction only)"
+
+const probsUsage = "class probabilities written: " + probsChoices
 
 // modelProbs returns the probabilities m's predictions carry under --probs
 // p: all, top<k> or none for a classification model, "" for another,
