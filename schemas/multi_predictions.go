@@ -2,6 +2,7 @@ package schemas
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -44,6 +45,9 @@ func CheckNames(spec PredictionSpec, targets []string) error {
 		ColSource: "a fixed column", ColRow: "a fixed column"}
 	add := func(name, what string) error {
 		if prev, ok := seen[name]; ok {
+			if prev == what { // --keep x,x
+				return fmt.Errorf("schemas: %s %s is listed twice", strings.TrimPrefix(what, "a "), name)
+			}
 			return fmt.Errorf("schemas: output column %s would be both %s and %s", name, prev, what)
 		}
 		seen[name] = what

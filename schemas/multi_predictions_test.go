@@ -43,7 +43,7 @@ func TestBuildMultiPredictions(t *testing.T) {
 	}{
 		{[]string{"row"}, "id", "row would be both"},
 		{[]string{"id"}, "id", "id would be both"},
-		{[]string{"y", "y"}, "id", "y would be both"},
+		{[]string{"y", "y"}, "id", "predicted column y is listed twice"},
 	} {
 		sp := PredictionSpec{Keep: []arrow.Field{{Name: c.keep, Type: arrow.BinaryTypes.String}}}
 		vals := make([]float64, 2*len(c.targets))

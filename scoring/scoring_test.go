@@ -95,7 +95,7 @@ func TestScoreBadInput(t *testing.T) {
 		"two schemas":            {[]arrow.Record{rec, noX1}, nil, "record 1 of the call has another schema than record 0: 6 columns, then 5 (without [x1], with [])"},
 		"two column types":       {[]arrow.Record{rec, wrong}, nil, "record 1 of the call has another schema than record 0: column x1 is"},
 		"kept column must exist": {[]arrow.Record{noX1}, []string{"x1"}, "x1"},
-		"kept column twice":      {[]arrow.Record{rec}, []string{"x1", "x1"}, "output column x1 would be both a kept column and a kept column"},
+		"kept column twice":      {[]arrow.Record{rec}, []string{"x1", "x1"}, "kept column x1 is listed twice"},
 		"kept prediction":        {[]arrow.Record{extra}, []string{"prediction"}, "output column prediction would be both a kept column and a predicted column"},
 		"kept row":               {[]arrow.Record{extra}, []string{"row"}, "output column row would be both a fixed column and a kept column"},
 		"kept probability":       {[]arrow.Record{extra}, []string{"prob_" + m.Forest().Classes[0]}, "would be both a kept column and a predicted column"},

@@ -187,3 +187,26 @@ func TestHelpTexts(t *testing.T) {
 		t.Errorf("score --resume: %q: want only outputs of the same model and columns skipped", r)
 	}
 }
+
+// TestWordingAudit (CLI audit, item 9): --keep label,label said "would be
+// both a kept column and a kept column"; --probs top2 on a multi-output
+// model said "the model is a model with 3 outputs".
+func TestWordingAudit(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "sw.parquet")
+	mustRun(t, "gen", "swissroll", "--n", "100", "--out", data)
+	multi := filepath.Join(dir, "multi.model")
+	mustRun(t, "train", "--in", data, "--label", "y0,y1,y2", "--trees", "3", "--out", multi)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"score", "--model", multi, "--in", data, "--keep", "x1,x1", "--out", filepath.Join(dir, "p.csv")}, "--keep lists x1 twice"},
+		{[]string{"score", "--model", multi, "--in", data, "--probs", "top2", "--out", filepath.Join(dir, "p.csv")}, "--probs top2: the model predicts 3 outputs (y0, y1, y2), not classes"},
+	} {
+		code, _, errs := run(t, c.args...)
+		if code != ExitUsage || !strings.Contains(errs, c.want) || strings.Contains(errs, "a model with") {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", c.args, code, errs, ExitUsage, c.want)
+		}
+	}
+}

@@ -139,6 +139,11 @@ func runScore(args []string, env Env) error {
 	if *out == "" {
 		return usagef("--out is required")
 	}
+	for i, k := range keep.vals {
+		if slices.Contains(keep.vals[:i], k) {
+			return usagef("--keep lists %s twice", k)
+		}
+	}
 	so := scoring.Options{Keep: keep.vals, Source: sourceName(append(in.vals, pos...)), Threads: *threads, Probs: scoring.Probs(*probs)}
 	if lakeFlags.wanted(*out) {
 		if err := checkLakeOut(*out); err != nil {
@@ -225,11 +230,11 @@ func modelProbs(m *scoring.Model, p scoring.Probs) (scoring.Probs, error) {
 		return resolved, nil
 	}
 	if p.TopK() > 0 {
-		what := "a regression model"
-		if m.Targets() != nil {
-			what = fmt.Sprintf("a model with %d outputs", len(m.Targets()))
+		what := "is a regression model"
+		if t := m.Targets(); t != nil {
+			what = fmt.Sprintf("predicts %d outputs (%s), not classes", len(t), strings.Join(t, ", "))
 		}
-		return "", usagef("--probs %s: the model is %s, without class probabilities", p, what)
+		return "", usagef("--probs %s: the model %s: it has no class probabilities", p, what)
 	}
 	return "", nil
 }
