@@ -127,9 +127,10 @@ type TrainConfig struct {
 	// RetrainEvery is a row count ("10000") or a duration ("30s").
 	RetrainEvery string `yaml:"retrain_every"`
 	MinRows      int    `yaml:"min_rows"`
-	// Task is how the label is learnt: auto (JSON numbers and numeric
-	// Arrow columns regress, strings classify), classification or
-	// regression (frame.ParseTask).
+	// Task is how the label is learnt (frame.ParseTask): classification,
+	// regression or auto (frame.ResolveAuto): a float label regresses (JSON
+	// numbers decode as floats), and so does an integer label of more than
+	// frame.MaxAutoClasses distinct values; every other label is classes.
 	Task string `yaml:"task"`
 	// Forest is the kind the daemon trains: rf, sporf, morf (with Layout),
 	// lfs or fdm. A drf model (forestd train --forest drf) is scored, not

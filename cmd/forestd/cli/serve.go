@@ -120,7 +120,7 @@ func serveConfigFromArgs(args []string, env Env) (daemon.Config, *serveFlags, er
 	fs.IntVar(&f.minRows, "min-rows", d.Train.MinRows, "least rows to train a model on")
 	fs.StringVar(&f.forest, "forest", d.Train.Forest, "forest kind for training: rf, sporf, morf (with --layout), lfs or fdm")
 	fs.StringVar(&f.layout, "layout", d.Train.Layout, "features' layout (train.layout) for morf (required) and lfs: series, cyclic or a grid WxH")
-	fs.StringVar(&f.task, "task", d.Train.Task, "how the label is learnt: classification, regression or auto: a float label is numeric (regression), and so is a label of more than 32 distinct numbers; every other label is classes")
+	fs.StringVar(&f.task, "task", d.Train.Task, "how the label is learnt: classification, regression or auto: a float label is numeric (regression; JSON numbers are floats), and so is a label of more than 32 distinct numbers; every other label is classes")
 	fs.IntVar(&f.trees, "trees", d.Train.Trees, "trees per trained model")
 	fs.BoolVar(&f.tune, "tune", false, "choose each retrain's hyperparameters out of bag (rf, sporf, morf)")
 	fs.Uint64Var(&f.seed, "seed", d.Train.Seed, "training seed")
