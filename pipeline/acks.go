@@ -45,6 +45,7 @@ type Tracker struct {
 	gen         int32
 	parts       map[TopicPartition]*partState
 	outstanding int
+	inflight    int // tracked messages neither done nor abandoned (Drain waits for them)
 	limit       int
 	revoked     bool
 	changed     chan struct{} // closed and replaced whenever outstanding drops or the tracker is revoked
@@ -67,11 +68,12 @@ type partState struct {
 // itself); Add registers more outputs; the message is done when Done has been
 // called once per unit. Calls after the tracker was revoked do nothing.
 type Ack struct {
-	t      *Tracker
-	p      *partState
-	offset int64
-	n      int // outstanding units, guarded by t.mu
-	done   bool
+	t         *Tracker
+	p         *partState
+	offset    int64
+	n         int // outstanding units, guarded by t.mu
+	done      bool
+	abandoned bool
 }
 
 // NewTracker returns a tracker for generation gen, owning the partitions in
@@ -121,6 +123,7 @@ func (t *Tracker) Track(ctx context.Context, tp TopicPartition, offset int64) (*
 			p.entries = append(p.entries, a)
 			p.last = offset
 			t.outstanding++
+			t.inflight++
 			t.mu.Unlock()
 			return a, nil
 		}
@@ -144,7 +147,7 @@ func (a *Ack) Add(delta int) {
 	t := a.t
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if a.done || t.revoked {
+	if a.done || a.abandoned || t.revoked {
 		return
 	}
 	a.n += delta
@@ -156,17 +159,38 @@ func (a *Ack) Add(delta int) {
 // Done marks one outstanding unit complete.
 func (a *Ack) Done() { a.Add(-1) }
 
+// Abandon gives up a tracked message that will not be processed: the
+// source fetched and tracked it, then stopped before handing it over (its
+// context ended while the runtime pushed back). The message is never
+// done, so no commit passes it and the partition's next owner reads it
+// again; but Drain no longer waits for it — nothing would ever finish it,
+// and the drain would last its whole timeout, long enough at a rebalance
+// for the broker to evict the member. Later Add and Done calls do nothing.
+func (a *Ack) Abandon() {
+	t := a.t
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if a.done || a.abandoned || t.revoked {
+		return
+	}
+	a.abandoned = true
+	t.inflight--
+	t.signal()
+}
+
 // finish marks the message done and pops the partition's done prefix.
 // t.mu is held.
 func (a *Ack) finish() {
 	a.done = true
 	p, t := a.p, a.t
+	t.inflight--
 	i := 0
 	for i < len(p.entries) && p.entries[i].done {
 		p.next = p.entries[i].offset + 1
 		i++
 	}
 	if i == 0 {
+		t.signal() // Drain counts messages done, popped or not
 		return
 	}
 	// drop the popped prefix, letting go of the popped acks
@@ -255,8 +279,10 @@ func (t *Tracker) Partitions() []TopicPartition {
 	return out
 }
 
-// Drain waits until every tracked message is committable, ctx is done (its
-// error is returned) or the tracker is revoked (ErrRevoked).
+// Drain waits until every tracked message is done or abandoned (then
+// everything before the first abandoned message of each partition is
+// committable), ctx is done (its error is returned) or the tracker is
+// revoked (ErrRevoked).
 func (t *Tracker) Drain(ctx context.Context) error {
 	t.mu.Lock()
 	for {
@@ -264,7 +290,7 @@ func (t *Tracker) Drain(ctx context.Context) error {
 			t.mu.Unlock()
 			return ErrRevoked
 		}
-		if t.outstanding == 0 {
+		if t.inflight == 0 {
 			t.mu.Unlock()
 			return nil
 		}
@@ -294,7 +320,7 @@ func (t *Tracker) Revoke() map[TopicPartition][]int64 {
 		clear(p.entries)
 		p.entries = nil
 	}
-	t.outstanding = 0
+	t.outstanding, t.inflight = 0, 0
 	t.signal()
 	return pending
 }

@@ -334,3 +334,42 @@ func TestTrackerRandomised(t *testing.T) {
 		}
 	}
 }
+
+// TestTrackerAbandon: a message the source tracked but never handed over
+// (Abandon) is never committed past, is pending for the next owner, and
+// does not hold Drain, which returns once the messages actually in
+// processing are done — before the fix it waited for the abandoned one
+// until its deadline. Done on an abandoned message does nothing.
+func TestTrackerAbandon(t *testing.T) {
+	tr := NewTracker(1, map[TopicPartition]int64{tp0: 0, tp1: 0}, 100)
+	a0, a1 := mustTrack(t, tr, tp0, 0), mustTrack(t, tr, tp0, 1)
+	b0 := mustTrack(t, tr, tp1, 0)
+	a1.Abandon() // partition 0's reader stopped while handing 1 over
+	a1.Done()    // ignored
+	drained := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		drained <- tr.Drain(ctx)
+	}()
+	select {
+	case err := <-drained:
+		t.Fatalf("drain returned %v with messages 0 of both partitions in processing", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	a0.Done()
+	b0.Done()
+	select {
+	case err := <-drained:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("drain waits for the abandoned message")
+	}
+	wantCommit(t, tr, tp0, 1) // up to the abandoned message, not past it
+	wantCommit(t, tr, tp1, 1)
+	if p := tr.Revoke()[tp0]; len(p) != 1 || p[0] != 1 {
+		t.Fatalf("pending %v, want [1]: read again by the next owner", p)
+	}
+}

@@ -146,7 +146,8 @@ func (r *Runtime) Start(ctx context.Context) {
 
 // Submit hands a message to the workers. It blocks while the in-flight byte
 // budget is spent, every worker is busy or the dead-letter stream is
-// unavailable (see Ready), until ctx is done.
+// unavailable (see Ready), until ctx is done; then it returns ctx's error
+// and the message was not taken (nothing will acknowledge it).
 func (r *Runtime) Submit(ctx context.Context, env *Envelope) error {
 	if err := r.dlq.wait(ctx); err != nil {
 		return err

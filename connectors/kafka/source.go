@@ -156,7 +156,8 @@ func NewGroupSource(opts SourceOptions) (*GroupSource, error) {
 	return s, nil
 }
 
-// Submit hands a message to the runtime (pipeline.Runtime.Submit).
+// Submit hands a message to the runtime (pipeline.Runtime.Submit). An
+// error means the message was not taken (its Ack is then abandoned).
 type Submit func(ctx context.Context, env *pipeline.Envelope) error
 
 // Joined reports whether the source currently holds a generation.
@@ -444,6 +445,10 @@ func (p *partitionReader) run(ctx context.Context, submit Submit) {
 			}
 		}
 		if err := submit(ctx, env); err != nil {
+			// stopping while the runtime pushed back: the message was
+			// never handed over; it will be read again, and the drain
+			// must not wait for it
+			ack.Abandon()
 			return
 		}
 	}
