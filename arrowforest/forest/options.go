@@ -12,8 +12,18 @@ import (
 	"github.com/forestd/forestd/arrowforest/tree"
 )
 
-// Topology returns the MORF feature layout described by the params.
+// Topology returns the MORF feature layout described by the params. A
+// layout missing, unknown or not fitting nFeatures is a *ParamError of
+// parameter "layout".
 func (p *Params) Topology(nFeatures int) (projection.Topology, error) {
+	t, err := p.topology(nFeatures)
+	if err != nil {
+		return t, &ParamError{Param: "layout", Err: err}
+	}
+	return t, nil
+}
+
+func (p *Params) topology(nFeatures int) (projection.Topology, error) {
 	ch := max(p.Channels, 1)
 	t := projection.Topology{H: p.Height, W: p.Width, C: ch, Interleaved: p.Interleaved}
 	switch p.Layout {

@@ -110,6 +110,21 @@ func TestTrainFlagsOfOtherKinds(t *testing.T) {
 	}
 }
 
+// TestLayoutNotFittingData: a layout that does not fit the data's
+// features (--grid 3x3 on iris' 4) is a usage error naming the layout
+// flags, as morf without any layout is; it was exit 1 with the library's
+// words alone.
+func TestLayoutNotFittingData(t *testing.T) {
+	dir := t.TempDir()
+	for _, layout := range [][]string{{"--grid", "3x3"}, {}} {
+		args := append([]string{"train", "--in", sharedData(t, "iris.parquet"), "--label", "label", "--trees", "3", "--forest", "morf", "--out", filepath.Join(dir, "m")}, layout...)
+		code, _, errs := run(t, args...)
+		if code != ExitUsage || !strings.Contains(errs, "--grid, --series or --cyclic: ") {
+			t.Errorf("%v: exit %d, stderr %q", layout, code, errs)
+		}
+	}
+}
+
 // TestInspectKindNeedsPNG (CLI audit, item 3): inspect --kind chooses the
 // importance a --png heatmap draws; without --png it was ignored.
 func TestInspectKindNeedsPNG(t *testing.T) {

@@ -352,6 +352,9 @@ func dims(s, flag string) (int, int, error) {
 func paramUsage(err error) error {
 	var pe *forest.ParamError
 	if errors.As(err, &pe) {
+		if pe.Param == "layout" { // Params.Layout is set by three flags
+			return usagef("--grid, --series or --cyclic: %v", pe.Err)
+		}
 		return usagef("--%s: %v", strings.ReplaceAll(pe.Param, "_", "-"), pe.Err)
 	}
 	return err
