@@ -206,7 +206,9 @@ type LineChart struct {
 	XUnit  string
 	Series []Series
 	// Points draws a marker at every value (for short series such as a
-	// model history).
+	// model history). Without it a value alone between gaps (or at an
+	// end next to a gap) is still drawn as a marker, since a line of one
+	// point draws nothing.
 	Points bool
 	// YMin0 starts the y axis at zero (rates, counts).
 	YMin0 bool
@@ -247,7 +249,8 @@ type lineSeries struct {
 }
 
 // Lines draws c as SVG: a <polyline class="series"> per unbroken run of
-// each series (and a <circle class="point"> per value with Points).
+// two or more values of each series, and a <circle class="point"> per
+// value with Points, or else per run of one value.
 func Lines(c LineChart) (template.HTML, error) {
 	for _, s := range c.Series {
 		if len(s.Y) != len(c.X) {
@@ -276,26 +279,32 @@ func Lines(c LineChart) (template.HTML, error) {
 		ls := lineSeries{Name: s.Name, Color: PaletteColor(i), LegendX: legendX, LegendTX: legendX + 14}
 		legendX += 14 + 7*float64(len([]rune(s.Name))) + 16
 		var cur []byte
+		var run []linePoint // the values of cur
+		end := func() {
+			switch {
+			case len(run) > 1:
+				ls.Paths = append(ls.Paths, string(cur))
+				if c.Points {
+					ls.Points = append(ls.Points, run...)
+				}
+			case len(run) == 1: // a polyline of one point draws nothing
+				ls.Points = append(ls.Points, run[0])
+			}
+			cur, run = cur[:0], run[:0]
+		}
 		for k, v := range s.Y {
 			if math.IsNaN(v) || math.IsInf(v, 0) || math.IsNaN(c.X[k]) {
-				if cur != nil {
-					ls.Paths = append(ls.Paths, string(cur))
-					cur = nil
-				}
+				end()
 				continue
 			}
 			x, y := xa.at(c.X[k]), ya.at(v)
-			if cur != nil {
+			if len(run) > 0 {
 				cur = append(cur, ' ')
 			}
 			cur = append(cur, coord(x)+","+coord(y)...)
-			if c.Points {
-				ls.Points = append(ls.Points, linePoint{X: x, Y: y, V: v})
-			}
+			run = append(run, linePoint{X: x, Y: y, V: v})
 		}
-		if cur != nil {
-			ls.Paths = append(ls.Paths, string(cur))
-		}
+		end()
 		lines[i] = ls
 	}
 	var xt []tick

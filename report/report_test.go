@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -605,6 +606,41 @@ func TestModelHTMLDrfNoOOB(t *testing.T) {
 	}
 	if !strings.Contains(page, "drf") || !strings.Contains(page, "select_mse") {
 		t.Fatal("the drf report does not say where its out-of-bag selection error is")
+	}
+}
+
+// TestLinesIsolatedPoints: a value with gaps on both sides (a short burst
+// of traffic between idle samples), or at an end next to a gap, is a
+// polyline of one point, which a browser does not draw: it is drawn as a
+// marker instead, with or without Points, and runs of two or more values
+// stay lines.
+func TestLinesIsolatedPoints(t *testing.T) {
+	nan := math.NaN()
+	x := []float64{-40, -30, -20, -10, 0}
+	got, err := Lines(LineChart{Title: "latency (ms)", X: x, XUnit: " s", YMin0: true, Series: []Series{
+		{Name: "burst", Y: []float64{nan, nan, 12, nan, nan}},
+		{Name: "ends", Y: []float64{5, nan, 7, 8, nan}},
+		{Name: "last", Y: []float64{nan, nan, nan, nan, 3}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(got)
+	if n := count(t, s, "polyline", "series"); n != 1 {
+		t.Errorf("%d polylines, want 1 (ends: 7, 8)", n)
+	}
+	if n := count(t, s, "circle", "point"); n != 3 {
+		t.Errorf("%d points, want 3 (burst's 12, ends' 5, last's 3):\n%s", n, s)
+	}
+	for _, want := range []string{"<title>burst: 12</title>", "<title>ends: 5</title>", "<title>last: 3</title>"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("no marker %s:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "<title>ends: 7</title>") {
+		t.Error("a value of a run of two has a marker without Points")
+	}
+	if regexp.MustCompile(`points="[^" ]*"`).MatchString(s) {
+		t.Errorf("a polyline of one point:\n%s", s)
 	}
 }
 
