@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -76,13 +77,16 @@ func demoDefaults(cfg *daemon.Config, set map[string]bool) {
 
 // demoStats accumulates what the demo saw on the prediction topic.
 type demoStats struct {
-	mu       sync.Mutex
-	rows     map[int64]int // model version → predictions
-	correct  map[int64]int
-	shown    map[int64]int
-	lines    []string
-	dlq      int
-	firstOut time.Time
+	mu        sync.Mutex
+	rows      map[int64]int     // model version → predictions
+	correct   map[int64]int     // classes predicted right, of classed
+	classed   map[int64]int     // class predictions with a truth to compare
+	regressed map[int64]int     // regression values with a truth to compare
+	sqErr     map[int64]float64 // their sum of squared errors
+	shown     map[int64]int
+	lines     []string
+	dlq       int
+	firstOut  time.Time
 }
 
 // runDemo is `forestd serve --demo`: it starts the daemon with an embedded
@@ -106,7 +110,7 @@ func runDemo(ctx context.Context, cfg daemon.Config, dur time.Duration, env Env)
 	fmt.Fprintf(out, "  metrics  http://%s/metrics   (also /healthz, /readyz)\n", d.OpsAddr())
 	fmt.Fprintf(out, "  training: window %d rows, retrain every %s rows, %d trees\n\n", cfg.Train.Window, cfg.Train.RetrainEvery, cfg.Train.Trees)
 
-	st := &demoStats{rows: map[int64]int{}, correct: map[int64]int{}, shown: map[int64]int{}}
+	st := &demoStats{rows: map[int64]int{}, correct: map[int64]int{}, classed: map[int64]int{}, regressed: map[int64]int{}, sqErr: map[int64]float64{}, shown: map[int64]int{}}
 	var wg sync.WaitGroup
 	wg.Add(3)
 	go func() { defer wg.Done(); demoProduce(runCtx, d, log) }()
@@ -224,8 +228,13 @@ func withTruth(rec arrow.Record) arrow.Record {
 	return array.NewRecord(arrow.NewSchema(fields, nil), rec.Columns(), rec.NumRows())
 }
 
-// demoWatch reads the prediction topic and keeps per-version accuracy.
+// demoWatch reads the prediction topic and keeps per-version accuracy. It
+// reads whatever the records carry — Arrow or JSON (whose numbers decode as
+// floats), a class or a regression value, probabilities of every class, of
+// the top k or none, the demo's truth column or another --key — and shows
+// what it finds: a column it lacks is left out of the line, never a panic.
 func demoWatch(ctx context.Context, d *daemon.Daemon, st *demoStats) {
+	key := d.Config().Key
 	kafka.Tail(ctx, d.ClientOptions(), d.Config().Topics.Predictions, func(env *pipeline.Envelope) {
 		ct, _ := env.Header(kafka.HeaderContentType)
 		_, recs, err := codec.Decode(env.Value, string(ct), memory.DefaultAllocator)
@@ -243,29 +252,137 @@ func demoWatch(ctx context.Context, d *daemon.Daemon, st *demoStats) {
 			st.firstOut = time.Now()
 		}
 		for _, r := range recs {
-			s := r.Schema()
-			col := func(name string) arrow.Array { return r.Column(s.FieldIndices(name)[0]) }
-			ver := col(schemas.ColModelVersion).(*array.Int64)
-			src := col(schemas.ColSource).(*array.String)
-			row := col(schemas.ColRow).(*array.Int64)
-			truth := col("truth")
-			pred := col(schemas.ColPrediction).(*array.String)
-			p1 := col(schemas.ProbPrefix + "1").(*array.Float32)
-			for i := 0; i < int(r.NumRows()); i++ {
-				v := ver.Value(i)
-				st.rows[v]++
-				t := fmt.Sprint(truth.GetOneForMarshal(i))
-				if t == pred.Value(i) {
-					st.correct[v]++
-				}
-				if st.shown[v] < 2 {
-					st.shown[v]++
-					st.lines = append(st.lines, fmt.Sprintf("  prediction   model v%d  %s row %-3d → class %s (p(1)=%.2f, truth %s)",
-						v, src.Value(i), row.Value(i), pred.Value(i), p1.Value(i), t))
-				}
-			}
+			st.watch(r, key)
 		}
 	})
+}
+
+// watch counts the rows of one prediction record and keeps the first two
+// of each model version as lines to print; st.mu is held.
+func (st *demoStats) watch(r arrow.Record, key string) {
+	col := func(name string) arrow.Array {
+		if name == "" {
+			return nil
+		}
+		if idx := r.Schema().FieldIndices(name); len(idx) > 0 {
+			return r.Column(idx[0])
+		}
+		return nil
+	}
+	ver, src, row := col(schemas.ColModelVersion), col(schemas.ColSource), col(schemas.ColRow)
+	pred, truth := col(schemas.ColPrediction), col("truth")
+	keyCol := col(key)
+	if key == "truth" {
+		keyCol = nil // shown as the truth
+	}
+	p1, topClass, topProb := col(schemas.ProbPrefix+"1"), col(schemas.TopClassName(1)), col(schemas.TopProbName(1))
+	for i := 0; i < int(r.NumRows()); i++ {
+		v, _ := demoInt(ver, i)
+		st.rows[v]++
+		p, numeric := demoFloat(pred, i)
+		t, truthNum := demoFloat(truth, i)
+		switch {
+		case pred == nil || truth == nil || pred.IsNull(i) || truth.IsNull(i):
+		case numeric && truthNum: // regression: a number against the 0/1 class
+			st.regressed[v]++
+			st.sqErr[v] += (p - t) * (p - t)
+		default:
+			st.classed[v]++
+			if demoString(pred, i) == demoString(truth, i) {
+				st.correct[v]++
+			}
+		}
+		if st.shown[v] >= 2 {
+			continue
+		}
+		st.shown[v]++
+		line := fmt.Sprintf("  prediction   model v%d", v)
+		if src != nil || row != nil {
+			rn, _ := demoInt(row, i)
+			line += fmt.Sprintf("  %s row %-3d", demoString(src, i), rn)
+		}
+		var notes []string
+		switch {
+		case pred == nil:
+			line += " → (no prediction column)"
+		case numeric:
+			line += " → " + demoString(pred, i)
+		default:
+			line += " → class " + demoString(pred, i)
+		}
+		if pv, ok := demoFloat(p1, i); ok {
+			notes = append(notes, fmt.Sprintf("p(1)=%.2f", pv))
+		} else if pv, ok := demoFloat(topProb, i); ok && topClass != nil {
+			notes = append(notes, fmt.Sprintf("p(%s)=%.2f", demoString(topClass, i), pv))
+		}
+		if keyCol != nil {
+			notes = append(notes, key+" "+demoString(keyCol, i))
+		}
+		if truth != nil {
+			notes = append(notes, "truth "+demoString(truth, i))
+		}
+		if len(notes) > 0 {
+			line += " (" + strings.Join(notes, ", ") + ")"
+		}
+		st.lines = append(st.lines, line)
+	}
+}
+
+// demoString is row i of a as text ("" for a missing column, "null" for a
+// null), a float without trailing zeros (JSON's 1 is 1, not 1.000000).
+func demoString(a arrow.Array, i int) string {
+	switch {
+	case a == nil:
+		return ""
+	case a.IsNull(i):
+		return "null"
+	}
+	switch a := a.(type) {
+	case *array.String:
+		return a.Value(i)
+	case *array.Float64:
+		return strconv.FormatFloat(a.Value(i), 'g', 6, 64)
+	case *array.Float32:
+		return strconv.FormatFloat(float64(a.Value(i)), 'g', 6, 32)
+	}
+	return fmt.Sprint(a.GetOneForMarshal(i))
+}
+
+// demoFloat is row i of a numeric column; false for a missing column, a
+// null or a column that is not numeric.
+func demoFloat(a arrow.Array, i int) (float64, bool) {
+	if a == nil || a.IsNull(i) {
+		return 0, false
+	}
+	switch a := a.(type) {
+	case *array.Float64:
+		return a.Value(i), true
+	case *array.Float32:
+		return float64(a.Value(i)), true
+	case *array.Int64:
+		return float64(a.Value(i)), true
+	case *array.Int32:
+		return float64(a.Value(i)), true
+	case *array.Int16:
+		return float64(a.Value(i)), true
+	case *array.Int8:
+		return float64(a.Value(i)), true
+	case *array.Uint64:
+		return float64(a.Value(i)), true
+	case *array.Uint32:
+		return float64(a.Value(i)), true
+	case *array.Uint16:
+		return float64(a.Value(i)), true
+	case *array.Uint8:
+		return float64(a.Value(i)), true
+	}
+	return 0, false
+}
+
+// demoInt is row i of an integer column, which JSON decodes as floats.
+func demoInt(a arrow.Array, i int) (int64, bool) {
+	f, ok := demoFloat(a, i)
+	return int64(f), ok
 }
 
 func (st *demoStats) flush(w io.Writer) {
@@ -289,7 +406,14 @@ func (st *demoStats) summary(w io.Writer, d *daemon.Daemon) int {
 	sort.Slice(vs, func(i, j int) bool { return vs[i] < vs[j] })
 	fmt.Fprintf(w, "\nsummary: %d model versions scored the stream (Trunk p=%d Bayes error ≈ 0.025)\n", len(vs), demoP)
 	for _, v := range vs {
-		fmt.Fprintf(w, "  model v%-3d %7d predictions  error %.4f\n", v, st.rows[v], 1-float64(st.correct[v])/float64(st.rows[v]))
+		switch {
+		case st.classed[v] > 0:
+			fmt.Fprintf(w, "  model v%-3d %7d predictions  error %.4f\n", v, st.rows[v], 1-float64(st.correct[v])/float64(st.classed[v]))
+		case st.regressed[v] > 0:
+			fmt.Fprintf(w, "  model v%-3d %7d predictions  mean squared error %.4f\n", v, st.rows[v], st.sqErr[v]/float64(st.regressed[v]))
+		default: // no truth column (another --key) to compare with
+			fmt.Fprintf(w, "  model v%-3d %7d predictions (no truth column to compare with)\n", v, st.rows[v])
+		}
 	}
 	fmt.Fprintf(w, "  dead letters: %d (the malformed message, reason in its headers)\n", st.dlq)
 	fams, err := d.Registry().Gather()

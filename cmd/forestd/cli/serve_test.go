@@ -290,18 +290,53 @@ func TestServeAnalyzeSelect(t *testing.T) {
 
 // TestServeDemo runs the newcomer's command: it must train, hot-swap,
 // score, quarantine its malformed message for the fault it shows (a string
-// where a number belongs) and stop by itself with exit 0.
+// where a number belongs) and stop by itself with exit 0. Then, in
+// parallel, the demo with flags that change what the predictions carry —
+// no or top-k probabilities, another key column than the truth, regression
+// values, JSON — must show what it can of them, not panic.
 func TestServeDemo(t *testing.T) {
-	var stdout, stderr syncBuffer
-	code := Main([]string{"serve", "--demo", "--demo-duration", "6s"}, Env{Stdout: &stdout, Stderr: &stderr})
-	out := stdout.String()
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, out, stderr.String())
-	}
-	for _, want := range []string{"prediction   model v1", "summary: ", "model v2", "dead letters: 1", "column x1 is utf8, numeric expected", "forestd_rows_out_total{stream=predictions}"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("demo output lacks %q:\n%s", want, out)
+	t.Run("defaults", func(t *testing.T) {
+		var stdout, stderr syncBuffer
+		code := Main([]string{"serve", "--demo", "--demo-duration", "6s"}, Env{Stdout: &stdout, Stderr: &stderr})
+		out := stdout.String()
+		if code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", code, out, stderr.String())
 		}
+		for _, want := range []string{"prediction   model v1", "summary: ", "model v2", "dead letters: 1", "column x1 is utf8, numeric expected", "forestd_rows_out_total{stream=predictions}"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("demo output lacks %q:\n%s", want, out)
+			}
+		}
+	})
+	for _, tc := range []struct {
+		flags        []string
+		want, reject []string
+	}{
+		{[]string{"--probs", "none"}, []string{"→ class ", "(truth ", "predictions  error 0."}, []string{"p("}},
+		{[]string{"--probs", "top1"}, []string{"→ class ", ")=0.", "predictions  error 0."}, nil},
+		{[]string{"--key", "x1"}, []string{"p(1)=", ", x1 ", "predictions (no truth column to compare with)"}, []string{", truth "}},
+		{[]string{"--task", "regression"}, []string{"(truth ", "predictions  mean squared error 0."}, []string{"→ class", "p(1)="}},
+		{[]string{"--output-format", "json"}, []string{"→ class ", "p(1)=", "predictions  error 0."}, nil},
+	} {
+		t.Run(strings.Join(tc.flags, "_"), func(t *testing.T) {
+			t.Parallel()
+			var stdout, stderr syncBuffer
+			code := Main(append([]string{"serve", "--demo", "--demo-duration", "4s"}, tc.flags...), Env{Stdout: &stdout, Stderr: &stderr})
+			out := stdout.String()
+			if code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", code, out, stderr.String())
+			}
+			for _, want := range append([]string{"prediction   model v1  forestd.features/", "summary: ", "dead letters: 1"}, tc.want...) {
+				if !strings.Contains(out, want) {
+					t.Errorf("demo output lacks %q:\n%s", want, out)
+				}
+			}
+			for _, no := range tc.reject {
+				if strings.Contains(out, no) {
+					t.Errorf("demo output has %q:\n%s", no, out)
+				}
+			}
+		})
 	}
 }
 
