@@ -231,7 +231,7 @@ var linesTmpl = parse("lines", `<svg xmlns="http://www.w3.org/2000/svg" class="c
 {{- range .Points}}
 <circle class="point" cx="{{c .X}}" cy="{{c .Y}}" r="3" fill="{{$s.Color}}"><title>{{$s.Name}}: {{num .V}}</title></circle>
 {{- end}}
-<rect x="{{c .LegendX}}" y="{{c $.LegendY}}" width="10" height="10" fill="{{.Color}}"/><text x="{{c .LegendTX}}" y="{{c $.LegendTY}}">{{.Name}}</text>
+<rect x="{{c .Legend.X}}" y="{{c .Legend.Y}}" width="10" height="10" fill="{{.Color}}"/><text x="{{c .Legend.TX}}" y="{{c .Legend.TY}}">{{.Legend.Text}}{{if ne .Legend.Text .Name}}<title>{{.Name}}</title>{{end}}</text>
 {{- end}}
 {{- if .Empty}}
 <text x="{{c .MidX}}" y="{{c .MidY}}" text-anchor="middle" fill="#666">no data yet</text>
@@ -240,12 +240,16 @@ var linesTmpl = parse("lines", `<svg xmlns="http://www.w3.org/2000/svg" class="c
 
 type linePoint struct{ X, Y, V float64 }
 
+// legendRunes is the longest series name a line chart's legend shows
+// whole: an entry of a longer one would not fit a row.
+const legendRunes = 60
+
 type lineSeries struct {
-	Name              string
-	Color             string
-	Paths             []string
-	Points            []linePoint
-	LegendX, LegendTX float64
+	Name   string
+	Color  string
+	Paths  []string
+	Points []linePoint
+	Legend legendItem
 }
 
 // Lines draws c as SVG: a <polyline class="series"> per unbroken run of
@@ -273,11 +277,16 @@ func Lines(c LineChart) (template.HTML, error) {
 	xlo, xhi, _ := span(c.X)
 	xa := axis{lo: xlo, hi: xhi, p0: l, p1: chartWidth - r}
 	ya := axis{lo: ylo, hi: yhi, p0: h - b, p1: t}
-	lines := make([]lineSeries, len(c.Series))
-	legendX := l
+	// the legend below the x axis, in rows that fit the width (the chart
+	// grows by the rows below the first)
+	legend := make([]legendItem, len(c.Series))
 	for i, s := range c.Series {
-		ls := lineSeries{Name: s.Name, Color: PaletteColor(i), LegendX: legendX, LegendTX: legendX + 14}
-		legendX += 14 + 7*float64(len([]rune(s.Name))) + 16
+		legend[i].Text = short(s.Name, legendRunes) // the tooltip has it whole
+	}
+	rows := wrapLegend(legend, l, h-8, chartWidth, 7, 16)
+	lines := make([]lineSeries, len(c.Series))
+	for i, s := range c.Series {
+		ls := lineSeries{Name: s.Name, Color: PaletteColor(i), Legend: legend[i]}
 		var cur []byte
 		var run []linePoint // the values of cur
 		end := func() {
@@ -315,8 +324,8 @@ func Lines(c LineChart) (template.HTML, error) {
 			xt = append(xt, tk)
 		}
 	}
-	return render(linesTmpl, map[string]any{"Title": c.Title, "Class": c.Class, "W": chartWidth, "H": h + 18,
+	return render(linesTmpl, map[string]any{"Title": c.Title, "Class": c.Class, "W": chartWidth, "H": h + 18 + float64(rows)*legendRow,
 		"L": l, "T": t, "R": chartWidth - r, "PW": chartWidth - r - l, "PH": h - b - t, "YTicks": ya.ticks(4), "YLabelX": l - 4,
-		"XTicks": xt, "XLabelY": h - b + 14, "Lines": lines, "LegendY": h - 8, "LegendTY": h + 1,
+		"XTicks": xt, "XLabelY": h - b + 14, "Lines": lines,
 		"Empty": !ok, "MidX": (l + chartWidth - r) / 2, "MidY": (t + h - b) / 2})
 }

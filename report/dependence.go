@@ -366,9 +366,33 @@ type graphEdge struct {
 	Dash           bool
 }
 
+// legendItem is an entry of a chart's legend: a 10×10 swatch at (X, Y)
+// and its text at (TX, TY).
 type legendItem struct {
 	X, TX, Y, TY float64
 	Color, Text  string
+}
+
+// legendRow is the height of a row of legend entries.
+const legendRow = 16.0
+
+// wrapLegend lays the legend out left to right from (x0, y0), an entry
+// taking 14 + perRune per rune of its text + gap, and starts a row
+// legendRow below at x0 when an entry would pass right (an entry wider
+// than the whole row still takes a row of its own). It returns the number
+// of rows below the first, by which the chart grows.
+func wrapLegend(items []legendItem, x0, y0, right, perRune, gap float64) int {
+	x, row := x0, 0
+	for i := range items {
+		wd := 14 + perRune*float64(len([]rune(items[i].Text))) + gap
+		if x > x0 && x+wd > right {
+			x, row = x0, row+1
+		}
+		items[i].X, items[i].TX, items[i].Y = x, x+14, y0+float64(row)*legendRow
+		items[i].TY = items[i].Y + 9
+		x += wd
+	}
+	return row
 }
 
 // The graph draws at most graphMarginal marginal features (the smallest
@@ -450,17 +474,7 @@ func Groups(d *Dependence) (template.HTML, error) {
 		legend = append(legend, legendItem{Color: PaletteColor(g + 1), Text: fmt.Sprintf("%s (%s, p = %s)", short(gr.Name, 20), gr.Kind, Num(gr.PValue))})
 	}
 	// the legend at the bottom, in rows that fit the width
-	const legendRow = 16.0
-	x, row := 8.0, 0
-	for i := range legend {
-		wd := 14 + 6.5*float64(len([]rune(legend[i].Text))) + 14
-		if x > 8 && x+wd > w {
-			x, row = 8, row+1
-		}
-		legend[i].X, legend[i].TX, legend[i].Y = x, x+14, h-22+float64(row)*legendRow
-		legend[i].TY = legend[i].Y + 9
-		x += wd
-	}
+	row := wrapLegend(legend, 8, h-22, w, 6.5, 14)
 	var note []string
 	if moreMarg > 0 {
 		note = append(note, fmt.Sprintf("%d more marginal features", moreMarg))

@@ -644,6 +644,77 @@ func TestLinesIsolatedPoints(t *testing.T) {
 	}
 }
 
+// TestLinesLegendWraps: the legend of a chart of many series (the status
+// page's lag chart has a series per partition: 8 with the default stages)
+// wraps onto more rows, the chart growing to hold them, so that every
+// entry, its text included, stays inside the picture; a name longer than
+// a row is shortened, whole in its tooltip.
+func TestLinesLegendWraps(t *testing.T) {
+	long := strings.Repeat("a-very-long-topic-name.", 6) + "/0"
+	var series []Series
+	for _, topic := range []string{"forestd.features", "forestd.training"} {
+		for p := range 4 {
+			series = append(series, Series{Name: fmt.Sprintf("%s/%d", topic, p), Y: []float64{1, 2}})
+		}
+	}
+	series = append(series, Series{Name: long, Y: []float64{3, 4}})
+	got, err := Lines(LineChart{Title: "consumer lag per partition (messages)", X: []float64{-1, 0}, Series: series})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(got)
+	var doc struct {
+		W     float64 `xml:"width,attr"`
+		H     float64 `xml:"height,attr"`
+		Rects []struct {
+			X float64 `xml:"x,attr"`
+			Y float64 `xml:"y,attr"`
+			W float64 `xml:"width,attr"`
+		} `xml:"rect"`
+		Texts []struct {
+			X    float64 `xml:"x,attr"`
+			Y    float64 `xml:"y,attr"`
+			Text string  `xml:",chardata"`
+		} `xml:"text"`
+	}
+	if err := xml.Unmarshal([]byte(s), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.H <= 218 {
+		t.Errorf("height %v: the chart did not grow for the legend's rows", doc.H)
+	}
+	swatches := 0
+	for _, r := range doc.Rects {
+		if r.W != 10 {
+			continue // the plot's frame
+		}
+		swatches++
+		if r.X < 0 || r.X+10 > doc.W || r.Y < 0 || r.Y+10 > doc.H {
+			t.Errorf("legend swatch at (%v, %v) outside %v×%v", r.X, r.Y, doc.W, doc.H)
+		}
+	}
+	if swatches != len(series) {
+		t.Fatalf("%d legend entries, want %d", swatches, len(series))
+	}
+	entries := 0
+	for _, tx := range doc.Texts {
+		name := strings.TrimSpace(tx.Text)
+		if !strings.HasPrefix(name, "forestd.") && !strings.HasPrefix(name, "a-very") {
+			continue // title, ticks
+		}
+		entries++
+		if end := tx.X + 7*float64(len([]rune(name))); tx.X < 0 || end > doc.W || tx.Y > doc.H {
+			t.Errorf("legend text %q at (%v, %v) ends at %v, outside %v×%v", name, tx.X, tx.Y, end, doc.W, doc.H)
+		}
+	}
+	if entries != len(series) {
+		t.Errorf("%d legend texts, want %d", entries, len(series))
+	}
+	if !strings.Contains(s, "<title>"+long+"</title>") {
+		t.Error("the shortened name is not whole in its tooltip")
+	}
+}
+
 // TestConfusionLongNamesBounded: each cell's tooltip named both classes in
 // full, so 40 classes of 2,000-character names made a 6.4 MB matrix (a
 // 10.7 MB report for a 2,000-class model with such names). The row and
