@@ -197,6 +197,48 @@ type LogConfig struct {
 	Format string `yaml:"format"`
 }
 
+// checkShared refuses topics that roles must not share, naming both keys:
+// an output (predictions, dlq, importances, reports, selected) that is
+// also an input (features, training) would feed the daemon its own output;
+// the model topic, which the daemon both reads (hot swaps) and writes
+// (trained models), compacted by key, shared with an input would be scored
+// or trained on, and shared with an output would carry other records beside
+// the models (and lose them to compaction); two outputs on one topic would
+// mix records a consumer reads as one kind (dead letters among
+// predictions). Only importances and reports may share a topic: both are
+// one-partition topics of small records the daemon never reads back, with
+// disjoint columns (and an Arrow record names its kind in its
+// forestd.schema metadata), for a consumer that wants a model's
+// explanations from one topic. The two inputs are not compared here.
+func (t TopicsConfig) checkShared() error {
+	type role struct{ key, topic string }
+	inputs := []role{{"features", t.Features}, {"training", t.Training}}
+	models := role{"models", t.Models}
+	outputs := []role{{"predictions", t.Predictions}, {"dlq", t.DLQ}, {"importances", t.Importances},
+		{"reports", t.Reports}, {"selected", t.Selected}}
+	for _, in := range inputs {
+		if models.topic == in.topic {
+			return fmt.Errorf("topics.models: %q is also topics.%s: the daemon would read its models as data", models.topic, in.key)
+		}
+	}
+	for i, out := range outputs {
+		for _, in := range inputs {
+			if out.topic == in.topic {
+				return fmt.Errorf("topics.%s: %q is also topics.%s: the daemon would read its own output", out.key, out.topic, in.key)
+			}
+		}
+		if out.topic == models.topic {
+			return fmt.Errorf("topics.%s: %q is also topics.models: the compacted model topic carries models only", out.key, out.topic)
+		}
+		for _, other := range outputs[:i] {
+			if out.topic == other.topic && !(other.key == "importances" && out.key == "reports") {
+				return fmt.Errorf("topics.%s: %q is also topics.%s: two outputs would mix in one topic (only importances and reports may share one)", out.key, out.topic, other.key)
+			}
+		}
+	}
+	return nil
+}
+
 // DefaultConfig is the configuration with no file and no flags.
 func DefaultConfig() Config {
 	return Config{
@@ -516,15 +558,8 @@ func (c *Config) Validate() error {
 	if c.Topics.Partitions < 1 || c.Topics.Partitions > maxPartitions {
 		return fmt.Errorf("topics.partitions: %d (1..%d)", c.Topics.Partitions, maxPartitions)
 	}
-	// an output topic that is also an input would feed the daemon its own
-	// predictions or dead letters, round and round
-	for _, out := range []struct{ key, topic string }{{"predictions", c.Topics.Predictions}, {"dlq", c.Topics.DLQ},
-		{"importances", c.Topics.Importances}, {"reports", c.Topics.Reports}, {"selected", c.Topics.Selected}} {
-		for _, in := range []struct{ key, topic string }{{"features", c.Topics.Features}, {"training", c.Topics.Training}} {
-			if out.topic == in.topic {
-				return fmt.Errorf("topics.%s: %q is also topics.%s: the daemon would read its own output", out.key, out.topic, in.key)
-			}
-		}
+	if err := c.Topics.checkShared(); err != nil {
+		return err
 	}
 	switch c.OutputFormat {
 	case kafka.FormatArrow, kafka.FormatJSON:

@@ -478,21 +478,37 @@ func TestTrainerParamErrors(t *testing.T) {
 // TestConfigBounds: settings that size goroutines, topics or timers have
 // upper bounds (pipeline.workers: 100000000 was accepted and wedged the
 // machine), the forest kind is checked at start, and an output topic may
-// not be one the daemon reads.
+// not be one the daemon reads, the model topic or another output (except
+// importances and reports, which may share one).
 func TestConfigBounds(t *testing.T) {
 	wantConfigErrors(t, map[string]string{
-		"pipeline: {workers: 100000000}\n":          "pipeline.workers: 100000000 (0..4096",
-		"train: {threads: 100000000}\n":             "train.threads: 100000000 (1..4096)",
-		"topics: {partitions: 100000000}\n":         "topics.partitions: 100000000 (1..100000)",
-		"kafka: {session_timeout: 9999h}\n":         "kafka.session_timeout: 9999h0m0s (100ms..1h)",
-		"kafka: {max_message_bytes: 2000000000}\n":  "kafka.max_message_bytes: 2000000000 (1024..1 GiB)",
-		"pipeline: {commit_interval: 1ns}\n":        "pipeline.commit_interval: 1ns (at least 1ms)",
-		"train: {forest: bogus}\n":                  "train.forest: ",
-		"topics: {dlq: forestd.features}\n":         `topics.dlq: "forestd.features" is also topics.features`,
-		"topics: {predictions: forestd.training}\n": `topics.predictions: "forestd.training" is also topics.training`,
+		"pipeline: {workers: 100000000}\n":           "pipeline.workers: 100000000 (0..4096",
+		"train: {threads: 100000000}\n":              "train.threads: 100000000 (1..4096)",
+		"topics: {partitions: 100000000}\n":          "topics.partitions: 100000000 (1..100000)",
+		"kafka: {session_timeout: 9999h}\n":          "kafka.session_timeout: 9999h0m0s (100ms..1h)",
+		"kafka: {max_message_bytes: 2000000000}\n":   "kafka.max_message_bytes: 2000000000 (1024..1 GiB)",
+		"pipeline: {commit_interval: 1ns}\n":         "pipeline.commit_interval: 1ns (at least 1ms)",
+		"train: {forest: bogus}\n":                   "train.forest: ",
+		"topics: {dlq: forestd.features}\n":          `topics.dlq: "forestd.features" is also topics.features`,
+		"topics: {predictions: forestd.training}\n":  `topics.predictions: "forestd.training" is also topics.training`,
+		"topics: {predictions: forestd.models}\n":    `topics.predictions: "forestd.models" is also topics.models: the compacted model topic carries models only`,
+		"topics: {models: forestd.dlq}\n":            `topics.dlq: "forestd.dlq" is also topics.models`,
+		"topics: {reports: forestd.models}\n":        `topics.reports: "forestd.models" is also topics.models`,
+		"topics: {models: forestd.features}\n":       `topics.models: "forestd.features" is also topics.features: the daemon would read its models as data`,
+		"topics: {models: forestd.training}\n":       `topics.models: "forestd.training" is also topics.training`,
+		"topics: {predictions: x.out, dlq: x.out}\n": `topics.dlq: "x.out" is also topics.predictions: two outputs would mix in one topic`,
+		"topics: {selected: forestd.predictions}\n":  `topics.selected: "forestd.predictions" is also topics.predictions`,
+		"topics: {importances: forestd.dlq}\n":       `topics.importances: "forestd.dlq" is also topics.dlq`,
+		"topics: {reports: forestd.predictions}\n":   `topics.reports: "forestd.predictions" is also topics.predictions`,
+		"topics: {selected: forestd.reports}\n":      `topics.selected: "forestd.reports" is also topics.reports`,
 	})
-	if _, err := checkConfig("pipeline: {workers: 64}\ntrain: {threads: 8, forest: sporf}\n"); err != nil {
-		t.Fatalf("a reasonable config: %v", err)
+	for _, in := range []string{
+		"pipeline: {workers: 64}\ntrain: {threads: 8, forest: sporf}\n",
+		"topics: {importances: x.explain, reports: x.explain}\n", // the one pair that may share
+	} {
+		if _, err := checkConfig(in); err != nil {
+			t.Fatalf("a reasonable config %q: %v", in, err)
+		}
 	}
 }
 
