@@ -506,3 +506,72 @@ func TestE2EScoreExampleStreams(t *testing.T) {
 		t.Fatalf("dead letters (%d lines): %s", n, b)
 	}
 }
+
+// TestE2ESwitchExamplesStreams runs the other switch pipelines of
+// examples/ as their headers say (rows on stdin): stdout carries the good
+// rows' predictions and nothing else — Benthos' log goes to stderr, as in
+// score.yaml — and the row that cannot be scored is a dead letter.
+func TestE2ESwitchExamplesStreams(t *testing.T) {
+	bbin, _ := binaries(t)
+	for _, tc := range []struct {
+		config, stdin string
+		env           func(dir string) []string
+		predicted     func(row map[string]any) bool
+	}{
+		{"examples/train_score.yaml", `{"sepal_length_cm": 5.1, "sepal_width_cm": 3.5, "petal_length_cm": 1.4, "petal_width_cm": 0.2, "label": 0}
+{"sepal_length_cm": 6.7, "sepal_width_cm": 3.0, "petal_length_cm": 5.2, "petal_width_cm": 2.3, "label": 2}
+{"sepal_length_cm": [6.3], "label": 2}
+`, func(dir string) []string {
+			// a copy: too few rows to train, so the iris model scores
+			live := filepath.Join(dir, "live.model")
+			b, err := os.ReadFile("examples/iris.model")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(live, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return []string{"FORESTD_LIVE_MODEL=" + live}
+		}, func(row map[string]any) bool {
+			f, _ := row["forestd"].(map[string]any)
+			return f["prediction"] != nil
+		}},
+		{"examples/select_score.yaml", `{"id": 0, "x3a_0": 0.62420326, "x3a_1": -1.0375869, "x3a_2": 1.3834429}
+{"id": 1, "x3a_0": 1.2433898, "x3a_2": -0.8966829}
+{"id": 2, "x3a_0": 1.2433898, "x3a_1": -0.93810457, "x3a_2": -0.8966829}
+`, func(string) []string { return nil }, func(row map[string]any) bool { return row["prediction"] != nil }},
+	} {
+		t.Run(filepath.Base(tc.config), func(t *testing.T) {
+			dir := t.TempDir()
+			dlq := filepath.Join(dir, "dlq.jsonl")
+			cmd := exec.Command(bbin, "-s", "http.enabled=false", "-c", tc.config) // no server on 0.0.0.0:4195
+			cmd.Env = append(append(os.Environ(), "FORESTD_DEAD_LETTERS="+dlq), tc.env(dir)...)
+			cmd.Stdin = strings.NewReader(tc.stdin)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("forestd-benthos: %v\n%s", err, stderr.String())
+			}
+			lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+			if len(lines) != 2 {
+				t.Fatalf("stdout has %d lines, want the 2 predictions:\n%.2000s", len(lines), stdout.String())
+			}
+			for _, l := range lines {
+				var row map[string]any
+				if err := json.Unmarshal([]byte(l), &row); err != nil || !tc.predicted(row) {
+					t.Fatalf("stdout line is not a prediction (%v): %s", err, l)
+				}
+			}
+			if !strings.Contains(stderr.String(), "level=info") {
+				t.Errorf("stderr lacks Benthos' log:\n%s", stderr.String())
+			}
+			b, err := os.ReadFile(dlq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := bytes.Count(b, []byte("\n")); n != 1 {
+				t.Fatalf("dead letters (%d lines): %s", n, b)
+			}
+		})
+	}
+}
