@@ -622,6 +622,9 @@ func (c *Config) Validate() error {
 	if t.Tune && !forest.Kind(t.Forest).Tunable() {
 		return fmt.Errorf("train.tune: forest %q has no candidate set to tune (rf, sporf and morf have)", t.Forest)
 	}
+	if _, err := t.forestParams(); err != nil { // as the trainer checks them, before it is made
+		return err
+	}
 	p := c.Pipeline
 	switch {
 	case p.Workers < 0 || p.Workers > maxThreads:

@@ -466,12 +466,28 @@ func TestTrainLayout(t *testing.T) {
 }
 
 // TestTrainerParamErrors: a forest parameter the trainer would refuse at
-// every retrain is refused when the trainer is made, naming the key.
+// every retrain is refused when the trainer is made, naming the key, and
+// before that by Validate, as a config error like every other (it was
+// found only when the daemon made its trainer: serve exited 1, not 2).
 func TestTrainerParamErrors(t *testing.T) {
 	c := DefaultConfig()
 	c.Train.MaxFeatures = "banana"
 	if _, err := (&Daemon{cfg: c}).newTrainer(); err == nil || !strings.HasPrefix(err.Error(), `train.max_features: max features "banana"`) {
 		t.Fatalf("max_features banana: %v", err)
+	}
+	wantConfigErrors(t, map[string]string{
+		"train: {max_features: bogus}\n":                  `train.max_features: max features "bogus": want sqrt, log2, all, a count or a fraction in (0, 1]`,
+		"train: {max_features: '0'}\n":                    "train.max_features: max features 0 must be at least 1",
+		"train: {max_features: '1.5'}\n":                  "train.max_features: ",
+		"stages: [score]\ntrain: {max_features: bogus}\n": "train.max_features: ",
+	})
+	for _, mf := range []string{"", "sqrt", "log2", "all", "auto", "7", "0.5", "1"} {
+		if _, err := checkConfig("train: {max_features: '" + mf + "'}\n"); err != nil {
+			t.Errorf("max_features %q: %v", mf, err)
+		}
+	}
+	if _, err := checkConfig("train: {forest: sporf, max_features: '2.5'}\n"); err != nil {
+		t.Errorf("sporf's max_features 2.5 (oblique: up to 64× the features): %v", err)
 	}
 }
 

@@ -460,11 +460,9 @@ func (d *Daemon) newTrainer() (*operators.Trainer, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := forest.DefaultParams(frame.TaskAuto)
-	p.Forest, p.Trees, p.Seed, p.MaxFeatures, p.Tune = forest.Kind(c.Forest), c.Trees, c.Seed, c.MaxFeatures, c.Tune
-	p.Criterion = "" // the label's task picks it (gini or mse), see operators.Trainer.Train
-	if err := p.SetLayout(c.Layout); err != nil {
-		return nil, fmt.Errorf("train.layout: %w", err)
+	p, err := c.forestParams()
+	if err != nil {
+		return nil, err
 	}
 	task, err := d.cfg.trainTask()
 	if err != nil {
@@ -476,13 +474,28 @@ func (d *Daemon) newTrainer() (*operators.Trainer, error) {
 	if labels := c.Labels(); len(labels) > 1 { // one multi-output regression forest
 		o.Label, o.Labels = "", labels
 	}
-	var pe *forest.ParamError
-	if err := o.CheckParams(); errors.As(err, &pe) { // name the config key
-		return nil, fmt.Errorf("train.%s: %w", pe.Param, pe.Err)
-	} else if err != nil {
-		return nil, fmt.Errorf("train: %w", err)
-	}
 	return operators.NewTrainer(o)
+}
+
+// forestParams is the forest parameters of the trainer, checked as the
+// trainer checks them before any row arrives (operators.TrainOptions.
+// CheckParams), an error naming the config key: Config.Validate calls it,
+// so that a bad parameter (train.max_features: bogus) is a config error at
+// start like every other.
+func (c TrainConfig) forestParams() (forest.Params, error) {
+	p := forest.DefaultParams(frame.TaskAuto)
+	p.Forest, p.Trees, p.Seed, p.MaxFeatures, p.Tune = forest.Kind(c.Forest), c.Trees, c.Seed, c.MaxFeatures, c.Tune
+	p.Criterion = "" // the label's task picks it (gini or mse), see operators.Trainer.Train
+	if err := p.SetLayout(c.Layout); err != nil {
+		return p, fmt.Errorf("train.layout: %w", err)
+	}
+	var pe *forest.ParamError
+	if err := (operators.TrainOptions{Params: p}).CheckParams(); errors.As(err, &pe) { // name the config key
+		return p, fmt.Errorf("train.%s: %w", pe.Param, pe.Err)
+	} else if err != nil {
+		return p, fmt.Errorf("train: %w", err)
+	}
+	return p, nil
 }
 
 // publishModel sends a trained model to the model topic and its

@@ -51,6 +51,20 @@ func TestServeFlagsOverrideConfig(t *testing.T) {
 	if code != ExitUsage || !strings.Contains(errs, "train.task") || strings.Count(errs, "\n") != 1 {
 		t.Fatalf("bad --task: exit %d, stderr %q", code, errs)
 	}
+	// a forest parameter the trainer refuses is a config error at start
+	// too (it used to surface when the daemon made its trainer: exit 1)
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("train: {max_features: bogus}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = run(t, "serve", "--config", bad, "--embedded-listen", "127.0.0.1:0")
+	if code != ExitUsage || !strings.Contains(errs, `train.max_features: max features "bogus"`) || strings.Count(errs, "\n") != 1 {
+		t.Fatalf("bad train.max_features: exit %d, stderr %q", code, errs)
+	}
+	code, _, errs = run(t, "serve", "--max-features", "0", "--embedded-listen", "127.0.0.1:0")
+	if code != ExitUsage || !strings.Contains(errs, "train.max_features: max features 0") {
+		t.Fatalf("bad --max-features: exit %d, stderr %q", code, errs)
+	}
 	code, _, errs = run(t, "serve", "--probs", "top")
 	if code != ExitUsage || !strings.Contains(errs, `score.probs: "top" is not`) || strings.Count(errs, "\n") != 1 {
 		t.Fatalf("bad --probs: exit %d, stderr %q", code, errs)
