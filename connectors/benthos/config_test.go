@@ -2,12 +2,17 @@ package benthos
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
+
+	"github.com/forestd/forestd/arrowforest/forest"
+	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/operators"
 )
 
 // TestRegister: the three processors register into a fresh environment
@@ -62,6 +67,11 @@ func TestLintRules(t *testing.T) {
 		{`forestd_train: {label: y, model_path: m, sample: subsample, sample_fraction: 1}`, "subsampling draws fewer rows"},
 		{`forestd_train: {label: y, model_path: ""}`, "model_path: where to write the model is required"},
 		{`forestd_train: {label: "", model_path: m}`, "label: a label column is required"},
+		{`forestd_train: {label: y, model_path: m, max_features: bogus}`, "max_features must be sqrt, log2, all, a count from 1 or a fraction in (0, 1]"},
+		{`forestd_train: {label: y, model_path: m, max_features: "0"}`, "max_features must be"},
+		{`forestd_train: {label: y, model_path: m, max_features: 1.5}`, "max_features must be"},
+		{`forestd_train: {label: y, model_path: m, max_features: 2000000}`, "max_features must be"},
+		{`forestd_train: {label: y, model_path: m, forest: sporf, max_features: 65.5}`, "max_features must be"},
 	}
 	for _, c := range cases {
 		err := service.NewStreamBuilder().AddProcessorYAML(c.yaml)
@@ -78,6 +88,10 @@ func TestLintRules(t *testing.T) {
 		`forestd_train: {label: y, model_path: m, retrain_every: 30s, forest: sporf, lambda: 2, task: regression, criterion: mse}`,
 		`forestd_train: {label: "y0, y1", model_path: m, retrain_every: "5000", window: 10000, min_rows: 500}`,
 		`forestd_train: {label: y, model_path: m, forest: morf, layout: 28x28, tune: true}`,
+		`forestd_train: {label: y, model_path: m, max_features: 0.3}`,
+		`forestd_train: {label: y, model_path: m, max_features: 12}`,
+		`forestd_train: {label: y, model_path: m, max_features: log2}`,
+		`forestd_train: {label: y, model_path: m, forest: sporf, max_features: 2.5}`,
 	} {
 		if err := service.NewStreamBuilder().AddProcessorYAML(ok); err != nil {
 			t.Errorf("%s: %v", ok, err)
@@ -175,6 +189,36 @@ func TestMergeObject(t *testing.T) {
 	for _, bad := range []string{``, `[1]`, `  `, `}`} {
 		if got, ok := mergeObject([]byte(bad), []byte(`{"p":2}`), ""); ok {
 			t.Errorf("%q merged into %q", bad, got)
+		}
+	}
+}
+
+// TestLintMaxFeatures: the linter accepts exactly the max_features values
+// forest's parser accepts before seeing the data (forest.Params.Check, as
+// forestd_train checks them at start), for each kind: names, counts from
+// 1, fractions in (0, 1], up to 64 for the oblique kinds. (A count above
+// the features is refused at training; above 2^20, which no data set
+// reaches, the linter refuses it already.)
+func TestLintMaxFeatures(t *testing.T) {
+	values := []string{"", "sqrt", "auto", "log2", "all", "bogus", "SQRT", "0", "-1", "+7", "1", "7", "007", "1048576",
+		"0.5", "1.0", "1e-3", ".25", "1.5", "64", "64.0", "65.5", "0.0", "-0.5", "NaN", "Inf", " 7", "7 ", "0x1p-2"}
+	for _, kind := range []string{"rf", "sporf", "morf"} {
+		for _, v := range values {
+			p := forest.DefaultParams(frame.TaskAuto)
+			p.Forest, p.MaxFeatures = forest.Kind(kind), v
+			layout := ""
+			if kind == "morf" {
+				layout = ", layout: series"
+				if err := p.SetLayout("series"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			parsed := operators.TrainOptions{Params: p}.CheckParams() == nil
+			yaml := fmt.Sprintf("forestd_train: {label: y, model_path: m, forest: %s%s, max_features: %q}", kind, layout, v)
+			err := service.NewStreamBuilder().AddProcessorYAML(yaml)
+			if linted := err == nil; linted != parsed {
+				t.Errorf("forest %s, max_features %q: lint %v, forest's check accepts: %v", kind, v, err, parsed)
+			}
 		}
 	}
 }

@@ -100,7 +100,7 @@ Metrics: `+"`forestd_training_rows`, `forestd_training_rows_skipped`, `forestd_m
 			service.NewIntField("trees").Description("Trees per forest.").Default(100).
 				LintRule(`root = if this < 1 || this > 100000 { ["trees must be between 1 and 100000"] }`),
 			service.NewStringField("max_features").
-				Description("Candidate features per node: `sqrt`, `log2`, `all`, a count or a fraction; empty is sqrt for classification and p/3 for regression.").
+				Description("Candidate features per node: `sqrt`, `log2`, `all`, a count from 1 or a fraction in (0, 1] (sporf and morf: up to 64, atoms per node as a multiple of the features); empty is sqrt for classification and p/3 for regression.").
 				Default("").Example("sqrt").Example("0.3"),
 			service.NewStringEnumField("criterion", "", "gini", "entropy", "mse").
 				Description("Split criterion; empty is gini for classification and mse for regression.").
@@ -117,7 +117,18 @@ Metrics: `+"`forestd_training_rows`, `forestd_training_rows_skipped`, `forestd_m
 			service.NewIntField("seed").Description("Seeds training (the same window and seed give the same model bytes) and the reservoir.").Default(1),
 			service.NewIntField("threads").Description("Goroutines training a forest (0: every CPU); the model never depends on it.").Default(0).Advanced(),
 		).
-		LintRule(`root = [
+		// max_features as forest's parser (mtry) reads it: a count from 1 to
+		// 2^20 (at most the features, which lint cannot know), a fraction in
+		// (0, 1] — up to 64 for the oblique kinds, sporf and morf — or a name
+		LintRule(`let mf = this.max_features.or("").string()
+let mf_ok = match {
+  ["", "sqrt", "auto", "log2", "all"].contains($mf) => true,
+  $mf.re_match("^[+-]?[0-9]+$") => $mf.number() >= 1 && $mf.number() <= 1048576,
+  this.forest.or("rf") == "rf" => $mf.number(0) > 0 && $mf.number(0) <= 1,
+  _ => $mf.number(0) > 0 && $mf.number(0) <= 64,
+}
+root = [
+  if !$mf_ok { "max_features must be sqrt, log2, all, a count from 1 or a fraction in (0, 1] (sporf and morf: (0, 64]); empty is sqrt for classification, p/3 for regression" },
   if this.min_rows.or(100) > this.window.or(50000) { "min_rows must not exceed window" },
   if this.min_rows.or(100) < 2 { "min_rows must be at least 2" },
   if this.label.or("").contains(",") && this.task.or("auto") == "classification" { "task: several labels are a multi-output regression target; classification takes one label" },
