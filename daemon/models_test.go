@@ -131,6 +131,17 @@ func TestReasonKind(t *testing.T) {
 	}
 	missing := score(`{"x1": 1, "x2": 2}`)
 	wrong := score(`{"x1": 1, "x2": 2, "x3": "three"}`)
+	// the key column (--key id) missing: a missing column too, not
+	// "other input error"
+	b, err := kafka.NewDecoder(nil)(&pipeline.Envelope{Value: []byte(`{"x1": 1, "x2": 2, "x3": 3}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, noKey := (&scoreStage{Key: "id"}).Process(context.Background(), withPinned(b, m))
+	b.Release()
+	if noKey == nil || !strings.Contains(noKey.Error(), `kept column "id" is not in the input`) {
+		t.Fatalf("scoring without the key column: %v", noKey)
+	}
 	for _, c := range []struct {
 		stage string
 		err   error
@@ -139,6 +150,7 @@ func TestReasonKind(t *testing.T) {
 		{"decode", errors.New("neither Arrow nor JSON"), "undecodable"},
 		{"score", missing, "missing column"},
 		{"score", wrong, "wrong column type"},
+		{"score", noKey, "missing column"},
 		{"score", fmt.Errorf("%w: index out of range", pipeline.ErrInternal), "internal error"},
 		{"sink", fmt.Errorf("%w: too large", pipeline.ErrPermanent), "undeliverable"},
 		{"train", pipeline.BadInput(errors.New("label y is string here")), "other input error"},

@@ -85,7 +85,7 @@ func (m *Model) spec(input *arrow.Schema, opts Options) (schemas.PredictionSpec,
 	for _, k := range opts.Keep {
 		ix := input.FieldIndices(k)
 		if len(ix) == 0 {
-			return spec, nil, inputErrorf("kept column %q is not in the input", k)
+			return spec, nil, InputError(frame.MissingColumnf("kept column %q is not in the input", k))
 		}
 		idx = append(idx, ix[0])
 		spec.Keep = append(spec.Keep, input.Field(ix[0]))

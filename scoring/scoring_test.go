@@ -105,6 +105,11 @@ func TestScoreBadInput(t *testing.T) {
 			t.Errorf("%s: %v (want a one-line input error naming %s)", name, err, c.want)
 		}
 		release(out)
+		// a column the input lacks, kept or a feature, is one kind of error
+		// (the daemon's status page counts them together)
+		if missing := strings.HasPrefix(name, "missing") || name == "kept column must exist"; missing != errors.Is(err, frame.ErrMissingColumn) {
+			t.Errorf("%s: %v: errors.Is(err, frame.ErrMissingColumn) is %v", name, err, !missing)
+		}
 	}
 	if _, err := m.Score([]arrow.Record{rec}, scoring.Options{Threads: -1}); err == nil || errors.Is(err, scoring.ErrInput) {
 		t.Errorf("-1 threads: %v (want a usage error, not an input error)", err)

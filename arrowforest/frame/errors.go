@@ -31,6 +31,11 @@ func missingf(format string, a ...any) error {
 	return &kindError{ErrMissingColumn, fmt.Sprintf(format, a...)}
 }
 
+// MissingColumnf is an ErrMissingColumn error of the message, for a
+// package that finds a column the input lacks outside frame (scoring's
+// kept columns), so that callers count it with frame's own.
+func MissingColumnf(format string, a ...any) error { return missingf(format, a...) }
+
 func typef(format string, a ...any) error {
 	return &kindError{ErrColumnType, fmt.Sprintf(format, a...)}
 }
