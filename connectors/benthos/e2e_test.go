@@ -473,7 +473,7 @@ func TestE2EExamples(t *testing.T) {
 func TestE2EScoreExampleStreams(t *testing.T) {
 	bbin, _ := binaries(t)
 	dlq := filepath.Join(t.TempDir(), "dlq.jsonl")
-	cmd := exec.Command(bbin, "-c", "examples/score.yaml")
+	cmd := exec.Command(bbin, "-s", "http.enabled=false", "-c", "examples/score.yaml") // no server on 0.0.0.0:4195
 	cmd.Env = append(os.Environ(), "FORESTD_DEAD_LETTERS="+dlq)
 	cmd.Stdin = strings.NewReader(`{"sepal_length_cm": 5.1, "sepal_width_cm": 3.5, "petal_length_cm": 1.4, "petal_width_cm": 0.2}
 {"sepal_length_cm": "wide", "sepal_width_cm": 3.5, "petal_length_cm": 1.4, "petal_width_cm": 0.2}
