@@ -46,14 +46,16 @@ func (g orderedGroup) Encoding() encoding.Encoding { return nil }
 func (g orderedGroup) Compression() compress.Codec { return nil }
 func (g orderedGroup) GoType() reflect.Type        { return reflect.TypeFor[map[string]any]() }
 
+// codecByName returns a new codec for one writer: zstd and gzip keep their
+// encoder in it (zstdCodec, gzipCodec), the others keep nothing.
 func codecByName(name string) (compress.Codec, error) {
 	switch strings.ToLower(name) {
 	case "", "zstd":
-		return &parquet.Zstd, nil
+		return &zstdCodec{}, nil
 	case "snappy":
 		return &parquet.Snappy, nil
 	case "gzip":
-		return &parquet.Gzip, nil
+		return &gzipCodec{}, nil
 	case "lz4":
 		return &parquet.Lz4Raw, nil
 	case "none", "uncompressed":
