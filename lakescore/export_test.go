@@ -7,7 +7,8 @@ var DataFault = dataFault
 
 // Plan is what a run of m with opts sizes before reading: the rows per
 // chunk, the memory it sets aside for scoring (chunks in flight and the
-// scorers' blocks) and the budget left to row groups in flight.
+// scorers' blocks, the output writer's compressor) and the budget left
+// to row groups in flight.
 func Plan(m *scoring.Model, opts Options) (chunk, work, rowGroups int64, err error) {
 	s, err := newScorer(m, "", opts)
 	if err != nil {

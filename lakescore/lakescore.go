@@ -60,10 +60,11 @@ type Options struct {
 	Threads int
 	// MaxMemory bounds the run's memory in bytes (0: lake.DefaultMaxMemory):
 	// half of what it leaves beside the memory already in use goes to row
-	// groups in flight and chunks being scored, which are counted with the
+	// groups in flight, chunks being scored, which are counted with the
 	// probabilities Probs keeps (scoring.Model.PredictionBytes: a
 	// many-class model's rows×K matrix with all, its top k or class with
-	// top<k> or none, plus each scorer's blocks).
+	// top<k> or none, plus each scorer's blocks), and the output writer's
+	// compressor (files.WriterCodecBytes: 4 MiB for zstd, 1 MiB for gzip).
 	MaxMemory int64
 	// OnError says what a bad file (unreadable, missing a column, wrong
 	// type) does: lake.Skip (listed in the summary; the default) or
@@ -170,7 +171,7 @@ type scorer struct {
 	spec     *arrow.Schema // the output schema (prepare)
 	wopts    files.WriteOptions
 	chunk    int64 // rows scored at a time
-	work     int64 // the scoring's estimated memory: chunks in flight, scorers' blocks
+	work     int64 // the scoring's estimated memory: chunks in flight, scorers' blocks, the writer's compressor
 	lopts    lake.Options
 	progress Progress
 	probs    scoring.Probs // what a classification model's predictions carry
@@ -272,6 +273,12 @@ func newScorer(m *scoring.Model, out string, opts Options) (*scorer, error) {
 		return nil, &OptionError{"Probs", err}
 	}
 	s.work = inflight*s.chunk*perRow + int64(s.threads)*blocks
+	if !opts.DryRun {
+		// the one output open at a time: its compressor's encoder (a zstd
+		// encoder's history and tables: files.WriterCodecBytes), beside
+		// the column buffers counted per row above
+		s.work += files.WriterCodecBytes(opts.Compression)
+	}
 	s.lopts = lake.Options{MaxMemory: free - s.work, Readers: opts.Readers, OnError: opts.OnError,
 		Columns: cols, Check: featureCheck(m), Mem: opts.Mem}
 	if s.lopts.MaxMemory < free/4 {
