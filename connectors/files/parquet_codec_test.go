@@ -54,11 +54,14 @@ func TestWriterCodecsSameBytes(t *testing.T) {
 		}
 	}
 	// past the window zstd differs (matches reach back 1 MiB at most) but
-	// decodes
+	// decodes, and is the same whatever the encoder wrote before
 	src := bytes.Repeat(codecPage(3<<19, 1), 2)
 	got, _ := zc.Encode(nil, src)
 	if back, err := parquet.Zstd.Decode(nil, got); err != nil || !bytes.Equal(back, src) {
 		t.Errorf("zstd, a page of %d bytes: decodes to %d bytes (%v)", len(src), len(back), err)
+	}
+	if fresh, _ := (&zstdCodec{}).Encode(nil, src); !bytes.Equal(fresh, got) {
+		t.Errorf("zstd, a page of %d bytes: %d bytes from a new encoder, %d after other pages", len(src), len(fresh), len(got))
 	}
 }
 
