@@ -472,36 +472,13 @@ func TestE2EExamples(t *testing.T) {
 // the row that cannot be scored is a dead letter naming its column.
 func TestE2EScoreExampleStreams(t *testing.T) {
 	bbin, _ := binaries(t)
-	dlq := filepath.Join(t.TempDir(), "dlq.jsonl")
-	cmd := exec.Command(bbin, "-s", "http.enabled=false", "-c", "examples/score.yaml") // no server on 0.0.0.0:4195
-	cmd.Env = append(os.Environ(), "FORESTD_DEAD_LETTERS="+dlq)
-	cmd.Stdin = strings.NewReader(`{"sepal_length_cm": 5.1, "sepal_width_cm": 3.5, "petal_length_cm": 1.4, "petal_width_cm": 0.2}
+	// the 100 kB line is scored too (the scanner's default stops at 64 KiB)
+	b := runSwitchExample(t, bbin, "examples/score.yaml", `{"sepal_length_cm": 5.1, "sepal_width_cm": 3.5, "petal_length_cm": 1.4, "petal_width_cm": 0.2}
 {"sepal_length_cm": "wide", "sepal_width_cm": 3.5, "petal_length_cm": 1.4, "petal_width_cm": 0.2}
 {"sepal_length_cm": 6.7, "sepal_width_cm": 3.0, "petal_length_cm": 5.2, "petal_width_cm": 2.3}
-{"sepal_length_cm": 6.0, "sepal_width_cm": 2.9, "petal_length_cm": 4.5, "petal_width_cm": 1.5, "note": "` + strings.Repeat("x", 100000) + `"}
-`)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("forestd-benthos: %v\n%s", err, stderr.String())
-	}
-	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-	if len(lines) != 3 { // the 100 kB line too (the scanner's default stops at 64 KiB)
-		t.Fatalf("stdout has %d lines, want the 3 predictions:\n%.2000s", len(lines), stdout.String())
-	}
-	for _, l := range lines {
-		var row map[string]any
-		if err := json.Unmarshal([]byte(l), &row); err != nil || row["prediction"] == nil {
-			t.Fatalf("stdout line is not a prediction (%v): %s", err, l)
-		}
-	}
-	if !strings.Contains(stderr.String(), "level=info") {
-		t.Errorf("stderr lacks Benthos' log:\n%s", stderr.String())
-	}
-	b, err := os.ReadFile(dlq)
-	if err != nil {
-		t.Fatal(err)
-	}
+{"sepal_length_cm": 6.0, "sepal_width_cm": 2.9, "petal_length_cm": 4.5, "petal_width_cm": 1.5, "note": "`+strings.Repeat("x", 100000)+`"}
+`, nil, 3,
+		func(row map[string]any) bool { return row["prediction"] != nil })
 	if n := bytes.Count(b, []byte("\n")); n != 1 || !bytes.Contains(b, []byte(`column \"sepal_length_cm\"`)) {
 		t.Fatalf("dead letters (%d lines): %s", n, b)
 	}
@@ -542,36 +519,45 @@ func TestE2ESwitchExamplesStreams(t *testing.T) {
 `, func(string) []string { return nil }, func(row map[string]any) bool { return row["prediction"] != nil }},
 	} {
 		t.Run(filepath.Base(tc.config), func(t *testing.T) {
-			dir := t.TempDir()
-			dlq := filepath.Join(dir, "dlq.jsonl")
-			cmd := exec.Command(bbin, "-s", "http.enabled=false", "-c", tc.config) // no server on 0.0.0.0:4195
-			cmd.Env = append(append(os.Environ(), "FORESTD_DEAD_LETTERS="+dlq), tc.env(dir)...)
-			cmd.Stdin = strings.NewReader(tc.stdin)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Run(); err != nil {
-				t.Fatalf("forestd-benthos: %v\n%s", err, stderr.String())
-			}
-			lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-			if len(lines) != 2 {
-				t.Fatalf("stdout has %d lines, want the 2 predictions:\n%.2000s", len(lines), stdout.String())
-			}
-			for _, l := range lines {
-				var row map[string]any
-				if err := json.Unmarshal([]byte(l), &row); err != nil || !tc.predicted(row) {
-					t.Fatalf("stdout line is not a prediction (%v): %s", err, l)
-				}
-			}
-			if !strings.Contains(stderr.String(), "level=info") {
-				t.Errorf("stderr lacks Benthos' log:\n%s", stderr.String())
-			}
-			b, err := os.ReadFile(dlq)
-			if err != nil {
-				t.Fatal(err)
-			}
+			b := runSwitchExample(t, bbin, tc.config, tc.stdin, tc.env(t.TempDir()), 2, tc.predicted)
 			if n := bytes.Count(b, []byte("\n")); n != 1 {
 				t.Fatalf("dead letters (%d lines): %s", n, b)
 			}
 		})
 	}
+}
+
+// runSwitchExample runs a switch pipeline of examples/ with stdin as its
+// header says, its dead letters to a file, and checks that stdout carries
+// want lines, each a prediction by predicted, and nothing else (Benthos'
+// log goes to stderr); it returns the dead letters.
+func runSwitchExample(t *testing.T, bbin, config, stdin string, env []string, want int, predicted func(map[string]any) bool) []byte {
+	t.Helper()
+	dlq := filepath.Join(t.TempDir(), "dlq.jsonl")
+	cmd := exec.Command(bbin, "-s", "http.enabled=false", "-c", config) // no server on 0.0.0.0:4195
+	cmd.Env = append(append(os.Environ(), "FORESTD_DEAD_LETTERS="+dlq), env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("forestd-benthos: %v\n%s", err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if len(lines) != want {
+		t.Fatalf("stdout has %d lines, want the %d predictions:\n%.2000s", len(lines), want, stdout.String())
+	}
+	for _, l := range lines {
+		var row map[string]any
+		if err := json.Unmarshal([]byte(l), &row); err != nil || !predicted(row) {
+			t.Fatalf("stdout line is not a prediction (%v): %s", err, l)
+		}
+	}
+	if !strings.Contains(stderr.String(), "level=info") {
+		t.Errorf("stderr lacks Benthos' log:\n%s", stderr.String())
+	}
+	b, err := os.ReadFile(dlq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
