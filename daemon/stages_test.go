@@ -43,13 +43,7 @@ func TestTrainLoopCountsFailures(t *testing.T) {
 	var logs syncLog
 	loop := &trainLoop{Trainer: tr, Models: models, CreatedBy: "test", Retry: fastRetry, Poll: 5 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)), Publish: func(context.Context, *scoring.Model) error { return nil }}
-	if err := loop.Init(); err != nil {
-		t.Fatal(err)
-	}
-	stage := &trainStage{Trainer: tr, Loop: loop, Metrics: m}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go loop.Run(ctx)
+	stage, ctx := startTrainLoop(t, loop, m)
 	fr, err := synth.Generate(synth.Trunk, synth.Options{N: 200, Seed: 1, P: 4})
 	if err != nil {
 		t.Fatal(err)
@@ -73,6 +67,19 @@ func TestTrainLoopCountsFailures(t *testing.T) {
 	if !strings.Contains(logs.String(), "training failed") || models.Current.Load() != nil || testutil.ToFloat64(m.ModelsTrained) != 0 {
 		t.Fatalf("after a failed retrain: model %v, trained %v, log %s", models.Current.Load(), testutil.ToFloat64(m.ModelsTrained), logs.String())
 	}
+}
+
+// startTrainLoop starts loop (stopped when the test ends) and returns the
+// train stage feeding its trainer, and the context it runs under.
+func startTrainLoop(t *testing.T, loop *trainLoop, m *metrics) (*trainStage, context.Context) {
+	t.Helper()
+	if err := loop.Init(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go loop.Run(ctx)
+	return &trainStage{Trainer: loop.Trainer, Loop: loop, Metrics: m}, ctx
 }
 
 func TestTrainLoop(t *testing.T) {
@@ -100,13 +107,7 @@ func TestTrainLoop(t *testing.T) {
 			published = append(published, md.Version())
 			return nil
 		}}
-	if err := loop.Init(); err != nil {
-		t.Fatal(err)
-	}
-	stage := &trainStage{Trainer: tr, Loop: loop, Metrics: m}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go loop.Run(ctx)
+	stage, ctx := startTrainLoop(t, loop, m)
 	feed := func(seed uint64) {
 		fr, err := synth.Generate(synth.Trunk, synth.Options{N: 200, Seed: seed, P: 4})
 		if err != nil {
