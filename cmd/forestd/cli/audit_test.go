@@ -56,8 +56,10 @@ func TestEvalLabelDefault(t *testing.T) {
 	if def["rows"] != given["rows"] || def["rmse"] != given["rmse"] {
 		t.Errorf("eval without --label: %v; with --label target: %v", def, given)
 	}
+	// data without the model's label: a usage error saying --label was
+	// defaulted to it, not the frame's "label column not found" alone
 	code, _, errs := run(t, "eval", "--model", mdl, "--in", sharedData(t, "iris.parquet"))
-	if code != ExitError || !strings.Contains(errs, "target") {
+	if code != ExitUsage || !strings.Contains(errs, "the input has no column target, the label the model was trained on, which --label defaults to") {
 		t.Errorf("eval on data without the model's label: exit %d, stderr %q", code, errs)
 	}
 }

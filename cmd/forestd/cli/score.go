@@ -62,11 +62,22 @@ func runEval(args []string, env Env) error {
 		return usagef("--label is required: the model does not record the label it was trained on")
 	}
 	paths := append(in.vals, pos...)
-	_, recs, err := readRecords(paths, nil)
+	schema, recs, err := readRecords(paths, nil)
 	if err != nil {
 		return err
 	}
 	defer release(recs)
+	if labels == nil && schema != nil { // the model's own label(s), which the input must have
+		own := m.Targets()
+		if own == nil {
+			own = []string{m.Forest().LabelName}
+		}
+		for _, c := range own {
+			if len(schema.FieldIndices(c)) == 0 {
+				return usagef("the input has no column %s, the label the model was trained on, which --label defaults to: give --label COL for the column holding the truth", c)
+			}
+		}
+	}
 	ev, err := m.Evaluate(recs, labels, *threads)
 	if errors.Is(err, scoring.ErrNoRows) {
 		return fmt.Errorf("no labelled rows in %v", paths)
