@@ -219,6 +219,7 @@ func TestWordingAudit(t *testing.T) {
 		want string
 	}{
 		{[]string{"score", "--model", multi, "--in", data, "--keep", "x1,x1", "--out", filepath.Join(dir, "p.csv")}, "--keep lists x1 twice"},
+		{[]string{"select", "--in", data, "--label", "y0", "--keep", "x1,x2,x1", "--out", filepath.Join(dir, "s.csv")}, "--keep lists x1 twice"},
 		{[]string{"score", "--model", multi, "--in", data, "--probs", "top2", "--out", filepath.Join(dir, "p.csv")}, "--probs top2: the model predicts 3 outputs (y0, y1, y2), not classes"},
 	} {
 		code, _, errs := run(t, c.args...)

@@ -126,6 +126,16 @@ func labelFlagErr(err error, m *scoring.Model) error {
 	return usagef("--label %s: the model predicts %s: give --label %s", strings.Join(le.Given, ","), le.Predicts(), give)
 }
 
+// noRepeats refuses a column listed twice in flag's values.
+func noRepeats(flag string, vals []string) error {
+	for i, k := range vals {
+		if slices.Contains(vals[:i], k) {
+			return usagef("%s lists %s twice", flag, k)
+		}
+	}
+	return nil
+}
+
 func runScore(args []string, env Env) error {
 	fs := newFlagSet("score", "--model MODEL --in PATH... --out PATH", env)
 	var in, keep listFlag
@@ -150,10 +160,8 @@ func runScore(args []string, env Env) error {
 	if *out == "" {
 		return usagef("--out is required")
 	}
-	for i, k := range keep.vals {
-		if slices.Contains(keep.vals[:i], k) {
-			return usagef("--keep lists %s twice", k)
-		}
+	if err := noRepeats("--keep", keep.vals); err != nil {
+		return err
 	}
 	so := scoring.Options{Keep: keep.vals, Source: sourceName(append(in.vals, pos...)), Threads: *threads, Probs: scoring.Probs(*probs)}
 	if lakeFlags.wanted(*out) {

@@ -58,6 +58,9 @@ func runSelect(args []string, env Env) error {
 	if *out == "" {
 		return usagef("--out is required")
 	}
+	if err := noRepeats("--keep", keep.vals); err != nil {
+		return err
+	}
 	lakeOut := dirOut(*out)
 	if lakeOut { // the mapped lake: a tree of files
 		if err := notInputDir("--out", *out, paths...); err != nil {
