@@ -208,7 +208,7 @@ func TestHelpTexts(t *testing.T) {
 // TestWordingAudit (CLI audit, item 9): --keep label,label said "would be
 // both a kept column and a kept column"; --probs top2 on a multi-output
 // model said "the model is a model with 3 outputs".
-func TestWordingAudit(t *testing.T) {
+func TestUsageWording(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "sw.parquet")
 	mustRun(t, "gen", "swissroll", "--n", "100", "--out", data)
