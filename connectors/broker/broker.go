@@ -31,6 +31,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -107,9 +108,10 @@ type Options struct {
 
 // Broker is a running embedded broker.
 type Broker struct {
-	c        *kfake.Cluster
-	addr     string
-	sessions *sessionWatch
+	c         *kfake.Cluster
+	addr      string
+	sessions  *sessionWatch
+	closeOnce sync.Once
 }
 
 func (o *Options) resolve() error {
@@ -266,11 +268,14 @@ func (b *Broker) Addr() string { return b.addr }
 func (b *Broker) Cluster() *kfake.Cluster { return b.c }
 
 // Close stops the broker, flushing persisted state to the data directory.
+// Later calls do nothing (a deferred Close beside an explicit one is safe).
 func (b *Broker) Close() {
-	if b.sessions != nil {
-		b.sessions.close()
-	}
-	b.c.Close()
+	b.closeOnce.Do(func() {
+		if b.sessions != nil {
+			b.sessions.close()
+		}
+		b.c.Close()
+	})
 }
 
 // ExpiredMembers is the number of consumer-group members the broker

@@ -78,3 +78,14 @@ func TestPersistence(t *testing.T) {
 		t.Fatalf("committed offsets not restored: %+v", gi)
 	}
 }
+
+// TestCloseTwice: a second Close does nothing (a deferred Close beside an
+// explicit shutdown, the usual embedding); it panicked on a closed channel.
+func TestCloseTwice(t *testing.T) {
+	b, err := Start(Options{Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	b.Close()
+}
