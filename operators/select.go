@@ -71,6 +71,17 @@ func SelectRecords(t *fdm.Transform, schema *arrow.Schema, recs []arrow.Record, 
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
+	switch {
+	case t == nil: // Analysis.Transform when the search selected nothing
+		return nil, nil, inputErr("no mapping: the analysis selected no features")
+	case schema == nil:
+		return nil, nil, inputErr("no input schema")
+	}
+	for i, r := range recs {
+		if r == nil {
+			return nil, nil, inputErr("record %d is nil", i)
+		}
+	}
 	if err := CheckSelectNames(t, opts); err != nil {
 		return nil, nil, scoring.InputError(err)
 	}

@@ -102,3 +102,21 @@ func TestSelectRecords(t *testing.T) {
 		t.Fatalf("batch without the pair: %v", err)
 	}
 }
+
+// TestSelectRecordsNil: a nil mapping (Analysis.Transform when the search
+// selected nothing), a nil schema and a nil record are input errors, as
+// the package documents for every error; the nil mapping was a nil
+// pointer panic.
+func TestSelectRecordsNil(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Float64}}, nil)
+	tr := &fdm.Transform{}
+	for name, call := range map[string]func() error{
+		"nil mapping": func() error { _, _, err := SelectRecords(nil, schema, nil, SelectOptions{}); return err },
+		"nil schema":  func() error { _, _, err := SelectRecords(tr, nil, nil, SelectOptions{}); return err },
+		"nil record":  func() error { _, _, err := SelectRecords(tr, schema, []arrow.Record{nil}, SelectOptions{}); return err },
+	} {
+		if err := call(); !errors.Is(err, scoring.ErrInput) {
+			t.Errorf("%s: %v, want an input error", name, err)
+		}
+	}
+}

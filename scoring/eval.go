@@ -127,7 +127,10 @@ func (m *Model) evaluate(recs []arrow.Record, labels []string, threads int, rows
 	if threads < 0 {
 		return nil, fmt.Errorf("scoring: %d threads", threads)
 	}
-	schema := recs[0].Schema()
+	schema, err := sharedSchema(recs)
+	if err != nil {
+		return nil, err
+	}
 	if len(labels) == 0 {
 		labels = []string{m.f.LabelName}
 		if m.Targets() != nil {

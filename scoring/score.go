@@ -63,6 +63,9 @@ func (m *Model) PredictionSchema(input *arrow.Schema, opts Options) (*arrow.Sche
 	if err := opts.resolve(); err != nil {
 		return nil, err
 	}
+	if input == nil && len(opts.Keep) > 0 {
+		return nil, inputErrorf("kept column %s: no input schema to find it in", opts.Keep[0])
+	}
 	spec, _, err := m.spec(input, opts)
 	if err != nil {
 		return nil, err
@@ -71,6 +74,23 @@ func (m *Model) PredictionSchema(input *arrow.Schema, opts Options) (*arrow.Sche
 		return schemas.MultiPredictions(spec, t), nil
 	}
 	return schemas.Predictions(spec), nil
+}
+
+// sharedSchema is the schema of recs (at least one), which must all be
+// records of one schema: a nil record or another schema is ErrInput.
+func sharedSchema(recs []arrow.Record) (*arrow.Schema, error) {
+	for i, r := range recs {
+		if r == nil {
+			return nil, inputErrorf("record %d of the call is nil", i)
+		}
+	}
+	schema := recs[0].Schema()
+	for i, r := range recs[1:] {
+		if !r.Schema().Equal(schema) {
+			return nil, inputErrorf("record %d of the call has another schema than record 0: %s", i+1, schemaDiff(schema, r.Schema()))
+		}
+	}
+	return schema, nil
 }
 
 // spec resolves the kept columns in the input schema and the probability
@@ -108,11 +128,9 @@ func (m *Model) Score(recs []arrow.Record, opts Options) ([]arrow.Record, error)
 	if err := opts.resolve(); err != nil {
 		return nil, err
 	}
-	schema := recs[0].Schema()
-	for i, r := range recs[1:] {
-		if !r.Schema().Equal(schema) {
-			return nil, inputErrorf("record %d of the call has another schema than record 0: %s", i+1, schemaDiff(schema, r.Schema()))
-		}
+	schema, err := sharedSchema(recs)
+	if err != nil {
+		return nil, err
 	}
 	spec, keepIdx, err := m.spec(schema, opts)
 	if err != nil {

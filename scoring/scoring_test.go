@@ -309,3 +309,24 @@ func TestEvaluateRegression(t *testing.T) {
 		t.Fatalf("evaluation %+v, recomputed mse %v mae %v", ev, se/300, ae/300)
 	}
 }
+
+// TestNilRecord: a nil record among those given to Score or Evaluate, and
+// kept columns without an input schema, are ErrInput errors, as the
+// frame and the operators report them; they were nil pointer panics
+// across the package boundary.
+func TestNilRecord(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	m := trainModel(t, trunk(t, 300, 1), 1)
+	rec := trunk(t, 10, 2).ToRecord(mem)
+	defer rec.Release()
+	if _, err := m.Score([]arrow.Record{rec, nil}, scoring.Options{}); !errors.Is(err, scoring.ErrInput) || !strings.Contains(err.Error(), "record 1 of the call is nil") {
+		t.Errorf("Score: %v", err)
+	}
+	if _, err := m.Evaluate([]arrow.Record{nil}, nil, 1); !errors.Is(err, scoring.ErrInput) {
+		t.Errorf("Evaluate: %v", err)
+	}
+	if _, err := m.PredictionSchema(nil, scoring.Options{Keep: []string{"id"}}); !errors.Is(err, scoring.ErrInput) {
+		t.Errorf("PredictionSchema: %v", err)
+	}
+}
