@@ -84,7 +84,15 @@ type Runtime struct {
 	deliveries sync.WaitGroup
 	once       sync.Once
 	start      sync.Once
+	// closing is closed by Close before the queues; sending holds a read
+	// lock that Close takes for writing before it closes them, so that no
+	// Submit sends on a closed queue
+	closing chan struct{}
+	sending sync.RWMutex
 }
+
+// ErrClosed is Submit's error after Close.
+var ErrClosed = errors.New("pipeline: runtime closed")
 
 // New checks the options and returns a runtime; Start launches it.
 func New(opts Options, decode Decoder, routes []Route, sink Sink) (*Runtime, error) {
@@ -95,7 +103,8 @@ func New(opts Options, decode Decoder, routes []Route, sink Sink) (*Runtime, err
 		return nil, errors.New("pipeline: a runtime needs a decoder, a sink and at least one route")
 	}
 	r := &Runtime{opts: opts, decode: decode, sink: sink, routes: map[string][]Stage{}, pins: map[string]func() any{},
-		queues: map[string]chan *Envelope{}, budget: newBudget(opts.MaxInFlightBytes), dlq: newDLQGate()}
+		queues: map[string]chan *Envelope{}, budget: newBudget(opts.MaxInFlightBytes), dlq: newDLQGate(),
+		closing: make(chan struct{})}
 	for _, rt := range routes {
 		if rt.Topic == "" {
 			return nil, errors.New("pipeline: route without a topic")
@@ -146,8 +155,9 @@ func (r *Runtime) Start(ctx context.Context) {
 
 // Submit hands a message to the workers. It blocks while the in-flight byte
 // budget is spent, every worker is busy or the dead-letter stream is
-// unavailable (see Ready), until ctx is done; then it returns ctx's error
-// and the message was not taken (nothing will acknowledge it).
+// unavailable (see Ready), until ctx is done or the runtime is closed;
+// then it returns ctx's error or ErrClosed and the message was not taken
+// (nothing will acknowledge it).
 func (r *Runtime) Submit(ctx context.Context, env *Envelope) error {
 	if err := r.dlq.wait(ctx); err != nil {
 		return err
@@ -166,12 +176,23 @@ func (r *Runtime) Submit(ctx context.Context, env *Envelope) error {
 	if !ok {
 		q = r.anyQueue() // handle quarantines it: no route
 	}
+	r.sending.RLock()
+	defer r.sending.RUnlock()
+	select {
+	case <-r.closing:
+		r.finished(n)
+		return ErrClosed
+	default:
+	}
 	select {
 	case q <- env:
 		return nil
 	case <-ctx.Done():
 		r.finished(n)
 		return ctx.Err()
+	case <-r.closing:
+		r.finished(n)
+		return ErrClosed
 	}
 }
 
@@ -188,13 +209,17 @@ func (r *Runtime) anyQueue() chan *Envelope {
 	return nil
 }
 
-// Close stops accepting messages and waits for the workers to finish the
-// ones submitted. Call it after every source has stopped submitting.
+// Close stops accepting messages (Submit then returns ErrClosed, also a
+// Submit waiting for room) and waits for the workers to finish the ones
+// submitted. Call it after every source has stopped submitting.
 func (r *Runtime) Close() {
 	r.once.Do(func() {
+		close(r.closing)
+		r.sending.Lock() // no Submit is sending any more
 		for _, q := range r.queues {
 			close(q)
 		}
+		r.sending.Unlock()
 	})
 	r.wg.Wait()
 	r.deliveries.Wait()

@@ -457,3 +457,54 @@ func TestRuntimeOnDeadLetter(t *testing.T) {
 		t.Fatalf("observed dead letters %q", seen)
 	}
 }
+
+// blockStage holds every message until release is closed, then echoes it.
+type blockStage struct {
+	echoStage
+	release chan struct{}
+}
+
+func (s *blockStage) Process(ctx context.Context, in *Batch) ([]Output, *Batch, error) {
+	<-s.release
+	return s.echoStage.Process(ctx, in)
+}
+
+// TestRuntimeSubmitAfterClose: Submit after Close, and a Submit waiting
+// for a busy worker when Close comes, return ErrClosed (the message not
+// taken); the first was a send on a closed channel.
+func TestRuntimeSubmitAfterClose(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	st := &blockStage{release: make(chan struct{})}
+	r := newTestRuntime(t, mem, st, &memSink{}, Options{Workers: 1})
+	r.Start(context.Background())
+	ctx := context.Background()
+	// the worker holds the first message in its stage, the queue (one
+	// slot a worker) the second
+	for i := int64(0); i < 2; i++ {
+		if err := r.Submit(ctx, &Envelope{Topic: "in", Offset: i, Value: []byte("1")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waiting := make(chan error, 1)
+	go func() { waiting <- r.Submit(ctx, &Envelope{Topic: "in", Offset: 2, Value: []byte("1")}) }()
+	time.Sleep(20 * time.Millisecond) // the third Submit waits for room
+	closed := make(chan struct{})
+	go func() { r.Close(); close(closed) }()
+	select {
+	case err := <-waiting:
+		if !errors.Is(err, ErrClosed) {
+			t.Fatalf("waiting Submit at Close: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a Submit waiting for room stayed blocked through Close")
+	}
+	close(st.release)
+	<-closed
+	if err := r.Submit(ctx, &Envelope{Topic: "in", Offset: 3, Value: []byte("1")}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Submit after Close: %v", err)
+	}
+	if v := testutil.ToFloat64(r.Metrics().InFlightBytes); v != 0 {
+		t.Fatalf("in-flight bytes %v after Close", v)
+	}
+}
