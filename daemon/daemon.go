@@ -47,21 +47,24 @@ type Options struct {
 // trains, analyses and selects as its configuration says (see the package
 // documentation). Its methods are safe for concurrent use.
 type Daemon struct {
-	cfg     Config
-	log     *slog.Logger
-	metrics *pipeline.Metrics
-	dm      *metrics
-	broker  *broker.Broker
-	co      kafka.ClientOptions
-	cur     *operators.Current
-	models  *models
-	bus     *kafka.ModelBus
-	sink    *kafka.Sink
-	rt      *pipeline.Runtime
-	src     *kafka.GroupSource
-	ops     *pipeline.Ops
-	loop    *trainLoop
-	status  *status.Recorder
+	// prevLimit is the Go memory limit before Start set Config's (restored
+	// by closeAll); -1: Start set none
+	prevLimit int64
+	cfg       Config
+	log       *slog.Logger
+	metrics   *pipeline.Metrics
+	dm        *metrics
+	broker    *broker.Broker
+	co        kafka.ClientOptions
+	cur       *operators.Current
+	models    *models
+	bus       *kafka.ModelBus
+	sink      *kafka.Sink
+	rt        *pipeline.Runtime
+	src       *kafka.GroupSource
+	ops       *pipeline.Ops
+	loop      *trainLoop
+	status    *status.Recorder
 
 	analyzer    *operators.Analyzer
 	analyzeLoop *analyzeLoop
@@ -110,7 +113,7 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 	// d is not the named result: every failure returns nil, and the
 	// deferred cleanup must still see the daemon built so far
 	d := &Daemon{cfg: cfg, log: log, metrics: pipeline.NewMetrics(), cur: cur, srcDone: make(chan error, 1),
-		stop: stop, done: make(chan struct{}), starting: errors.New("starting")}
+		stop: stop, done: make(chan struct{}), starting: errors.New("starting"), prevLimit: -1}
 	d.dm = newMetrics(d.metrics.Registry, d.metrics.Retries)
 	defer func() {
 		if err != nil {
@@ -118,8 +121,8 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 			d.closeAll()
 		}
 	}()
-	if cfg.Pipeline.MemoryLimit > 0 {
-		debug.SetMemoryLimit(cfg.Pipeline.MemoryLimit)
+	if cfg.Pipeline.MemoryLimit > 0 { // the caller's own setting, restored at the end
+		d.prevLimit = debug.SetMemoryLimit(cfg.Pipeline.MemoryLimit)
 	}
 	// the status page (/ on the ops address) records from here on
 	if d.status, err = status.New(status.Options{Gatherer: d.metrics.Registry, Ready: d.Ready}); err != nil {
@@ -622,6 +625,9 @@ func (d *Daemon) closeAll() {
 	}
 	if d.broker != nil {
 		d.broker.Close()
+	}
+	if d.prevLimit >= 0 {
+		debug.SetMemoryLimit(d.prevLimit)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -256,5 +257,33 @@ func TestStartCancelledWhileWaitingForBrokers(t *testing.T) {
 	if c, err := net.DialTimeout("tcp", ops, time.Second); err == nil {
 		c.Close()
 		t.Fatalf("the ops endpoint %s still accepts connections after Start failed", ops)
+	}
+}
+
+// TestMemoryLimitRestored: pipeline.memory_limit is the process's Go
+// memory limit while the daemon runs; its end restores the caller's
+// limit (it was left set after Stop, a process-wide setting outliving the
+// daemon an embedder started).
+func TestMemoryLimitRestored(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	cfg := DefaultConfig()
+	cfg.Embedded.Listen = "127.0.0.1:0"
+	cfg.HTTP = "127.0.0.1:0"
+	cfg.Stages = []string{StageScore}
+	cfg.Model = "../scoring/testdata/iris.model"
+	cfg.Kafka.SessionTimeout = 2 * time.Second
+	cfg.Pipeline.MemoryLimit = before/2 + 1<<30
+	d, err := Start(context.Background(), cfg, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := debug.SetMemoryLimit(-1); got != cfg.Pipeline.MemoryLimit {
+		t.Errorf("memory limit %d while the daemon runs, want %d", got, cfg.Pipeline.MemoryLimit)
+	}
+	if err := d.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if got := debug.SetMemoryLimit(-1); got != before {
+		t.Fatalf("memory limit %d after Stop, want the caller's %d", got, before)
 	}
 }
