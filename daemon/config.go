@@ -493,13 +493,15 @@ func CheckAddr(what, addr string) error {
 	return nil
 }
 
-// composed reports whether select is listed before train: train then
+// Composed reports whether select is listed before train: train then
 // learns behind the select stage (see Config.Stages).
 func (c *Config) Composed() bool {
 	s, t := slices.Index(c.Stages, StageSelect), slices.Index(c.Stages, StageTrain)
 	return s >= 0 && t > s
 }
 
+// Has reports whether stage (StageScore, StageTrain, StageAnalyze,
+// StageSelect) is among the stages the daemon runs.
 func (c *Config) Has(stage string) bool {
 	for _, s := range c.Stages {
 		if s == stage {
@@ -518,6 +520,10 @@ const (
 	maxPartitions = 100000 // topics.partitions
 )
 
+// Validate checks every value of the configuration, as Start does first,
+// and returns the first problem in one line naming its YAML key (e.g.
+// "train.max_features: …"); a config that passes starts, or fails only on
+// what it meets (brokers, files).
 func (c *Config) Validate() error {
 	if len(c.Stages) == 0 {
 		return errors.New("stages: at least one of score, train, analyze, select")

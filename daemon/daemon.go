@@ -553,9 +553,9 @@ func (d *Daemon) Ready() error {
 	}
 	if d.cfg.Has(StageScore) && d.cur.Load() == nil {
 		if d.cfg.Composed() {
-			return errors.New("no model yet (give --model, or wait for the first analysis that selects features and the training behind it)")
+			return errors.New("no model yet (set Config.Model, --model, or wait for the first analysis that selects features and the training behind it)")
 		}
-		return errors.New("no model yet (give --model, or wait for the first training)")
+		return errors.New("no model yet (set Config.Model, --model, or wait for the first training)")
 	}
 	if err := d.rt.Ready(); err != nil { // a dead letter cannot be written
 		return err

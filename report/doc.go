@@ -3,7 +3,7 @@
 // series layout as in Fig. 5 of the MORF paper, "Manifold Oblique Random
 // Forests", line charts, confusion matrices, residual plots, dependence
 // p-values and the discovered feature groups as a graph) and self-contained
-// HTML reports of a model (Model) and of a dependence analysis
+// HTML reports of a model (ModelHTML) and of a dependence analysis
 // (DependenceHTML). The daemon's status page (package status) and
 // `forestd report` draw with the same functions.
 //

@@ -32,7 +32,11 @@ func securityHeaders(h http.Header) {
 // see ParseHeld and StatusSince; a query it cannot read is 400 with the
 // reason), /status/chart/NAME.svg (the charts) and /status/status.js and
 // /status/status.css (the page's assets). Only GET and HEAD are allowed;
-// other paths are 404.
+// other paths are 404. The page fetches its assets and /api/status at
+// these absolute paths, so a program serving it beside its own handlers
+// mounts Handler on Patterns of its mux's root (as the daemon does), not
+// under a prefix; the page's link to /metrics works where the program
+// serves its Prometheus registry there.
 func (r *Recorder) Handler() http.Handler {
 	return http.HandlerFunc(r.serve)
 }

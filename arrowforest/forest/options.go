@@ -130,7 +130,7 @@ func (p *Params) samplerFactory(nFeatures, m int) (func() (projection.Sampler, e
 }
 
 // Params are the training options of a forest. The zero value is not
-// valid; use DefaultParams and Validate.
+// valid; use DefaultParams, and Check before training.
 type Params struct {
 	// Forest is the kind: "rf" (Breiman, axis atoms), "sporf" (sparse
 	// oblique, Randomer paper §2), "morf" (manifold oblique patches,
