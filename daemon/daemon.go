@@ -132,7 +132,7 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 	// waits for the brokers below, and /readyz, /metrics and the status
 	// page say why it is not ready yet.
 	var page []pipeline.OpsHandler
-	for _, p := range status.Patterns {
+	for _, p := range status.Patterns() {
 		page = append(page, pipeline.OpsHandler{Pattern: p, Handler: d.status.Handler()})
 	}
 	if d.ops, err = pipeline.ServeOps(cfg.HTTP, d.metrics, d.Ready, log, page...); err != nil {

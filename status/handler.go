@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/forestd/forestd/report"
@@ -14,8 +15,12 @@ import (
 //go:embed assets/index.html assets/status.js assets/status.css
 var assets embed.FS
 
-// Charts are the SVG charts served at /status/chart/NAME.svg.
-var Charts = []string{"importances", "history", "rows", "latency", "lag", "pvalues", "groups"}
+// charts are the SVG charts served at /status/chart/NAME.svg.
+var charts = [...]string{"importances", "history", "rows", "latency", "lag", "pvalues", "groups"}
+
+// Charts lists the SVG charts served at /status/chart/NAME.svg (a new
+// slice).
+func Charts() []string { return slices.Clone(charts[:]) }
 
 // securityHeaders forbid inline scripts, other origins, framing and
 // content sniffing: the page's own script and stylesheet, and fetches of
@@ -41,8 +46,8 @@ func (r *Recorder) Handler() http.Handler {
 	return http.HandlerFunc(r.serve)
 }
 
-// Patterns are the ServeMux patterns Handler answers.
-var Patterns = []string{"/", "/api/status", "/status/"}
+// Patterns lists the ServeMux patterns Handler answers (a new slice).
+func Patterns() []string { return []string{"/", "/api/status", "/status/"} }
 
 func (r *Recorder) serve(w http.ResponseWriter, req *http.Request) {
 	securityHeaders(w.Header())
@@ -192,7 +197,7 @@ func draw(name string, s Status) (template.HTML, error) {
 		}
 		return report.Groups(s.Analysis.Dependence)
 	}
-	return "", fmt.Errorf("status: no chart %q (want one of %s)", name, strings.Join(Charts, ", "))
+	return "", fmt.Errorf("status: no chart %q (want one of %s)", name, strings.Join(charts[:], ", "))
 }
 
 func isNaN(v float64) bool { return v != v }

@@ -1,6 +1,9 @@
 package forest
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Kind names a forest kind: the --forest value of forestd train and the
 // "forestd.kind" key of a model file (arrowforest/model/doc.go).
@@ -25,12 +28,16 @@ const (
 	KindDRF Kind = "drf"
 )
 
-// Kinds lists every kind, in the order help texts name them.
-var Kinds = []Kind{KindRF, KindSPORF, KindMORF, KindLFS, KindFDM, KindDRF}
+// kinds lists every kind, in the order help texts name them.
+var kinds = [...]Kind{KindRF, KindSPORF, KindMORF, KindLFS, KindFDM, KindDRF}
+
+// Kinds lists every kind, in the order help texts name them (a new slice:
+// the caller may change it).
+func Kinds() []Kind { return slices.Clone(kinds[:]) }
 
 // ParseKind returns the kind named s.
 func ParseKind(s string) (Kind, error) {
-	for _, k := range Kinds {
+	for _, k := range kinds {
 		if string(k) == s {
 			return k, nil
 		}

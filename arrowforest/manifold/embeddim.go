@@ -3,6 +3,7 @@ package manifold
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/tree"
@@ -34,17 +35,21 @@ import (
 // coordinates of the largest candidate's. Only the σ_G/γ_G search is
 // repeated per m.
 
-// EmbedDimCandidates are the dimensions Train compares when
+// embedDimGrid are the dimensions Train compares when
 // Options.EmbedDim is 0; those of at least N or above the number of
 // positive MDS eigenvalues are dropped (when none is left, the number of
 // positive eigenvalues is the only candidate).
-var EmbedDimCandidates = []int{2, 3, 4, 6, 8, 12, 16, 24, 32, 48}
+var embedDimGrid = [...]int{2, 3, 4, 6, 8, 12, 16, 24, 32, 48}
+
+// EmbedDimCandidates lists the dimensions Train compares when
+// Options.EmbedDim is 0 (a new slice; see embedDimGrid).
+func EmbedDimCandidates() []int { return slices.Clone(embedDimGrid[:]) }
 
 // embedDimCandidates are the candidates for n rows whose MDS has at most
 // avail positive eigenvalues (avail ≤ n − 1), ascending.
 func embedDimCandidates(n, avail int) []int {
 	var c []int
-	for _, m := range EmbedDimCandidates {
+	for _, m := range embedDimGrid {
 		if m < n && m <= avail {
 			c = append(c, m)
 		}
@@ -59,7 +64,7 @@ func embedDimCandidates(n, avail int) []int {
 // it chooses m: the largest candidate below n.
 func largestEmbedDim(n int) int {
 	m := 1
-	for _, c := range EmbedDimCandidates {
+	for _, c := range embedDimGrid {
 		if c < n {
 			m = max(m, c)
 		}

@@ -31,8 +31,8 @@ func TestEmbedDimChosenOutOfBag(t *testing.T) {
 	for _, e := range d.EmbedDims {
 		dims = append(dims, e.Dim)
 	}
-	if !slices.Equal(dims, EmbedDimCandidates) {
-		t.Fatalf("candidates scored: %v, want %v", dims, EmbedDimCandidates)
+	if !slices.Equal(dims, EmbedDimCandidates()) {
+		t.Fatalf("candidates scored: %v, want %v", dims, EmbedDimCandidates())
 	}
 	d2, err := SquaredDistances(d.Responses, n, 3, d.Distance, d.IsomapK, 2)
 	if err != nil {
@@ -128,7 +128,7 @@ func TestEmbedDimOtherSelections(t *testing.T) {
 		}
 		d := f.DRF
 		n := d.Rows()
-		if d.SelectedBy != c.selectedBy || len(d.EmbedDims) != len(EmbedDimCandidates) {
+		if d.SelectedBy != c.selectedBy || len(d.EmbedDims) != len(EmbedDimCandidates()) {
 			t.Fatalf("%s: selected by %q, %d candidates", c.name, d.SelectedBy, len(d.EmbedDims))
 		}
 		d2, _ := SquaredDistances(d.Responses, n, 3, d.Distance, d.IsomapK, 2)
@@ -186,7 +186,7 @@ func TestEmbedDimTruncation(t *testing.T) {
 		n, avail int
 		want     []int
 	}{
-		{1000, 999, EmbedDimCandidates},
+		{1000, 999, EmbedDimCandidates()},
 		{10, 9, []int{2, 3, 4, 6, 8}},
 		{1000, 5, []int{2, 3, 4}},
 		{1000, 1, []int{1}},

@@ -76,12 +76,12 @@ type Selection struct {
 	Evaluated int
 }
 
-// Grids of SelectBackscore: σ_G = s·2^k for k in SigmaExponents, s the
+// Grids of SelectBackscore: σ_G = s·2^k for k in sigmaExponents, s the
 // median squared distance between embedded training responses (the scale
-// of ‖v − w‖² in eq. (9)); γ_G = 10^(j/2) for j in GammaHalfDecades.
+// of ‖v − w‖² in eq. (9)); γ_G = 10^(j/2) for j in gammaHalfDecades.
 var (
-	SigmaExponents   = []int{-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2}
-	GammaHalfDecades = []int{-2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
+	sigmaExponents   = [...]int{-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2}
+	gammaHalfDecades = [...]int{-2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
 )
 
 // looPoint is one evaluated grid point.
@@ -147,14 +147,14 @@ func selectBackscore(z []float64, n, m int, y []float64, q int, oob *OOBPoints, 
 	if sigma == 0 {
 		s := medianSquaredDistance(z, n, m)
 		sigmas = sigmas[:0]
-		for _, k := range SigmaExponents {
+		for _, k := range sigmaExponents {
 			sigmas = append(sigmas, math.Ldexp(s, k))
 		}
 	}
 	gammas := []float64{gamma}
 	if gamma == 0 {
 		gammas = gammas[:0]
-		for _, j := range GammaHalfDecades {
+		for _, j := range gammaHalfDecades {
 			gammas = append(gammas, math.Pow(10, float64(j)/2))
 		}
 	}

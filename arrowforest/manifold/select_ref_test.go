@@ -133,7 +133,7 @@ func TestSelectTridiagonalMatchesCholesky(t *testing.T) {
 			if !near(p.mse, r.mse) || !near(p.df, r.df) || !near(p.se, r.se) {
 				t.Errorf("%s sigma %v gamma %v: tridiagonal mse %v df %v, Cholesky %v %v", kind, p.sigma, p.gamma, p.mse, p.df, r.mse, r.df)
 			}
-			if (p.si%2 == 0 || p.si == len(SigmaExponents)-1) && (p.gi%2 == 0 || p.gi == len(GammaHalfDecades)-1) {
+			if (p.si%2 == 0 || p.si == len(sigmaExponents)-1) && (p.gi%2 == 0 || p.gi == len(gammaHalfDecades)-1) {
 				coarse = k + 1 // the coarse points come first
 			}
 		}

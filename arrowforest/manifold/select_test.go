@@ -155,12 +155,12 @@ func TestSelectBackscoreRule(t *testing.T) {
 		return slices.ContainsFunc(grid, func(g float64) bool { return math.Abs(v-g) <= 1e-12*g })
 	}
 	var gammas []float64
-	for _, j := range GammaHalfDecades {
+	for _, j := range gammaHalfDecades {
 		gammas = append(gammas, math.Pow(10, float64(j)/2))
 	}
 	var sigmas []float64
 	med := medianSquaredDistance(ref.Z, ref.N, ref.M)
-	for _, k := range SigmaExponents {
+	for _, k := range sigmaExponents {
 		sigmas = append(sigmas, math.Ldexp(med, k))
 	}
 	if !onGrid(sel.Sigma, sigmas) || !onGrid(sel.Gamma, gammas) {
@@ -221,8 +221,8 @@ func TestSelectBackscoreDenoises(t *testing.T) {
 		t.Fatal(err)
 	}
 	chosen := errAt(sel.Sigma, sel.Gamma)
-	smooth := errAt(math.Ldexp(medianSquaredDistance(z, n, 1), SigmaExponents[len(SigmaExponents)-1]),
-		math.Pow(10, float64(GammaHalfDecades[0])/2))
+	smooth := errAt(math.Ldexp(medianSquaredDistance(z, n, 1), sigmaExponents[len(sigmaExponents)-1]),
+		math.Pow(10, float64(gammaHalfDecades[0])/2))
 	if chosen > 0.01 || chosen > smooth/10 {
 		t.Fatalf("error against the noise-free circle: chosen map (sigma %v, gamma %v) %v, smoothest map %v; noise variance 0.04",
 			sel.Sigma, sel.Gamma, chosen, smooth)

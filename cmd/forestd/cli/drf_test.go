@@ -127,13 +127,13 @@ func TestDRFCommands(t *testing.T) {
 		"--forest", "drf", "--trees", "10", "--max-features", "3", "--embed-dim", "0", "--sigma-g", "100",
 		"--gamma-g", "200", "--out", filepath.Join(dir, "e.arrows"))["drf"].(map[string]any)
 	cands, _ := d["embed_dim_candidates"].([]any)
-	if d["embed_dim_selected_by"] != "out-of-bag" || len(cands) != len(manifold.EmbedDimCandidates) {
+	if d["embed_dim_selected_by"] != "out-of-bag" || len(cands) != len(manifold.EmbedDimCandidates()) {
 		t.Fatalf("--embed-dim 0 reported as %v with candidates %v", d["embed_dim_selected_by"], d["embed_dim_candidates"])
 	}
 	bestDim, bestErr := 0.0, math.Inf(1)
 	for k, c := range cands {
 		c := c.(map[string]any)
-		if int(num(t, c, "dim")) != manifold.EmbedDimCandidates[k] || !(num(t, c, "oob_mse") > 0) {
+		if int(num(t, c, "dim")) != manifold.EmbedDimCandidates()[k] || !(num(t, c, "oob_mse") > 0) {
 			t.Fatalf("candidate %d: %v", k, c)
 		}
 		if num(t, c, "oob_mse") < bestErr {
