@@ -3,8 +3,6 @@ package cli
 import (
 	"fmt"
 	"os"
-	"path"
-	"path/filepath"
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -106,100 +104,11 @@ func notInput(flag, out string, inputs ...string) error {
 }
 
 // notInputDir refuses an output directory (existing or not) that is an
-// input directory, lies inside one, or holds an input — the same
-// directories through any path or link: a command writing a tree of files
-// there (score or select into a lake) would replace the inputs, or read
-// its own outputs on the next run. Inputs may be files, directories or
-// globs.
+// input directory, lies inside one, or holds an input (lake.CheckOutDir,
+// the rule lakescore.Run applies): a usage error naming flag.
 func notInputDir(flag, out string, inputs ...string) error {
-	if out == "" {
-		return nil
-	}
-	outSt, outErr := os.Stat(out)
-	for _, in := range inputs {
-		if in == "" {
-			continue
-		}
-		matches := []string{in}
-		if strings.ContainsAny(in, "*?[") {
-			if m, err := filepath.Glob(in); err == nil && m != nil {
-				matches = m
-			}
-			// an output directory the glob reaches into (it could
-			// match files below it: lk/scored for lk/*/*.parquet or
-			// lk/**/*.parquet, not scored for *.parquet) lies inside
-			// the lake the glob names
-			if globReaches(in, out) {
-				return usagef("%s %s lies inside the lake %s: forestd never overwrites its input; choose a directory outside the inputs", flag, out, in)
-			}
-		}
-		for _, p := range matches {
-			fi, err := os.Stat(p)
-			if err != nil {
-				continue
-			}
-			if fi.IsDir() && within(out, fi) {
-				return usagef("%s %s is or lies inside the input directory %s: forestd never overwrites its input; choose a directory outside the inputs", flag, out, p)
-			}
-			if outErr == nil && outSt.IsDir() && within(p, outSt) {
-				return usagef("%s %s holds the input %s: forestd never overwrites its input; choose a directory outside the inputs", flag, out, p)
-			}
-		}
+	if err := lake.CheckOutDir(out, inputs); err != nil {
+		return usagef("%s %v", flag, err)
 	}
 	return nil
-}
-
-// globReaches reports whether the glob pattern could match a file below
-// the directory out: out lies below the pattern's fixed directory prefix
-// (the root lake.List walks) and the pattern's elements match out's path
-// below it, with elements left over for the files ("**" matches any
-// number of directories).
-func globReaches(pattern, out string) bool {
-	root, rest := lake.SplitGlob(pattern)
-	absRoot, err1 := filepath.Abs(filepath.FromSlash(root))
-	absOut, err2 := filepath.Abs(out)
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	rel, err := filepath.Rel(absRoot, absOut)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return false
-	}
-	var dirs []string
-	if rel != "." {
-		dirs = strings.Split(filepath.ToSlash(rel), "/")
-	}
-	var reach func(pat, dirs []string) bool
-	reach = func(pat, dirs []string) bool {
-		switch {
-		case len(pat) == 0:
-			return false
-		case pat[0] == "**":
-			return true
-		case len(dirs) == 0:
-			return true
-		}
-		ok, err := path.Match(pat[0], dirs[0])
-		return err == nil && ok && reach(pat[1:], dirs[1:])
-	}
-	return reach(rest, dirs)
-}
-
-// within reports whether path, or one of the directories above it, is
-// the file dir (compared with os.SameFile, so through any link).
-func within(path string, dir os.FileInfo) bool {
-	p, err := filepath.Abs(path)
-	if err != nil {
-		return false
-	}
-	for {
-		if st, err := os.Stat(p); err == nil && os.SameFile(st, dir) {
-			return true
-		}
-		up := filepath.Dir(p)
-		if up == p {
-			return false
-		}
-		p = up
-	}
 }
