@@ -35,6 +35,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -152,8 +153,10 @@ func cleanTemps(out string, resume bool) (*lake.Temps, error) {
 	return &n, nil
 }
 
-// OptionError is an error about one of the Options: Option names the
-// field (MaxMemory, Keep, Compression, Threads, Readers, Probs).
+// OptionError is an error about one of the Options — Option names the
+// field (MaxMemory, Keep, Compression, Threads, Readers, Probs) — or about
+// Run's output directory (Option "Out": one that is an input directory,
+// lies inside one or holds an input, lake.CheckOutDir).
 type OptionError struct {
 	Option string
 	Err    error
@@ -398,9 +401,12 @@ func run(ctx context.Context, m *scoring.Model, paths []string, out string, opts
 	if err != nil {
 		return nil, err
 	}
+	if err := lake.CheckOutDir(out, paths); err != nil {
+		return nil, &OptionError{"Out", err}
+	}
 	l, err := lake.Open(paths, s.lopts)
 	if err != nil {
-		return nil, err
+		return nil, keepMissing(err, opts.Keep)
 	}
 	if err := s.prepare(l); err != nil {
 		return nil, err
@@ -450,6 +456,38 @@ func run(ctx context.Context, m *scoring.Model, paths []string, out string, opts
 	sum.Seconds = time.Since(t0).Seconds()
 	sum.RowsPerSec = float64(sum.Rows) / math.Max(sum.Seconds, 1e-9)
 	return sum, nil
+}
+
+// keepMissing turns a lake without a usable file because a kept column is
+// in none of its files into an OptionError naming Keep and the column
+// once; other errors are returned as they are.
+func keepMissing(err error, keep []string) error {
+	var me *lake.MissingColumnsError
+	if !errors.As(err, &me) {
+		return err
+	}
+	var cols []string
+	for _, c := range me.Columns {
+		if slices.Contains(keep, c) {
+			cols = append(cols, fmt.Sprintf("%q", c))
+		}
+	}
+	if cols == nil {
+		return err
+	}
+	s, files := "", fmt.Sprintf("%d files", me.Files)
+	if len(cols) > 1 {
+		s = "s"
+	}
+	if me.Files < me.Listed {
+		files = fmt.Sprintf("%d readable files (of %d)", me.Files, me.Listed)
+	}
+	have, more := me.Have, ""
+	if len(have) > 20 {
+		have, more = have[:20], fmt.Sprintf(", … (%d more)", len(me.Have)-20)
+	}
+	return &OptionError{"Keep", fmt.Errorf("no column%s %s in the lake: none of its %s has it (the first has %s%s)",
+		s, strings.Join(cols, ", "), files, strings.Join(have, ", "), more)}
 }
 
 // done reports whether op is a complete output of this run: a complete

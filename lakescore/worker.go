@@ -56,6 +56,9 @@ func runWorker(ctx context.Context, m *scoring.Model, root, out string, opts Opt
 	if st, err := os.Stat(root); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("workers: %s must be the lake's root directory", root)
 	}
+	if err := lake.CheckOutDir(out, []string{root}); err != nil {
+		return nil, &OptionError{"Out", err}
+	}
 	if len(w.Client.Brokers) == 0 {
 		return nil, errors.New("workers: no brokers")
 	}

@@ -266,6 +266,14 @@ func OpenFiles(list []File, opts Options) (*Lake, error) {
 		l.files = append(l.files, Planned{File: list[i], Rows: f.pf.NumRows(), RowGroups: f.rows, bytes: est})
 	}
 	if len(l.files) == 0 {
+		pfs := make([]*files.ParquetFile, len(feet))
+		errs := make([]error, len(feet))
+		for i, f := range feet {
+			pfs[i], errs[i] = f.pf, f.err
+		}
+		if err := missingEverywhere(list, pfs, errs, l.cols, l.keys); err != nil {
+			return nil, err
+		}
 		reasons := make([]string, 0, len(l.skipped))
 		for _, s := range l.skipped {
 			reasons = append(reasons, s.Reason)
@@ -274,6 +282,70 @@ func OpenFiles(list []File, opts Options) (*Lake, error) {
 	}
 	l.finishSchema(types)
 	return l, nil
+}
+
+// MissingColumnsError is a lake without a usable file because some
+// projected columns are in none of its files whose footer reads: the
+// columns are named once, not once per file.
+type MissingColumnsError struct {
+	Columns []string // the projected columns no file has, in projection order
+	Files   int      // the files whose footer was read, all lacking Columns
+	Listed  int      // the files listed
+	Have    []string // the first such file's columns
+	Others  []string // why the files whose footer did not read are unusable
+}
+
+func (e *MissingColumnsError) Error() string {
+	s := ""
+	if len(e.Columns) > 1 {
+		s = "s"
+	}
+	have, more := e.Have, ""
+	if len(have) > 20 {
+		have, more = have[:20], fmt.Sprintf(", … (%d more)", len(e.Have)-20)
+	}
+	msg := fmt.Sprintf("lake: no usable file among %d: no file has column%s %s (the first has %s%s)",
+		e.Listed, s, strings.Join(e.Columns, ", "), strings.Join(have, ", "), more)
+	if len(e.Others) > 0 {
+		msg += "; " + strings.Join(e.Others, "; ")
+	}
+	return msg
+}
+
+// missingEverywhere returns a *MissingColumnsError when some projected
+// file column (not a partition key) is in none of the files whose footer
+// read (pfs[i] non-nil; errs[i] why not), nil otherwise.
+func missingEverywhere(list []File, pfs []*files.ParquetFile, errs []error, cols, keys []string) error {
+	var first []string
+	var others []string
+	lacks := map[string]int{}
+	read := 0
+	for i, pf := range pfs {
+		if pf == nil {
+			others = append(others, (&FileError{File: list[i].Path, Err: errs[i]}).Reason())
+			continue
+		}
+		names := pf.ColumnNames()
+		if first == nil {
+			first = names
+		}
+		read++
+		for _, c := range cols {
+			if !slices.Contains(keys, c) && !slices.Contains(names, c) {
+				lacks[c]++
+			}
+		}
+	}
+	var missing []string
+	for _, c := range cols {
+		if read > 0 && lacks[c] == read {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return &MissingColumnsError{Columns: missing, Files: read, Listed: len(list), Have: first, Others: others}
 }
 
 // project fixes the projection from the first usable file.
