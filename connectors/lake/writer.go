@@ -87,9 +87,12 @@ func Create(path string, schema *arrow.Schema, opts files.WriteOptions) (*FileWr
 
 // createLocked creates a temporary file for base in dir and takes its
 // lock. A cleaner that opened the new file before the lock was taken
-// takes it for stale and removes it; then another name is tried.
+// takes it for stale and removes it; then another name is tried. A
+// cleaner runs once per run, so one retry is almost always enough; 64
+// cover a cleaner walking the directory without pause on a loaded
+// machine (TestCleanTempsWhileWriting lost 8 in a row under load).
 func createLocked(dir, base string) (*os.File, error) {
-	for range 8 {
+	for range 64 {
 		fh, err := os.CreateTemp(dir, "."+base+tmpMarker+"*")
 		if err != nil {
 			return nil, err
