@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -64,10 +63,17 @@ func (b Backoff) Delay(attempt int, rng *rand.Rand) time.Duration {
 	return time.Duration(d)
 }
 
+// stopped is the error of a retry loop whose context ended after fn
+// failed with err: both wrapped, on one line.
+func stopped(ctx context.Context, err error) error {
+	return fmt.Errorf("%w; last attempt: %w", ctx.Err(), err)
+}
+
 // Do calls fn until it succeeds, returns an error that retryable rejects
 // (nil retryable retries everything), MaxAttempts is reached or ctx is done.
 // onRetry, when set, is called with each error about to be retried. It
-// returns fn's last error, or ctx's error joined with it.
+// returns fn's last error, or ctx's error with it, both wrapped, on one
+// line ("context canceled; last attempt: …").
 func (b Backoff) Do(ctx context.Context, fn func() error, retryable func(error) bool, onRetry func(attempt int, err error)) error {
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x5eed))
 	for attempt := 0; ; attempt++ {
@@ -82,7 +88,7 @@ func (b Backoff) Do(ctx context.Context, fn func() error, retryable func(error) 
 			return err
 		}
 		if ctx.Err() != nil {
-			return errors.Join(ctx.Err(), err)
+			return stopped(ctx, err)
 		}
 		if onRetry != nil {
 			onRetry(attempt, err)
@@ -91,7 +97,7 @@ func (b Backoff) Do(ctx context.Context, fn func() error, retryable func(error) 
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return errors.Join(ctx.Err(), err)
+			return stopped(ctx, err)
 		case <-t.C:
 		}
 	}

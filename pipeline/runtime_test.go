@@ -321,6 +321,14 @@ func TestBackoff(t *testing.T) {
 	if !errors.Is(err, ErrBadInput) || calls != 1 {
 		t.Fatalf("non-retryable: calls %d err %v", calls, err)
 	}
+	// stopped by its context: both errors wrapped, on one line
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	refused := errors.New("connection refused")
+	err = fastRetry.Do(ctx, func() error { return refused }, nil, nil)
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, refused) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("retry stopped by its context: %q", err)
+	}
 	for _, bad := range []Backoff{{Initial: -1}, {Initial: 2, Max: 1}, {Multiplier: 0.5}, {Jitter: 2}, {MaxAttempts: -1}} {
 		if bad.Validate() == nil {
 			t.Fatalf("%+v accepted", bad)
