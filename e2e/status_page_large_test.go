@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,46 +12,10 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/forestd/forestd/arrowforest/forest"
-	"github.com/forestd/forestd/arrowforest/frame"
-	"github.com/forestd/forestd/arrowforest/synth"
+	"github.com/forestd/forestd/internal/testmodel"
 	"github.com/forestd/forestd/report"
-	"github.com/forestd/forestd/scoring"
 	"github.com/forestd/forestd/status"
 )
-
-// wideStatusModel is a classification model whose facts name classes
-// classes (about 380 bytes each) and features features; its two trees
-// use four features and two classes (what the status page carries, not
-// what is scored).
-func wideStatusModel(t *testing.T, version int64, classes, features int) *scoring.Model {
-	t.Helper()
-	fr, err := synth.Generate(synth.Trunk, synth.Options{N: 200, Seed: 1, P: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := forest.DefaultParams(frame.TaskClassification)
-	p.Trees, p.Seed, p.Threads = 2, 1, 1
-	f, err := forest.Train(fr, p, forest.TrainOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	long := strings.Repeat("a long class name ", 20)
-	for i := len(f.Classes); i < classes; i++ {
-		f.Classes = append(f.Classes, fmt.Sprintf("class %05d: %s", i, long))
-	}
-	for j := len(f.Features); j < features; j++ {
-		f.Features = append(f.Features, fmt.Sprintf("feature_%04d", j))
-		for k, v := range f.Importances {
-			f.Importances[k] = append(v, 1/float64(j))
-		}
-	}
-	m, err := scoring.Encode(f, version, "e2e")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
 
 // apiPoll is one /api/status request the page made: its query, the bytes
 // of the answer on the wire and whether they were gzipped.
@@ -94,7 +57,7 @@ func TestStatusPageLargeModelBrowser(t *testing.T) {
 		return r
 	}
 	r := newRecorder()
-	r.ModelLive(wideStatusModel(t, 1, 10000, 1000), "trained")
+	r.ModelLive(testmodel.Wide(t, 1, 10000, 1000), "trained")
 	d := &report.Dependence{Stat: "gcor", Method: "marginal", Alpha: 0.05, Adjust: "bh", Rows: 1000}
 	for j := 0; j < 1000; j++ {
 		d.Features = append(d.Features, report.DependenceFeature{Name: fmt.Sprintf("feature_%04d", j), Group: -1, Kind: "marginal",
@@ -172,7 +135,7 @@ func TestStatusPageLargeModelBrowser(t *testing.T) {
 	br.screenshot(t, "status-page-large.png")
 
 	// a hot swap: the next poll carries the new model, later ones hold it
-	r.ModelLive(wideStatusModel(t, 2, 3, 1000), "model topic")
+	r.ModelLive(testmodel.Wide(t, 2, 3, 1000), "model topic")
 	waitCond(t, 20*time.Second, "the page to show the swapped model", func() bool {
 		br.eval(t, read, &f)
 		return f.Version == "2"
@@ -193,7 +156,7 @@ func TestStatusPageLargeModelBrowser(t *testing.T) {
 	// a restarted daemon behind the same address: another instance, whose
 	// revisions start over; the page gets the whole document and shows it
 	r2 := newRecorder()
-	r2.ModelLive(wideStatusModel(t, 7, 5, 10), "seed file m.model")
+	r2.ModelLive(testmodel.Wide(t, 7, 5, 10), "seed file m.model")
 	h2 := r2.Handler()
 	start = len(pollsSince(0))
 	handler.Store(&h2)

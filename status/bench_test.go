@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forestd/forestd/internal/testmodel"
 	"github.com/forestd/forestd/pipeline"
 )
 
@@ -129,7 +130,7 @@ func BenchmarkPollLargeModel(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			r.ModelLive(wideModel(b, 1, 10000, 1000), "bench")
+			r.ModelLive(testmodel.Wide(b, 1, 10000, 1000), "bench")
 			r.Analysis(1, wideAnalysis(1000))
 			for i := 0; i < 20; i++ {
 				r.DeadLetter("features", int32(i%4), int64(i), "score", "missing_column", fmt.Sprintf("column f%d is missing", i))

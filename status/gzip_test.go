@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/forestd/forestd/internal/testmodel"
 )
 
 func TestAcceptsGzip(t *testing.T) {
@@ -50,7 +52,7 @@ func TestGzipResponses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.ModelLive(wideModel(t, 1, 20, 200), "trained")
+	r.ModelLive(testmodel.Wide(t, 1, 20, 200), "trained")
 	h := r.Handler()
 	fetch := func(path, accept string) *httptest.ResponseRecorder {
 		t.Helper()

@@ -21,6 +21,7 @@ import (
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/synth"
+	"github.com/forestd/forestd/internal/testmodel"
 	"github.com/forestd/forestd/pipeline"
 	"github.com/forestd/forestd/report"
 	"github.com/forestd/forestd/scoring"
@@ -296,39 +297,6 @@ func TestOptions(t *testing.T) {
 	}
 }
 
-// wideModel is a classification model with classes classes named with
-// about 380 bytes each and features features, as a model's facts see it
-// (its trees use the first four features and two classes: the surgery
-// changes what the status document carries, not what is scored).
-func wideModel(tb testing.TB, version int64, classes, features int) *scoring.Model {
-	tb.Helper()
-	fr, err := synth.Generate(synth.Trunk, synth.Options{N: 200, Seed: 1, P: 4})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	p := forest.DefaultParams(frame.TaskClassification)
-	p.Trees, p.Seed, p.Threads = 2, 1, 1
-	f, err := forest.Train(fr, p, forest.TrainOptions{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	long := strings.Repeat("a long class name ", 20)
-	for i := len(f.Classes); i < classes; i++ {
-		f.Classes = append(f.Classes, fmt.Sprintf("class %05d: %s", i, long))
-	}
-	for j := len(f.Features); j < features; j++ {
-		f.Features = append(f.Features, fmt.Sprintf("feature_%04d", j))
-		for k, v := range f.Importances {
-			f.Importances[k] = append(v, 1/float64(j))
-		}
-	}
-	m, err := scoring.Encode(f, version, "status test")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return m
-}
-
 // wideAnalysis is a dependence analysis of n marginal features.
 func wideAnalysis(n int) *report.Dependence {
 	d := &report.Dependence{Stat: "gcor", Method: "marginal", Alpha: 0.05, Adjust: "bh", Rows: 1000}
@@ -590,7 +558,7 @@ func TestConditionalPollSize(t *testing.T) {
 		return w.Body.Len(), w2.Body.Len()
 	}
 	smallFirst, small := size(model(t, 1, 5), wideAnalysis(3))
-	bigFirst, big := size(wideModel(t, 1, 10000, 1000), wideAnalysis(1000))
+	bigFirst, big := size(testmodel.Wide(t, 1, 10000, 1000), wideAnalysis(1000))
 	t.Logf("bytes per poll: small model %d first, %d steady; 10,000 classes × 1,000 features %d first, %d steady", smallFirst, small, bigFirst, big)
 	if big != small || big > 2048 || bigFirst < 4e6 {
 		t.Fatalf("steady-state poll %d bytes for the large model, %d for the small one (want equal, ≤ 2 kB); first poll %d", big, small, bigFirst)

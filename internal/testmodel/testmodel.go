@@ -1,0 +1,48 @@
+// Package testmodel makes the scoring.Model values that tests of several
+// packages share (it imports scoring, so scoring's own tests use package
+// fixture instead). Only tests import it.
+package testmodel
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/forestd/forestd/arrowforest/forest"
+	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/arrowforest/synth"
+	"github.com/forestd/forestd/scoring"
+)
+
+// Wide is a classification model whose facts name classes classes (about
+// 380 bytes each) and features features, as a model's facts see them:
+// its two trees use four Trunk features and two classes, so the surgery
+// changes what a status document or report carries, not what is scored.
+func Wide(tb testing.TB, version int64, classes, features int) *scoring.Model {
+	tb.Helper()
+	fr, err := synth.Generate(synth.Trunk, synth.Options{N: 200, Seed: 1, P: 4})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p := forest.DefaultParams(frame.TaskClassification)
+	p.Trees, p.Seed, p.Threads = 2, 1, 1
+	f, err := forest.Train(fr, p, forest.TrainOptions{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	long := strings.Repeat("a long class name ", 20)
+	for i := len(f.Classes); i < classes; i++ {
+		f.Classes = append(f.Classes, fmt.Sprintf("class %05d: %s", i, long))
+	}
+	for j := len(f.Features); j < features; j++ {
+		f.Features = append(f.Features, fmt.Sprintf("feature_%04d", j))
+		for k, v := range f.Importances {
+			f.Importances[k] = append(v, 1/float64(j))
+		}
+	}
+	m, err := scoring.Encode(f, version, "test")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return m
+}
