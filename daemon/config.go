@@ -159,10 +159,10 @@ type PipelineConfig struct {
 	// StallTimeout: /readyz fails when a partition of the consumed topics
 	// has messages waiting and no commit for this long (kafka.SourceOptions).
 	StallTimeout time.Duration `yaml:"stall_timeout"`
-	// MemoryLimit is the Go runtime's soft memory limit in bytes while the
-	// daemon runs (debug.SetMemoryLimit, a process-wide setting the caller
-	// asks for here; the daemon's end restores the previous limit). 0
-	// leaves the process's limit as it is.
+	// MemoryLimit is the Go runtime's soft memory limit in bytes for the
+	// process that runs the daemon. It is process-wide, so Start does not
+	// set it: `forestd serve` does (debug.SetMemoryLimit), and an embedder
+	// sets it itself if it wants one. 0 leaves the limit as it is.
 	MemoryLimit int64 `yaml:"memory_limit"`
 }
 

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,24 +46,21 @@ type Options struct {
 // trains, analyses and selects as its configuration says (see the package
 // documentation). Its methods are safe for concurrent use.
 type Daemon struct {
-	// prevLimit is the Go memory limit before Start set Config's (restored
-	// by closeAll); -1: Start set none
-	prevLimit int64
-	cfg       Config
-	log       *slog.Logger
-	metrics   *pipeline.Metrics
-	dm        *metrics
-	broker    *broker.Broker
-	co        kafka.ClientOptions
-	cur       *operators.Current
-	models    *models
-	bus       *kafka.ModelBus
-	sink      *kafka.Sink
-	rt        *pipeline.Runtime
-	src       *kafka.GroupSource
-	ops       *pipeline.Ops
-	loop      *trainLoop
-	status    *status.Recorder
+	cfg     Config
+	log     *slog.Logger
+	metrics *pipeline.Metrics
+	dm      *metrics
+	broker  *broker.Broker
+	co      kafka.ClientOptions
+	cur     *operators.Current
+	models  *models
+	bus     *kafka.ModelBus
+	sink    *kafka.Sink
+	rt      *pipeline.Runtime
+	src     *kafka.GroupSource
+	ops     *pipeline.Ops
+	loop    *trainLoop
+	status  *status.Recorder
 
 	analyzer    *operators.Analyzer
 	analyzeLoop *analyzeLoop
@@ -113,7 +109,7 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 	// d is not the named result: every failure returns nil, and the
 	// deferred cleanup must still see the daemon built so far
 	d := &Daemon{cfg: cfg, log: log, metrics: pipeline.NewMetrics(), cur: cur, srcDone: make(chan error, 1),
-		stop: stop, done: make(chan struct{}), starting: errors.New("starting"), prevLimit: -1}
+		stop: stop, done: make(chan struct{}), starting: errors.New("starting")}
 	d.dm = newMetrics(d.metrics.Registry, d.metrics.Retries)
 	defer func() {
 		if err != nil {
@@ -121,9 +117,6 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 			d.closeAll()
 		}
 	}()
-	if cfg.Pipeline.MemoryLimit > 0 { // the caller's own setting, restored at the end
-		d.prevLimit = debug.SetMemoryLimit(cfg.Pipeline.MemoryLimit)
-	}
 	// the status page (/ on the ops address) records from here on
 	if d.status, err = status.New(status.Options{Gatherer: d.metrics.Registry, Ready: d.Ready}); err != nil {
 		return nil, err
@@ -250,9 +243,14 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 		}()
 	}
 	if d.analyzeLoop != nil {
-		// not waited for at shutdown: a permutation search cannot be
-		// interrupted, and its result would not be published anyway
-		go d.analyzeLoop.Run(bgCtx)
+		// joined like the others: bgCtx's end stops a search under way
+		// (SearchOptions.Context), so closeAll never closes the sink under
+		// a report being published
+		d.bg.Add(1)
+		go func() {
+			defer d.bg.Done()
+			d.analyzeLoop.Run(bgCtx)
+		}()
 	}
 	d.setStarting(nil) // every field Ready reads is set: it asks them from here on
 	go func() {
@@ -268,10 +266,7 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 		}
 		d.srcDone <- d.src.Run(runCtx, d.rt.Submit)
 	}()
-	go func() {
-		d.err = d.run(runCtx)
-		close(d.done)
-	}()
+	go d.runAndClose(runCtx)
 	log.Info("forestd serve started", "brokers", strings.Join(d.cfg.Brokers, ","), "group", cfg.Group,
 		"stages", strings.Join(cfg.Stages, ","), "composed", cfg.Composed(), "topics", strings.Join(d.rt.Topics(), ","),
 		"output_format", cfg.OutputFormat, "score.probs", cfg.Score.Probs)
@@ -576,6 +571,14 @@ func (d *Daemon) setStarting(reason error) {
 	d.startMu.Unlock()
 }
 
+// runAndClose runs the daemon until ctx ends and then closes done: the
+// last goroutine of the daemon, which Wait cannot join but which does
+// nothing after it closes done.
+func (d *Daemon) runAndClose(ctx context.Context) {
+	d.err = d.run(ctx)
+	close(d.done)
+}
+
 // run waits until ctx ends (or the source fails), then shuts down
 // gracefully and returns the source's error.
 func (d *Daemon) run(ctx context.Context) error {
@@ -625,9 +628,6 @@ func (d *Daemon) closeAll() {
 	}
 	if d.broker != nil {
 		d.broker.Close()
-	}
-	if d.prevLimit >= 0 {
-		debug.SetMemoryLimit(d.prevLimit)
 	}
 }
 

@@ -8,13 +8,21 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"go.uber.org/goleak"
+
+	"github.com/forestd/forestd/arrowforest/synth"
 	"github.com/forestd/forestd/connectors/broker"
 	"github.com/forestd/forestd/connectors/kafka"
+	"github.com/forestd/forestd/operators"
 	"github.com/forestd/forestd/status"
 )
 
@@ -260,11 +268,10 @@ func TestStartCancelledWhileWaitingForBrokers(t *testing.T) {
 	}
 }
 
-// TestMemoryLimitRestored: pipeline.memory_limit is the process's Go
-// memory limit while the daemon runs; its end restores the caller's
-// limit (it was left set after Stop, a process-wide setting outliving the
-// daemon an embedder started).
-func TestMemoryLimitRestored(t *testing.T) {
+// TestStartLeavesMemoryLimit: pipeline.memory_limit is process-wide, so
+// the daemon library leaves it to the command (forestd serve sets it); an
+// embedder's limit is the same before, during and after the daemon.
+func TestStartLeavesMemoryLimit(t *testing.T) {
 	before := debug.SetMemoryLimit(-1)
 	cfg := DefaultConfig()
 	cfg.Embedded.Listen = "127.0.0.1:0"
@@ -277,13 +284,94 @@ func TestMemoryLimitRestored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := debug.SetMemoryLimit(-1); got != cfg.Pipeline.MemoryLimit {
-		t.Errorf("memory limit %d while the daemon runs, want %d", got, cfg.Pipeline.MemoryLimit)
+	if got := debug.SetMemoryLimit(-1); got != before {
+		t.Errorf("memory limit %d while the daemon runs, want the caller's %d", got, before)
 	}
 	if err := d.Stop(); err != nil {
 		t.Fatal(err)
 	}
 	if got := debug.SetMemoryLimit(-1); got != before {
 		t.Fatalf("memory limit %d after Stop, want the caller's %d", got, before)
+	}
+}
+
+// TestNoGoroutineOutlivesWait stops a daemon while its analysis loop
+// publishes a report (a publish that takes a moment to give up after the
+// stop). Stop returns only after the loop has returned — it used to be
+// left running, able to publish into the sink closeAll had closed — no
+// goroutine the daemon started is left in daemon code, and nothing leaks
+// anywhere (goleak).
+func TestNoGoroutineOutlivesWait(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	cfg := DefaultConfig()
+	cfg.Embedded.Listen = "127.0.0.1:0"
+	cfg.HTTP = "127.0.0.1:0"
+	cfg.Stages = []string{StageScore, StageAnalyze}
+	cfg.Model = "../scoring/testdata/iris.model"
+	cfg.Train.Label = "y"
+	cfg.Train.MinRows = 100
+	cfg.Train.RetrainEvery = "100"
+	cfg.Kafka.SessionTimeout = 2 * time.Second
+	d, err := Start(context.Background(), cfg, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			d.Stop()
+		}
+	}()
+	publishing := make(chan struct{})
+	var published atomic.Bool
+	d.analyzeLoop.Publish = func(ctx context.Context, _ *operators.Analysis) error {
+		close(publishing)
+		<-ctx.Done()
+		time.Sleep(1500 * time.Millisecond) // giving up takes a while: longer than the rest of the shutdown
+		published.Store(true)
+		return ctx.Err()
+	}
+	fr, err := synth.Generate(synth.XOR1, synth.Options{N: 200, Seed: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := fr.ToRecord(memory.DefaultAllocator)
+	defer rec.Release()
+	if _, err := d.analyzer.Add(rec.Schema(), []arrow.Record{rec}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-publishing:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("no report was published")
+	}
+	stopped = true
+	if err := d.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if !published.Load() {
+		t.Fatal("Stop returned while the analysis loop was still publishing")
+	}
+	var left []string
+	for _, g := range strings.Split(goroutines(), "\n\n") {
+		if strings.Contains(g, "forestd/daemon.") && !strings.Contains(g, "daemon.TestNoGoroutineOutlivesWait") &&
+			!strings.Contains(g, "daemon.(*Daemon).runAndClose") {
+			left = append(left, g)
+		}
+	}
+	if len(left) > 0 {
+		t.Fatalf("%d goroutines in daemon code after Stop:\n%s", len(left), strings.Join(left, "\n\n"))
+	}
+}
+
+// goroutines is every goroutine's stack.
+func goroutines() string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return string(buf[:n])
+		}
+		buf = make([]byte, 2*len(buf))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -68,6 +69,9 @@ func runServe(args []string, env Env) error {
 		}
 		_, err = env.Stdout.Write(b)
 		return err
+	}
+	if cfg.Pipeline.MemoryLimit > 0 { // process-wide: the command's to set, not the daemon library's
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(cfg.Pipeline.MemoryLimit))
 	}
 	if f.demo {
 		return runDemo(ctx, cfg, f.demoDuration, env)
