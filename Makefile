@@ -20,11 +20,19 @@ benthos:
 deps:
 	bash e2e/deps.sh
 
-## test: vet + every unit, reader and end-to-end test (reads testdata/), then the same in connectors/benthos; installs kcat and chromium first when missing
+# Every go test names its time limit: TEST_TIMEOUT bounds one package's test
+# binary (the e2e package is the longest: under 4 minutes on an idle 2-core
+# machine, so 20 minutes leaves room for a busy one).
+TEST_TIMEOUT ?= 20m
+
+## test: vet + every unit, reader and end-to-end test (reads testdata/) in both modules (forestd, then connectors/benthos); runs both even when the first fails and exits non-zero if any step failed; installs kcat and chromium first when missing
 test: deps
-	$(GO) vet $(PKGS)
-	$(GO) test -count=1 $(PKGS)
-	cd $(BENTHOS) && $(GO) vet ./... && $(GO) test -count=1 ./...
+	@fail=""; \
+	$(GO) vet $(PKGS) || fail="$$fail vet"; \
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(PKGS) || fail="$$fail test"; \
+	(cd $(BENTHOS) && $(GO) vet ./...) || fail="$$fail benthos-vet"; \
+	(cd $(BENTHOS) && $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...) || fail="$$fail benthos-test"; \
+	if [ -n "$$fail" ]; then echo "make test: failed:$$fail" >&2; exit 1; fi
 
 ## lint: formatting, vet, staticcheck and a tidy go.mod (direct dependencies not marked indirect)
 lint:
@@ -36,7 +44,7 @@ lint:
 
 ## bench: Go benchmarks of the engine (training, scoring, model codec)
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 3x ./arrowforest/...
+	$(GO) test -timeout 60m -run '^$$' -bench . -benchtime 3x ./arrowforest/...
 
 ## bench-peers: forestd against ranger and scikit-learn side by side (installs them with apt if absent)
 bench-peers:
