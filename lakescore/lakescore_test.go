@@ -396,7 +396,7 @@ func TestRunReportsRowGroupsOverBudget(t *testing.T) {
 
 // TestRunFailErrorsAreInput: under lake.Fail, a file whose content is at
 // fault (truncated, missing a feature) stops the run with a
-// *lake.FileError naming it that is also scoring.ErrInput, as README
+// *lake.FileError naming it that is also scoring.ErrInput, as docs/embedding.md
 // promises of every error that is the data's fault; a directory that
 // cannot be read (a file-system fault) is a FileError but not ErrInput.
 func TestRunFailErrorsAreInput(t *testing.T) {

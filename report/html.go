@@ -164,8 +164,8 @@ func DependenceHTML(w io.Writer, d *Dependence) error {
 }
 
 // adjustNote says what the adjusted p-values of a report with procedure
-// adjust are (README, "False discoveries are controlled across the
-// analysis"): a feature or group is a finding when its adjusted p-value is
+// adjust are (docs/dependence.md, "False discoveries are controlled across
+// the analysis"): a feature or group is a finding when its adjusted p-value is
 // at most α.
 func adjustNote(adjust string) string {
 	switch adjust {
