@@ -187,6 +187,7 @@ func (p *chaosProducer) stop() {
 // its chaos id, no zero-row message produced either, and every partition's
 // committed offset reached its end (no offset stuck). It prints the counts.
 func TestServeChaos(t *testing.T) {
+	t.Parallel()
 	needKcat(t)
 	model, _ := trainSyntheticModel(t, 4, 10)
 	dataDir := t.TempDir()

@@ -21,6 +21,7 @@ import (
 // make_energy_regression.R beside it with the features rounded to float32
 // as forestd reads them).
 func TestRegressionLabelMatchesEnergy(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join("..", "arrowforest", "dependence", "testdata", "energy_regression.json"))
 	if err != nil {
 		t.Fatalf("reference values: %v", err)
@@ -121,6 +122,7 @@ func nullData(t *testing.T, dir string, runs, n int, seed uint64, numeric bool) 
 // permutation and permutation seed; the per-test rule (--adjust none)
 // reports something in most of them.
 func TestNoFalseFindingsUnderIndependence(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	const alpha = 0.05
 	for ci, c := range []struct {
@@ -166,6 +168,7 @@ func TestNoFalseFindingsUnderIndependence(t *testing.T) {
 // defaults recovers S_m and the five groups exactly in at least 9 of 10
 // seeds.
 func TestXOR5GroupsAtDefaults(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	wantM := []any{"m0", "m1", "m2", "m3", "m4"}
 	wantG := [][]any{{"x2a_0", "x2a_1"}, {"x2b_0", "x2b_1"}, {"x2c_0", "x2c_1"}, {"x3a_0", "x3a_1", "x3a_2"}, {"x3b_0", "x3b_1", "x3b_2"}}

@@ -184,6 +184,7 @@ func skippedOf(t *testing.T, m map[string]any) []skipped {
 // equal to scoring that file alone in memory; the bad files are named in
 // the summary with their cause and do not stop the others.
 func TestLakeScore(t *testing.T) {
+	t.Parallel()
 	mdl := letterModel(t)
 	root := makeLake(t, map[string]string{
 		"date=2026-11-01/part-0.parquet": "letter_recognition_zstd_rg1000.parquet",
@@ -303,6 +304,7 @@ func startSlow(t *testing.T, args ...string) *exec.Cmd {
 // the outputs are byte for byte those of an uninterrupted run, no output
 // was ever visible half-written, and no temporary file is left.
 func TestLakeKillResume(t *testing.T) {
+	t.Parallel()
 	args, full, files := killLake(t, 3)
 	part := filepath.Join(t.TempDir(), "part")
 	cmd := startSlow(t, args(part)...)
@@ -355,6 +357,7 @@ func TestLakeKillResume(t *testing.T) {
 // (their writer's lock died with it), says so in its summary, and leaves
 // the outputs of an uninterrupted run, byte for byte, and nothing else.
 func TestLakeKillRerun(t *testing.T) {
+	t.Parallel()
 	args, full, files := killLake(t, 2)
 	part := filepath.Join(t.TempDir(), "part")
 	cmd := startSlow(t, args(part)...)
@@ -444,6 +447,7 @@ func same(t *testing.T, a, b string) {
 // files are reported, and the model bytes do not depend on the number of
 // readers.
 func TestLakeTrainSample(t *testing.T) {
+	t.Parallel()
 	root := makeLake(t, map[string]string{
 		"date=2026-11-01/part-0.parquet": "letter_recognition_zstd_rg1000.parquet",
 		"date=2026-11-02/part-0.parquet": "letter_recognition.parquet",
@@ -492,6 +496,7 @@ func TestLakeTrainSample(t *testing.T) {
 // temporary file a worker killed in an earlier run left in the shared
 // OUTDIR is removed at the start, while neither removes the other's.
 func TestLakeWorkers(t *testing.T) {
+	t.Parallel()
 	mdl := letterModel(t)
 	layout := map[string]string{"date=2026-11-03/bad.parquet": "bad_truncated.parquet"}
 	for i := 0; i < 8; i++ {
@@ -588,6 +593,7 @@ func TestLakeWorkers(t *testing.T) {
 // with the stored mapping), after removing the temporary file a select
 // killed earlier left there, and analyze learns from a lake sample.
 func TestLakeSelectAnalyze(t *testing.T) {
+	t.Parallel()
 	root := makeLake(t, map[string]string{
 		"day=1/a.parquet": "iris.parquet",
 		"day=2/a.parquet": "iris.parquet",
@@ -640,6 +646,7 @@ func TestLakeSelectAnalyze(t *testing.T) {
 // TestLakeResumeOtherModel: --resume keeps outputs of the same model and
 // scores again those another model wrote.
 func TestLakeResumeOtherModel(t *testing.T) {
+	t.Parallel()
 	root := makeLake(t, map[string]string{
 		"d=1/p.parquet": "letter_recognition_zstd_rg1000.parquet",
 		"d=2/p.parquet": "letter_recognition.parquet",
@@ -667,6 +674,7 @@ func TestLakeResumeOtherModel(t *testing.T) {
 // (bad_string_feature: petal_length_cm as text) is named with the column
 // and its type; the good file is scored.
 func TestLakeWrongType(t *testing.T) {
+	t.Parallel()
 	root := makeLake(t, map[string]string{
 		"k=a/good.parquet": "iris.parquet",
 		"k=b/bad.parquet":  "bad_string_feature.parquet",

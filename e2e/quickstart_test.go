@@ -53,6 +53,7 @@ var loopbackPort = regexp.MustCompile(`127\.0\.0\.1:[0-9]+`)
 // that the test runs beside others. Then it checks what the blocks say they
 // make.
 func TestReadmeQuickStarts(t *testing.T) {
+	t.Parallel()
 	needKcat(t)
 	bin := forestdBin(t)
 	qs := readmeQuickStarts(t)
@@ -130,6 +131,7 @@ func runQuickStart(t *testing.T, dir, binDir, section, script string) string {
 // TestReadmeTestCommand: the test command README gives a newcomer is
 // exactly the command .ci/run runs.
 func TestReadmeTestCommand(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)

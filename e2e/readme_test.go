@@ -46,6 +46,7 @@ func readmeProgram(t *testing.T) string {
 // (issue 33: the example never released them). Each slice must be ranged
 // over with a Release call on its element.
 func TestReadmeEmbeddingReleases(t *testing.T) {
+	t.Parallel()
 	f, err := parser.ParseFile(token.NewFileSet(), "main.go", readmeProgram(t), 0)
 	if err != nil {
 		t.Fatal(err)
@@ -117,6 +118,7 @@ func buildReadmeProgram(t *testing.T) string {
 // of a digits classifier (Arrow IPC input written by Arrow JS) and the
 // three values of a multi-output swiss-roll model (CSV input).
 func TestReadmeEmbedding(t *testing.T) {
+	t.Parallel()
 	bin := buildReadmeProgram(t)
 	dir := t.TempDir()
 	digits := filepath.Join(dir, "digits.model")

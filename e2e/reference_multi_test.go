@@ -51,6 +51,7 @@ type skMultiTree struct {
 // path passes no tie. The model also survives an encode/decode round trip
 // and scores the same.
 func TestMultiOutputTreeMatchesScikitLearn(t *testing.T) {
+	t.Parallel()
 	refs, _ := filepath.Glob(filepath.Join(refDir, "sklearn_multi_tree_*.json"))
 	if len(refs) < 1 {
 		t.Fatalf("no scikit-learn multi-output reference in %s", refDir)

@@ -92,6 +92,7 @@ type skTree struct {
 // data values, the same node sizes, impurity decreases and leaf values,
 // importances and training predictions.
 func TestTreesMatchScikitLearn(t *testing.T) {
+	t.Parallel()
 	refs, _ := filepath.Glob(filepath.Join(refDir, "sklearn_tree_*.json"))
 	if len(refs) < 5 {
 		t.Fatalf("found %d scikit-learn reference files in %s, want 5", len(refs), refDir)
@@ -261,6 +262,7 @@ type rangerRef struct {
 // of our 3 seeds must lie within 4 standard errors of ranger's spread
 // plus 2% of the error — a bigger gap means a different algorithm.
 func TestOOBErrorMatchesRanger(t *testing.T) {
+	t.Parallel()
 	refs, _ := filepath.Glob(filepath.Join(refDir, "ranger_oob_*.json"))
 	if len(refs) < 6 {
 		t.Fatalf("found %d ranger reference files, want 6", len(refs))

@@ -73,6 +73,7 @@ func ndjsonMessages(lines []string, per int) [][]byte {
 // mapping (read back from forestd.models and decoded); score applies that
 // mapping to raw held-out rows, and the predictions beat chance clearly.
 func TestServeComposeSelectTrainScore(t *testing.T) {
+	t.Parallel()
 	needKcat(t)
 	b := startBroker(t, "", t.TempDir())
 	brokers := b.logField("broker listening", "addr", 20*time.Second)

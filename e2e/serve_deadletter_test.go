@@ -107,6 +107,7 @@ func setTopicConfig(t *testing.T, brokers, topic, name, value string) {
 // in headers; the good rows around them are scored, every offset commits,
 // the daemon stays ready, and the counters count what was written.
 func TestServeOversizedDeadLetters(t *testing.T) {
+	t.Parallel()
 	brokers, d := digitsDaemon(t, []string{"--max-message-bytes", "10000000"}, "--output-format", "json")
 
 	// control bytes: not a format the daemon knows, and valid UTF-8, so
@@ -173,6 +174,7 @@ func TestServeOversizedDeadLetters(t *testing.T) {
 // again, the dead letter is written, consumption resumes and every row is
 // scored.
 func TestServeDeadLetterTopicUnavailable(t *testing.T) {
+	t.Parallel()
 	brokers, d := digitsDaemon(t, nil, "--output-format", "json", "--partitions", "1")
 	setTopicConfig(t, brokers, "forestd.dlq", "max.message.bytes", "100")
 
@@ -231,6 +233,7 @@ func TestServeDeadLetterTopicUnavailable(t *testing.T) {
 //     empty (it used to store it as null);
 //   - POST /metrics is 405 (it used to be answered).
 func TestServeMessageEdgeCases(t *testing.T) {
+	t.Parallel()
 	brokers, d := digitsDaemon(t, nil, "--output-format", "json", "--partitions", "1")
 	rows := digitsJSONRows(t, 3)
 	var m map[string]any

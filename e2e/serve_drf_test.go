@@ -70,6 +70,7 @@ func readCSVColumns(t *testing.T, path string, names []string) [][]float64 {
 // with the model's version and the message coordinates — the same values
 // `forestd score` writes offline for the same rows.
 func TestServeDRFModel(t *testing.T) {
+	t.Parallel()
 	needKcat(t)
 	upper, lower := digitHalves()
 	model := filepath.Join(t.TempDir(), "drf.model")

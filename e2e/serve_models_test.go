@@ -69,6 +69,7 @@ func (d *daemon) waitMetricAtLeast(name string, want float64, timeout time.Durat
 // being scored by the live model, and a real newer digits model is
 // adopted.
 func TestServeModelAdoption(t *testing.T) {
+	t.Parallel()
 	needKcat(t)
 	seed, _ := trainVersioned(t, "digits.parquet", "label", 1, 3)
 	b := startBroker(t, "", t.TempDir())
@@ -125,6 +126,7 @@ func TestServeModelAdoption(t *testing.T) {
 // topic (its catch-up kept the newest entry by key only). Now it adopts the
 // newest model whose entry is true.
 func TestServeRestartNoDowngrade(t *testing.T) {
+	t.Parallel()
 	needKcat(t)
 	seed, _ := trainVersioned(t, "digits.parquet", "label", 1, 3)
 	b := startBroker(t, "", t.TempDir())

@@ -76,6 +76,7 @@ func peakRSS(t *testing.T, pid int) int64 {
 // daemon's peak resident memory stays under it — backpressure slows
 // consumption instead of growing memory (ARCHITECTURE.md, The daemon's promises).
 func TestServeOverloadMemoryBound(t *testing.T) {
+	t.Parallel()
 	const bound = 192 << 20
 	model := trunkModel(t, 50, 400)
 	b := startBroker(t, "", t.TempDir())

@@ -48,6 +48,7 @@ func digitsIPC(t *testing.T, batches int) []byte {
 // such a message scores to no predictions, its offset commits, the daemon
 // stays up, and the rows after it are scored.
 func TestServeZeroRowBatch(t *testing.T) {
+	t.Parallel()
 	brokers, d := digitsDaemon(t, nil, "--output-format", "json")
 
 	ipcType := []string{"content-type=application/vnd.apache.arrow.stream"}

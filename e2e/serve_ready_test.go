@@ -58,6 +58,7 @@ func waitingServe(t *testing.T, addr string) *daemon {
 // brokers answer; once a broker starts there it creates its topics, joins
 // the group and /readyz turns 200; SIGTERM then drains and exits 0.
 func TestServeReadyWaitsForBrokers(t *testing.T) {
+	t.Parallel()
 	addr := freePort(t)
 	d := waitingServe(t, addr)
 	if code, body := httpGet("http://" + d.ops + "/metrics"); code != http.StatusOK || !strings.Contains(body, "forestd_model_version 1") {
@@ -84,6 +85,7 @@ func TestServeReadyWaitsForBrokers(t *testing.T) {
 // by its own hand with exit code 0 (a stop asked for, not a failure) and
 // without a panic.
 func TestServeStopsWhileWaitingForBrokers(t *testing.T) {
+	t.Parallel()
 	d := waitingServe(t, freePort(t))
 	start := time.Now()
 	code := d.stop(5 * time.Second)

@@ -16,6 +16,7 @@ import (
 // messages of the backlog were scored by the stale seed and the model
 // versions of the prediction stream went 2 → 1 → 2 across the restart.
 func TestServeRestartScoresWithTopicModel(t *testing.T) {
+	t.Parallel()
 	needKcat(t)
 	seed, seedVersion := trainSyntheticModel(t, 4, 10)
 	b := startBroker(t, "", t.TempDir())

@@ -91,6 +91,7 @@ func offlineScore(t *testing.T, model, in string) []string {
 // model's version, the source coordinates of their message and the row
 // within it, and the same classes as offline `forestd score`.
 func TestServeKcatJSONAndArrow(t *testing.T) {
+	t.Parallel()
 	needKcat(t)
 	model, version := trainModel(t, "digits.parquet", "label", 20)
 	b := startBroker(t, "", t.TempDir())
@@ -175,6 +176,7 @@ func TestServeKcatJSONAndArrow(t *testing.T) {
 // forestd.dlq with the reason in headers, while good traffic around them is
 // scored (here with Arrow IPC output, decoded with arrow-go).
 func TestServePoisonToDLQ(t *testing.T) {
+	t.Parallel()
 	brokers, d := digitsDaemon(t, nil)
 	rows := digitsJSONRows(t, 6)
 	badSchema, err := os.ReadFile(filepath.Join(dataDir, "bad_schema.arrows"))
@@ -241,6 +243,7 @@ func TestServePoisonToDLQ(t *testing.T) {
 // message committed before a kill was processed again after it
 // (duplicates only within the uncommitted window).
 func TestServeKill9Cycles(t *testing.T) {
+	t.Parallel()
 	needKcat(t)
 	model, _ := trainSyntheticModel(t, 4, 10)
 	b := startBroker(t, "", t.TempDir())
@@ -322,6 +325,7 @@ func groupOffsets(t *testing.T, brokers, group, topic string) map[int32]int64 {
 // starts it again on the same port and data directory: the daemon and the
 // producer recover by themselves and every row is predicted.
 func TestServeBrokerRestart(t *testing.T) {
+	t.Parallel()
 	needKcat(t)
 	model, _ := trainSyntheticModel(t, 4, 10)
 	dataDir := t.TempDir()
@@ -362,6 +366,7 @@ func TestServeBrokerRestart(t *testing.T) {
 // partitions; killing one moves its partitions to the other, and every row
 // is predicted.
 func TestServeTwoDaemonsOneGroup(t *testing.T) {
+	t.Parallel()
 	needKcat(t)
 	model, _ := trainSyntheticModel(t, 4, 10)
 	b := startBroker(t, "", t.TempDir())
@@ -414,6 +419,7 @@ func waitCond(t *testing.T, d time.Duration, what string, cond func() bool) {
 // hot-swapped mid-stream, every row is predicted (no gap), and within each
 // source partition the model versions never decrease with the offset.
 func TestServeHotSwapMonotonic(t *testing.T) {
+	t.Parallel()
 	needKcat(t)
 	b := startBroker(t, "", t.TempDir())
 	brokers := b.logField("broker listening", "addr", time.Second)
@@ -580,6 +586,7 @@ func replicaFromChunkedModel(t *testing.T, model string, version int64) (brokers
 // on forestd.models; daemon B, started without a model in another group,
 // reassembles it from the topic, becomes ready and scores with it.
 func TestServeReplicaAdoptsPublishedModel(t *testing.T) {
+	t.Parallel()
 	needKcat(t)
 	model, version := trainModel(t, "digits.parquet", "label", 150)
 	if fi, err := os.Stat(model); err != nil || fi.Size() <= 1<<20 {

@@ -126,6 +126,7 @@ func checkSecureScoring(t *testing.T, brokers, cert string, version int64) {
 // environment) scores rows that kcat produces over SASL_SSL, and kcat reads
 // the predictions back over SASL_SSL.
 func TestServeBrokerTLSSASL(t *testing.T) {
+	t.Parallel()
 	needKcat(t)
 	dir, cert, key, passwords := secureSetup(t)
 	b := startProc(t, "broker", "broker", "--listen", freePort(t), "--data-dir", t.TempDir(), "--log-format", "json",
@@ -159,6 +160,7 @@ func TestServeBrokerTLSSASL(t *testing.T) {
 // refuses stops by itself with a non-zero exit and one clear error line
 // (its other output is JSON log lines), without a panic.
 func TestServeBrokerWrongPassword(t *testing.T) {
+	t.Parallel()
 	dir, cert, key, passwords := secureSetup(t)
 	b := startProc(t, "broker", "broker", "--listen", freePort(t), "--log-format", "json",
 		"--tls-cert", cert, "--tls-key", key, "--sasl-user", "forestd:SCRAM-SHA-512", "--sasl-password-file", passwords)
@@ -200,6 +202,7 @@ func TestServeBrokerWrongPassword(t *testing.T) {
 // config) and connects to it with matching settings; kcat reaches the same
 // broker over SASL_SSL.
 func TestServeEmbeddedTLSSASL(t *testing.T) {
+	t.Parallel()
 	needKcat(t)
 	dir, cert, key, passwords := secureSetup(t)
 	model, version := trainSyntheticModel(t, 3, 10)

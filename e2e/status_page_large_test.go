@@ -48,6 +48,7 @@ func (w *countingWriter) Write(b []byte) (int, error) {
 // recorder, another instance, behind the same address) gets the page a
 // whole document and its own model, and no analysis.
 func TestStatusPageLargeModelBrowser(t *testing.T) {
+	t.Parallel()
 	br := newBrowser(t)
 	newRecorder := func() *status.Recorder {
 		r, err := status.New(status.Options{})

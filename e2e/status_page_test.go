@@ -132,6 +132,7 @@ const readPage = `(() => {
 // logged as an error in the console. Screenshots go to FORESTD_SCREENSHOTS
 // (or the test's temporary directory).
 func TestStatusPageBrowser(t *testing.T) {
+	t.Parallel()
 	needKcat(t)
 	br := newBrowser(t)
 	b := startBroker(t, "", t.TempDir())
@@ -266,6 +267,7 @@ func contains(ss []string, s string) bool {
 // the digits, and one p-value bar per feature and the group graph for an
 // analysis.
 func TestReportBrowser(t *testing.T) {
+	t.Parallel()
 	br := newBrowser(t)
 	dir := t.TempDir()
 	run := func(args ...string) {
