@@ -170,7 +170,8 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 			return nil, fmt.Errorf("embedded broker: %w", err)
 		}
 		b, err := broker.Start(broker.Options{Listen: cfg.Embedded.Listen, DataDir: cfg.Embedded.DataDir,
-			Partitions: cfg.Embedded.Partitions, AutoCreateTopics: true, Logger: log, TLS: tc, Users: users})
+			Partitions: cfg.Embedded.Partitions, AutoCreateTopics: true, Logger: log, TLS: tc, Users: users,
+			MaxRequestBytes: cfg.Embedded.MaxRequestBytes, MaxConnections: cfg.Embedded.MaxConnections})
 		if err != nil {
 			return nil, fmt.Errorf("embedded broker: %w", err)
 		}
