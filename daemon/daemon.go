@@ -543,14 +543,18 @@ func (d *Daemon) publishSeed(ctx context.Context) {
 // while it waits for the brokers, "waiting for brokers …" and the last
 // error), has a model (when it scores), can write dead letters, holds a
 // consumer-group generation in which the group makes progress
-// (kafka.GroupSource.Ready) and has read the model topic; else what it
-// waits for.
+// (kafka.GroupSource.Ready), has read the model topic and has a live heap
+// below 90% of the runtime's memory limit (memory.go); else what it waits
+// for.
 func (d *Daemon) Ready() error {
 	d.startMu.Lock()
 	starting := d.starting
 	d.startMu.Unlock()
 	if starting != nil { // the runtime, the source and the model bus may not exist yet
 		return starting
+	}
+	if err := memoryPressure(); err != nil { // memory.go
+		return err
 	}
 	if d.cfg.Has(StageScore) && d.cur.Load() == nil {
 		if d.cfg.Composed() {
