@@ -78,6 +78,12 @@ type EmbeddedConfig struct {
 	Listen     string `yaml:"listen"`
 	DataDir    string `yaml:"data_dir"`
 	Partitions int    `yaml:"partitions"`
+	// max_request_bytes bounds one request's declared size, checked before
+	// the broker reads it (Kafka's socket.request.max.bytes);
+	// max_connections caps concurrent client connections
+	// (connectors/broker/limits.go).
+	MaxRequestBytes int `yaml:"max_request_bytes"`
+	MaxConnections  int `yaml:"max_connections"`
 	// tls_cert, tls_key, sasl_users, sasl_password_file: the embedded
 	// broker's TLS and SASL, as forestd broker's flags set them
 	// (broker.Auth). The daemon connects to it with matching settings:
@@ -245,8 +251,9 @@ func (t TopicsConfig) checkShared() error {
 // DefaultConfig is the configuration with no file and no flags.
 func DefaultConfig() Config {
 	return Config{
-		Embedded: EmbeddedConfig{Listen: broker.DefaultListen, Partitions: 4},
-		Group:    "forestd",
+		Embedded: EmbeddedConfig{Listen: broker.DefaultListen, Partitions: 4,
+			MaxRequestBytes: broker.DefaultMaxRequestBytes, MaxConnections: broker.DefaultMaxConnections},
+		Group: "forestd",
 		Topics: TopicsConfig{
 			Features: "forestd.features", Training: "forestd.training", Predictions: "forestd.predictions",
 			Importances: "forestd.importances", Reports: "forestd.reports", Selected: "forestd.selected",
@@ -551,6 +558,12 @@ func (c *Config) Validate() error {
 		}
 		if c.Embedded.Partitions < 1 {
 			return fmt.Errorf("embedded.partitions: %d", c.Embedded.Partitions)
+		}
+		if r := c.Embedded.MaxRequestBytes; r < broker.DefaultMaxMessageBytes || r > 1<<31-1 {
+			return fmt.Errorf("embedded.max_request_bytes: %d (%d..%d)", r, broker.DefaultMaxMessageBytes, 1<<31-1)
+		}
+		if c.Embedded.MaxConnections < 1 {
+			return fmt.Errorf("embedded.max_connections: %d (at least 1)", c.Embedded.MaxConnections)
 		}
 	}
 	if c.Group == "" {

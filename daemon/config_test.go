@@ -133,6 +133,8 @@ func TestConfigErrors(t *testing.T) {
 		"stages: [score, score]\n":                        "twice",
 		"brokers: [nohost]\n":                             "brokers:",
 		"embedded: {listen: 'x'}\n":                       "embedded.listen",
+		"embedded: {max_request_bytes: 1000}\n":           "embedded.max_request_bytes",
+		"embedded: {max_connections: -1}\n":               "embedded.max_connections",
 		"group: ''\n":                                     "group:",
 		"topics: {features: 'bad topic'}\n":               "topics.features",
 		"output_format: csv\n":                            "output_format",

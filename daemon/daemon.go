@@ -163,7 +163,8 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 			return nil, fmt.Errorf("embedded broker: %w", err)
 		}
 		b, err := broker.Start(broker.Options{Listen: cfg.Embedded.Listen, DataDir: cfg.Embedded.DataDir,
-			Partitions: cfg.Embedded.Partitions, AutoCreateTopics: true, Logger: log, TLS: tc, Users: users})
+			Partitions: cfg.Embedded.Partitions, AutoCreateTopics: true, Logger: log, TLS: tc, Users: users,
+			MaxRequestBytes: cfg.Embedded.MaxRequestBytes, MaxConnections: cfg.Embedded.MaxConnections})
 		if err != nil {
 			return nil, fmt.Errorf("embedded broker: %w", err)
 		}
@@ -537,14 +538,18 @@ func (d *Daemon) publishSeed(ctx context.Context) {
 // while it waits for the brokers, "waiting for brokers …" and the last
 // error), has a model (when it scores), can write dead letters, holds a
 // consumer-group generation in which the group makes progress
-// (kafka.GroupSource.Ready) and has read the model topic; else what it
-// waits for.
+// (kafka.GroupSource.Ready), has read the model topic and has a live heap
+// below 90% of the runtime's memory limit (memory.go); else what it waits
+// for.
 func (d *Daemon) Ready() error {
 	d.startMu.Lock()
 	starting := d.starting
 	d.startMu.Unlock()
 	if starting != nil { // the runtime, the source and the model bus may not exist yet
 		return starting
+	}
+	if err := memoryPressure(); err != nil { // memory.go
+		return err
 	}
 	if d.cfg.Has(StageScore) && d.cur.Load() == nil {
 		if d.cfg.Composed() {

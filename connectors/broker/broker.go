@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+	"golang.org/x/sync/semaphore"
 )
 
 // DefaultListen is where the embedded broker listens when no address is given.
@@ -104,6 +105,35 @@ type Options struct {
 	AutoCreateTopics bool
 	// Logger receives the broker's warnings and errors; nil discards them.
 	Logger *slog.Logger
+
+	// The limits below protect the broker from hostile or broken clients
+	// (limits.go; each mirrors a Kafka broker setting). 0 means the default.
+
+	// MaxRequestBytes bounds one request's declared size, checked before
+	// the broker reads the body (Kafka's socket.request.max.bytes); a
+	// larger or negative size closes the connection. Default
+	// DefaultMaxRequestBytes; at least MaxMessageBytes.
+	MaxRequestBytes int
+	// MaxInflightRequestBytes bounds the declared sizes of the requests
+	// being received at once over all connections (Kafka's
+	// queued.max.request.bytes); a request that does not fit waits.
+	// Default the larger of DefaultMaxInflightRequestBytes and
+	// MaxRequestBytes; at least MaxRequestBytes.
+	MaxInflightRequestBytes int64
+	// MaxUnauthenticatedRequestBytes bounds requests before SASL
+	// authentication completes (Kafka's sasl.server.max.receive.size).
+	// Default DefaultMaxUnauthenticatedRequestBytes.
+	MaxUnauthenticatedRequestBytes int
+	// MaxConnections caps concurrent client connections (Kafka's
+	// max.connections); one beyond it is closed at once. Default
+	// DefaultMaxConnections.
+	MaxConnections int
+	// RequestReadTimeout is how long a request's body may take to arrive
+	// after its size; AuthTimeout how long a connection may take to
+	// authenticate when SASL is on. Defaults DefaultRequestReadTimeout and
+	// DefaultAuthTimeout.
+	RequestReadTimeout time.Duration
+	AuthTimeout        time.Duration
 }
 
 // Broker is a running embedded broker.
@@ -111,6 +141,7 @@ type Broker struct {
 	c         *kfake.Cluster
 	addr      string
 	sessions  *sessionWatch
+	limits    *limits
 	closeOnce sync.Once
 }
 
@@ -139,6 +170,39 @@ func (o *Options) resolve() error {
 	}
 	if o.MaxMessageBytes < 1024 {
 		return fmt.Errorf("broker: max message bytes %d is below 1024", o.MaxMessageBytes)
+	}
+	if o.MaxRequestBytes == 0 {
+		o.MaxRequestBytes = max(DefaultMaxRequestBytes, o.MaxMessageBytes)
+	}
+	if o.MaxRequestBytes < o.MaxMessageBytes || o.MaxRequestBytes > 1<<31-1 {
+		return fmt.Errorf("broker: max request bytes %d: must be between max message bytes (%d) and 2147483647", o.MaxRequestBytes, o.MaxMessageBytes)
+	}
+	if o.MaxInflightRequestBytes == 0 {
+		o.MaxInflightRequestBytes = max(DefaultMaxInflightRequestBytes, int64(o.MaxRequestBytes))
+	}
+	if o.MaxInflightRequestBytes < int64(o.MaxRequestBytes) {
+		return fmt.Errorf("broker: max in-flight request bytes %d is below max request bytes %d", o.MaxInflightRequestBytes, o.MaxRequestBytes)
+	}
+	if o.MaxUnauthenticatedRequestBytes == 0 {
+		o.MaxUnauthenticatedRequestBytes = DefaultMaxUnauthenticatedRequestBytes
+	}
+	if o.MaxUnauthenticatedRequestBytes < 1024 || o.MaxUnauthenticatedRequestBytes > o.MaxRequestBytes {
+		return fmt.Errorf("broker: max unauthenticated request bytes %d: must be between 1024 and max request bytes (%d)", o.MaxUnauthenticatedRequestBytes, o.MaxRequestBytes)
+	}
+	if o.MaxConnections == 0 {
+		o.MaxConnections = DefaultMaxConnections
+	}
+	if o.MaxConnections < 0 {
+		return fmt.Errorf("broker: max connections %d is negative", o.MaxConnections)
+	}
+	if o.RequestReadTimeout == 0 {
+		o.RequestReadTimeout = DefaultRequestReadTimeout
+	}
+	if o.AuthTimeout == 0 {
+		o.AuthTimeout = DefaultAuthTimeout
+	}
+	if o.RequestReadTimeout < 0 || o.AuthTimeout < 0 {
+		return fmt.Errorf("broker: negative request read timeout (%v) or auth timeout (%v)", o.RequestReadTimeout, o.AuthTimeout)
 	}
 	if o.MinSessionTimeout == 0 {
 		o.MinSessionTimeout = time.Second
@@ -179,6 +243,14 @@ func Start(opts Options) (*Broker, error) {
 			return nil, fmt.Errorf("broker: data directory: %w", err)
 		}
 	}
+	lim := &limits{maxRequest: int64(opts.MaxRequestBytes), maxUnauth: int64(opts.MaxUnauthenticatedRequestBytes),
+		maxConns: int64(opts.MaxConnections), readTimeout: opts.RequestReadTimeout,
+		budget: semaphore.NewWeighted(opts.MaxInflightRequestBytes), log: opts.Logger}
+	if len(opts.Users) > 0 {
+		lim.authTimeout = opts.AuthTimeout
+	} else {
+		lim.maxUnauth = lim.maxRequest
+	}
 	kopts := []kfake.Opt{
 		kfake.NumBrokers(1),
 		kfake.Ports(port),
@@ -187,21 +259,25 @@ func Start(opts Options) (*Broker, error) {
 		kfake.GroupMinSessionTimeout(opts.MinSessionTimeout),
 		kfake.BrokerConfigs(map[string]string{"message.max.bytes": strconv.Itoa(opts.MaxMessageBytes)}),
 		// kfake binds 127.0.0.1; bind the host the user asked for instead.
-		// With SASL, TLS is done here, under the librdkafka shim
-		// (saslcompat.go), which must see the plaintext.
+		// TLS is done here, under the limits (limits.go) and the librdkafka
+		// shim (saslcompat.go), which must see the plaintext.
 		kfake.ListenFn(func(network, address string) (net.Listener, error) {
 			_, p, err := net.SplitHostPort(address)
 			if err != nil {
 				return nil, err
 			}
 			ln, err := net.Listen(network, net.JoinHostPort(host, p))
-			if err != nil || len(opts.Users) == 0 {
-				return ln, err
+			if err != nil {
+				return nil, err
 			}
 			if opts.TLS != nil {
 				ln = tls.NewListener(ln, opts.TLS)
 			}
-			return saslCompatListener{ln}, nil
+			ln = limitListener{ln, lim}
+			if len(opts.Users) > 0 {
+				ln = saslCompatListener{ln}
+			}
+			return ln, nil
 		}),
 		kfake.WithLogger(slogLogger{opts.Logger}),
 	}
@@ -214,9 +290,6 @@ func Start(opts Options) (*Broker, error) {
 	if opts.AutoCreateTopics {
 		kopts = append(kopts, kfake.AllowAutoTopicCreation())
 	}
-	if opts.TLS != nil && len(opts.Users) == 0 {
-		kopts = append(kopts, kfake.TLS(opts.TLS))
-	}
 	if len(opts.Users) > 0 {
 		kopts = append(kopts, kfake.EnableSASL())
 		for _, u := range opts.Users {
@@ -227,7 +300,7 @@ func Start(opts Options) (*Broker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("broker: starting on %s: %w", opts.Listen, err)
 	}
-	b := &Broker{c: c, addr: c.ListenAddrs()[0]}
+	b := &Broker{c: c, addr: c.ListenAddrs()[0], limits: lim}
 	if b.sessions, err = newSessionWatch(c, b.addr, opts.TLS, opts.Users, opts.Logger); err != nil {
 		c.Close()
 		return nil, err
@@ -282,6 +355,10 @@ func (b *Broker) Close() {
 // expired because their session lapsed without the broker's own timer
 // firing (see sessions.go).
 func (b *Broker) ExpiredMembers() int64 { return b.sessions.expired.Load() }
+
+// LimitStats counts what the broker's connection and request limits
+// refused (limits.go).
+func (b *Broker) LimitStats() LimitStats { return b.limits.stats() }
 
 // WaitGroup waits until the consumer group is stable with n members (n < 0:
 // any number) and returns the partitions assigned to each member.

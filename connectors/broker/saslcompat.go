@@ -51,11 +51,11 @@ type saslCompat struct {
 func (c *saslCompat) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	c.mu.Lock()
-	c.req.feed(p[:n], func(key, version int16, corr int32) {
+	c.req.feed(p[:n], &frameHooks{header: func(key, version int16, corr int32) {
 		if key == apiKeyApiVersions && len(c.versions) < 64 {
 			c.versions[corr] = version
 		}
-	})
+	}})
 	c.mu.Unlock()
 	return n, err
 }
@@ -77,44 +77,67 @@ func (c *saslCompat) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
-// frameReader follows a stream of size-prefixed request frames and hands
-// the first eight body bytes of each (API key, version, correlation ID)
-// to a callback.
+// frameReader follows a stream of size-prefixed Kafka frames (a 4-byte
+// big-endian size, then that many bytes) however the stream is cut, and
+// calls its hooks: on each size prefix before any of the body, with the
+// first eight body bytes of each frame long enough to hold them (API key,
+// version, correlation ID: the request header), and after each frame's
+// last byte. The limits (limits.go) and the librdkafka shim share it.
 type frameReader struct {
 	head [12]byte // size, then key, version, correlation ID
 	have int      // bytes of head filled
-	skip int64    // body bytes left after the head
+	left int64    // bytes of the current frame not yet seen (once have >= 4)
 }
 
-func (r *frameReader) feed(b []byte, onHeader func(key, version int16, corr int32)) {
-	for len(b) > 0 {
-		if r.skip > 0 {
-			k := min(int64(len(b)), r.skip)
-			r.skip -= k
-			b = b[k:]
-			continue
-		}
-		need := 4 // the size first: a frame may be shorter than a header
-		if r.have >= 4 {
-			need = len(r.head)
-		}
-		k := copy(r.head[r.have:need], b)
-		r.have += k
-		b = b[k:]
-		if r.have == 4 && binary.BigEndian.Uint32(r.head[:4]) < 8 {
-			// a frame too short to carry a header: skip its body
-			r.skip, r.have = int64(binary.BigEndian.Uint32(r.head[:4])), 0
-			continue
-		}
-		if r.have < len(r.head) {
-			continue
-		}
-		size := int64(binary.BigEndian.Uint32(r.head[:4]))
-		onHeader(int16(binary.BigEndian.Uint16(r.head[4:6])), int16(binary.BigEndian.Uint16(r.head[6:8])),
-			int32(binary.BigEndian.Uint32(r.head[8:12])))
-		r.skip, r.have = size-8, 0
-	}
+// frameHooks are frameReader's callbacks; nil ones are skipped.
+type frameHooks struct {
+	size   func(size uint32) error // an error stops feed, which returns it
+	header func(key, version int16, corr int32)
+	end    func()
 }
+
+func (r *frameReader) feed(b []byte, h *frameHooks) error {
+	for len(b) > 0 {
+		if r.have < 4 { // the size first: a frame may be shorter than a header
+			k := copy(r.head[r.have:4], b)
+			r.have += k
+			b = b[k:]
+			if r.have < 4 {
+				return nil
+			}
+			size := binary.BigEndian.Uint32(r.head[:4])
+			r.left = int64(size)
+			if h.size != nil {
+				if err := h.size(size); err != nil {
+					return err
+				}
+			}
+		} else {
+			k := min(int64(len(b)), r.left)
+			if r.have < len(r.head) && r.head4() >= 8 {
+				k = min(k, int64(len(r.head)-r.have))
+				copy(r.head[r.have:], b[:k])
+				r.have += int(k)
+				if r.have == len(r.head) && h.header != nil {
+					h.header(int16(binary.BigEndian.Uint16(r.head[4:6])), int16(binary.BigEndian.Uint16(r.head[6:8])),
+						int32(binary.BigEndian.Uint32(r.head[8:12])))
+				}
+			}
+			r.left -= k
+			b = b[k:]
+		}
+		if r.left == 0 {
+			r.have = 0
+			if h.end != nil {
+				h.end()
+			}
+		}
+	}
+	return nil
+}
+
+// head4 is the current frame's size.
+func (r *frameReader) head4() uint32 { return binary.BigEndian.Uint32(r.head[:4]) }
 
 // patchApiVersions sets SaslHandshake's minimum version to 0 in an
 // ApiVersions response body of the given version (after the frame size

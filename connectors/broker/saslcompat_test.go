@@ -113,7 +113,7 @@ func TestFrameReader(t *testing.T) {
 		var r frameReader
 		var got [][3]int64
 		for lo := 0; lo < len(stream); lo += cut {
-			r.feed(stream[lo:min(lo+cut, len(stream))], func(k, v int16, c int32) { got = append(got, [3]int64{int64(k), int64(v), int64(c)}) })
+			r.feed(stream[lo:min(lo+cut, len(stream))], &frameHooks{header: func(k, v int16, c int32) { got = append(got, [3]int64{int64(k), int64(v), int64(c)}) }})
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("pieces of %d bytes: %v, want %v", cut, got, want)
@@ -137,7 +137,7 @@ func FuzzSASLCompat(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 0, 1, 0, 17}, int16(0))
 	f.Fuzz(func(t *testing.T, body []byte, version int16) {
 		var r frameReader
-		r.feed(body, func(int16, int16, int32) {})
+		_ = r.feed(body, &frameHooks{header: func(int16, int16, int32) {}})
 		p := bytes.Clone(body)
 		patchApiVersions(p, version)
 		diff := 0

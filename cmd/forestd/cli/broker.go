@@ -18,6 +18,8 @@ func runBroker(args []string, env Env) error {
 	dataDir := fs.String("data-dir", "", "directory to persist topics, logs and committed offsets in (empty: memory only)")
 	partitions := fs.Int("partitions", 4, "partitions of auto-created topics")
 	maxMsg := fs.Int("max-message-bytes", broker.DefaultMaxMessageBytes, "largest record batch accepted")
+	maxReq := fs.Int("max-request-bytes", broker.DefaultMaxRequestBytes, "largest request a client may send; a larger declared size closes the connection before it is read (Kafka's socket.request.max.bytes)")
+	maxConns := fs.Int("max-connections", broker.DefaultMaxConnections, "concurrent client connections; more are closed at once")
 	syncWrites := fs.Bool("sync-writes", false, "fsync every produced batch (survives power loss, slower)")
 	maxRuntime := fs.Duration("max-runtime", 0, "stop after this long (0: run until a signal)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
@@ -45,6 +47,12 @@ func runBroker(args []string, env Env) error {
 	if err := daemon.CheckAddr("--listen", *listen); err != nil {
 		return usageError{err}
 	}
+	if *maxReq < *maxMsg || *maxReq > 1<<31-1 {
+		return usagef("--max-request-bytes %d: must be between --max-message-bytes (%d) and 2147483647", *maxReq, *maxMsg)
+	}
+	if *maxConns < 1 {
+		return usagef("--max-connections %d: must be at least 1", *maxConns)
+	}
 	auth.SASLUsers = users.vals
 	if err := auth.Validate(broker.AuthNames{Cert: "--tls-cert", Key: "--tls-key", Users: "--sasl-user", Passwords: "--sasl-password-file"}); err != nil {
 		return usageError{err}
@@ -55,7 +63,8 @@ func runBroker(args []string, env Env) error {
 	}
 	log := lc.Logger(env.Stderr)
 	b, err := broker.Start(broker.Options{Listen: *listen, DataDir: *dataDir, Partitions: *partitions,
-		MaxMessageBytes: *maxMsg, SyncWrites: *syncWrites, AutoCreateTopics: true, Logger: log, TLS: tc, Users: sasl})
+		MaxMessageBytes: *maxMsg, SyncWrites: *syncWrites, AutoCreateTopics: true, Logger: log, TLS: tc, Users: sasl,
+		MaxRequestBytes: *maxReq, MaxConnections: *maxConns})
 	if err != nil {
 		return err
 	}
