@@ -540,7 +540,7 @@ func (m *msgReader) readN(n int64) ([]byte, error) {
 	if n < 0 {
 		return nil, corrupt("negative IPC length")
 	}
-	const eager = 16 << 20
+	const eager = 1 << 20
 	if n <= eager {
 		b := make([]byte, n)
 		return b, m.readFull(b)

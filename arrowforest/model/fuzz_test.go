@@ -74,7 +74,7 @@ func checkDecodeBytes(t *testing.T, data []byte) {
 	runtime.ReadMemStats(&ms)
 	// memory bound: what Decode allocates (Go and Arrow alike) is a
 	// constant factor of the input, whatever it claims
-	if got, bound := ms.TotalAlloc-before, uint64(64*len(data)+16<<20); got > bound {
+	if got, bound := ms.TotalAlloc-before, uint64(64*len(data)+8<<20); got > bound {
 		t.Fatalf("decoding %d bytes allocated %d, over %d", len(data), got, bound)
 	}
 	mem.AssertSize(t, 0)
