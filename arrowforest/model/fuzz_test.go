@@ -43,7 +43,7 @@ func fuzzSeeds(f *testing.F) {
 		leafValue(math.NaN()), leafValue(math.Inf(1)), leafValue(-1e30),
 		meta(KeyFeatures, `["x0","colour","x0","x3"]`), meta(KeyClasses, `["a","b","a"]`),
 		meta(KeyModelVersion, "-1"), meta(KeyModelVersion, "9223372036854775807"), meta(KeyModelVersion, "4611686018427387904"),
-		meta(KeyClasses, manyClasses(f, 5000)),
+		meta(KeyClasses, manyClasses(f, 4+forest.MaxUnnamedClasses)),
 	} {
 		f.Add(craft(f, classForest(), e))
 	}
