@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/forestd/forestd/arrowforest/fdm"
+	modelfile "github.com/forestd/forestd/arrowforest/model"
 	"github.com/forestd/forestd/connectors/kafka"
 	"github.com/forestd/forestd/operators"
 	"github.com/forestd/forestd/pipeline"
@@ -346,6 +347,11 @@ func (l *trainLoop) trainOnce(ctx context.Context) error {
 			return errors.New("no analysis has selected features yet")
 		}
 	}
+	// a live model at the last version (model.MaxVersion) has no next
+	// one: say so before training, not after
+	if err := l.nextVersion(new(int64)); err != nil {
+		return err
+	}
 	t0 := time.Now()
 	fr, err := l.Trainer.Snapshot(t0)
 	if err != nil {
@@ -355,9 +361,9 @@ func (l *trainLoop) trainOnce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	version := int64(1)
-	if cur := l.Models.Current.Load(); cur != nil {
-		version = cur.Version() + 1
+	var version int64
+	if err := l.nextVersion(&version); err != nil {
+		return err
 	}
 	m, err := scoring.Encode(f, version, l.CreatedBy)
 	if err != nil {
@@ -391,6 +397,17 @@ func (l *trainLoop) trainOnce(ctx context.Context) error {
 		}
 		l.Logger.Warn("publishing the model failed; retrying", "model_version", version, "attempt", attempt+1, "err", err)
 	})
+}
+
+// nextVersion sets *v to the version a new model takes: 1, or one above
+// the live model's; it fails (model.ErrVersionLimit, counted in
+// forestd_training_errors_total by Run) rather than pass model.MaxVersion.
+func (l *trainLoop) nextVersion(v *int64) (err error) {
+	*v = 1
+	if cur := l.Models.Current.Load(); cur != nil {
+		*v, err = modelfile.NextVersion(cur.Version())
+	}
+	return err
 }
 
 // waker is the scheduling the training and analysis loops share: a

@@ -17,6 +17,7 @@ import (
 
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
+	modelfile "github.com/forestd/forestd/arrowforest/model"
 	"github.com/forestd/forestd/arrowforest/synth"
 	"github.com/forestd/forestd/operators"
 	"github.com/forestd/forestd/pipeline"
@@ -222,5 +223,50 @@ func TestScoreStageProbs(t *testing.T) {
 		for _, o := range outs {
 			o.Record.Release()
 		}
+	}
+}
+
+// TestTrainLoopVersionLimit (issue 35, item 3): with a live model at the
+// last version (model.MaxVersion) a retrain is refused — counted in
+// forestd_training_errors_total and logged with the limit — instead of
+// writing version+1, which used to wrap to −2⁶³ and freeze retraining.
+func TestTrainLoopVersionLimit(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	p := forest.DefaultParams(frame.TaskClassification)
+	p.Trees, p.Threads = 5, 1
+	tr, err := operators.NewTrainer(operators.TrainOptions{Label: "y", Task: frame.TaskClassification, Window: 1000, MinRows: 50, RetrainRows: 100, Params: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, m := testMetrics()
+	fr, err := synth.Generate(synth.Trunk, synth.Options{N: 200, Seed: 1, P: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	models := &models{Current: operators.NewCurrent(), Metrics: m}
+	if err := models.Current.Offer(model(t, fr, modelfile.MaxVersion)); err != nil {
+		t.Fatal(err)
+	}
+	var logs syncLog
+	loop := &trainLoop{Trainer: tr, Models: models, CreatedBy: "test", Retry: fastRetry, Poll: 5 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)), Publish: func(context.Context, *scoring.Model) error { return nil }}
+	stage, ctx := startTrainLoop(t, loop, m)
+	rec := fr.ToRecord(mem)
+	defer rec.Release()
+	b := &pipeline.Batch{Env: &pipeline.Envelope{Topic: "t"}, Schema: rec.Schema(), Records: []arrow.Record{rec}}
+	if _, _, err := stage.Process(ctx, b); err != nil {
+		t.Fatalf("train stage: %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for testutil.ToFloat64(m.TrainingErrors) < 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no training error counted; log: %s", logs.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if cur := models.Current.Load(); cur.Version() != modelfile.MaxVersion || testutil.ToFloat64(m.ModelsTrained) != 0 ||
+		!strings.Contains(logs.String(), modelfile.ErrVersionLimit.Error()) {
+		t.Fatalf("at the version limit: live version %d, trained %v, log %s", cur.Version(), testutil.ToFloat64(m.ModelsTrained), logs.String())
 	}
 }

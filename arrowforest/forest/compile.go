@@ -55,24 +55,38 @@ type Compiled struct {
 	scratch sync.Pool // *scratch buffers reused across Predict calls
 }
 
-// Compile flattens f. The forest must be valid (see Forest.Validate).
+// Compile flattens f, which must satisfy Forest.Validate: model.Decode,
+// Train and Tune return such forests, and Validate is not repeated here
+// (ARCHITECTURE.md, Formats: one validation per load). Compile checks as
+// it goes only what its own walk needs to stay within bounds and
+// terminate, so an invalid forest is an error, never a panic.
 func Compile(f *Forest) (*Compiled, error) { return compile(f, sparseAuto) }
 
 // compile is Compile with the leaf layout mode (sparseAuto, sparseNever or
 // sparseAlways; see layout).
 func compile(f *Forest, mode int) (*Compiled, error) {
-	if err := f.Validate(); err != nil {
-		return nil, err
+	if f == nil || len(f.Trees) == 0 {
+		return nil, fmt.Errorf("forest: no trees to compile")
 	}
 	if f.Kind == KindDRF { // its leaves hold no predictions: see drf.go
 		return nil, fmt.Errorf("forest: a drf forest predicts multivariate responses through manifold.NewPredictor, not Compile")
 	}
 	c := &Compiled{p: len(f.Features), k: f.NumClasses(), q: f.NumOutputs(), atomOff: []int32{0}, rank: f.Rank, targets: f.Targets}
+	if (c.k > 0) != (f.Task == frame.TaskClassification) || (c.k > 0 && c.q != 1) {
+		return nil, fmt.Errorf("forest: %s forest with %d classes and %d outputs (Validate)", f.Task, c.k, c.q)
+	}
+	if f.Rank != nil {
+		if err := f.Rank.Validate(c.p); err != nil {
+			return nil, fmt.Errorf("forest: %w", err)
+		}
+	}
 	c.stride = max(c.k, 1)
 	if c.k == 0 {
 		c.stride = c.q
 	}
-	c.layout(f, mode)
+	if err := c.layout(f, mode); err != nil {
+		return nil, err
+	}
 	for _, t := range f.Trees {
 		base := int32(len(c.nodes))
 		c.roots = append(c.roots, base)
@@ -111,6 +125,53 @@ func compile(f *Forest, mode int) (*Compiled, error) {
 	return c, nil
 }
 
+// inBounds checks what compiling and walking t read: array lengths,
+// offsets within their arrays, children after their node (so a walk
+// ends), features and classes in range, q values per regression leaf. It
+// is the part of tree.Validate that memory safety needs, made in the
+// walk that compiles t; the rest (a tree, not a graph; distributions;
+// finite values) is Validate's, made once per load.
+func (c *Compiled) inBounds(t *tree.Tree) (leaves, entries int, err error) {
+	n := len(t.Left)
+	if n == 0 || len(t.Right) != n || len(t.Threshold) != n || len(t.MissingLeft) != n ||
+		len(t.AtomStart) != n+1 || len(t.LeafStart) != n+1 || len(t.AtomWeight) != len(t.AtomFeature) ||
+		(c.k > 0 && len(t.LeafClass) != len(t.LeafValue)) {
+		return 0, 0, fmt.Errorf("arrays of inconsistent lengths")
+	}
+	if t.AtomStart[0] != 0 || t.LeafStart[0] != 0 || int(t.AtomStart[n]) != len(t.AtomFeature) || int(t.LeafStart[n]) != len(t.LeafValue) {
+		return 0, 0, fmt.Errorf("offsets do not span their arrays")
+	}
+	for i := 0; i < n; i++ {
+		a0, a1, l0, l1 := t.AtomStart[i], t.AtomStart[i+1], t.LeafStart[i], t.LeafStart[i+1]
+		if a1 < a0 || l1 < l0 {
+			return 0, 0, fmt.Errorf("node %d has decreasing offsets", i)
+		}
+		if t.Left[i] < 0 {
+			if l1 == l0 || (c.k == 0 && int(l1-l0) != c.q) {
+				return 0, 0, fmt.Errorf("leaf %d has %d values", i, l1-l0)
+			}
+			leaves, entries = leaves+1, entries+int(l1-l0)
+			if c.k > 0 {
+				for _, k := range t.LeafClass[l0:l1] {
+					if k < 0 || int(k) >= c.k {
+						return 0, 0, fmt.Errorf("leaf %d names class %d outside 0..%d", i, k, c.k-1)
+					}
+				}
+			}
+			continue
+		}
+		if r := t.Right[i]; a1 == a0 || int(r) <= i+1 || int(r) >= n {
+			return 0, 0, fmt.Errorf("node %d has no atom or right child %d outside %d..%d", i, r, i+2, n-1)
+		}
+		for _, j := range t.AtomFeature[a0:a1] {
+			if j < 0 || int(j) >= c.p {
+				return 0, 0, fmt.Errorf("node %d uses feature %d outside 0..%d", i, j, c.p-1)
+			}
+		}
+	}
+	return leaves, entries, nil
+}
+
 // Leaf layouts (leafLayout): sparseAuto chooses, sparseNever and
 // sparseAlways force one (tests and benchmarks compare them).
 const (
@@ -138,16 +199,16 @@ const (
 
 // layout sizes the leaf tables of f's leaves and chooses dense or sparse
 // storage (mode: sparseAuto, sparseNever or sparseAlways); the sparse
-// layout is for classification only.
-func (c *Compiled) layout(f *Forest, mode int) {
+// layout is for classification only. Its walk over the nodes checks that
+// they are in bounds (inBounds).
+func (c *Compiled) layout(f *Forest, mode int) error {
 	var leaves, entries int
-	for _, t := range f.Trees {
-		for i := 0; i < t.NumNodes(); i++ {
-			if t.IsLeaf(i) {
-				leaves++
-				entries += int(t.LeafStart[i+1] - t.LeafStart[i])
-			}
+	for ti, t := range f.Trees {
+		l, e, err := c.inBounds(t)
+		if err != nil {
+			return fmt.Errorf("forest: tree %d: %w (see Forest.Validate)", ti, err)
 		}
+		leaves, entries = leaves+l, entries+e
 	}
 	sparse := c.k > 0 && (mode == sparseAlways ||
 		mode == sparseAuto && c.k >= sparseMinClasses && 4*leaves*c.k > sparseGain*(8*entries+4*leaves))
@@ -156,13 +217,14 @@ func (c *Compiled) layout(f *Forest, mode int) {
 		c.leafOff = make([]int32, 1, leaves+1)
 		c.leafIdx = make([]int32, 0, entries)
 		c.leafW = make([]float32, 0, entries)
-		return
+		return nil
 	}
 	c.leafVal = make([]float32, 0, leaves*c.stride)
 	c.iota = make([]int32, c.stride)
 	for j := range c.iota {
 		c.iota[j] = int32(j)
 	}
+	return nil
 }
 
 // addLeafValues appends leaf i of t to the leaf tables: its values and,
@@ -654,57 +716,6 @@ func (c *Compiled) forBlocksBuf(n, threads, blockRows int, rowBuf bool, fn func(
 	}
 	close(next)
 	wg.Wait()
-}
-
-// Validate checks that the forest is internally consistent.
-func (f *Forest) Validate() error {
-	if len(f.Trees) == 0 {
-		return fmt.Errorf("forest: no trees")
-	}
-	if len(f.Features) == 0 {
-		return fmt.Errorf("forest: no features")
-	}
-	k := f.NumClasses()
-	switch f.Task {
-	case frame.TaskClassification:
-		if k < 1 {
-			return fmt.Errorf("forest: classification without classes")
-		}
-	case frame.TaskRegression:
-		if k != 0 {
-			return fmt.Errorf("forest: regression with classes")
-		}
-		if err := f.ValidateTargets(); err != nil {
-			return err
-		}
-	default:
-		return fmt.Errorf("forest: unknown task %v", f.Task)
-	}
-	if f.Task != frame.TaskRegression && f.Targets != nil {
-		return fmt.Errorf("forest: %s forest with targets %v", f.Task, f.Targets)
-	}
-	for i, t := range f.Trees {
-		if t == nil {
-			return fmt.Errorf("forest: tree %d missing", i)
-		}
-		if err := t.ValidateOutputs(len(f.Features), k, f.NumOutputs()); err != nil {
-			return fmt.Errorf("forest: tree %d: %w", i, err)
-		}
-	}
-	if f.Rank != nil {
-		if err := f.Rank.Validate(len(f.Features)); err != nil {
-			return fmt.Errorf("forest: %w", err)
-		}
-	}
-	if err := f.ValidateMapping(); err != nil {
-		return err
-	}
-	for kind, v := range f.Importances {
-		if len(v) != len(f.Features) {
-			return fmt.Errorf("forest: %s importance has %d values for %d features", kind, len(v), len(f.Features))
-		}
-	}
-	return nil
 }
 
 // ValidateTargets checks the target names of a multi-output regression

@@ -171,8 +171,9 @@ func decodeStream(rdr *ipc.Reader, mr *msgReader) (*forest.Forest, Meta, error) 
 		return nil, Meta{}, corrupt("node table has %d trees but %s is %d", len(trees), KeyTrees, st.trees)
 	}
 	st.f.Trees = trees
-	if err := checkForest(st.f); err != nil {
-		return nil, Meta{}, corrupt("%v", err)
+	// the format is checked: now the meaning, once (forest.Validate)
+	if err := st.f.Validate(); err != nil {
+		return nil, Meta{}, wrapCorrupt(err)
 	}
 	if v := formatVersionFor(st.f); v > st.version {
 		return nil, Meta{}, corrupt("%s %d cannot hold what this model carries (it needs version %d)", KeyFormatVersion, st.version, v)
@@ -539,7 +540,7 @@ func (m *msgReader) readN(n int64) ([]byte, error) {
 	if n < 0 {
 		return nil, corrupt("negative IPC length")
 	}
-	const eager = 16 << 20
+	const eager = 1 << 20
 	if n <= eager {
 		b := make([]byte, n)
 		return b, m.readFull(b)

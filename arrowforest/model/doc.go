@@ -60,7 +60,8 @@
 //	                        "model format version N is newer than this
 //	                        forestd supports (4); upgrade forestd"
 //	forestd.model_id        content hash, see below
-//	forestd.model_version   caller-chosen model version, decimal int64
+//	forestd.model_version   caller-chosen model version, decimal, 0 to
+//	                        MaxVersion = 2^62 − 1 (so version + 1 never wraps)
 //	forestd.created_by      writer, e.g. "forestd dev"
 //	forestd.kind            forest kind, e.g. "rf"
 //	forestd.task            "classification" or "regression"
@@ -160,9 +161,16 @@
 //     against their bounds before Arrow reads them, buffer sizes and list
 //     offsets are checked, nulls are rejected), a wrong schema, a row or
 //     tree count different from forestd.nodes or forestd.trees, bad JSON,
-//     a tree failing tree.Validate(p, k), or inconsistent metadata (task vs
-//     classes, levels or importances vs features, invalid UTF-8). A file
-//     whose checksum was recomputed over nonsense is still rejected.
+//     a model version outside 0..MaxVersion, or a forest failing
+//     forest.Validate — the one check of meaning, made once per load:
+//     trees that are trees (each node but the root the child of exactly
+//     one node, children after parents), finite leaf values and class
+//     frequencies that are distributions, distinct feature and class
+//     names, classes bounded by those the leaves name
+//     (forest.MaxUnnamedClasses), consistent metadata (task vs classes,
+//     levels or importances vs features, valid UTF-8). The codec itself
+//     checks the format (types, lengths, offsets, counts). A file whose
+//     checksum was recomputed over nonsense is still rejected.
 //
 // A forest returned by Decode is therefore safe to score: every child,
 // feature and class index is in range. Decode's memory use is bounded by a

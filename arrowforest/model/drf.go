@@ -98,7 +98,7 @@ func unfloats64(s string, want int, what string) ([]float64, error) {
 // decodeDRF parses forestd.drf strictly: every field present (but the
 // optional offset, selected_by and loo_mse), no unknown field, array
 // lengths matching rows, dim, the number of targets and the number of
-// trees. Semantic checks follow in checkForest
+// trees. Semantic checks follow in forest.Validate
 // (forest.ValidateDRF), once the trees are decoded.
 func decodeDRF(v string, st *decodeState) error {
 	dec := json.NewDecoder(bytes.NewReader([]byte(v)))

@@ -4,13 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"sort"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -20,7 +17,6 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/forestd/forestd/arrowforest/forest"
-	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/internal/atomicfile"
 )
 
@@ -75,12 +71,16 @@ func WriteFile(path string, f *forest.Forest, meta Meta) (Meta, error) {
 	return Codec{}.WriteFile(path, f, meta)
 }
 
-// Encode validates f (the checks Decode applies), writes it to w as a model
+// Encode validates f (forest.Validate and the model version: the checks
+// Decode applies), writes it to w as a model
 // stream and returns meta with ID set to the content hash. Nothing is
 // written when f is invalid.
 func (c Codec) Encode(w io.Writer, f *forest.Forest, meta Meta) (Meta, error) {
-	if err := checkForest(f); err != nil {
-		return Meta{}, fmt.Errorf("model: cannot encode forest: %w", err)
+	if err := f.Validate(); err != nil {
+		return Meta{}, fmt.Errorf("model: cannot encode: %w", err)
+	}
+	if err := checkVersion(meta.Version); err != nil {
+		return Meta{}, fmt.Errorf("model: cannot encode: %w", err)
 	}
 	if !utf8.ValidString(meta.CreatedBy) {
 		return Meta{}, fmt.Errorf("model: cannot encode forest: created-by %q is not valid UTF-8", meta.CreatedBy)
@@ -293,150 +293,4 @@ func valuesData(k kind, v values, n int) arrow.ArrayData {
 		panic(fmt.Sprintf("model: unknown column kind %#x", uint8(k)))
 	}
 	return array.NewData(k.arrowType(), n, []*memory.Buffer{nil, memory.NewBufferBytes(b)}, nil, 0, 0)
-}
-
-// checkForest checks everything Decode guarantees about a forest: metadata
-// consistency (task vs classes, levels and importances vs features, valid
-// UTF-8 names) and tree.Validate on every tree. It never panics, whatever
-// the input.
-func checkForest(f *forest.Forest) error {
-	if f == nil {
-		return fmt.Errorf("nil forest")
-	}
-	if f.Kind == "" {
-		return fmt.Errorf("forest kind is empty")
-	}
-	k := 0
-	switch f.Task {
-	case frame.TaskClassification:
-		if len(f.Classes) == 0 {
-			return fmt.Errorf("classification forest has no classes")
-		}
-		k = len(f.Classes)
-		if f.Targets != nil {
-			return fmt.Errorf("classification forest has targets %q", f.Targets)
-		}
-	case frame.TaskRegression:
-		if len(f.Classes) != 0 {
-			return fmt.Errorf("regression forest has %d classes", len(f.Classes))
-		}
-		if err := f.ValidateTargets(); err != nil {
-			return errors.New(strings.TrimPrefix(err.Error(), "forest: "))
-		}
-	default:
-		return fmt.Errorf("task %q is neither classification nor regression", f.Task)
-	}
-	p := len(f.Features)
-	if f.Levels != nil && len(f.Levels) != p {
-		return fmt.Errorf("%d level lists for %d features", len(f.Levels), p)
-	}
-	kinds := make([]string, 0, len(f.Importances))
-	for kind := range f.Importances {
-		kinds = append(kinds, kind)
-	}
-	sort.Strings(kinds)
-	for _, kind := range kinds {
-		if kind == "" {
-			return fmt.Errorf("importance with an empty kind")
-		}
-		if n := len(f.Importances[kind]); n != p {
-			return fmt.Errorf("importance %q has %d values for %d features", kind, n, p)
-		}
-	}
-	if err := checkUTF8(f, kinds); err != nil {
-		return err
-	}
-	if f.Rank != nil {
-		if err := f.Rank.Validate(p); err != nil {
-			return err
-		}
-	}
-	if len(f.Trees) == 0 {
-		return fmt.Errorf("forest has no trees")
-	}
-	for i, t := range f.Trees {
-		if t == nil {
-			return fmt.Errorf("tree %d is nil", i)
-		}
-		if err := checkOffsets(t.AtomStart, len(t.AtomFeature)); err != nil {
-			return fmt.Errorf("tree %d: atom offsets: %w", i, err)
-		}
-		if err := checkOffsets(t.LeafStart, len(t.LeafValue)); err != nil {
-			return fmt.Errorf("tree %d: leaf offsets: %w", i, err)
-		}
-		if err := t.ValidateOutputs(p, k, f.NumOutputs()); err != nil {
-			return fmt.Errorf("tree %d: %s", i, strings.TrimPrefix(err.Error(), "tree: "))
-		}
-		if k == 0 && len(t.LeafClass) != 0 {
-			return fmt.Errorf("tree %d: regression tree has leaf classes", i)
-		}
-		if len(t.AtomWeight) != len(t.AtomFeature) {
-			return fmt.Errorf("tree %d: %d atom weights for %d atom features", i, len(t.AtomWeight), len(t.AtomFeature))
-		}
-	}
-	if err := f.ValidateMapping(); err != nil {
-		return err
-	}
-	if err := f.ValidateDerived(); err != nil {
-		return err
-	}
-	if err := f.ValidateTuning(); err != nil {
-		return err
-	}
-	return f.ValidateDRF()
-}
-
-// checkOffsets makes sure off is non-decreasing from 0 to total, so that
-// tree.Validate cannot index outside the value arrays.
-func checkOffsets(off []int32, total int) error {
-	if len(off) == 0 {
-		return fmt.Errorf("missing")
-	}
-	if off[0] != 0 || int(off[len(off)-1]) != total {
-		return fmt.Errorf("must run from 0 to %d", total)
-	}
-	for i := 1; i < len(off); i++ {
-		if off[i] < off[i-1] {
-			return fmt.Errorf("decrease at node %d", i-1)
-		}
-	}
-	return nil
-}
-
-func checkUTF8(f *forest.Forest, kinds []string) error {
-	check := func(what, s string) error {
-		if !utf8.ValidString(s) {
-			return fmt.Errorf("%s %q is not valid UTF-8", what, s)
-		}
-		return nil
-	}
-	if err := check("kind", string(f.Kind)); err != nil {
-		return err
-	}
-	if err := check("label", f.LabelName); err != nil {
-		return err
-	}
-	for _, s := range f.Features {
-		if err := check("feature", s); err != nil {
-			return err
-		}
-	}
-	for _, l := range f.Levels {
-		for _, s := range l {
-			if err := check("level", s); err != nil {
-				return err
-			}
-		}
-	}
-	for _, s := range f.Classes {
-		if err := check("class", s); err != nil {
-			return err
-		}
-	}
-	for _, s := range kinds {
-		if err := check("importance kind", s); err != nil {
-			return err
-		}
-	}
-	return nil
 }

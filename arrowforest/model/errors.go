@@ -52,6 +52,12 @@ func newError(kind, cause error, format string, args ...any) error {
 	return &modelError{kind: kind, msg: oneLine(msg), cause: cause}
 }
 
+// wrapCorrupt marks err (a forest that fails forest.Validate) as
+// ErrCorrupt: "corrupt model: " and err's text, err kept for errors.As.
+func wrapCorrupt(err error) error {
+	return &modelError{kind: ErrCorrupt, msg: oneLine(ErrCorrupt.Error() + ": " + err.Error()), cause: err}
+}
+
 func corrupt(format string, args ...any) error { return newError(ErrCorrupt, nil, format, args...) }
 
 func truncated(format string, args ...any) error { return newError(ErrTruncated, nil, format, args...) }

@@ -3,6 +3,7 @@ package model
 import (
 	"encoding/binary"
 	"math"
+	"runtime"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -20,17 +21,37 @@ func fuzzSeeds(f *testing.F) {
 	}
 	add(Codec{}, classForest(), Meta{Version: 1, CreatedBy: "fuzz"})
 	add(Codec{MaxBatchRows: 2}, classForest(), Meta{})
-	add(Codec{MaxBatchRows: 3}, regForest(), Meta{Version: -5})
+	add(Codec{MaxBatchRows: 3}, regForest(), Meta{Version: 5})
 	add(Codec{MaxBatchRows: 16}, randomForest(1, 3, 21, 5, 3, 4), Meta{})
 	add(Codec{}, mappedForest(), Meta{Version: 2})
 	add(Codec{MaxBatchRows: 2}, multiForest(), Meta{Version: 3})
 	f.Add([]byte{})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0})
 	f.Add([]byte("ARROW1\x00\x00"))
+	// the shapes of issue 35 (validate_test.go): a ladder of shared
+	// children, leaves that are no distribution, names twice, versions
+	// out of range, classes no leaf names
+	noEdit := func(*table, map[string]string) {}
+	leafValue := func(v float64) func(*table, map[string]string) {
+		return func(tab *table, _ map[string]string) { tab.cols[colIndex(f, "leaf_value")].f64[0] = v }
+	}
+	meta := func(key, v string) func(*table, map[string]string) {
+		return func(_ *table, md map[string]string) { md[key] = v }
+	}
+	f.Add(craft(f, ladderForest(50), noEdit))
+	for _, e := range []func(*table, map[string]string){
+		leafValue(math.NaN()), leafValue(math.Inf(1)), leafValue(-1e30),
+		meta(KeyFeatures, `["x0","colour","x0","x3"]`), meta(KeyClasses, `["a","b","a"]`),
+		meta(KeyModelVersion, "-1"), meta(KeyModelVersion, "9223372036854775807"), meta(KeyModelVersion, "4611686018427387904"),
+		meta(KeyClasses, manyClasses(f, 4+forest.MaxUnnamedClasses)),
+	} {
+		f.Add(craft(f, classForest(), e))
+	}
 }
 
-// FuzzDecode: Decode never panics, never leaks Arrow memory, fails only
-// with a sentinel error on one line, and a model it accepts is safe to
+// FuzzDecode: Decode never panics, never leaks Arrow memory, allocates
+// within a constant factor of its input, fails only with a sentinel error
+// on one line (an input error), and a model it accepts is safe to
 // traverse and survives re-encoding: decode(encode(g)) equals g with a
 // stable ID. (The re-encoded ID may differ from the input's: a model
 // written before forest.Params gained a field decodes fine and re-encodes
@@ -46,7 +67,16 @@ func FuzzDecode(f *testing.F) {
 // to traverse and survives re-encoding unchanged.
 func checkDecodeBytes(t *testing.T, data []byte) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	before := ms.TotalAlloc
 	g, m, err := Codec{Allocator: mem}.DecodeBytes(data)
+	runtime.ReadMemStats(&ms)
+	// memory bound: what Decode allocates (Go and Arrow alike) is a
+	// constant factor of the input, whatever it claims
+	if got, bound := ms.TotalAlloc-before, uint64(64*len(data)+8<<20); got > bound {
+		t.Fatalf("decoding %d bytes allocated %d, over %d", len(data), got, bound)
+	}
 	mem.AssertSize(t, 0)
 	if err != nil {
 		if !isSentinel(err) {

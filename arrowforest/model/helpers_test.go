@@ -136,11 +136,16 @@ func randomForest(seed uint64, nTrees, nodesPerTree, p, k, maxAtom int) *forest.
 				if k == 0 {
 					t.LeafValue = append(t.LeafValue, rng.NormFloat64())
 				} else {
+					e0, sum := len(t.LeafValue), 0.0
 					for c := 0; c < k; c++ {
 						if c == 0 || rng.IntN(3) == 0 {
 							t.LeafClass = append(t.LeafClass, int32(c))
 							t.LeafValue = append(t.LeafValue, rng.Float64())
+							sum += t.LeafValue[len(t.LeafValue)-1]
 						}
+					}
+					for e := e0; e < len(t.LeafValue); e++ { // frequencies
+						t.LeafValue[e] /= sum
 					}
 				}
 			}

@@ -2,6 +2,7 @@ package model
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -24,6 +25,34 @@ type Meta struct {
 	// CreatedBy names the writer, e.g. "forestd dev". Part of the hashed
 	// content; must be valid UTF-8.
 	CreatedBy string
+}
+
+// MaxVersion is the largest model version, 2^62 − 1: versions run from 0
+// to MaxVersion, so the next version (NextVersion) never wraps round to a
+// negative one, and a model claiming more (2^63 − 1 on the model topic)
+// is refused before anything adopts it.
+const MaxVersion = 1<<62 - 1
+
+// ErrVersionLimit: a model of version MaxVersion has no next version.
+var ErrVersionLimit = errors.New("model version limit reached")
+
+// NextVersion is the version of a model that replaces one of version v
+// (a retrain): v + 1. Past MaxVersion (or for a v outside 0..MaxVersion)
+// it fails with an error that matches ErrVersionLimit, so that a trainer
+// stops instead of writing a version that wraps.
+func NextVersion(v int64) (int64, error) {
+	if v < 0 || v >= MaxVersion {
+		return 0, fmt.Errorf("%w: the current model has version %d and versions stop at %d (model.MaxVersion); publish a model with a lower version to go on", ErrVersionLimit, v, int64(MaxVersion))
+	}
+	return v + 1, nil
+}
+
+// checkVersion refuses a model version outside 0..MaxVersion.
+func checkVersion(v int64) error {
+	if v < 0 || v > MaxVersion {
+		return fmt.Errorf("model version %d outside 0..%d", v, int64(MaxVersion))
+	}
+	return nil
 }
 
 // Format identification.
@@ -123,8 +152,10 @@ var metaKeys = []metaKey{
 			return strconv.FormatInt(m.Version, 10), true, nil
 		},
 		dec: func(v string, st *decodeState) (err error) {
-			st.meta.Version, err = strconv.ParseInt(v, 10, 64)
-			return err
+			if st.meta.Version, err = strconv.ParseInt(v, 10, 64); err != nil {
+				return err
+			}
+			return checkVersion(st.meta.Version)
 		}},
 	{key: KeyCreatedBy,
 		enc: func(_ *forest.Forest, m Meta, _ int) (string, bool, error) { return m.CreatedBy, true, nil },

@@ -5,7 +5,10 @@
 // values.
 package tree
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Tree is a fitted binary tree in struct-of-arrays form. Node 0 is the root.
 //
@@ -75,82 +78,160 @@ func (t *Tree) Depth() int {
 	return int(max)
 }
 
-// Validate checks the structural invariants a decoder or a builder must
-// guarantee: consistent lengths, children in range and after their parent
-// (so traversal terminates), leaf entries well formed, atom features
-// within 0..p-1 and class indices within 0..k-1 (k = 0 for regression,
-// whose leaves hold one value).
+// InvalidError is an invariant of Validate that a tree breaks: Node is the
+// node at fault (-1 for the tree as a whole) and Reason says what is wrong,
+// naming the values. Its text carries no package prefix: callers say which
+// tree ("forest: tree 3: node 7 has two parents, 2 and 5").
+type InvalidError struct {
+	Node   int
+	Reason string
+}
+
+func (e *InvalidError) Error() string {
+	if e.Node < 0 {
+		return e.Reason
+	}
+	return fmt.Sprintf("node %d %s", e.Node, e.Reason)
+}
+
+func invalid(node int, format string, a ...any) error {
+	return &InvalidError{Node: node, Reason: fmt.Sprintf(format, a...)}
+}
+
+// DistributionTolerance is how far from 1 the frequencies of a
+// classification leaf may sum: the builder writes count/total for each
+// class (finishLeaf, Reestimate), whose float64 sum is 1 within a few
+// units in the last place per class.
+const DistributionTolerance = 1e-6
+
+// Validate checks the invariants a decoder or a builder must guarantee,
+// and is their one statement (ARCHITECTURE.md, Formats):
+//   - consistent lengths and offsets;
+//   - a tree, not a graph: every child in range and after its parent (so
+//     traversal terminates), and every node but the root the child of
+//     exactly one node (so no two paths reach a node: a "ladder" whose
+//     node i has children i+1 and i+2 has exponentially many paths);
+//   - atom features within 0..p-1, internal nodes with an atom and no
+//     leaf entries, leaves with entries and no atom;
+//   - classification leaves (k > 0): increasing classes within 0..k-1
+//     whose frequencies are finite, non-negative and sum to 1 within
+//     DistributionTolerance; regression leaves (k = 0): q finite values.
+//
+// Errors are *InvalidError. Validate never panics, whatever the tree
+// holds, and takes O(nodes + entries) time and 4 bytes per node.
 func (t *Tree) Validate(p, k int) error { return t.ValidateOutputs(p, k, 1) }
 
 // ValidateOutputs is Validate for a regression tree (k = 0) whose leaves
 // hold q values each.
 func (t *Tree) ValidateOutputs(p, k, q int) error {
 	if q < 1 || (k > 0 && q != 1) {
-		return fmt.Errorf("tree: %d outputs with %d classes", q, k)
+		return invalid(-1, "has %d outputs with %d classes", q, k)
 	}
 	n := len(t.Left)
 	if n == 0 {
-		return fmt.Errorf("tree: no nodes")
+		return invalid(-1, "has no nodes")
 	}
 	if len(t.Right) != n || len(t.Threshold) != n || len(t.MissingLeft) != n || len(t.Count) != n {
-		return fmt.Errorf("tree: node arrays have unequal lengths")
+		return invalid(-1, "has node arrays of unequal lengths")
 	}
 	if len(t.AtomStart) != n+1 || len(t.LeafStart) != n+1 {
-		return fmt.Errorf("tree: offset arrays must have %d entries", n+1)
+		return invalid(-1, "has offset arrays without %d entries", n+1)
 	}
 	if t.AtomStart[0] != 0 || t.LeafStart[0] != 0 {
-		return fmt.Errorf("tree: offsets must start at 0")
+		return invalid(-1, "has offsets that do not start at 0")
 	}
 	if int(t.AtomStart[n]) != len(t.AtomFeature) || len(t.AtomFeature) != len(t.AtomWeight) {
-		return fmt.Errorf("tree: atom arrays inconsistent with offsets")
+		return invalid(-1, "has atom arrays inconsistent with their offsets")
 	}
 	if int(t.LeafStart[n]) != len(t.LeafValue) {
-		return fmt.Errorf("tree: leaf arrays inconsistent with offsets")
+		return invalid(-1, "has leaf arrays inconsistent with their offsets")
 	}
 	if k > 0 && len(t.LeafClass) != len(t.LeafValue) {
-		return fmt.Errorf("tree: leaf classes and values differ in length")
+		return invalid(-1, "has leaf classes and values of different lengths")
 	}
 	// offsets must be non-decreasing everywhere before any is used
 	for i := 0; i < n; i++ {
 		if t.AtomStart[i+1] < t.AtomStart[i] || t.LeafStart[i+1] < t.LeafStart[i] {
-			return fmt.Errorf("tree: node %d has decreasing offsets", i)
+			return invalid(i, "has decreasing offsets")
 		}
 	}
+	// parent[j] is j's parent + 1 (0: none yet), so a second parent is
+	// seen when it arrives
+	parent := make([]int32, n)
 	for i := 0; i < n; i++ {
 		a0, a1 := t.AtomStart[i], t.AtomStart[i+1]
 		l0, l1 := t.LeafStart[i], t.LeafStart[i+1]
-		if a1 < a0 || l1 < l0 {
-			return fmt.Errorf("tree: node %d has decreasing offsets", i)
-		}
 		if t.Left[i] < 0 {
 			if a1 != a0 {
-				return fmt.Errorf("tree: leaf %d has an atom", i)
+				return invalid(i, "is a leaf with an atom")
 			}
 			if l1 == l0 || (k == 0 && int(l1-l0) != q) {
-				return fmt.Errorf("tree: leaf %d has %d value entries", i, l1-l0)
+				return invalid(i, "is a leaf with %d value entries", l1-l0)
 			}
-			for e := l0; e < l1; e++ {
-				if k > 0 && (t.LeafClass[e] < 0 || int(t.LeafClass[e]) >= k) {
-					return fmt.Errorf("tree: leaf %d names class %d outside 0..%d", i, t.LeafClass[e], k-1)
-				}
+			if err := t.checkLeaf(i, k); err != nil {
+				return err
 			}
 			continue
 		}
 		if l1 != l0 {
-			return fmt.Errorf("tree: internal node %d has leaf values", i)
+			return invalid(i, "is an internal node with leaf values")
 		}
 		if a1 == a0 {
-			return fmt.Errorf("tree: internal node %d has an empty atom", i)
+			return invalid(i, "is an internal node with an empty atom")
 		}
 		for e := a0; e < a1; e++ {
 			if t.AtomFeature[e] < 0 || int(t.AtomFeature[e]) >= p {
-				return fmt.Errorf("tree: node %d uses feature %d outside 0..%d", i, t.AtomFeature[e], p-1)
+				return invalid(i, "uses feature %d outside 0..%d", t.AtomFeature[e], p-1)
 			}
 		}
 		l, r := t.Left[i], t.Right[i]
 		if int(l) <= i || int(r) <= i || int(l) >= n || int(r) >= n || l == r {
-			return fmt.Errorf("tree: node %d has invalid children %d, %d", i, l, r)
+			return invalid(i, "has invalid children %d, %d", l, r)
 		}
+		for _, c := range [2]int32{l, r} {
+			if parent[c] != 0 {
+				return invalid(int(c), "has two parents, %d and %d: the nodes form a graph, not a tree", parent[c]-1, i)
+			}
+			parent[c] = int32(i) + 1
+		}
+	}
+	for j := 1; j < n; j++ {
+		if parent[j] == 0 {
+			return invalid(j, "is the child of no node")
+		}
+	}
+	return nil
+}
+
+// checkLeaf checks the entries of leaf i: for classification (k > 0)
+// classes in range and increasing (as the builder writes them, so none
+// twice) with a frequency distribution, for regression finite values.
+func (t *Tree) checkLeaf(i, k int) error {
+	l0, l1 := t.LeafStart[i], t.LeafStart[i+1]
+	if k == 0 {
+		for e := l0; e < l1; e++ {
+			if v := t.LeafValue[e]; math.IsNaN(v) || math.IsInf(v, 0) {
+				return invalid(i, "is a leaf with value %v", v)
+			}
+		}
+		return nil
+	}
+	sum := 0.0
+	for e := l0; e < l1; e++ {
+		c, v := t.LeafClass[e], t.LeafValue[e]
+		if c < 0 || int(c) >= k {
+			return invalid(i, "is a leaf naming class %d outside 0..%d", c, k-1)
+		}
+		if e > l0 && c <= t.LeafClass[e-1] {
+			return invalid(i, "is a leaf naming class %d after class %d: classes must increase", c, t.LeafClass[e-1])
+		}
+		if !(v >= 0 && v <= 1) {
+			return invalid(i, "is a leaf with frequency %v for class %d, outside 0..1", v, c)
+		}
+		sum += v
+	}
+	if math.Abs(sum-1) > DistributionTolerance {
+		return invalid(i, "is a leaf whose class frequencies sum to %v, not 1", sum)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package benthos
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	"github.com/forestd/forestd/arrowforest/fdm"
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/arrowforest/model"
 	"github.com/forestd/forestd/connectors/codec"
 	"github.com/forestd/forestd/operators"
 	"github.com/forestd/forestd/scoring"
@@ -449,6 +451,31 @@ func TestTrainFeatureWithoutValues(t *testing.T) {
 	after, err := os.ReadFile(path)
 	if err != nil || string(after) != string(before) || p.version != m.Version() {
 		t.Fatalf("the previous model was replaced (version %d): %v", p.version, err)
+	}
+}
+
+// TestTrainVersionLimit (issue 35, item 3): forestd_train continuing from
+// a model at the last version (model.MaxVersion) refuses to retrain — an
+// error matching model.ErrVersionLimit, which the loop warns about and
+// counts in forestd_training_errors — and keeps the model; it used to
+// write version −2⁶³ after 2⁶³ − 1.
+func TestTrainVersionLimit(t *testing.T) {
+	rec := readData(t, "breast_cancer.parquet")
+	t.Cleanup(rec.Release)
+	path := filepath.Join(t.TempDir(), "last.model")
+	writeModel(t, path, trainModel(t, rec, "label", frame.TaskClassification, 5, 1, model.MaxVersion))
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := fedTrainProc(t, fmt.Sprintf(`{label: label, task: classification, window: 300, min_rows: 100, retrain_every: 1h, trees: 5, model_path: %q}`, path), jsonRows(t, rec)[:150])
+	err = p.retrain(context.Background())
+	if !errors.Is(err, model.ErrVersionLimit) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("retrain at version %d: %v", int64(model.MaxVersion), err)
+	}
+	after, err := os.ReadFile(path)
+	if err != nil || string(after) != string(before) || p.version != model.MaxVersion {
+		t.Fatalf("the model at the limit was replaced (version %d): %v", p.version, err)
 	}
 }
 

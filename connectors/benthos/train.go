@@ -441,6 +441,12 @@ func (p *trainProc) loop(ctx context.Context, every time.Duration) {
 
 // retrain trains on a snapshot of the window and writes the model.
 func (p *trainProc) retrain(ctx context.Context) error {
+	// the model at model_path may hold the last version (model.MaxVersion):
+	// refuse before training rather than write a version that wraps
+	version, err := model.NextVersion(p.version)
+	if err != nil {
+		return fmt.Errorf("%s: %w", p.path, err)
+	}
 	t0 := time.Now()
 	fr, err := p.tr.Snapshot(t0)
 	if err != nil {
@@ -452,7 +458,7 @@ func (p *trainProc) retrain(ctx context.Context) error {
 	}
 	// Encoded only: this processor writes the model and never scores
 	// with it, so it is not compiled (scoring.Encode would).
-	data, meta, err := model.EncodeBytes(f, model.Meta{Version: p.version + 1, CreatedBy: CreatedBy})
+	data, meta, err := model.EncodeBytes(f, model.Meta{Version: version, CreatedBy: CreatedBy})
 	if err != nil {
 		return err
 	}
