@@ -115,7 +115,7 @@ func FuzzReadParquet(f *testing.F) {
 	f.Add(written(f, "x.parquet"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-		s, recs, err := readParquet("fuzz.parquet", bytes.NewReader(data), int64(len(data)), nil, mem)
+		s, recs, err := readParquet("fuzz.parquet", bytes.NewReader(data), int64(len(data)), nil, mem, newReadBudget(1<<30))
 		consume(t, mem, s, recs, err)
 	})
 }
