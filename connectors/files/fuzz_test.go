@@ -3,6 +3,7 @@ package files
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"io"
 	"os"
 	"path/filepath"
@@ -110,12 +111,50 @@ func FuzzReadCSV(f *testing.F) {
 	})
 }
 
+// fuzzReadBudget bounds what a fuzzed Parquet read may decode; the
+// invariant is a result or an input error within it, never a fatal
+// error (run the targets in a memory-limited process: ulimit -v).
+const fuzzReadBudget = 256 << 20
+
 func FuzzReadParquet(f *testing.F) {
 	addFileSeeds(f, "iris.parquet", "bad_string_feature.parquet", "bad_truncated.parquet", "breast_cancer_mlbench.parquet", "wine.parquet")
 	f.Add(written(f, "x.parquet"))
+	for _, b := range parquetBombs() { // testdata/parquet_bombs
+		f.Add(b)
+	}
+	f.Add(hugeRowGroup())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-		s, recs, err := readParquet("fuzz.parquet", bytes.NewReader(data), int64(len(data)), nil, mem)
+		s, recs, err := readParquet("fuzz.parquet", bytes.NewReader(data), int64(len(data)), nil, mem, newReadBudget(fuzzReadBudget))
+		consume(t, mem, s, recs, err)
+	})
+}
+
+// FuzzParquetFooter mutates a footer alone (framed as a file by
+// parquetFrame), which FuzzReadParquet's whole-file mutations rarely
+// reach intact: real footers, the bombs' footers and a 16 GiB row-group
+// claim as seeds.
+func FuzzParquetFooter(f *testing.F) {
+	footer := func(b []byte) []byte {
+		n := int(binary.LittleEndian.Uint32(b[len(b)-8:]))
+		return b[len(b)-8-n : len(b)-8]
+	}
+	f.Add(footer(written(f, "x.parquet")))
+	for _, n := range []string{"iris.parquet", "letter_recognition_zstd_rg1000.parquet"} {
+		b, err := os.ReadFile(filepath.Join(dataDir(f), n))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(footer(b))
+	}
+	for _, b := range parquetBombs() {
+		f.Add(footer(b))
+	}
+	f.Add(footer(hugeRowGroup()))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b := parquetFrame(data)
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		s, recs, err := readParquet("fuzz.parquet", bytes.NewReader(b), int64(len(b)), nil, mem, newReadBudget(fuzzReadBudget))
 		consume(t, mem, s, recs, err)
 	})
 }

@@ -1,12 +1,12 @@
 package files
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"strings"
+	"sync"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -39,60 +39,82 @@ type pqColumn struct {
 	flba   int     // FIXED_LEN_BYTE_ARRAY length
 }
 
-func readParquet(name string, r io.ReaderAt, size int64, cols []string, mem memory.Allocator) (schema *arrow.Schema, recs []arrow.Record, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			release(recs)
-			schema, recs = nil, nil
-			err = fmt.Errorf("%s: corrupt Parquet file (decoder panic: %v)", name, p)
+// readParquet reads a whole Parquet file through OpenParquet (the footer
+// checked first) and ReadRowGroup, refusing it with ErrMemory when the
+// decoded columns would take more than what remains of budget (nil: no
+// bound): the footer's claims (RowGroupBytes) are taken from it before
+// any row group is decoded, and the string data a decoder materialises,
+// which dictionary encoding can make far larger than the footer says, as
+// it grows.
+func readParquet(name string, r io.ReaderAt, size int64, cols []string, mem memory.Allocator, budget *readBudget) (schema *arrow.Schema, recs []arrow.Record, err error) {
+	f, err := OpenParquet(name, r, size)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cols == nil {
+		cols = f.names
+	}
+	fields := make([]arrow.Field, len(cols))
+	for k, c := range cols {
+		dt, err := f.ColumnType(c)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", name, err)
 		}
-	}()
-	if err := checkParquetFrame(r, size); err != nil {
+		fields[k] = arrow.Field{Name: c, Type: dt, Nullable: f.Nullable(c)}
+	}
+	schema = arrow.NewSchema(fields, &f.md)
+	var need int64
+	for g := range f.rows {
+		need = satAdd(need, f.RowGroupBytes(g, cols))
+	}
+	if err := budget.take(need, fmt.Sprintf("decoding its %d row groups", len(f.rows))); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
-	pf, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: reading Parquet footer: %w", name, err)
-	}
-	pcols, err := parquetColumns(pf, cols)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", name, err)
-	}
-	fields := make([]arrow.Field, len(pcols))
-	for j, c := range pcols {
-		fields[j] = arrow.Field{Name: c.name, Type: c.dt, Nullable: c.maxDef > 0}
-	}
-	md := fileMetadata(pf)
-	schema = arrow.NewSchema(fields, &md)
-
-	for g, rg := range pf.RowGroups() {
-		n := rg.NumRows()
-		if n < 0 || n > maxBatchRows {
+	for g := range f.rows {
+		rec, err := f.readRowGroup(g, cols, mem, budget)
+		if err != nil {
 			release(recs)
-			return nil, nil, fmt.Errorf("%s: row group %d claims %d rows", name, g, n)
+			return nil, nil, err
 		}
-		chunks := rg.ColumnChunks()
-		arrs := make([]arrow.Array, 0, len(pcols))
-		for _, c := range pcols {
-			if c.leaf >= len(chunks) {
-				err = fmt.Errorf("row group has %d column chunks, want column %d", len(chunks), c.leaf)
-			} else if err = checkCodec(pf, g, c.leaf); err == nil {
-				var a arrow.Array
-				a, err = c.readChunk(chunks[c.leaf], int(n), mem)
-				if err == nil {
-					arrs = append(arrs, a)
-				}
-			}
-			if err != nil {
-				release(recs)
-				releaseArrays(arrs)
-				return nil, nil, fmt.Errorf("%s: row group %d, column %s: %w", name, g, c.name, err)
-			}
-		}
-		recs = append(recs, array.NewRecord(schema, arrs, n))
-		releaseArrays(arrs)
+		recs = append(recs, rec)
 	}
 	return schema, recs, nil
+}
+
+// satAdd adds non-negative a and b, saturating at math.MaxInt64.
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+// ErrMemory marks a read refused because what it would decode exceeds
+// ReadOptions.MaxMemory.
+var ErrMemory = errors.New("over the memory budget")
+
+// readBudget is what remains of a read's memory budget (ReadOptions.
+// MaxMemory), shared by the files of one ReadPaths call; nil means no
+// bound.
+type readBudget struct {
+	mu        sync.Mutex
+	left, max int64
+}
+
+func newReadBudget(max int64) *readBudget { return &readBudget{left: max, max: max} }
+
+// take reserves n bytes or says what is over the budget.
+func (b *readBudget) take(n int64, what string) error {
+	if b == nil {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if n > b.left {
+		return fmt.Errorf("%w: %s would take about %d bytes, and %d of the %d bytes allowed (ReadOptions.MaxMemory, the command's --max-memory) remain", ErrMemory, what, n, b.left, b.max)
+	}
+	b.left -= n
+	return nil
 }
 
 // arrowSchemaKey is the key under which Arrow's own Parquet writers
@@ -129,31 +151,6 @@ func checkCodec(pf *parquet.File, g, leaf int) error {
 	if g < len(md.RowGroups) && leaf < len(md.RowGroups[g].Columns) &&
 		md.RowGroups[g].Columns[leaf].MetaData.Codec == format.Lz4Raw {
 		return errLZ4Raw
-	}
-	return nil
-}
-
-// checkParquetFrame checks the magic bytes at both ends and the footer
-// length, so that a truncated file is reported as such.
-func checkParquetFrame(r io.ReaderAt, size int64) error {
-	var head, tail [8]byte
-	if size < 12 {
-		return fmt.Errorf("not a Parquet file: only %d bytes", size)
-	}
-	if _, err := r.ReadAt(head[:4], 0); err != nil {
-		return fmt.Errorf("reading Parquet header: %w", err)
-	}
-	if string(head[:4]) != "PAR1" {
-		return fmt.Errorf("not a Parquet file: no PAR1 magic at the start")
-	}
-	if _, err := r.ReadAt(tail[:], size-8); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("reading Parquet footer: %w", err)
-	}
-	if string(tail[4:]) != "PAR1" {
-		return fmt.Errorf("not a complete Parquet file: no PAR1 magic at the end (truncated or still being written?)")
-	}
-	if footer := int64(binary.LittleEndian.Uint32(tail[:4])); footer > size-12 {
-		return fmt.Errorf("not a complete Parquet file: footer of %d bytes does not fit in %d bytes", footer, size)
 	}
 	return nil
 }
@@ -350,6 +347,10 @@ type chunkBuilder struct {
 	dataN  int            // bytes used in data
 	rows   int
 	nulls  int
+
+	budget  *readBudget // nil: string data bounded only by 2 GiB
+	free    int         // string bytes the footer declared (counted already)
+	charged int         // string bytes beyond free taken from budget
 }
 
 // grow makes b hold at least n bytes, growing geometrically.
@@ -386,8 +387,8 @@ func (b *chunkBuilder) extend(k int, boolBits bool) int {
 	return row
 }
 
-func (c *pqColumn) readChunk(chunk parquet.ColumnChunk, n int, mem memory.Allocator) (arrow.Array, error) {
-	b := &chunkBuilder{mem: mem}
+func (c *pqColumn) readChunk(chunk parquet.ColumnChunk, n int, mem memory.Allocator, budget *readBudget, declared int64) (arrow.Array, error) {
+	b := &chunkBuilder{mem: mem, budget: budget, free: int(min(declared, math.MaxInt32))}
 	defer b.release()
 	boolBits := c.dt.ID() == arrow.BOOL
 	reserveRows := min(n, 1<<20)
@@ -721,6 +722,12 @@ func (c *pqColumn) putBytes(b *chunkBuilder, values encoding.Values, idx []int32
 		end := b.dataN + len(v)
 		if end > math.MaxInt32 {
 			return errors.New("more than 2 GiB of string data in one row group")
+		}
+		if over := end - b.free; b.budget != nil && over > b.charged {
+			if err := b.budget.take(int64(over-b.charged), "string data beyond what the footer declares"); err != nil {
+				return err
+			}
+			b.charged = over
 		}
 		if len(v) > 0 {
 			grow(b.data, end)

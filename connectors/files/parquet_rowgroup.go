@@ -32,14 +32,17 @@ type columnChunkBytes struct{ compressed, uncompressed int64 }
 
 // OpenParquet reads and checks the footer of the Parquet data in r (size
 // bytes), named name in errors. A truncated file is reported as "not a
-// complete Parquet file"; a corrupt footer is an error, never a panic.
+// complete Parquet file"; a corrupt footer is an error, never a panic, and
+// a footer whose lengths claim more than it holds or than
+// MaxParquetFooterMemory wraps ErrCorruptParquet (pqcheck.go). Every
+// Parquet file this module reads is opened here.
 func OpenParquet(name string, r io.ReaderAt, size int64) (f *ParquetFile, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			f, err = nil, fmt.Errorf("%s: corrupt Parquet file (decoder panic: %v)", name, p)
 		}
 	}()
-	if err := checkParquetFrame(r, size); err != nil {
+	if err := checkParquetFile(r, size); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	pf, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
@@ -160,6 +163,12 @@ func (f *ParquetFile) RowGroupBytes(g int, cols []string) int64 {
 // releases. Errors name the file, the row group and the column; corrupt
 // data is an error, never a panic.
 func (f *ParquetFile) ReadRowGroup(g int, cols []string, mem memory.Allocator) (rec arrow.Record, err error) {
+	return f.readRowGroup(g, cols, mem, nil)
+}
+
+// readRowGroup is ReadRowGroup with string data beyond what the footer
+// declares taken from budget (nil: no bound but 2 GiB per column chunk).
+func (f *ParquetFile) readRowGroup(g int, cols []string, mem memory.Allocator, budget *readBudget) (rec arrow.Record, err error) {
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
@@ -196,7 +205,7 @@ func (f *ParquetFile) ReadRowGroup(g int, cols []string, mem memory.Allocator) (
 		if err := checkCodec(f.pf, g, c.leaf); err != nil {
 			return nil, fmt.Errorf("%s: row group %d, column %s: %w", f.name, g, c.name, err)
 		}
-		a, err := c.readChunk(chunks[c.leaf], n, mem)
+		a, err := c.readChunk(chunks[c.leaf], n, mem, budget, f.meta[g][c.leaf].uncompressed)
 		if err != nil {
 			return nil, fmt.Errorf("%s: row group %d, column %s: %w", f.name, g, c.name, err)
 		}

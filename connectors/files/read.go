@@ -28,6 +28,28 @@ type ReadOptions struct {
 	// Mem allocates the returned records' buffers; nil means
 	// memory.DefaultAllocator.
 	Mem memory.Allocator
+
+	// MaxMemory bounds the bytes the Parquet files of one read
+	// (ReadFile, or all files of ReadPaths) decode to: what their footers
+	// declare is checked before any row group is decoded, and string data
+	// beyond it as it is decoded; a read over the bound fails with
+	// ErrMemory naming the file. 0 means DefaultMaxReadMemory; negative is
+	// an error. (Lakes bound memory per row group: connectors/lake.)
+	MaxMemory int64
+}
+
+// DefaultMaxReadMemory is ReadOptions.MaxMemory's default.
+const DefaultMaxReadMemory = 4 << 30
+
+// budget returns the read budget opts.MaxMemory sets.
+func (opts ReadOptions) budget() (*readBudget, error) {
+	switch {
+	case opts.MaxMemory < 0:
+		return nil, fmt.Errorf("read options: MaxMemory %d must not be negative", opts.MaxMemory)
+	case opts.MaxMemory == 0:
+		return newReadBudget(DefaultMaxReadMemory), nil
+	}
+	return newReadBudget(opts.MaxMemory), nil
 }
 
 // Format is a file format recognised by this package.
@@ -197,6 +219,10 @@ func ListFiles(paths []string) ([]string, error) {
 // field. As an exception, a column that CSV type inference made Int64 in
 // one file and Float64 in another is read as Float64 everywhere.
 func ReadPaths(paths []string, opts ReadOptions) (*arrow.Schema, []arrow.Record, error) {
+	budget, err := opts.budget()
+	if err != nil {
+		return nil, nil, err
+	}
 	files, err := ListFiles(paths)
 	if err != nil {
 		return nil, nil, err
@@ -221,7 +247,7 @@ func ReadPaths(paths []string, opts ReadOptions) (*arrow.Schema, []arrow.Record,
 					return
 				}
 				r := &results[i]
-				r.schema, r.recs, r.ft, r.err = readFile(files[i], opts)
+				r.schema, r.recs, r.ft, r.err = readFile(files[i], opts, budget)
 			}
 		}()
 	}
@@ -269,11 +295,15 @@ func ReadPaths(paths []string, opts ReadOptions) (*arrow.Schema, []arrow.Record,
 // ReadFile reads one data file (format from its extension and magic
 // bytes, see ListFiles). The caller releases the records.
 func ReadFile(path string, opts ReadOptions) (*arrow.Schema, []arrow.Record, error) {
-	s, recs, _, err := readFile(path, opts)
+	budget, err := opts.budget()
+	if err != nil {
+		return nil, nil, err
+	}
+	s, recs, _, err := readFile(path, opts, budget)
 	return s, recs, err
 }
 
-func readFile(path string, opts ReadOptions) (*arrow.Schema, []arrow.Record, Format, error) {
+func readFile(path string, opts ReadOptions, budget *readBudget) (*arrow.Schema, []arrow.Record, Format, error) {
 	mem := opts.Mem
 	if mem == nil {
 		mem = memory.DefaultAllocator
@@ -305,7 +335,7 @@ func readFile(path string, opts ReadOptions) (*arrow.Schema, []arrow.Record, For
 	)
 	switch ft {
 	case FormatParquet:
-		schema, recs, err = readParquet(path, f, st.Size(), opts.Columns, mem)
+		schema, recs, err = readParquet(path, f, st.Size(), opts.Columns, mem, budget)
 	case FormatIPCFile, FormatIPCStream:
 		schema, recs, err = readIPC(path, f, ft, opts.Columns, mem)
 	case FormatCSV:

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/forestd/forestd/connectors/files"
 )
 
 // denyDir is the lake's file system with one directory whose listing
@@ -75,5 +77,36 @@ func TestUnreadableDirectory(t *testing.T) {
 	all, err := List([]string{root})
 	if err != nil || len(all) != 3 {
 		t.Fatalf("List: %d files, %v", len(all), err)
+	}
+}
+
+// TestFooterBombSkipped (issue 35): a lake holding the 25-byte Parquet
+// file whose schema list claims 2^31-1 elements (connectors/files'
+// testdata/parquet_bombs) beside good files opens under Skip with the bomb
+// listed as skipped (files.ErrCorruptParquet) and the others planned;
+// under Fail, Open stops naming it. Before the footer check opening it
+// aborted the process (fatal error: out of memory).
+func TestFooterBombSkipped(t *testing.T) {
+	root := letterLake(t)
+	bomb, err := os.ReadFile(filepath.Join("..", "files", "testdata", "parquet_bombs", "schema_list.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(root, "date=2026-11-02", "part-1.parquet")
+	if err := os.WriteFile(bad, bomb, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Open([]string{root}, Options{OnError: Skip})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk := l.Skipped()
+	if len(l.Files()) != 3 || len(sk) != 1 || sk[0].File != bad || !strings.Contains(sk[0].Reason, "corrupt Parquet footer") {
+		t.Fatalf("skip: %d files planned, skipped %+v", len(l.Files()), sk)
+	}
+	_, err = Open([]string{root}, Options{OnError: Fail})
+	var fe *FileError
+	if !errors.As(err, &fe) || fe.File != bad || !errors.Is(err, files.ErrCorruptParquet) {
+		t.Fatalf("fail: %v", err)
 	}
 }

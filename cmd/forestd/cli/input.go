@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/connectors/files"
 	"github.com/forestd/forestd/connectors/lake"
@@ -21,7 +23,18 @@ func readRecords(paths []string, columns []string) (*arrow.Schema, []arrow.Recor
 	if err := noGlob(paths); err != nil {
 		return nil, nil, err
 	}
-	return files.ReadPaths(paths, files.ReadOptions{Columns: columns, Mem: memory.DefaultAllocator})
+	// A read bigger than the machine is refused (files.ErrMemory) rather
+	// than left to abort the process; 0 (unknown) keeps the default bound.
+	bound := machineMemory()
+	schema, recs, err := files.ReadPaths(paths, files.ReadOptions{Columns: columns, Mem: memory.DefaultAllocator, MaxMemory: bound})
+	if errors.Is(err, files.ErrMemory) {
+		what := "this machine's available memory"
+		if bound == 0 {
+			what = fmt.Sprintf("%s, the default", forest.FormatBytes(files.DefaultMaxReadMemory))
+		}
+		err = fmt.Errorf("%w (the bound being %s); a lake (score --out DIR, or --sample N) reads a row group at a time", err, what)
+	}
+	return schema, recs, err
 }
 
 // noGlob refuses an input that is a glob (and no file of that name): the
