@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -57,7 +58,12 @@ func serveOps(addr string, m *Metrics, ready func() error, logger *slog.Logger, 
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: ops listener on %s: %w", addr, err)
 	}
-	o := &Ops{ln: ln, srv: &http.Server{Handler: opsMux(m, ready, loopback(ln.Addr()), extra),
+	lo := loopback(ln.Addr())
+	var h http.Handler = opsMux(m, ready, lo, extra)
+	if lo {
+		h = loopbackHosts(h)
+	}
+	o := &Ops{ln: ln, srv: &http.Server{Handler: h,
 		ReadHeaderTimeout: to.readHeader, IdleTimeout: to.idle, WriteTimeout: to.write}}
 	go func() {
 		if err := o.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) && logger != nil {
@@ -72,6 +78,39 @@ func serveOps(addr string, m *Metrics, ready func() error, logger *slog.Logger, 
 func loopback(a net.Addr) bool {
 	ta, ok := a.(*net.TCPAddr)
 	return ok && ta.IP.IsLoopback()
+}
+
+// loopbackHosts answers 421 Misdirected Request to a request whose Host
+// is not localhost or a loopback address. An endpoint on loopback can
+// only be reached from this machine, but a page a browser loads from
+// elsewhere can rebind its own name to 127.0.0.1 and then read
+// /api/status as same-origin (DNS rebinding); its Host header still
+// carries that name. An endpoint bound beyond loopback is reachable by
+// whatever name the network gives it, so it accepts any Host.
+func loopbackHosts(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !loopbackHost(r.Host) {
+			http.Error(w, fmt.Sprintf("forestd: Host %q is not this endpoint's: it listens on loopback; use localhost or 127.0.0.1", r.Host),
+				http.StatusMisdirectedRequest)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// loopbackHost reports whether a Host header names this machine's
+// loopback: localhost (any case, a trailing dot allowed) or a loopback IP
+// literal, with or without a port.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // opsMux routes the endpoints; the method patterns make ServeMux answer 405

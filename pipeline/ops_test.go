@@ -115,7 +115,7 @@ func TestOpsDropsIdleAndStuckClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+	if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n"); err != nil {
 		t.Fatal(err)
 	}
 	br := bufio.NewReader(c)
@@ -136,7 +136,7 @@ func TestOpsDropsIdleAndStuckClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c2.Close()
-	if _, err := io.WriteString(c2, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+	if _, err := io.WriteString(c2, "GET /big HTTP/1.1\r\nHost: localhost\r\n\r\n"); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -146,5 +146,41 @@ func TestOpsDropsIdleAndStuckClients(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Error("a client that stops reading holds the handler for more than 5 s")
+	}
+}
+
+// TestOpsLoopbackHosts (untrusted-bytes issue, item 7): an endpoint on
+// loopback answers only requests whose Host names loopback, so a page that
+// rebinds its own DNS name to 127.0.0.1 cannot read it as same-origin; it
+// used to answer any Host.
+func TestOpsLoopbackHosts(t *testing.T) {
+	o, err := ServeOps("127.0.0.1:0", NewMetrics(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close(ctxTimeout(t, 2*time.Second))
+	_, port, _ := net.SplitHostPort(o.Addr())
+	for host, want := range map[string]int{
+		o.Addr(): 200, "localhost:" + port: 200, "LOCALHOST.": 200, "[::1]:" + port: 200, "127.9.9.9": 200,
+		"attacker.example:" + port: http.StatusMisdirectedRequest, "localhost.attacker.example": http.StatusMisdirectedRequest,
+		"10.0.0.1:" + port: http.StatusMisdirectedRequest,
+	} {
+		req, err := http.NewRequest("GET", "http://"+o.Addr()+"/healthz", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Host %q: %d %s, want %d", host, resp.StatusCode, body, want)
+		}
+	}
+	if !loopbackHost("127.0.0.1:80") || loopbackHost("") || loopbackHost("0.0.0.0") {
+		t.Error("loopbackHost")
 	}
 }
