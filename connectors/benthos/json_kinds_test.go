@@ -137,3 +137,44 @@ func TestTrainFeaturesSkipOtherMembers(t *testing.T) {
 	}
 	checkErrored(t, s.process(t, in...), map[int]string{3: `column "x1": a string where a number is expected`})
 }
+
+// TestScoreJSONKeepsText: a scored JSON message is its own bytes up to its
+// closing brace, byte for byte (spacing, escapes, number texts, nested
+// members), then the prediction members, at the root or under
+// result_field; each message of the batch has its own.
+func TestScoreJSONKeepsText(t *testing.T) {
+	msgs := []string{
+		`{ "id" : "\u00e9\"}" ,` + irisFeatures + ` , "n": 1.50e+0, "deep": {"a": [1, {"b": null}]} }`,
+		"\t{\"id\":7,\n" + irisFeatures + "}\n",
+		`{` + irisFeatures + `}`,
+	}
+	in := make([][]byte, len(msgs))
+	for i, m := range msgs {
+		in[i] = []byte(m)
+	}
+	for _, field := range []string{"", "forestd"} {
+		s := startStream(t, 1, fmt.Sprintf(`forestd_score: {model: "examples/iris.model", result_field: %q}`, field))
+		out := s.process(t, in...)
+		for i, g := range out {
+			if g.err != nil {
+				t.Fatalf("message %d: %v", i, g.err)
+			}
+			orig := strings.TrimRight(msgs[i], " \t\n")
+			head := orig[:len(orig)-1]
+			tail, ok := strings.CutPrefix(string(g.content), head)
+			if !ok {
+				t.Fatalf("result_field %q, message %d: %q does not begin with %q", field, i, g.content, head)
+			}
+			want := `,"model_id":`
+			if field != "" {
+				want = `,"forestd":{"model_id":`
+			}
+			if !strings.HasPrefix(tail, want) || !strings.HasSuffix(tail, "}") {
+				t.Fatalf("result_field %q, message %d: added %q", field, i, tail)
+			}
+			if o := g.object(t); o["id"] == nil && i < 2 {
+				t.Fatalf("message %d: %v", i, o)
+			}
+		}
+	}
+}

@@ -118,12 +118,31 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\
 // keep their text exactly; it reports false when orig is not one object
 // (the caller then goes through Benthos' structured form).
 func mergeObject(orig, obj []byte, field string) ([]byte, bool) {
+	if len(obj) < 2 {
+		return nil, false
+	}
+	var key []byte
+	if field != "" {
+		key, _ = json.Marshal(field)
+	}
+	out, ok, _ := appendMerged(nil, orig, key, func(dst []byte) ([]byte, error) {
+		return append(dst, obj[1:len(obj)-1]...), nil
+	})
+	return out, ok
+}
+
+// appendMerged appends to dst the JSON object orig with the members that
+// members appends (`"k":v,...`, without braces) added: at its root when
+// key is empty, else as the object under key (its JSON text). orig's own
+// members keep their text byte for byte. It reports false, appending
+// nothing, when orig is not one object, and returns members' error.
+func appendMerged(dst, orig, key []byte, members func([]byte) ([]byte, error)) ([]byte, bool, error) {
 	end := len(orig)
 	for end > 0 && isSpace(orig[end-1]) {
 		end--
 	}
-	if end == 0 || orig[end-1] != '}' || len(obj) < 2 {
-		return nil, false
+	if end == 0 || orig[end-1] != '}' {
+		return dst, false, nil
 	}
 	closing := end - 1
 	j := closing - 1
@@ -131,23 +150,25 @@ func mergeObject(orig, obj []byte, field string) ([]byte, bool) {
 		j--
 	}
 	if j < 0 {
-		return nil, false
+		return dst, false, nil
 	}
-	empty := orig[j] == '{'
-	out := make([]byte, 0, closing+len(obj)+len(field)+8)
-	out = append(out, orig[:closing]...)
-	if !empty {
-		out = append(out, ',')
+	start := len(dst)
+	dst = append(dst, orig[:closing]...)
+	if orig[j] != '{' {
+		dst = append(dst, ',')
 	}
-	if field == "" {
-		out = append(out, obj[1:len(obj)-1]...)
-	} else {
-		key, _ := json.Marshal(field)
-		out = append(out, key...)
-		out = append(out, ':')
-		out = append(out, obj...)
+	if len(key) > 0 {
+		dst = append(dst, key...)
+		dst = append(dst, ":{"...)
 	}
-	return append(out, '}'), true
+	dst, err := members(dst)
+	if err != nil {
+		return dst[:start], true, err
+	}
+	if len(key) > 0 {
+		dst = append(dst, '}')
+	}
+	return append(dst, '}'), true, nil
 }
 
 // mergeStructured is mergeObject through Benthos' structured form, for a
@@ -204,13 +225,12 @@ func release(recs []arrow.Record) {
 // together (for a failure that concerns the whole record) and returns 0
 // rows.
 func (p batchParts) jsonRecord(proc string, batch service.MessageBatch, opts codec.JSONOptions, mem memory.Allocator, errored func(*service.Message, error)) (arrow.Record, []int, func(error) int) {
-	rec, ok, fail, _ := p.jsonRows(proc, batch, opts, mem, errored)
-	return rec, ok, fail
+	return p.jsonRows(proc, batch, codec.NewJSONRows(opts), mem, errored)
 }
 
-// jsonRows is jsonRecord, also returning the JSONRows decoded.
-func (p batchParts) jsonRows(proc string, batch service.MessageBatch, opts codec.JSONOptions, mem memory.Allocator, errored func(*service.Message, error)) (arrow.Record, []int, func(error) int, *codec.JSONRows) {
-	jr := codec.NewJSONRows(opts)
+// jsonRows is jsonRecord into jr (a new or Reset JSONRows), for a caller
+// that reuses it batch after batch.
+func (p batchParts) jsonRows(proc string, batch service.MessageBatch, jr *codec.JSONRows, mem memory.Allocator, errored func(*service.Message, error)) (arrow.Record, []int, func(error) int) {
 	values := make([][]byte, len(p.json))
 	for k, i := range p.json {
 		values[k] = p.bytes[i]
@@ -231,7 +251,7 @@ func (p batchParts) jsonRows(proc string, batch service.MessageBatch, opts codec
 		return 0
 	}
 	if len(ok) == 0 {
-		return nil, nil, fail, jr
+		return nil, nil, fail
 	}
-	return jr.Record(mem), ok, fail, jr
+	return jr.Record(mem), ok, fail
 }

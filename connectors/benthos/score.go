@@ -2,9 +2,11 @@ package benthos
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -179,6 +181,19 @@ type jsonSpec struct {
 	m     *scoring.Model
 	names []string
 	kinds map[string]codec.Kind
+	// rows holds the *codec.JSONRows of batches scored with the model,
+	// reused (Reset) so that a batch's columns take no new memory; Benthos
+	// runs ProcessBatch on every pipeline thread at once, hence a pool
+	rows sync.Pool
+}
+
+// jsonRows returns a JSONRows reading the model's columns, empty.
+func (s *jsonSpec) jsonRows() *codec.JSONRows {
+	if jr, ok := s.rows.Get().(*codec.JSONRows); ok {
+		jr.Reset()
+		return jr
+	}
+	return codec.NewJSONRows(codec.JSONOptions{Require: s.names, Kinds: s.kinds, Only: s.names, Single: true})
 }
 
 // jsonSpecOf returns m's jsonSpec, built on the first batch after a swap.
@@ -370,7 +385,9 @@ func (p *scoreProc) scoreJSON(m *scoring.Model, batch service.MessageBatch, part
 	spec := p.jsonSpecOf(m)
 	// only the model's columns are decoded: the prediction is merged into
 	// each message's own bytes, so its other members are only validated
-	rec, ok, fail, jr := parts.jsonRows("forestd_score", batch, codec.JSONOptions{Require: spec.names, Kinds: spec.kinds, Only: spec.names, Single: true}, p.mem, errored)
+	jr := spec.jsonRows()
+	defer spec.rows.Put(jr)
+	rec, ok, fail := parts.jsonRows("forestd_score", batch, jr, p.mem, errored)
 	if rec == nil {
 		return 0
 	}
@@ -382,12 +399,9 @@ func (p *scoreProc) scoreJSON(m *scoring.Model, batch service.MessageBatch, part
 	defer release(preds)
 	out := dropColumns(preds[0], schemas.ColSource, schemas.ColRow)
 	defer out.Release()
-	lines, err := jsonLines(out)
-	if err != nil {
-		return fail(err)
-	}
 	// members the message already has are replaced through Benthos'
-	// structured form; otherwise the bytes are spliced
+	// structured form; otherwise the prediction's members are appended to
+	// the message's own bytes, which stay as they are
 	has := func(name string) bool { return rec.Schema().HasField(name) || jr.Skipped(name) }
 	clash := p.resultField != "" && has(p.resultField)
 	if p.resultField == "" {
@@ -395,15 +409,37 @@ func (p *scoreProc) scoreJSON(m *scoring.Model, batch service.MessageBatch, part
 			clash = clash || has(f.Name)
 		}
 	}
+	var key []byte
+	if p.resultField != "" {
+		key, _ = json.Marshal(p.resultField)
+	}
+	members := codec.NewJSONMembers(out)
+	// one buffer holds every message's new bytes (each message a full
+	// slice of it), so a batch costs one allocation, not one per message
+	size := 0
+	for _, i := range ok {
+		size += len(parts.bytes[i]) + 24*int(out.NumCols()) + len(key) + 4
+	}
+	buf := make([]byte, 0, size)
+	var row []byte // the members of one row, for the structured form
 	for k, i := range ok {
 		msg := batch[i]
-		merged, spliced := []byte(nil), false
+		add := func(dst []byte) ([]byte, error) { return members.Append(dst, k) }
+		start := len(buf)
+		var err error
+		spliced := false
 		if !clash {
-			merged, spliced = mergeObject(parts.bytes[i], lines[k], p.resultField)
+			buf, spliced, err = appendMerged(buf, parts.bytes[i], key, add)
 		}
-		if spliced {
-			msg.SetBytes(merged)
-		} else if err := mergeStructured(msg, lines[k], p.resultField); err != nil {
+		switch {
+		case spliced && err == nil:
+			msg.SetBytes(buf[start:len(buf):len(buf)])
+		case !spliced:
+			if row, err = add(append(row[:0], '{')); err == nil {
+				err = mergeStructured(msg, append(row, '}'), p.resultField)
+			}
+		}
+		if err != nil {
 			errored(msg, fmt.Errorf("forestd_score: %w", err))
 			continue
 		}

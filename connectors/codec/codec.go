@@ -142,33 +142,53 @@ func EncodeArrowStream(schema *arrow.Schema, recs []arrow.Record, mem memory.All
 // Supported column types: booleans, integers, floats, strings, binary
 // (base64) and dictionaries of those.
 func EncodeJSON(rec arrow.Record) ([]byte, error) {
-	schema := rec.Schema()
-	keys := make([][]byte, rec.NumCols())
-	for j, f := range schema.Fields() {
-		k, _ := json.Marshal(f.Name)
-		keys[j] = k
-	}
-	var buf bytes.Buffer
-	buf.Grow(int(rec.NumRows()) * int(rec.NumCols()) * 12)
-	scratch := make([]byte, 0, 64)
+	e := NewJSONMembers(rec)
+	buf := make([]byte, 0, int(rec.NumRows())*(int(rec.NumCols())*12+2))
 	for i := 0; i < int(rec.NumRows()); i++ {
-		buf.WriteByte('{')
-		for j := 0; j < int(rec.NumCols()); j++ {
-			if j > 0 {
-				buf.WriteByte(',')
-			}
-			buf.Write(keys[j])
-			buf.WriteByte(':')
-			var err error
-			scratch, err = appendJSONValue(scratch[:0], rec.Column(j), i)
-			if err != nil {
-				return nil, fmt.Errorf("codec: column %s: %w", schema.Field(j).Name, err)
-			}
-			buf.Write(scratch)
+		buf = append(buf, '{')
+		var err error
+		if buf, err = e.Append(buf, i); err != nil {
+			return nil, err
 		}
-		buf.WriteString("}\n")
+		buf = append(buf, "}\n"...)
 	}
-	return buf.Bytes(), nil
+	return buf, nil
+}
+
+// JSONMembers writes the rows of a record as the members of JSON objects
+// (`"key":value,...`, keys in schema order, without the braces), for a
+// writer that adds them to objects of its own (forestd_score merges them
+// into each message's bytes) or writes them as objects (EncodeJSON).
+type JSONMembers struct {
+	rec  arrow.Record
+	keys [][]byte // `"name":` of each column
+}
+
+// NewJSONMembers returns the JSONMembers of rec (which it does not retain:
+// the caller keeps rec alive while it appends).
+func NewJSONMembers(rec arrow.Record) *JSONMembers {
+	e := &JSONMembers{rec: rec, keys: make([][]byte, rec.NumCols())}
+	for j, f := range rec.Schema().Fields() {
+		k, _ := json.Marshal(f.Name)
+		e.keys[j] = append(k, ':')
+	}
+	return e
+}
+
+// Append appends the members of row i to dst, values as EncodeJSON writes
+// them; an error names a column of a type JSON cannot hold.
+func (e *JSONMembers) Append(dst []byte, i int) ([]byte, error) {
+	for j, k := range e.keys {
+		if j > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, k...)
+		var err error
+		if dst, err = appendJSONValue(dst, e.rec.Column(j), i); err != nil {
+			return nil, fmt.Errorf("codec: column %s: %w", e.rec.Schema().Field(j).Name, err)
+		}
+	}
+	return dst, nil
 }
 
 func appendFloat(b []byte, f float64, bits int) []byte {

@@ -86,8 +86,19 @@ type JSONRows struct {
 	major   map[string]Kind // kinds fixed by AppendAll, for columns to come
 	require []int           // column of each required key
 	order   []int           // columns of the keys of the last object, in order
+	members []member        // the members of the last object, in order: their keys' reading
+	first   []int           // the columns of the current value's first object
+	fixed   int             // the columns of Require and Kinds, which Reset keeps
 	rows    int
 	size    int // bytes appended, for the sparsity bound
+}
+
+// member is the reading of the key of an object's i-th member last time
+// (JSONRows.members): the objects of a stream mostly list the same keys in
+// the same order, so the key is compared with it before any map lookup.
+type member struct {
+	name string
+	ci   int // its column, or -1 for a key JSONOptions.Only skips
 }
 
 type jsonColumn struct {
@@ -127,7 +138,30 @@ func NewJSONRows(opts JSONOptions) *JSONRows {
 		c := b.cols[b.column(name)]
 		c.kind, c.pinned = opts.Kinds[name], true
 	}
+	b.fixed = len(b.cols)
 	return b
+}
+
+// Reset empties b for the next batch, as NewJSONRows with its options
+// would return it, but keeps the memory its columns took and the reading
+// of the keys (JSONRows is meant to be reused, one batch after the other).
+func (b *JSONRows) Reset() {
+	for _, c := range b.cols[b.fixed:] {
+		delete(b.index, c.name)
+	}
+	b.cols = b.cols[:b.fixed]
+	for _, c := range b.cols {
+		c.last, c.voted = -1, false
+		if !c.pinned {
+			c.kind = KindNull
+		}
+		c.rows, c.num, c.str, c.bol = c.rows[:0], c.num[:0], c.str[:0], c.bol[:0]
+	}
+	clear(b.skipped)
+	b.major = nil
+	b.members = b.members[:0]
+	b.order = b.order[:0]
+	b.rows, b.size = 0, 0
 }
 
 // column returns the index of the column named name, adding it.
@@ -164,6 +198,7 @@ func (b *JSONRows) Append(value []byte) (int, error) {
 	start, ncols := b.rows, len(b.cols)
 	if err := b.append(value, start); err != nil {
 		b.rollback(start, ncols)
+		b.members = b.members[:0] // may name columns or skipped keys rolled back
 		if msg, ok := strings.CutPrefix(err.Error(), "JSON row 0"); ok && b.opts.Single {
 			err = errors.New("JSON" + msg) // one object: no row to name
 		}
@@ -344,7 +379,8 @@ func (b *JSONRows) scanKinds(value []byte, cast func(key []byte, k Kind)) bool {
 func (b *JSONRows) append(value []byte, start int) error {
 	sc := jsonScanner{b: bytes.TrimPrefix(value, []byte("\xef\xbb\xbf"))}
 	cellLimit := maxJSONCells(b.size + len(value))
-	var first []int // the columns of the value's first object
+	first := b.first[:0] // the columns of the value's first object
+	defer func() { b.first = first }()
 	for {
 		row := b.rows - start // within value, for errors
 		sc.space()
@@ -370,6 +406,11 @@ func (b *JSONRows) append(value []byte, start int) error {
 		}
 		if row == 0 {
 			first = append(first[:0], b.order[:nkeys]...)
+			if len(sc.b) > 2*sc.i { // more rows to come: room for as many as the first one's size suggests
+				for _, ci := range first {
+					b.cols[ci].reserve(len(sc.b) / sc.i)
+				}
+			}
 		} else if err := b.sameKeys(first, nkeys, row); err != nil {
 			return err
 		}
@@ -420,7 +461,7 @@ func (b *JSONRows) object(sc *jsonScanner, row int) (int, error) {
 		sc.i++
 		return 0, nil
 	}
-	for k := 0; ; { // k: the decoded keys so far
+	for k, mi := 0, 0; ; mi++ { // k: the decoded keys so far; mi: the members
 		sc.space()
 		if sc.eof() {
 			return 0, fmt.Errorf("JSON row %d: unexpected EOF", row)
@@ -441,7 +482,21 @@ func (b *JSONRows) object(sc *jsonScanner, row int) (int, error) {
 		}
 		sc.i++
 		sc.space()
-		ci, err := b.lookup(key, k)
+		var ci int
+		cached := mi < len(b.members) && b.members[mi].name == string(key)
+		if cached {
+			if ci = b.members[mi].ci; ci >= 0 {
+				ci, err = b.lookup(key, k) // b.order's entry (the column's name is compared again)
+			}
+		} else {
+			ci, err = b.lookup(key, k)
+			m := member{name: string(key), ci: ci}
+			if mi < len(b.members) {
+				b.members[mi] = m
+			} else if mi == len(b.members) {
+				b.members = append(b.members, m)
+			}
+		}
 		if err != nil {
 			return 0, err
 		}
@@ -449,11 +504,13 @@ func (b *JSONRows) object(sc *jsonScanner, row int) (int, error) {
 			if err := sc.skip(0); err != nil {
 				return 0, fmt.Errorf("JSON row %d, column %q: %w", row, key, err)
 			}
-			if _, ok := b.skipped[string(key)]; !ok {
-				if b.skipped == nil {
-					b.skipped = map[string]int{}
+			if !cached { // else an earlier row recorded it (a rollback empties the cache)
+				if _, ok := b.skipped[string(key)]; !ok {
+					if b.skipped == nil {
+						b.skipped = map[string]int{}
+					}
+					b.skipped[string(key)] = at
 				}
-				b.skipped[string(key)] = at
 			}
 		} else {
 			if err := sc.value(b.cols[ci], at, row); err != nil {
@@ -571,6 +628,11 @@ func (c *jsonColumn) add(k Kind, num float64, str string, bol bool, at, row int)
 	if k == KindNull {
 		return nil // stays null
 	}
+	if k == KindNumber && c.kind == KindNumber {
+		c.num = append(c.num, num)
+		c.rows = append(c.rows, int32(at))
+		return nil
+	}
 	switch {
 	case c.kind == KindNull:
 		c.kind = k
@@ -596,6 +658,22 @@ func (c *jsonColumn) add(k Kind, num float64, str string, bol bool, at, row int)
 	}
 	c.rows = append(c.rows, int32(at))
 	return nil
+}
+
+// reserve makes room for n more values of c's kind without growing.
+func (c *jsonColumn) reserve(n int) {
+	if n <= 0 || cap(c.rows)-len(c.rows) >= n {
+		return
+	}
+	c.rows = slices.Grow(c.rows, n)
+	switch c.kind {
+	case KindNumber, KindNull:
+		c.num = slices.Grow(c.num, n)
+	case KindString:
+		c.str = slices.Grow(c.str, n)
+	case KindBool:
+		c.bol = slices.Grow(c.bol, n)
+	}
 }
 
 // Record builds the record of every row appended so far (no rows: a
@@ -637,6 +715,13 @@ func (b *JSONRows) Record(mem memory.Allocator) arrow.Record {
 		default:
 			fb := array.NewFloat64Builder(mem)
 			bld = fb
+			fields[j] = arrow.Field{Name: c.name, Type: arrow.PrimitiveTypes.Float64, Nullable: true}
+			if len(c.rows) == rows { // no nulls: the values as they are
+				fb.AppendValues(c.num, nil)
+				arrs[j] = fb.NewArray()
+				fb.Release()
+				continue
+			}
 			fb.Reserve(rows)
 			for k, i := range c.rows {
 				pad(int(i))

@@ -10,7 +10,9 @@ import (
 // jsonScanner reads the flat JSON objects JSONRows takes, by hand: the
 // token-by-token encoding/json.Decoder cost about 100 µs per 50-feature
 // row, most of a JSON batch's time (BenchmarkScoreJSONBatch in
-// connectors/benthos). It follows the JSON grammar (RFC 8259) for what it
+// connectors/benthos); numbers are valued as they are scanned (float),
+// since strconv.ParseFloat on their text took a third of what remained
+// (BenchmarkJSONRows). It follows the JSON grammar (RFC 8259) for what it
 // accepts; strings with escapes or invalid UTF-8 are decoded by
 // encoding/json, so their values are encoding/json's.
 type jsonScanner struct {
@@ -66,14 +68,14 @@ func (s *jsonScanner) literal(lit string) bool {
 func (s *jsonScanner) str() ([]byte, error) {
 	start := s.i
 	s.i++
-	plain := true
+	plain, ascii := true, true
 	for s.i < len(s.b) {
 		c := s.b[s.i]
 		switch {
 		case c == '"':
 			s.i++
 			raw := s.b[start+1 : s.i-1]
-			if plain && utf8.Valid(raw) {
+			if plain && (ascii || utf8.Valid(raw)) {
 				return raw, nil
 			}
 			var v string // escapes or invalid UTF-8: encoding/json's reading
@@ -87,6 +89,7 @@ func (s *jsonScanner) str() ([]byte, error) {
 		case c < 0x20:
 			return nil, fmt.Errorf("invalid character %q in string literal", rune(c))
 		default:
+			ascii = ascii && c < utf8.RuneSelf
 			s.i++
 		}
 	}
@@ -130,6 +133,95 @@ func (s *jsonScanner) number() ([]byte, error) {
 	return s.b[start:s.i], nil
 }
 
+// pow10 are the powers of ten a float64 holds exactly.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// float reads a number (RFC 8259 §6) as number does, computing its value
+// in the same pass when that is exact: a decimal of at most 15 significant
+// digits whose decimal exponent is within ±22 is an exactly representable
+// integer times or divided by an exactly representable power of ten, so
+// one IEEE operation rounds it correctly (Clinger's fast path, the first
+// one strconv.ParseFloat tries). For any other number it returns the
+// number's text instead, for strconv.ParseFloat (nil: the value is f).
+func (s *jsonScanner) float() (f float64, text []byte, err error) {
+	b, start := s.b, s.i
+	i := s.i
+	neg := i < len(b) && b[i] == '-'
+	if neg {
+		i++
+	}
+	var mant uint64
+	nd, exp := 0, 0 // significant digits in mant; decimal exponent
+	if i < len(b) && b[i] == '0' {
+		i++
+	} else {
+		d := i
+		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+			mant = mant*10 + uint64(b[i]-'0')
+		}
+		if i == d {
+			s.i = i
+			return 0, nil, s.invalid("in numeric literal")
+		}
+		nd = i - d
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		d := i
+		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+			if mant == 0 && b[i] == '0' {
+				exp-- // a leading zero: not significant
+				continue
+			}
+			mant = mant*10 + uint64(b[i]-'0')
+			nd++
+			exp--
+		}
+		if i == d {
+			s.i = i
+			return 0, nil, s.invalid("after decimal point in numeric literal")
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		eneg := false
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			eneg = b[i] == '-'
+			i++
+		}
+		d, e := i, 0
+		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+			if e < 10000 {
+				e = e*10 + int(b[i]-'0')
+			}
+		}
+		if i == d {
+			s.i = i
+			return 0, nil, s.invalid("in exponent of numeric literal")
+		}
+		if eneg {
+			e = -e
+		}
+		exp += e
+	}
+	s.i = i
+	switch {
+	case mant == 0 && nd <= 19:
+		f = 0 // zero whatever the exponent (more than 19 digits could have wrapped mant to 0)
+	case nd > 15 || exp < -22 || exp > 22:
+		return 0, b[start:i], nil // not exact in one step
+	case exp < 0:
+		f = float64(mant) / pow10[-exp]
+	default:
+		f = float64(mant) * pow10[exp]
+	}
+	if neg {
+		f = -f
+	}
+	return f, nil, nil
+}
+
 // value reads the value of column c at builder row at.
 func (s *jsonScanner) value(c *jsonColumn, at, row int) error {
 	if s.eof() {
@@ -143,13 +235,14 @@ func (s *jsonScanner) value(c *jsonColumn, at, row int) error {
 		}
 		return c.add(KindString, 0, string(v), false, at, row)
 	case ch == '-' || ch >= '0' && ch <= '9':
-		t, err := s.number()
+		f, t, err := s.float()
 		if err != nil {
 			return fmt.Errorf("JSON row %d, column %q: %w", row, c.name, err)
 		}
-		f, err := strconv.ParseFloat(string(t), 64)
-		if err != nil {
-			return fmt.Errorf("JSON row %d, column %q: number %s out of range", row, c.name, t)
+		if t != nil {
+			if f, err = strconv.ParseFloat(string(t), 64); err != nil {
+				return fmt.Errorf("JSON row %d, column %q: number %s out of range", row, c.name, t)
+			}
 		}
 		return c.add(KindNumber, f, "", false, at, row)
 	case ch == '{' || ch == '[':

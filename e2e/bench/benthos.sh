@@ -9,10 +9,17 @@
 #   (c) bin/forestd-benthos, JSON: JSON lines of the same rows on stdin,
 #       batched 1,000 at a time (batched input), forestd_score merges the
 #       predictions into each object, the file output writes JSON lines
-# each as rows / wall time of its process, with its peak RSS (GNU time).
+#   (d) as (c), the output writing each batch with one write: an output
+#       processor `archive: {format: lines}` (the same file, byte for byte;
+#       Benthos' file output otherwise makes two write(2) calls a message)
+# each as rows / wall time of its process, with its peak RSS (GNU time)
+# and its CPU time (user + system).
 #
 #   bash e2e/bench/benthos.sh [--files F] [--trees T] [--p P] [--train-rows N]
-#                             [--repeat R] [--keep]
+#                             [--repeat R] [--keep] [--old DIR]
+#
+# --old DIR: DIR holds forestd-benthos of another build (e.g. main's), run
+# alternately with this build's on (c) and (d), side by side.
 #
 # Defaults: F = 500 files of 1,000 Trunk rows (p = 50), a 100-tree forest
 # trained on 20,000 other rows, R = 3 alternating runs, medians reported.
@@ -21,7 +28,7 @@
 set -euo pipefail
 
 main() {
-FILES=500 TREES=100 P=50 TRAIN=20000 REPEAT=3 KEEP=0
+FILES=500 TREES=100 P=50 TRAIN=20000 REPEAT=3 KEEP=0 OLD=""
 ORIG_ARGS="$*"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -31,7 +38,8 @@ while [ $# -gt 0 ]; do
     --train-rows) TRAIN="$2"; shift ;;
     --repeat) REPEAT="$2"; shift ;;
     --keep) KEEP=1 ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --old) OLD="$(cd "$2" && pwd)"; shift ;;
+    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "benthos.sh: unknown argument $1 (try --help)" >&2; exit 1 ;;
   esac
   shift
@@ -104,25 +112,41 @@ pipeline:
 output:
   file: {path: '$TMP/out-json.jsonl', codec: lines}
 EOF
-"$B" lint "$TMP/arrow.yaml" "$TMP/json.yaml"
+{ cat "$TMP/json.yaml"; echo '  processors: [{archive: {format: lines}}]'; } > "$TMP/json-archive.yaml"
+"$B" lint "$TMP/arrow.yaml" "$TMP/json.yaml" "$TMP/json-archive.yaml"
+if [ -n "$OLD" ] && [ ! -x "$OLD/forestd-benthos" ]; then log "--old $OLD: no forestd-benthos there"; exit 1; fi
 
 secs() { awk -F': ' '/Elapsed \(wall clock\)/ {n=split($2,a,":"); s=0; for(i=1;i<=n;i++) s=s*60+a[i]; print s}' "$1"; }
 rss() { awk -F': ' '/Maximum resident set size/ {print $2}' "$1"; }
-ref_r=() arrow_r=() json_r=() ref_m=() arrow_m=() json_m=()
+cpu() { awk -F': ' '/User time/ {u=$2} /System time/ {s=$2} END {print u+s}' "$1"; }
+ref_r=() arrow_r=() json_r=() ref_m=() arrow_m=() json_m=() ref_c=() json_c=()
+arch_r=() arch_m=() arch_c=() ojson_r=() ojson_m=() ojson_c=() oarch_r=() oarch_m=() oarch_c=()
+# jsonrun BIN CONFIG: one JSON run; sets W M C (wall, RSS, CPU)
+jsonrun() {
+  rm -f "$TMP/out-json.jsonl"
+  /usr/bin/time -v -o "$TMP/t.txt" "$1" -c "$2" < "$TMP/rows.jsonl"
+  W=$(secs "$TMP/t.txt") M=$(rss "$TMP/t.txt") C=$(cpu "$TMP/t.txt")
+  [ "$(wc -l < "$TMP/out-json.jsonl")" = "$ROWS" ] || { log "JSON run wrote $(wc -l < "$TMP/out-json.jsonl") lines, want $ROWS"; exit 1; }
+}
 for r in $(seq 1 "$REPEAT"); do
   log "run $r/$REPEAT: forestd score"
   rm -f "$TMP/ref.arrows"
   /usr/bin/time -v -o "$TMP/t.txt" "$F" score --model "$TMP/m.model" --in "$TMP/arrows" --out "$TMP/ref.arrows" > "$TMP/score.json"
-  ref_r+=("$(secs "$TMP/t.txt")") ref_m+=("$(rss "$TMP/t.txt")")
+  ref_r+=("$(secs "$TMP/t.txt")") ref_m+=("$(rss "$TMP/t.txt")") ref_c+=("$(cpu "$TMP/t.txt")")
   log "run $r/$REPEAT: forestd-benthos, Arrow IPC"
   rm -f "$TMP/out-arrow.bin"
   /usr/bin/time -v -o "$TMP/t.txt" "$B" -c "$TMP/arrow.yaml"
   arrow_r+=("$(secs "$TMP/t.txt")") arrow_m+=("$(rss "$TMP/t.txt")")
+  if [ -n "$OLD" ]; then
+    log "run $r/$REPEAT: forestd-benthos of $OLD, JSON"
+    jsonrun "$OLD/forestd-benthos" "$TMP/json.yaml"; ojson_r+=("$W") ojson_m+=("$M") ojson_c+=("$C")
+    log "run $r/$REPEAT: forestd-benthos of $OLD, JSON, archived"
+    jsonrun "$OLD/forestd-benthos" "$TMP/json-archive.yaml"; oarch_r+=("$W") oarch_m+=("$M") oarch_c+=("$C")
+  fi
+  log "run $r/$REPEAT: forestd-benthos, JSON, archived"
+  jsonrun "$B" "$TMP/json-archive.yaml"; arch_r+=("$W") arch_m+=("$M") arch_c+=("$C")
   log "run $r/$REPEAT: forestd-benthos, JSON"
-  rm -f "$TMP/out-json.jsonl"
-  /usr/bin/time -v -o "$TMP/t.txt" "$B" -c "$TMP/json.yaml" < "$TMP/rows.jsonl"
-  json_r+=("$(secs "$TMP/t.txt")") json_m+=("$(rss "$TMP/t.txt")")
-  [ "$(wc -l < "$TMP/out-json.jsonl")" = "$ROWS" ] || { log "JSON run wrote $(wc -l < "$TMP/out-json.jsonl") lines, want $ROWS"; exit 1; }
+  jsonrun "$B" "$TMP/json.yaml"; json_r+=("$W") json_m+=("$M") json_c+=("$C")
 done
 # the streams' predictions equal forestd score's (last run)
 /usr/bin/python3 - "$TMP" "$ROWS" <<'EOF'
@@ -141,28 +165,43 @@ ARROWOUT=$(stat -c %s "$TMP/out-arrow.bin")
 [ "$ARROWOUT" -gt 0 ] || { log "the Arrow run wrote nothing"; exit 1; }
 
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-REF=$(median "${ref_r[@]}") ARW=$(median "${arrow_r[@]}") JSN=$(median "${json_r[@]}")
-REFM=$(median "${ref_m[@]}") ARWM=$(median "${arrow_m[@]}") JSNM=$(median "${json_m[@]}")
+med() { if [ $# -gt 0 ]; then median "$@"; else echo 0; fi; }
+REF=$(median "${ref_r[@]}") ARW=$(median "${arrow_r[@]}") JSN=$(median "${json_r[@]}") ARC=$(median "${arch_r[@]}")
+REFM=$(median "${ref_m[@]}") ARWM=$(median "${arrow_m[@]}") JSNM=$(median "${json_m[@]}") ARCM=$(median "${arch_m[@]}")
+REFC=$(median "${ref_c[@]}") JSNC=$(median "${json_c[@]}") ARCC=$(median "${arch_c[@]}")
+OJR=$(med "${ojson_r[@]}") OJM=$(med "${ojson_m[@]}") OJC=$(med "${ojson_c[@]}")
+OAR=$(med "${oarch_r[@]}") OAM=$(med "${oarch_m[@]}") OAC=$(med "${oarch_c[@]}")
 NODES=$(/usr/bin/python3 -c "import json; print(json.load(open('$TMP/train.json'))['nodes'])")
+CPUNAME=$(lscpu | awk -F': *' '/Model name/ {print $2; exit}')
 REPORT="$HERE/results/benthos-$(date +%F).md"
 mkdir -p "$HERE/results"
-/usr/bin/python3 - "$ROWS" "$REF" "$ARW" "$JSN" "$REFM" "$ARWM" "$JSNM" <<EOF | tee "$REPORT"
+/usr/bin/python3 - "$ROWS" "$REF" "$ARW" "$JSN" "$REFM" "$ARWM" "$JSNM" "$ARC" "$ARCM" "$REFC" "$JSNC" "$ARCC" "$OJR" "$OJM" "$OJC" "$OAR" "$OAM" "$OAC" <<EOF | tee "$REPORT"
 import sys
 rows = int(sys.argv[1])
 ref, arw, jsn = map(float, sys.argv[2:5])
 refm, arwm, jsnm = (float(x) / 1024 for x in sys.argv[5:8])
-print("## forestd_score in a Benthos stream: $ROWS Trunk rows (p = $P) in 1,000-row batches, $TREES trees ($NODES nodes), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)")
+arc, arcm = float(sys.argv[8]), float(sys.argv[9]) / 1024
+refc, jsnc, arcc = map(float, sys.argv[10:13])
+ojr, ojm, ojc, oar, oam, oac = map(float, sys.argv[13:19])
+print("## forestd_score in a Benthos stream: $ROWS Trunk rows (p = $P) in 1,000-row batches, $TREES trees ($NODES nodes), $(nproc) CPUs ($CPUNAME), load $(cut -d' ' -f1-3 /proc/loadavg)")
 print()
-print("| run | seconds | rows/s | ÷ forestd score | peak RSS, MiB |")
-print("|---|---:|---:|---:|---:|")
-print(f"| forestd score (Arrow IPC files in, one file out) | {ref:.2f} | {rows/ref:,.0f} | 1.00 | {refm:.0f} |")
-print(f"| forestd-benthos, Arrow IPC (file input, forestd_score, file output) | {arw:.2f} | {rows/arw:,.0f} | {ref/arw:.2f} | {arwm:.0f} |")
-print(f"| forestd-benthos, JSON (stdin lines, batched 1,000, forestd_score, file output) | {jsn:.2f} | {rows/jsn:,.0f} | {ref/jsn:.2f} | {jsnm:.0f} |")
+print("| run | seconds | rows/s | ÷ forestd score | peak RSS, MiB | CPU s | ÷ forestd score (CPU) |")
+print("|---|---:|---:|---:|---:|---:|---:|")
+print(f"| forestd score (Arrow IPC files in, one file out) | {ref:.2f} | {rows/ref:,.0f} | 1.00 | {refm:.0f} | {refc:.2f} | 1.00 |")
+print(f"| forestd-benthos, Arrow IPC (file input, forestd_score, file output) | {arw:.2f} | {rows/arw:,.0f} | {ref/arw:.2f} | {arwm:.0f} | | |")
+def row(name, w, m, c):
+    print(f"| {name} | {w:.2f} | {rows/w:,.0f} | {ref/w:.2f} | {m/1024:.0f} | {c:.2f} | {refc/c:.2f} |")
+if ojr:
+    row("forestd-benthos --old, JSON (stdin lines, batched 1,000, forestd_score, file output)", ojr, ojm, ojc)
+row("forestd-benthos, JSON (stdin lines, batched 1,000, forestd_score, file output)", jsn, jsnm * 1024, jsnc)
+if oar:
+    row("forestd-benthos --old, JSON, output archived per batch", oar, oam, oac)
+row("forestd-benthos, JSON, output archived per batch", arc, arcm * 1024, arcc)
 print()
 ok = "met" if ref / arw >= 0.5 else "NOT met"
-print(f"target Arrow IPC ≥ 0.5 × forestd score: {ref/arw:.2f}× → {ok}; JSON {ref/jsn:.2f}× (reported)")
+print(f"target Arrow IPC ≥ 0.5 × forestd score: {ref/arw:.2f}× → {ok}; JSON {ref/jsn:.2f}× ({'met' if ref/jsn >= 0.5 else 'NOT met'} for JSON ≥ 0.5×), archived {ref/arc:.2f}×")
 runs = lambda s: ", ".join(f"{float(x):.2f}" for x in s.split())
-print(f"(medians of $REPEAT alternating runs; seconds per run: forestd score {runs('${ref_r[*]}')}; Arrow {runs('${arrow_r[*]}')}; JSON {runs('${json_r[*]}')}. Wall time of each process, start-up included. The JSON run's predictions were checked equal to forestd score's.)")
+print(f"(medians of $REPEAT alternating runs; seconds per run: forestd score {runs('${ref_r[*]}')}; Arrow {runs('${arrow_r[*]}')}; JSON {runs('${json_r[*]}')}; archived {runs('${arch_r[*]}')}; --old JSON {runs('${ojson_r[*]}')}; --old archived {runs('${oarch_r[*]}')}. Wall time of each process, start-up included; CPU = user + system. The JSON run's predictions were checked equal to forestd score's.)")
 print()
 print("Command: bash e2e/bench/benthos.sh $ORIG_ARGS")
 EOF
