@@ -87,7 +87,7 @@ func readDRFInput(paths, labels, features, exclude []string, f *forest.Forest) (
 		fr, err = frame.FromRecords(schema, recs, frame.Options{Features: features, Exclude: append(slices.Clone(exclude), labels...)})
 	}
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, 0, inPaths(paths, err)
 	}
 	fr, err = manifold.KeepRows(fr, resp.Valid)
 	if err != nil {
