@@ -312,7 +312,7 @@ func TestFromRecordsOptionErrors(t *testing.T) {
 		{Options{Label: "nope"}, `label column "nope" not found (columns: a, b, y)`},
 		{Options{Label: "Y"}, `label column "Y" not found (columns: a, b, y); did you mean "y"?`},
 		{Options{Label: "y", Features: []string{"zz"}}, `feature column "zz" not found`},
-		{Options{Label: "y", Features: []string{"bb"}}, `feature column "bb" not found (columns: a, b, y); did you mean "b"?`},
+		{Options{Label: "y", Features: []string{"B"}}, `feature column "B" not found (columns: a, b, y); did you mean "b"?`},
 		{Options{Label: "y", Features: []string{"y"}}, "is the label"},
 		{Options{Label: "y", Features: []string{"a", "a"}}, "listed twice"},
 		{Options{Label: "y", Features: []string{"a"}, Exclude: []string{"a"}}, "both a feature and excluded"},
