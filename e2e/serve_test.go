@@ -179,7 +179,7 @@ func TestServeKcatJSONAndArrow(t *testing.T) {
 // forestd.dlq with the reason in headers, while good traffic around them is
 // scored (here with Arrow IPC output, decoded with arrow-go).
 func TestServePoisonToDLQ(t *testing.T) {
-	brokers, d := digitsDaemon(t, nil)
+	brokers, d := digitsDaemon(t, nil, "--output-format", "arrow") // fixed: JSON in, Arrow out
 	rows := digitsJSONRows(t, 6)
 	badSchema, err := os.ReadFile(filepath.Join(dataDir, "bad_schema.arrows"))
 	if err != nil {
