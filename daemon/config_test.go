@@ -678,3 +678,27 @@ func TestConfigMarshal(t *testing.T) {
 		}
 	}
 }
+
+// TestStartNotes: the lines logged once at start say what a stage waits
+// for when the configuration leaves it to a default: no row key, no model
+// file to score with, the label the train stage learns.
+func TestStartNotes(t *testing.T) {
+	c := DefaultConfig()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(startNotes(&c), "\n")
+	for _, want := range []string{"predictions carry no row key", "no model file (--model)", "the train stage learns one from 100 labelled rows", `learns label column "y" from topic forestd.training`} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+	c = DefaultConfig()
+	c.Model, c.Key = "m.model", "id"
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if notes := startNotes(&c); len(notes) != 0 {
+		t.Errorf("a model, a key and no train stage: notes %q", notes)
+	}
+}
