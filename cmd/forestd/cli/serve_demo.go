@@ -142,9 +142,13 @@ loop:
 			break loop
 		case <-tick.C:
 			st.flush(out)
-			fmt.Fprintf(out, "  [%4.1fs] rows in %6.0f  predictions %6.0f  model v%.0f  dead letters %.0f  retrains %.0f\n",
+			model := "none yet" // the gauge is -1 before the first model
+			if v := gauge(d.Registry(), "forestd_model_version"); v >= 1 {
+				model = fmt.Sprintf("v%.0f", v)
+			}
+			fmt.Fprintf(out, "  [%4.1fs] rows in %6.0f  predictions %6.0f  model %s  dead letters %.0f  retrains %.0f\n",
 				time.Since(t0).Seconds(), daemon.SumCounter(d.Registry(), "forestd_rows_in_total"), daemon.SumCounter(d.Registry(), "forestd_rows_out_total"),
-				gauge(d.Registry(), "forestd_model_version"), daemon.SumCounter(d.Registry(), "forestd_dead_letters_total"), daemon.SumCounter(d.Registry(), "forestd_models_trained_total"))
+				model, daemon.SumCounter(d.Registry(), "forestd_dead_letters_total"), daemon.SumCounter(d.Registry(), "forestd_models_trained_total"))
 		}
 	}
 	wg.Wait()
