@@ -69,7 +69,7 @@ func (s *selectStage) Process(ctx context.Context, in *pipeline.Batch) ([]pipeli
 	src := in.Env.Source()
 	outs := make([]pipeline.Output, len(recs))
 	for i, r := range recs {
-		outs[i] = pipeline.Output{Stream: stream, Key: []byte(src), Record: r, Headers: []pipeline.Header{{Key: HeaderSource, Value: []byte(src)}}}
+		outs[i] = pipeline.Output{Stream: stream, Key: []byte(src), Record: r, Headers: answerHeaders(in, pipeline.Header{Key: HeaderSource, Value: []byte(src)})}
 	}
 	if s.Metrics != nil {
 		s.Metrics.SelectedPublished.Inc()

@@ -61,15 +61,20 @@ type Config struct {
 	// columns changed, or a model published for other data). By default
 	// such models are refused, logged and counted; behind the select stage
 	// (select before train) columns may always change.
-	AllowFeatureChange bool           `yaml:"allow_feature_change"`
-	Key                string         `yaml:"key"`
-	OutputFormat       string         `yaml:"output_format"`
-	Score              ScoreConfig    `yaml:"score"`
-	Train              TrainConfig    `yaml:"train"`
-	Pipeline           PipelineConfig `yaml:"pipeline"`
-	Kafka              KafkaConfig    `yaml:"kafka"`
-	HTTP               string         `yaml:"http"`
-	Log                LogConfig      `yaml:"log"`
+	AllowFeatureChange bool   `yaml:"allow_feature_change"`
+	Key                string `yaml:"key"`
+	// OutputFormat is the encoding of the records the daemon produces:
+	// auto (the default) answers each message in its own format —
+	// predictions and selected columns of a JSON message are JSON lines,
+	// of an Arrow message Arrow IPC — and writes importances and reports
+	// as Arrow IPC; arrow or json fix one for every output.
+	OutputFormat string         `yaml:"output_format"`
+	Score        ScoreConfig    `yaml:"score"`
+	Train        TrainConfig    `yaml:"train"`
+	Pipeline     PipelineConfig `yaml:"pipeline"`
+	Kafka        KafkaConfig    `yaml:"kafka"`
+	HTTP         string         `yaml:"http"`
+	Log          LogConfig      `yaml:"log"`
 }
 
 // EmbeddedConfig is the embedded broker the daemon starts when it has no
@@ -122,7 +127,8 @@ type ScoreConfig struct {
 // train).
 type TrainConfig struct {
 	// Label is the label column; several, comma-separated ("y0,y1,y2"),
-	// are learnt as one multi-output regression forest (labels).
+	// are learnt as one multi-output regression forest (labels). Empty
+	// (the default): DefaultLabel when a stage needs one (Validate).
 	Label    string   `yaml:"label"`
 	Features []string `yaml:"features"`
 	Exclude  []string `yaml:"exclude"`
@@ -259,10 +265,9 @@ func DefaultConfig() Config {
 			Importances: "forestd.importances", Reports: "forestd.reports", Selected: "forestd.selected",
 			Models: "forestd.models", DLQ: "forestd.dlq", Partitions: 4,
 		},
-		Stages:       []string{StageScore, StageTrain},
-		OutputFormat: kafka.FormatArrow,
+		OutputFormat: kafka.FormatAuto,
 		Score:        ScoreConfig{Probs: "auto"},
-		Train: TrainConfig{Label: "y", Window: 50000, WindowKind: operators.WindowCount, RetrainEvery: "10000",
+		Train: TrainConfig{Window: 50000, WindowKind: operators.WindowCount, RetrainEvery: "10000",
 			MinRows: 100, Forest: "rf", Trees: 100, Seed: 1, Threads: 1},
 		Pipeline: PipelineConfig{MaxInFlightBytes: 64 << 20, MaxUncommitted: 1000,
 			CommitInterval: 200 * time.Millisecond, DrainTimeout: 10 * time.Second, StallTimeout: time.Minute},
@@ -500,6 +505,27 @@ func CheckAddr(what, addr string) error {
 	return nil
 }
 
+// DefaultLabel is the label column of a stage that needs one when
+// train.label is empty.
+const DefaultLabel = "y"
+
+// resolveStages fills the defaults that depend on other keys: no stages
+// named run score alone when a model file is given and no label (a user
+// who brings a model and no labels wants predictions, not a train stage
+// waiting for a column "y" never named), else score and train; a stage
+// that needs a label and has none learns DefaultLabel.
+func (c *Config) resolveStages() {
+	if len(c.Stages) == 0 {
+		c.Stages = []string{StageScore, StageTrain}
+		if c.Model != "" && c.Train.Label == "" {
+			c.Stages = []string{StageScore}
+		}
+	}
+	if c.Train.Label == "" && (c.Has(StageTrain) || c.Has(StageAnalyze) || c.Has(StageSelect)) {
+		c.Train.Label = DefaultLabel
+	}
+}
+
 // Composed reports whether select is listed before train: train then
 // learns behind the select stage (see Config.Stages).
 func (c *Config) Composed() bool {
@@ -527,11 +553,13 @@ const (
 	maxPartitions = 100000 // topics.partitions
 )
 
-// Validate checks every value of the configuration, as Start does first,
-// and returns the first problem in one line naming its YAML key (e.g.
+// Validate fills the defaults that depend on other keys (the stages and
+// the label, resolveStages), checks every value of the configuration, as
+// Start does first, and returns the first problem in one line naming its YAML key (e.g.
 // "train.max_features: …"); a config that passes starts, or fails only on
 // what it meets (brokers, files).
 func (c *Config) Validate() error {
+	c.resolveStages()
 	if len(c.Stages) == 0 {
 		return errors.New("stages: at least one of score, train, analyze, select")
 	}
@@ -584,9 +612,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	switch c.OutputFormat {
-	case kafka.FormatArrow, kafka.FormatJSON:
+	case kafka.FormatAuto, kafka.FormatArrow, kafka.FormatJSON:
 	default:
-		return fmt.Errorf("output_format: %q is not arrow or json", c.OutputFormat)
+		return fmt.Errorf("output_format: %q is not auto, arrow or json", c.OutputFormat)
 	}
 	if err := scoring.Probs(c.Score.Probs).Validate(); err != nil {
 		return fmt.Errorf("score.probs: %w", err)

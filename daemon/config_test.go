@@ -11,6 +11,7 @@ import (
 
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/connectors/kafka"
 	"github.com/forestd/forestd/internal/fixture"
 	"gopkg.in/yaml.v3"
 )
@@ -19,6 +20,37 @@ func TestConfigDefaultsValid(t *testing.T) {
 	c := DefaultConfig()
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDefaultStages: with no stages named, a model file and no label
+// score alone (no train stage waiting for a column "y" nobody named);
+// otherwise score and train, the train stage learning DefaultLabel unless
+// a label is given.
+func TestDefaultStages(t *testing.T) {
+	for _, c := range []struct {
+		yaml, stages, label string
+	}{
+		{"", "score,train", "y"},
+		{"model: m.model\n", "score", ""},
+		{"model: m.model\ntrain: {label: target}\n", "score,train", "target"},
+		{"model: m.model\nstages: [score, train]\n", "score,train", "y"},
+		{"stages: [analyze]\n", "analyze", "y"},
+		{"stages: [score]\n", "score", ""},
+	} {
+		cfg, err := ParseConfig(strings.NewReader(c.yaml), "test.yaml")
+		if err != nil {
+			t.Fatalf("%q: %v", c.yaml, err)
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("%q: %v", c.yaml, err)
+		}
+		if got := strings.Join(cfg.Stages, ","); got != c.stages || cfg.Train.Label != c.label {
+			t.Errorf("%q: stages %s label %q, want %s %q", c.yaml, got, cfg.Train.Label, c.stages, c.label)
+		}
+	}
+	if cfg := DefaultConfig(); cfg.OutputFormat != kafka.FormatAuto {
+		t.Errorf("default output_format %q, want auto", cfg.OutputFormat)
 	}
 }
 
@@ -128,7 +160,6 @@ func TestConfigErrors(t *testing.T) {
 		}
 	}
 	invalid := map[string]string{
-		"stages: []\n":                                    "stages:",
 		"stages: [score, fly]\n":                          `unknown stage "fly"`,
 		"stages: [score, score]\n":                        "twice",
 		"brokers: [nohost]\n":                             "brokers:",
@@ -140,7 +171,6 @@ func TestConfigErrors(t *testing.T) {
 		"output_format: csv\n":                            "output_format",
 		"score: {probs: top0}\n":                          `score.probs: "top0" is not auto, all, none or top<k>`,
 		"score: {probs: TOP5}\n":                          `score.probs: "TOP5"`,
-		"train: {label: ''}\n":                            "train.label",
 		"train: {label: 'y0,,y1'}\n":                      "empty column name",
 		"train: {window: 10, min_rows: 20}\n":             "min_rows",
 		"train: {window_kind: lru}\n":                     "train.window_kind",
@@ -225,7 +255,6 @@ func TestComposeConfig(t *testing.T) {
 		}
 	}
 	wantConfigErrors(t, map[string]string{
-		"stages: [select, train]\ntrain: {label: ''}\n":        "train.label",
 		"stages: [select, train, select]\n":                    "twice",
 		"stages: [select, traine]\n":                           `unknown stage "traine"`,
 		"stages: [select, train]\ntrain: {retrain_every: x}\n": "train.retrain_every",
@@ -649,5 +678,29 @@ func TestConfigMarshal(t *testing.T) {
 		if tr := doc["train"].(map[string]any); tr["layout"] == nil || tr["tune"] == nil {
 			t.Fatalf("train keys missing:\n%s", b)
 		}
+	}
+}
+
+// TestStartNotes: the lines logged once at start say what a stage waits
+// for when the configuration leaves it to a default: no row key, no model
+// file to score with, the label the train stage learns.
+func TestStartNotes(t *testing.T) {
+	c := DefaultConfig()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(startNotes(&c), "\n")
+	for _, want := range []string{"predictions carry no row key", "no model file (--model)", "the train stage learns one from 100 labelled rows", `learns label column "y" from topic forestd.training`} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+	c = DefaultConfig()
+	c.Model, c.Key = "m.model", "id"
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if notes := startNotes(&c); len(notes) != 0 {
+		t.Errorf("a model, a key and no train stage: notes %q", notes)
 	}
 }

@@ -271,7 +271,34 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 	log.Info("forestd serve started", "brokers", strings.Join(d.cfg.Brokers, ","), "group", cfg.Group,
 		"stages", strings.Join(cfg.Stages, ","), "composed", cfg.Composed(), "topics", strings.Join(d.rt.Topics(), ","),
 		"output_format", cfg.OutputFormat, "score.probs", cfg.Score.Probs)
+	for _, n := range startNotes(&d.cfg) {
+		log.Info(n)
+	}
 	return d, nil
+}
+
+// startNotes are the lines the daemon logs once at start about what its
+// stages will do with what they were given, so that a default nobody chose
+// (no row key, a label "y" never named, no model to score with) is said
+// rather than discovered.
+func startNotes(c *Config) []string {
+	var notes []string
+	if c.Has(StageScore) {
+		if c.Key == "" {
+			notes = append(notes, "score: predictions carry no row key, only the source topic/partition/offset and row; set key (--key COLUMN) to copy an input column into each")
+		}
+		if c.Model == "" {
+			from := "until one arrives on topic " + c.Topics.Models
+			if c.Has(StageTrain) {
+				from += fmt.Sprintf(" or the train stage learns one from %d labelled rows on topic %s", c.Train.MinRows, c.Topics.Training)
+			}
+			notes = append(notes, "score: no model file (--model): messages on topic "+c.Topics.Features+" wait "+from)
+		}
+	}
+	if c.Has(StageTrain) {
+		notes = append(notes, fmt.Sprintf("train: learns label column %q from topic %s (train.label, --label); a batch without it is a dead letter", c.Train.Label, c.Topics.Training))
+	}
+	return notes
 }
 
 // Stop begins the graceful shutdown (as the end of Start's context does)

@@ -139,7 +139,7 @@ func TestReasonKind(t *testing.T) {
 	}
 	_, _, noKey := (&scoreStage{Key: "id"}).Process(context.Background(), withPinned(b, m))
 	b.Release()
-	if noKey == nil || !strings.Contains(noKey.Error(), `kept column "id" is not in the input`) {
+	if noKey == nil || !strings.Contains(noKey.Error(), `kept column "id" not found (columns: x1, x2, x3)`) {
 		t.Fatalf("scoring without the key column: %v", noKey)
 	}
 	for _, c := range []struct {

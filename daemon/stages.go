@@ -45,6 +45,16 @@ const (
 	rejectColumns     = "columns_changed"  // reads other columns than the live model
 )
 
+// answerHeaders are the headers of an output answering in: hs and the
+// content type in was read in, which the sink encodes the output in under
+// output_format auto (kafka.FormatAuto) and replaces otherwise.
+func answerHeaders(in *pipeline.Batch, hs ...pipeline.Header) []pipeline.Header {
+	if in.ContentType != "" {
+		hs = append(hs, pipeline.Header{Key: kafka.HeaderContentType, Value: []byte(in.ContentType)})
+	}
+	return hs
+}
+
 // models installs models into an operators.Current and keeps the model
 // metrics and logs in step: every model it installs is logged as hot-swapped,
 // every model it refuses is logged with the reason and counted.
@@ -196,11 +206,10 @@ func (s *scoreStage) Process(ctx context.Context, in *pipeline.Batch) ([]pipelin
 	if stream == "" {
 		stream = StreamPredictions
 	}
-	hs := []pipeline.Header{
-		{Key: HeaderModelID, Value: []byte(m.ID())},
-		{Key: HeaderModelVersion, Value: []byte(strconv.FormatInt(m.Version(), 10))},
-		{Key: HeaderSource, Value: []byte(src)},
-	}
+	hs := answerHeaders(in,
+		pipeline.Header{Key: HeaderModelID, Value: []byte(m.ID())},
+		pipeline.Header{Key: HeaderModelVersion, Value: []byte(strconv.FormatInt(m.Version(), 10))},
+		pipeline.Header{Key: HeaderSource, Value: []byte(src)})
 	outs := make([]pipeline.Output, 0, len(recs))
 	for _, r := range recs {
 		if r.NumRows() == 0 {

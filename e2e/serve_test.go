@@ -39,18 +39,22 @@ func digitsJSONRows(t *testing.T, n int) []string {
 			r.Release()
 		}
 	}()
-	r := recs[0]
 	var out []string
-	for i := 0; i < n; i++ {
-		m := map[string]float64{}
-		for j, f := range schema.Fields() {
-			if f.Name == "label" {
-				continue
+	for _, r := range recs { // the batches Arrow JS wrote, in order
+		for i := 0; i < int(r.NumRows()) && len(out) < n; i++ {
+			m := map[string]float64{}
+			for j, f := range schema.Fields() {
+				if f.Name == "label" {
+					continue
+				}
+				m[f.Name] = r.Column(j).(*array.Float64).Value(i)
 			}
-			m[f.Name] = r.Column(j).(*array.Float64).Value(i)
+			b, _ := json.Marshal(m)
+			out = append(out, string(b))
 		}
-		b, _ := json.Marshal(m)
-		out = append(out, string(b))
+	}
+	if len(out) < n {
+		t.Fatalf("digits.arrows has %d rows, fewer than %d", len(out), n)
 	}
 	return out
 }
@@ -177,7 +181,7 @@ func TestServeKcatJSONAndArrow(t *testing.T) {
 // scored (here with Arrow IPC output, decoded with arrow-go).
 func TestServePoisonToDLQ(t *testing.T) {
 	t.Parallel()
-	brokers, d := digitsDaemon(t, nil)
+	brokers, d := digitsDaemon(t, nil, "--output-format", "arrow") // fixed: JSON in, Arrow out
 	rows := digitsJSONRows(t, 6)
 	badSchema, err := os.ReadFile(filepath.Join(dataDir, "bad_schema.arrows"))
 	if err != nil {
@@ -599,5 +603,44 @@ func TestServeReplicaAdoptsPublishedModel(t *testing.T) {
 		if p.ModelVersion != version {
 			t.Fatalf("B predicted with version %d", p.ModelVersion)
 		}
+	}
+}
+
+// TestServeModelOnlyJSON is the newcomer's first session: `forestd serve
+// --model M` and nothing else, 300 JSON rows sent with kcat (no
+// content-type header, one object per message, as kcat -l sends a file)
+// come back as 300 JSON predictions — the output follows the input, the
+// daemon runs no train stage waiting for a label nobody named, and its
+// log says once at start that predictions carry no row key without --key.
+func TestServeModelOnlyJSON(t *testing.T) {
+	needKcat(t)
+	model, version := trainModel(t, "digits.parquet", "label", 10)
+	b := startBroker(t, "", t.TempDir())
+	brokers := b.logField("broker listening", "addr", time.Second)
+	d := startServe(t, brokers, "--model", model)
+	d.waitReady(60 * time.Second)
+	if stages := d.logField("forestd serve started", "stages", time.Second); stages != "score" {
+		t.Fatalf("serve --model runs stages %q, want score", stages)
+	}
+	kcatLines(t, brokers, featuresTopic, nil, digitsJSONRows(t, 300))
+	ps := waitPredictions(t, brokers, "forestd.predictions", 120*time.Second, func(ps []prediction) bool { return len(ps) >= 300 })
+	if len(ps) != 300 {
+		t.Fatalf("%d predictions for 300 rows", len(ps))
+	}
+	for _, p := range ps {
+		if p.ModelVersion != version || p.Prediction == nil {
+			t.Fatalf("prediction %+v, want model version %d and a class", p, version)
+		}
+	}
+	for _, m := range kcatConsume(t, brokers, "forestd.predictions") {
+		if ct := m.header("content-type"); ct != "application/x-ndjson" {
+			t.Fatalf("prediction message with content-type %q, want JSON lines", ct)
+		}
+	}
+	if n := strings.Count(d.Log(), "predictions carry no row key"); n != 1 {
+		t.Fatalf("the no-row-key note logged %d times, want once:\n%s", n, tail(d.Log(), 2000))
+	}
+	if code := d.stop(20 * time.Second); code != 0 {
+		t.Fatalf("serve exited %d after SIGTERM", code)
 	}
 }

@@ -44,6 +44,7 @@ import (
 
 	"github.com/forestd/forestd/connectors/files"
 	"github.com/forestd/forestd/connectors/lake"
+	"github.com/forestd/forestd/internal/colname"
 	"github.com/forestd/forestd/schemas"
 	"github.com/forestd/forestd/scoring"
 )
@@ -482,12 +483,14 @@ func keepMissing(err error, keep []string) error {
 	if me.Files < me.Listed {
 		files = fmt.Sprintf("%d readable files (of %d)", me.Files, me.Listed)
 	}
-	have, more := me.Have, ""
-	if len(have) > 20 {
-		have, more = have[:20], fmt.Sprintf(", … (%d more)", len(me.Have)-20)
+	var names []string
+	for _, c := range me.Columns {
+		if slices.Contains(keep, c) {
+			names = append(names, c)
+		}
 	}
-	return &OptionError{"Keep", fmt.Errorf("no column%s %s in the lake: none of its %s has it (the first has %s%s)",
-		s, strings.Join(cols, ", "), files, strings.Join(have, ", "), more)}
+	return &OptionError{"Keep", fmt.Errorf("no column%s %s in the lake: none of its %s has it (the first has %s)%s",
+		s, strings.Join(cols, ", "), files, colname.List(me.Have), colname.SuggestAll(names, me.Have))}
 }
 
 // done reports whether op is a complete output of this run: a complete

@@ -102,6 +102,10 @@ type Batch struct {
 	Env     *Envelope
 	Schema  *arrow.Schema
 	Records []arrow.Record
+	// ContentType is the format the decoder read the value in, as the
+	// transport names it (a MIME type for Kafka; empty: not said), so that
+	// a stage can answer a message in its own format.
+	ContentType string
 }
 
 // Rows is the number of rows in the batch.

@@ -340,10 +340,15 @@ func recovered(fn func() error) (err error) {
 	return fn()
 }
 
+// LogQuarantined is the message of the WARN record logged for every
+// message that becomes a dead letter (a program that shows dead letters
+// its own way, as forestd serve --demo does, can leave these out).
+const LogQuarantined = "message quarantined"
+
 // quarantine replaces a message's outputs with its dead letter (counted in
 // forestd_dead_letters_total once the sink has acknowledged it).
 func (r *Runtime) quarantine(env *Envelope, stage string, err error) []Output {
-	r.opts.Logger.Warn("message quarantined", "stage", stage, "source", env.Source(), "reason", err)
+	r.opts.Logger.Warn(LogQuarantined, "stage", stage, "source", env.Source(), "reason", err)
 	if r.opts.OnDeadLetter != nil {
 		r.opts.OnDeadLetter(env, stage, err)
 	}

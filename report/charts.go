@@ -212,6 +212,9 @@ type LineChart struct {
 	Points bool
 	// YMin0 starts the y axis at zero (rates, counts).
 	YMin0 bool
+	// XInteger labels the x axis at whole numbers only (model versions:
+	// no version 2.5 between 2 and 3).
+	XInteger bool
 }
 
 var linesTmpl = parse("lines", `<svg xmlns="http://www.w3.org/2000/svg" class="chart lines {{.Class}}" width="{{.W}}" height="{{.H}}" viewBox="0 0 {{.W}} {{.H}}" font-family="`+fontFamily+`" font-size="`+fmt.Sprint(fontSize)+`" role="img" aria-label="{{.Title}}">
@@ -319,7 +322,11 @@ func Lines(c LineChart) (template.HTML, error) {
 	var xt []tick
 	if len(c.X) > 0 {
 		n := min(4, max(len(c.X)-1, 1))
-		for _, tk := range xa.ticks(n) {
+		ticks := xa.ticks(n)
+		if c.XInteger {
+			ticks = xa.intTicks(4)
+		}
+		for _, tk := range ticks {
 			tk.Label += c.XUnit
 			xt = append(xt, tk)
 		}

@@ -7,6 +7,7 @@ import (
 	"image/color"
 	"math"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/apache/arrow/go/v17/arrow"
 
@@ -171,7 +172,11 @@ var confTmpl = parse("confusion", `<svg xmlns="http://www.w3.org/2000/svg" class
 <title>confusion matrix: rows are the actual classes, columns the predicted ones</title>
 <text x="8" y="18" font-size="`+fmt.Sprint(titleSize)+`" font-weight="bold">Confusion matrix (rows: actual, columns: predicted)</text>
 {{- range .Cols}}
+{{- if $.Rotate}}
 <text class="col" x="{{c .X}}" y="{{c $.ColY}}" text-anchor="start" transform="rotate(-45 {{c .X}} {{c $.ColY}})">{{.Short}}<title>{{.Name}}</title></text>
+{{- else}}
+<text class="col" x="{{c .X}}" y="{{c $.ColY}}" text-anchor="middle">{{.Short}}<title>{{.Name}}</title></text>
+{{- end}}
 {{- end}}
 {{- range .Rows}}
 <text class="row" x="{{c $.RowX}}" y="{{c .TY}}" text-anchor="end">{{.Short}}<title>{{.Name}}</title></text>
@@ -194,6 +199,10 @@ type confRow struct {
 	Cells       []confCell
 }
 
+// confCharW is the width of one character of a column label, an upper
+// estimate at fontSize (digits and most letters are narrower).
+const confCharW = 0.62 * fontSize
+
 // cellNameRunes bounds a class name in a confusion cell's tooltip: the
 // k² cells would otherwise repeat every name 2k times (the row and column
 // labels' tooltips keep the full names).
@@ -207,7 +216,19 @@ func Confusion(classes []string, counts [][]int64) (template.HTML, error) {
 		return "", fmt.Errorf("report: confusion matrix: %d rows for %d classes", len(counts), k)
 	}
 	cell := math.Max(8, math.Min(40, 480/float64(max(k, 1))))
-	const labelW, top = 130.0, 110.0
+	const labelW = 130.0
+	// column labels stand upright over their column when every one fits
+	// its width (short class names: 0, 1, 2 turned 45° read as glyphs);
+	// longer ones are turned 45° with room above for the longest
+	longest := 0
+	for _, c := range classes {
+		longest = max(longest, utf8.RuneCountInString(short(c, 18)))
+	}
+	rotate := float64(longest)*confCharW > cell-4
+	top := 30 + fontSize + 8.0
+	if rotate {
+		top = 30 + math.Min(110, float64(longest)*confCharW*math.Sqrt2/2+12)
+	}
 	rows := make([]confRow, k)
 	for a := 0; a < k; a++ {
 		if len(counts[a]) != k {
@@ -245,7 +266,7 @@ func Confusion(classes []string, counts [][]int64) (template.HTML, error) {
 	}
 	w := labelW + float64(k)*cell + 16
 	return render(confTmpl, map[string]any{"W": math.Max(w, 360), "H": top + float64(k)*cell + 12, "Cols": cl, "ColY": top - 6,
-		"Rows": rows, "RowX": labelW - 6, "Cell": cell, "Counts": cell >= 24})
+		"Rows": rows, "RowX": labelW - 6, "Cell": cell, "Counts": cell >= 24, "Rotate": rotate})
 }
 
 // blues shades a share in [0, 1] from white to dark blue.

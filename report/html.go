@@ -179,6 +179,20 @@ func adjustNote(adjust string) string {
 	return "The adjustment procedure is not recorded in this table."
 }
 
+// paramText is a parameter's JSON value as a reader wants it: a string
+// without its JSON quotes (gini, not "gini"; an empty one, a setting left
+// to its default, as "default"), anything else as JSON writes it.
+func paramText(raw json.RawMessage) string {
+	var str string
+	if json.Unmarshal(raw, &str) != nil {
+		return string(raw)
+	}
+	if str == "" {
+		return "default"
+	}
+	return str
+}
+
 // structFields flattens v's JSON object into name → value text.
 func structFields(v any) (map[string]string, error) {
 	b, err := json.Marshal(v)
@@ -191,7 +205,7 @@ func structFields(v any) (map[string]string, error) {
 	}
 	out := make(map[string]string, len(m))
 	for k, raw := range m {
-		out[k] = string(raw)
+		out[k] = paramText(raw)
 	}
 	return out, nil
 }

@@ -791,3 +791,40 @@ func TestGroupsManyFeatures(t *testing.T) {
 		}
 	}
 }
+
+// TestReadableHeadersAndParams: a confusion matrix of short class names
+// stands its column labels upright over their columns (0, 1, 2 turned 45°
+// read as glyphs), long names are still turned; the parameter table of a
+// model report shows strings without JSON quotes.
+func TestReadableHeadersAndParams(t *testing.T) {
+	counts := [][]int64{{5, 1, 0}, {0, 6, 0}, {1, 0, 4}}
+	svg, err := Confusion([]string{"0", "1", "2"}, counts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(svg), "rotate(") || !strings.Contains(string(svg), `text-anchor="middle">1<title>1</title>`) {
+		t.Errorf("short class names turned or not centred:\n%s", svg)
+	}
+	svg, err = Confusion([]string{"Iris-setosa", "Iris-versicolor", "Iris-virginica"}, counts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(svg), "rotate(-45") {
+		t.Errorf("long class names not turned:\n%s", svg)
+	}
+	p := forest.DefaultParams(frame.TaskClassification)
+	p.Criterion = "gini"
+	kv := params(ModelFacts{Params: &p})
+	got := map[string]string{}
+	for _, e := range kv {
+		got[e.K] = e.V
+	}
+	if got["criterion"] != "gini" || got["max_features"] != "default" || got["trees"] == "" {
+		t.Errorf("params %v: want criterion gini, max_features default", got)
+	}
+	for k, v := range got {
+		if strings.Contains(v, `"`) {
+			t.Errorf("param %s = %s has JSON quotes", k, v)
+		}
+	}
+}

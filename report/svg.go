@@ -125,6 +125,21 @@ type tick struct {
 }
 
 // ticks are n+1 evenly spaced ticks of a.
+// intTicks are ticks at whole numbers from ⌈lo⌉ to ⌊hi⌋, at most n+1 of
+// them, a whole step apart (versions 1..9: 1, 3, 5, 7, 9).
+func (a axis) intTicks(n int) []tick {
+	lo, hi := math.Ceil(a.lo), math.Floor(a.hi)
+	if hi < lo {
+		return nil
+	}
+	step := math.Max(1, math.Ceil((hi-lo)/float64(max(n, 1))))
+	var out []tick
+	for v := lo; v <= hi; v += step {
+		out = append(out, tick{P: a.at(v), Label: Num(v)})
+	}
+	return out
+}
+
 func (a axis) ticks(n int) []tick {
 	out := make([]tick, 0, n+1)
 	for i := 0; i <= n; i++ {

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/internal/colname"
 	"github.com/forestd/forestd/schemas"
 )
 
@@ -105,7 +106,7 @@ func (m *Model) spec(input *arrow.Schema, opts Options) (schemas.PredictionSpec,
 	for _, k := range opts.Keep {
 		ix := input.FieldIndices(k)
 		if len(ix) == 0 {
-			return spec, nil, InputError(frame.MissingColumnf("kept column %q is not in the input", k))
+			return spec, nil, InputError(frame.MissingColumnf("%s", colname.NotFound("kept", k, schemaNames(input))))
 		}
 		idx = append(idx, ix[0])
 		spec.Keep = append(spec.Keep, input.Field(ix[0]))
@@ -331,4 +332,13 @@ func schemaDiff(a, b *arrow.Schema) string {
 		}
 	}
 	return "their metadata differ"
+}
+
+// schemaNames are the names of schema's fields, in order.
+func schemaNames(schema *arrow.Schema) []string {
+	out := make([]string, schema.NumFields())
+	for j := range out {
+		out[j] = schema.Field(j).Name
+	}
+	return out
 }

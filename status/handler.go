@@ -185,7 +185,7 @@ func draw(name string, s Status) (template.HTML, error) {
 		if hasR2 {
 			series = append(series, report.Series{Name: "OOB R²", Y: r2})
 		}
-		return report.Lines(report.LineChart{Title: "OOB estimates by model version", Class: "history", X: x, Series: series, Points: true})
+		return report.Lines(report.LineChart{Title: "OOB estimates by model version", Class: "history", X: x, Series: series, Points: true, XInteger: true})
 	case "rows", "latency", "lag":
 		return trafficChart(name, s.Traffic)
 	case "pvalues", "groups":

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -602,4 +603,29 @@ func FuzzStatusQuery(f *testing.F) {
 			t.Fatalf("?%s: status %d %q", query, w.Code, b)
 		}
 	})
+}
+
+// TestHistoryChartIntegerVersions: the history chart's x axis (model
+// versions) is labelled at whole versions only — versions 1..10 drew
+// ticks at 3.25, 5.5 and 7.75.
+func TestHistoryChartIntegerVersions(t *testing.T) {
+	r, err := New(Options{History: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for v := int64(1); v <= 10; v++ {
+		r.ModelLive(model(t, v, 5), "trained")
+	}
+	b, err := r.Chart("history")
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels := regexp.MustCompile(`<text x="[0-9.]+" y="[0-9.]+" text-anchor="middle">([^<]*)</text>`).FindAllStringSubmatch(string(b), -1)
+	var got []string
+	for _, m := range labels {
+		got = append(got, m[1])
+	}
+	if strings.Join(got, ",") != "1,4,7,10" {
+		t.Fatalf("x labels %q, want 1,4,7,10:\n%s", got, b)
+	}
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
 	"github.com/apache/arrow/go/v17/arrow/float16"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/forestd/forestd/internal/colname"
 )
 
 // Options says how FromRecords turns Arrow columns into a training frame.
@@ -266,8 +268,9 @@ func FeaturesFromRecords(schema *arrow.Schema, recs []arrow.Record, names []stri
 		idx[k] = j
 	}
 	if len(missing) > 0 {
-		return nil, missingf("frame: missing feature column%s %s; the model needs %d features: %s",
-			plural(len(missing)), strings.Join(missing, ", "), len(names), listNames(names, 40))
+		have := fieldNames(schema)
+		return nil, missingf("frame: missing feature column%s %s; the model needs %d features: %s (the input has: %s)%s",
+			plural(len(missing)), strings.Join(missing, ", "), len(names), colname.List(names), colname.List(have), colname.SuggestAll(missing, have))
 	}
 	lv := make([][]string, len(names))
 	for k := range levels {
@@ -407,7 +410,7 @@ func fieldIndex(schema *arrow.Schema, name string) (int, error) {
 	idx := schema.FieldIndices(name)
 	switch len(idx) {
 	case 0:
-		return -1, missingf("column %s not found (columns: %s)", name, listNames(fieldNames(schema), 20))
+		return -1, missingf("%s", colname.NotFound("", name, fieldNames(schema)))
 	case 1:
 		return idx[0], nil
 	}
@@ -420,13 +423,6 @@ func fieldNames(schema *arrow.Schema) []string {
 		out[j] = schema.Field(j).Name
 	}
 	return out
-}
-
-func listNames(names []string, max int) string {
-	if len(names) <= max {
-		return strings.Join(names, ", ")
-	}
-	return strings.Join(names[:max], ", ") + fmt.Sprintf(", … (%d more)", len(names)-max)
 }
 
 func plural(n int) string {

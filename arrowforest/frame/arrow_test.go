@@ -1,6 +1,7 @@
 package frame
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -308,12 +309,14 @@ func TestFromRecordsOptionErrors(t *testing.T) {
 		opts Options
 		want string
 	}{
-		{Options{Label: "nope"}, "label column nope not found"},
-		{Options{Label: "y", Features: []string{"zz"}}, "feature column zz not found"},
+		{Options{Label: "nope"}, `label column "nope" not found (columns: a, b, y)`},
+		{Options{Label: "Y"}, `label column "Y" not found (columns: a, b, y); did you mean "y"?`},
+		{Options{Label: "y", Features: []string{"zz"}}, `feature column "zz" not found`},
+		{Options{Label: "y", Features: []string{"B"}}, `feature column "B" not found (columns: a, b, y); did you mean "b"?`},
 		{Options{Label: "y", Features: []string{"y"}}, "is the label"},
 		{Options{Label: "y", Features: []string{"a", "a"}}, "listed twice"},
 		{Options{Label: "y", Features: []string{"a"}, Exclude: []string{"a"}}, "both a feature and excluded"},
-		{Options{Label: "y", Exclude: []string{"q"}}, "excluded column q not found"},
+		{Options{Label: "y", Exclude: []string{"q"}}, `excluded column "q" not found`},
 		{Options{Label: "y", Exclude: []string{"a", "b"}}, "no feature columns"},
 		{Options{Label: "y", Task: TaskRegression}, "cannot be a regression target"},
 	}
@@ -771,5 +774,20 @@ func TestFromRecordsMalformedArray(t *testing.T) {
 	_, err := FromRecords(rec.Schema(), []arrow.Record{rec}, Options{Label: "y"})
 	if err == nil || !strings.Contains(err.Error(), "column x: malformed Arrow array") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestMissingModelFeaturesSuggest: a model's feature the input lacks is
+// reported with the input's columns and the closest of them.
+func TestMissingModelFeaturesSuggest(t *testing.T) {
+	mem := checked(t)
+	rec := record([]string{"sepal_length", "petal_width"},
+		build(t, mem, arrow.PrimitiveTypes.Float64, 1.0),
+		build(t, mem, arrow.PrimitiveTypes.Float64, 1.0))
+	defer rec.Release()
+	_, err := FeaturesFromRecords(rec.Schema(), []arrow.Record{rec}, []string{"sepal_lenght", "petal_width"}, nil)
+	want := `missing feature column sepal_lenght; the model needs 2 features: sepal_lenght, petal_width (the input has: sepal_length, petal_width); did you mean "sepal_length"?`
+	if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, ErrMissingColumn) {
+		t.Fatalf("err = %v, want %q", err, want)
 	}
 }

@@ -101,7 +101,7 @@ func ExampleFeaturesFromRecords() {
 
 	// Output:
 	// [width soil] [[4 5] [2 NaN]]
-	// frame: missing feature column height; the model needs 2 features: width, height
+	// frame: missing feature column height; the model needs 2 features: width, height (the input has: soil, width)
 }
 
 // ToRecord writes a frame back as Arrow: Float32 features and, because the

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 
 	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/internal/colname"
 )
 
 // maxListSize bounds the length of a fixed-size list response column.
@@ -54,7 +55,11 @@ func ReadResponses(schema *arrow.Schema, recs []arrow.Record, columns []string) 
 		ix := schema.FieldIndices(name)
 		if len(ix) != 1 {
 			if len(ix) == 0 {
-				return nil, fmt.Errorf("manifold: response column %s not found", name)
+				names := make([]string, schema.NumFields())
+				for j := range names {
+					names[j] = schema.Field(j).Name
+				}
+				return nil, fmt.Errorf("manifold: %s", colname.NotFound("response", name, names))
 			}
 			return nil, fmt.Errorf("manifold: response column name %s is ambiguous", name)
 		}

@@ -73,7 +73,7 @@ func TestReadResponses(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"s"}, "response column s is utf8"},
-		{[]string{"nope"}, "response column nope not found"},
+		{[]string{"nope"}, `response column "nope" not found`},
 		{[]string{"a", "a"}, "given twice"},
 		{[]string{"v", "v_0"}, "v_0 occurs twice"},
 		{nil, "no response columns"},

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/apache/arrow/go/v17/arrow"
+
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
 )
@@ -86,6 +88,18 @@ func formatVersionFor(f *forest.Forest) int {
 		return 2
 	}
 	return 1
+}
+
+// IsModelSchema reports whether schema is a model file's (its metadata
+// says forestd.format = FormatName): a reader of data given a model by
+// mistake can say so instead of missing the features in a table of nodes.
+func IsModelSchema(schema *arrow.Schema) bool {
+	if schema == nil {
+		return false
+	}
+	md := schema.Metadata()
+	i := md.FindKey(KeyFormat)
+	return i >= 0 && md.Values()[i] == FormatName
 }
 
 // Schema metadata keys.

@@ -3,12 +3,14 @@ package benthos
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
+	"gopkg.in/yaml.v3"
 
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
@@ -219,6 +221,38 @@ func TestLintMaxFeatures(t *testing.T) {
 			if linted := err == nil; linted != parsed {
 				t.Errorf("forest %s, max_features %q: lint %v, forest's check accepts: %v", kind, v, err, parsed)
 			}
+		}
+	}
+}
+
+// TestExamplesListenOnLoopback: every shipped example sets Benthos' HTTP
+// server to a loopback address or disables it (Benthos' default listens
+// on 0.0.0.0:4195, every interface).
+func TestExamplesListenOnLoopback(t *testing.T) {
+	paths, _ := filepath.Glob("examples/*.yaml")
+	if len(paths) == 0 {
+		t.Fatal("no examples")
+	}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c struct {
+			HTTP *struct {
+				Address string `yaml:"address"`
+				Enabled *bool  `yaml:"enabled"`
+			} `yaml:"http"`
+		}
+		if err := yaml.Unmarshal(b, &c); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		switch {
+		case c.HTTP == nil:
+			t.Errorf("%s: no http section: Benthos listens on 0.0.0.0:4195", p)
+		case c.HTTP.Enabled != nil && !*c.HTTP.Enabled:
+		case !strings.HasPrefix(c.HTTP.Address, "127.0.0.1:") && !strings.HasPrefix(c.HTTP.Address, "localhost:"):
+			t.Errorf("%s: http.address %q is not loopback", p, c.HTTP.Address)
 		}
 	}
 }

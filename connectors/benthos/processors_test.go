@@ -1,10 +1,12 @@
 package benthos
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -668,4 +670,78 @@ func TestScoreProbs(t *testing.T) {
 	if !schema.Equal(want) || schema.NumFields() != 6 || schema.Field(5).Name != "prediction" {
 		t.Fatalf("probs none: schema %v, want %v", schema, want)
 	}
+}
+
+// TestScoreWarnsUnscored: a message forestd_score cannot score is passed
+// on with its error and a WARN log line — at most one per second, the
+// next counting the messages it left out — so that a pipeline without a
+// switch on errored() does not pass it on silently.
+func TestScoreWarnsUnscored(t *testing.T) {
+	_, _, path := breastCancer(t, t.TempDir())
+	var logs syncBuf
+	conf, err := scoreSpec().ParseYAML(fmt.Sprintf(`{model: %q}`, path), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logger := service.NewLoggerFromSlog(slog.New(slog.NewTextHandler(&logs, nil)))
+	p, err := newScoreProc(conf, service.MockResources(service.MockResourcesOptUseLogger(logger)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	clock := time.Unix(1000, 0)
+	p.unscored.now = func() time.Time { return clock }
+	bad := func(n int) {
+		t.Helper()
+		var batch service.MessageBatch
+		for i := 0; i < n; i++ {
+			batch = append(batch, service.NewMessage([]byte(`{"mean_radius": "abc"}`)))
+		}
+		out, err := p.ProcessBatch(context.Background(), batch)
+		if err != nil || len(out) != 1 || len(out[0]) != n || out[0][0].GetError() == nil {
+			t.Fatalf("ProcessBatch: %v, %v", out, err)
+		}
+	}
+	warns := func() []string {
+		var out []string
+		for _, l := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(l, "level=WARN") && strings.Contains(l, "not scored") {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	bad(3)
+	if w := warns(); len(w) != 1 || !strings.Contains(w[0], "3 messages not scored") || !strings.Contains(w[0], "mean_radius") {
+		t.Fatalf("after one batch: %q", w)
+	}
+	clock = clock.Add(300 * time.Millisecond)
+	bad(2) // within the second: counted, not logged
+	bad(1)
+	if w := warns(); len(w) != 1 {
+		t.Fatalf("within a second: %q", w)
+	}
+	clock = clock.Add(time.Second)
+	bad(1)
+	if w := warns(); len(w) != 2 || !strings.Contains(w[1], "1 message not scored") || !strings.Contains(w[1], "and 3 more since the last warning") {
+		t.Fatalf("after a second: %q", w)
+	}
+}
+
+// syncBuf is a bytes.Buffer safe for a logger and a test to share.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -173,6 +173,56 @@ type scoreProc struct {
 	file        *modelFile
 	spec        atomic.Pointer[jsonSpec] // the live model's, built once per model
 	lastErr     string                   // the last reload error warned about (onModel runs under the model file's lock)
+	unscored    warnLimit                // the WARN log of messages passed on unscored
+}
+
+// warnInterval is the least time between two WARN lines about messages
+// forestd_score could not score.
+const warnInterval = time.Second
+
+// warnLimit rate-limits a WARN log line: at most one per warnInterval,
+// each counting the messages since the previous line, so that a pipeline
+// that passes unscorable messages on (stdin → forestd_score → stdout, with
+// no switch on errored()) says so without one line per message.
+type warnLimit struct {
+	mu         sync.Mutex
+	now        func() time.Time // time.Now; tests set a clock
+	last       time.Time
+	suppressed int
+}
+
+// note counts n unscored messages, the first with reason, and logs them
+// with those suppressed since the last line when warnInterval has passed.
+func (w *warnLimit) note(log *service.Logger, n int, reason string) {
+	if n == 0 || log == nil {
+		return
+	}
+	w.mu.Lock()
+	now := time.Now
+	if w.now != nil {
+		now = w.now
+	}
+	t := now()
+	if !w.last.IsZero() && t.Sub(w.last) < warnInterval {
+		w.suppressed += n
+		w.mu.Unlock()
+		return
+	}
+	more := w.suppressed
+	w.last, w.suppressed = t, 0
+	w.mu.Unlock()
+	msg := fmt.Sprintf("forestd_score: %d message%s not scored, passed on with the error set (route them with a switch on errored()): %s", n, plural(n), reason)
+	if more > 0 {
+		msg += fmt.Sprintf(" (and %d more since the last warning)", more)
+	}
+	log.Warn(msg)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 // jsonSpec is what reading JSON messages for a model needs: the source
@@ -350,10 +400,15 @@ func (p *scoreProc) onModel(m *scoring.Model, installed bool, err error) {
 // ProcessBatch implements service.BatchProcessor.
 func (p *scoreProc) ProcessBatch(ctx context.Context, batch service.MessageBatch) ([]service.MessageBatch, error) {
 	t0 := time.Now()
+	nErr, reason := 0, ""
 	errored := func(msg *service.Message, err error) {
 		msg.SetError(oneLine(err))
 		p.met.errored.Incr(1)
+		if nErr++; nErr == 1 {
+			reason = oneLine(err).Error()
+		}
 	}
+	defer func() { p.unscored.note(p.log, nErr, reason) }()
 	m := p.file.cur.Load()
 	if m == nil {
 		for _, msg := range batch {

@@ -78,7 +78,7 @@ func TestCSVErrors(t *testing.T) {
 		{"empty name", "a,\n1,2\n", "header column 2 has an empty name"},
 		{"name not UTF-8", "a,\xff\xfeb\n1,2\n", `t.csv: header column 2's name "\xff\xfeb" is not valid UTF-8`},
 		{"bare quote", "a\nx\"y\n", "t.csv"},
-		{"projection", "a,b\n1,2\n", "column c not found (file has: a, b)"},
+		{"projection", "a,b\n1,2\n", `column "c" not found (columns: a, b)`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -333,7 +333,7 @@ func TestProjection(t *testing.T) {
 				}
 			}
 			_, _, err = ReadPaths([]string{filepath.Join(dir, f)}, ReadOptions{Columns: []string{"nope"}, Mem: mem})
-			if err == nil || !strings.Contains(err.Error(), "column nope not found") || !strings.Contains(err.Error(), f) {
+			if err == nil || !strings.Contains(err.Error(), `column "nope" not found`) || !strings.Contains(err.Error(), f) {
 				t.Fatalf("missing column err = %v", err)
 			}
 		})

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strings"
 	"sync"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -16,6 +15,8 @@ import (
 	"github.com/parquet-go/parquet-go/deprecated"
 	"github.com/parquet-go/parquet-go/encoding"
 	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/forestd/forestd/internal/colname"
 )
 
 // Parquet reading decodes column chunks page by page into Arrow buffers:
@@ -761,12 +762,7 @@ func (c *pqColumn) finish(b *chunkBuilder) (arrow.Array, error) {
 }
 
 func missingColumn(name string, have []string) error {
-	list := have
-	more := ""
-	if len(list) > 30 {
-		list, more = list[:30], fmt.Sprintf(", … (%d more)", len(have)-30)
-	}
-	return fmt.Errorf("column %s not found (file has: %s%s)", name, strings.Join(list, ", "), more)
+	return errors.New(colname.NotFound("", name, have))
 }
 
 func release(recs []arrow.Record) {

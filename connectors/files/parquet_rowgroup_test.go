@@ -64,7 +64,7 @@ func TestParquetRowGroups(t *testing.T) {
 	if _, err := pf.ReadRowGroup(20, cols, mem); err == nil {
 		t.Fatal("row group 20 of 20: no error")
 	}
-	if _, err := pf.ReadRowGroup(0, []string{"nope"}, mem); err == nil || !strings.Contains(err.Error(), "column nope not found") {
+	if _, err := pf.ReadRowGroup(0, []string{"nope"}, mem); err == nil || !strings.Contains(err.Error(), `column "nope" not found`) {
 		t.Fatalf("unknown column: %v", err)
 	}
 	if _, err := pf.ReadRowGroup(0, []string{"label", "label"}, mem); err == nil {

@@ -14,8 +14,11 @@ import (
 // (ARCHITECTURE.md, Formats: "the content type travels in a header").
 const HeaderContentType = "content-type"
 
-// Output formats (--output-format).
+// Output formats (--output-format). FormatAuto encodes each record output
+// as its content-type header asks (a stage answering a message sets the
+// message's own, Batch.ContentType), and as Arrow IPC when it has none.
 const (
+	FormatAuto  = "auto"
 	FormatArrow = "arrow"
 	FormatJSON  = "json"
 )
@@ -56,10 +59,20 @@ func NewDecoder(mem memory.Allocator) pipeline.Decoder {
 		case len(env.Value) == 0:
 			return nil, errEmptyValue
 		}
-		schema, recs, err := codec.Decode(env.Value, ContentTypeOf(env.Headers), mem)
+		ct := ContentTypeOf(env.Headers)
+		var err error
+		if ct == "" {
+			ct, err = codec.Sniff(env.Value)
+		} else {
+			ct, err = codec.NormalizeContentType(ct)
+		}
 		if err != nil {
 			return nil, err
 		}
-		return &pipeline.Batch{Env: env, Schema: schema, Records: recs}, nil
+		schema, recs, err := codec.Decode(env.Value, ct, mem)
+		if err != nil {
+			return nil, err
+		}
+		return &pipeline.Batch{Env: env, Schema: schema, Records: recs, ContentType: ct}, nil
 	}
 }

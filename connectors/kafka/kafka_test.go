@@ -475,3 +475,71 @@ func TestCatchUpOffersNewestFirst(t *testing.T) {
 		t.Fatal("models held after the offer")
 	}
 }
+
+// TestSinkAutoFormat: under FormatAuto a record output is encoded as its
+// content-type header asks (JSON lines for JSON, Arrow IPC for Arrow or
+// none), and a fixed format replaces the header; the decoder reports the
+// content type it read, sniffed when the message has no header.
+func TestSinkAutoFormat(t *testing.T) {
+	_, co := startBroker(t, broker.Options{})
+	ensure(t, co, 1, "out")
+	rec, err := codec.DecodeJSON([]byte(`{"a": 1}`+"\n"+`{"a": 2}`), memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Release()
+	ct := func(v string) []pipeline.Header { return []pipeline.Header{{Key: "Content-Type", Value: []byte(v)}} }
+	cases := []struct {
+		format, key string
+		headers     []pipeline.Header
+		want        string
+	}{
+		{FormatAuto, "auto-json", ct(codec.ContentTypeJSON), codec.ContentTypeNDJSON},
+		{FormatAuto, "auto-ndjson", ct(codec.ContentTypeNDJSON), codec.ContentTypeNDJSON},
+		{FormatAuto, "auto-arrow", ct(codec.ContentTypeArrow), codec.ContentTypeArrow},
+		{FormatAuto, "auto-none", nil, codec.ContentTypeArrow},
+		{FormatArrow, "arrow-json", ct(codec.ContentTypeJSON), codec.ContentTypeArrow},
+		{FormatJSON, "json-arrow", ct(codec.ContentTypeArrow), codec.ContentTypeNDJSON},
+	}
+	for _, c := range cases {
+		s, err := NewSink(SinkOptions{Client: co, Topics: map[string]string{"out": "out"}, Format: c.format})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Write(testCtx(t, 10*time.Second), []pipeline.Output{{Stream: "out", Key: []byte(c.key), Headers: c.headers, Record: rec}}); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+	msgs := consumeAll(t, co, "out")
+	if len(msgs) != len(cases) {
+		t.Fatalf("%d messages, want %d", len(msgs), len(cases))
+	}
+	dec := NewDecoder(memory.DefaultAllocator)
+	for i, m := range msgs {
+		c := cases[i]
+		n := 0
+		for _, h := range m.Headers {
+			if strings.EqualFold(h.Key, HeaderContentType) {
+				n++
+			}
+		}
+		got, _ := header(m.Headers, HeaderContentType)
+		if string(m.Key) != c.key || got != c.want || n != 1 {
+			t.Errorf("%s: content type %q (%d headers), want %q once", m.Key, got, n, c.want)
+		}
+		// sniffed without the header, as kcat sends it
+		b, err := dec(&pipeline.Envelope{Value: m.Value})
+		if err != nil {
+			t.Fatalf("%s: %v", m.Key, err)
+		}
+		want := c.want
+		if want == codec.ContentTypeNDJSON {
+			want = codec.ContentTypeJSON // sniffing tells JSON, not lines
+		}
+		if b.ContentType != want || b.Rows() != 2 {
+			t.Errorf("%s: decoded %q with %d rows, want %q with 2", m.Key, b.ContentType, b.Rows(), want)
+		}
+		b.Release()
+	}
+}

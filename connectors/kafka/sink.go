@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -31,8 +32,9 @@ type SinkOptions struct {
 	// Topics maps output streams to topics; an output whose stream is not
 	// mapped is a permanent error.
 	Topics map[string]string
-	// Format of record outputs: "arrow" (Arrow IPC stream, default) or
-	// "json" (JSON lines).
+	// Format of record outputs: "arrow" (Arrow IPC stream, default),
+	// "json" (JSON lines) or "auto" (FormatAuto: as each output's
+	// content-type header asks, Arrow IPC when it has none).
 	Format string
 	// MaxMessageBytes bounds one message value; a record that encodes larger
 	// is split by rows into several messages (default DefaultMaxMessageBytes).
@@ -75,9 +77,9 @@ func NewSink(opts SinkOptions) (*Sink, error) {
 	switch opts.Format {
 	case "":
 		opts.Format = FormatArrow
-	case FormatArrow, FormatJSON:
+	case FormatAuto, FormatArrow, FormatJSON:
 	default:
-		return nil, fmt.Errorf("kafka: output format %q is not arrow or json", opts.Format)
+		return nil, fmt.Errorf("kafka: output format %q is not auto, arrow or json", opts.Format)
 	}
 	if opts.MaxMessageBytes == 0 {
 		opts.MaxMessageBytes = DefaultMaxMessageBytes
@@ -124,17 +126,31 @@ func NewSink(opts SinkOptions) (*Sink, error) {
 	return &Sink{opts: opts, w: w, c: c}, nil
 }
 
-// ContentType is the content type of the sink's record outputs.
-func (s *Sink) ContentType() string {
-	if s.opts.Format == FormatJSON {
+// format is the encoding of one record output: the sink's Format, or
+// under FormatAuto the one its content-type header names (JSON and JSON
+// lines as JSON lines; none, Arrow or an unknown type as Arrow IPC).
+func (s *Sink) format(o *pipeline.Output) string {
+	if s.opts.Format != FormatAuto {
+		return s.opts.Format
+	}
+	ct, err := codec.NormalizeContentType(ContentTypeOf(o.Headers))
+	if err == nil && (ct == codec.ContentTypeJSON || ct == codec.ContentTypeNDJSON) {
+		return FormatJSON
+	}
+	return FormatArrow
+}
+
+// contentType is the content type of records encoded in format.
+func contentType(format string) string {
+	if format == FormatJSON {
 		return codec.ContentTypeNDJSON
 	}
 	return codec.ContentTypeArrow
 }
 
-// Encode encodes one record in the sink's format.
-func (s *Sink) Encode(rec arrow.Record) ([]byte, error) {
-	if s.opts.Format == FormatJSON {
+// encode encodes one record in format.
+func (s *Sink) encode(rec arrow.Record, format string) ([]byte, error) {
+	if format == FormatJSON {
 		return codec.EncodeJSON(rec)
 	}
 	return codec.EncodeArrow(rec, s.opts.Mem)
@@ -142,8 +158,8 @@ func (s *Sink) Encode(rec arrow.Record) ([]byte, error) {
 
 // encodeFitting encodes rec, splitting it by rows into parts that each fit
 // MaxMessageBytes.
-func (s *Sink) encodeFitting(rec arrow.Record) ([][]byte, error) {
-	b, err := s.Encode(rec)
+func (s *Sink) encodeFitting(rec arrow.Record, format string) ([][]byte, error) {
+	b, err := s.encode(rec, format)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", pipeline.ErrPermanent, err)
 	}
@@ -157,7 +173,7 @@ func (s *Sink) encodeFitting(rec arrow.Record) ([][]byte, error) {
 	var out [][]byte
 	for _, r := range [][2]int64{{0, n / 2}, {n / 2, n}} {
 		part := rec.NewSlice(r[0], r[1])
-		bs, err := s.encodeFitting(part)
+		bs, err := s.encodeFitting(part, format)
 		part.Release()
 		if err != nil {
 			return nil, err
@@ -249,6 +265,9 @@ func (s *Sink) write(ctx context.Context, outs []pipeline.Output) error {
 		}
 		hs := make([]kafkago.Header, 0, len(o.Headers)+2)
 		for _, h := range o.Headers {
+			if o.Record != nil && strings.EqualFold(h.Key, HeaderContentType) {
+				continue // a record's content type is the one it is encoded in, below
+			}
 			hs = append(hs, kafkago.Header{Key: h.Key, Value: h.Value})
 		}
 		if o.Record == nil {
@@ -259,11 +278,12 @@ func (s *Sink) write(ctx context.Context, outs []pipeline.Output) error {
 			owner = append(owner, i)
 			continue
 		}
-		parts, err := s.encodeFitting(o.Record)
+		format := s.format(o)
+		parts, err := s.encodeFitting(o.Record, format)
 		if err != nil {
 			return err
 		}
-		hs = append(hs, kafkago.Header{Key: HeaderContentType, Value: []byte(s.ContentType())})
+		hs = append(hs, kafkago.Header{Key: HeaderContentType, Value: []byte(contentType(format))})
 		for k, p := range parts {
 			h := hs
 			if len(parts) > 1 {

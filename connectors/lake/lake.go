@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/forestd/forestd/connectors/files"
+	"github.com/forestd/forestd/internal/colname"
 )
 
 // OnError says what a bad file does to a run.
@@ -300,12 +301,8 @@ func (e *MissingColumnsError) Error() string {
 	if len(e.Columns) > 1 {
 		s = "s"
 	}
-	have, more := e.Have, ""
-	if len(have) > 20 {
-		have, more = have[:20], fmt.Sprintf(", … (%d more)", len(e.Have)-20)
-	}
-	msg := fmt.Sprintf("lake: no usable file among %d: no file has column%s %s (the first has %s%s)",
-		e.Listed, s, strings.Join(e.Columns, ", "), strings.Join(have, ", "), more)
+	msg := fmt.Sprintf("lake: no usable file among %d: no file has column%s %s (the first has %s)%s",
+		e.Listed, s, strings.Join(e.Columns, ", "), colname.List(e.Have), colname.SuggestAll(e.Columns, e.Have))
 	if len(e.Others) > 0 {
 		msg += "; " + strings.Join(e.Others, "; ")
 	}
@@ -420,17 +417,12 @@ func (l *Lake) checkFile(f File, pf *files.ParquetFile, types map[string]arrow.D
 		}
 	}
 	if len(missing) > 0 {
-		have := names
-		more := ""
-		if len(have) > 20 {
-			have, more = have[:20], fmt.Sprintf(", … (%d more)", len(names)-20)
-		}
 		s := ""
 		if len(missing) > 1 {
 			s = "s"
 		}
-		problems = append([]string{fmt.Sprintf("missing column%s %s (the file has %s%s)",
-			s, strings.Join(missing, ", "), strings.Join(have, ", "), more)}, problems...)
+		problems = append([]string{fmt.Sprintf("missing column%s %s (the file has %s)%s",
+			s, strings.Join(missing, ", "), colname.List(names), colname.SuggestAll(missing, names))}, problems...)
 	}
 	if len(problems) > 0 {
 		return nil, errors.New(strings.Join(problems, "; "))

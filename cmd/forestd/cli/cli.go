@@ -55,6 +55,7 @@ func commands() []command {
 		{"train", "train a forest on labelled data", runTrain},
 		{"eval", "evaluate a model on labelled data (prints JSON)", runEval},
 		{"score", "score data with a model and write predictions", runScore},
+		{"convert", "convert a table: forestd convert IN OUT between CSV, Parquet and Arrow IPC (by extension)", runConvert},
 		{"inspect", "describe a model: OOB estimates, importances (prints JSON)", runInspect},
 		{"report", "write a model's or a dependence analysis' report as one HTML file (or a heatmap PNG)", runReport},
 		{"analyze", "test feature-label dependence, find MDS/SDS groups (prints JSON)", runAnalyze},

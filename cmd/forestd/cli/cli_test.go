@@ -329,3 +329,28 @@ func TestProgressOnlyOnTTY(t *testing.T) {
 		}
 	}
 }
+
+// TestInputErrorsNameTheFile: a typo in --label names the file and
+// suggests the column meant; a model file given as data (--in m.model)
+// is said to be a model, not "missing feature columns" (usage, exit 2).
+func TestInputErrorsNameTheFile(t *testing.T) {
+	iris := sharedData(t, "iris.parquet")
+	dir := t.TempDir()
+	m := filepath.Join(dir, "m.model")
+	code, _, errs := run(t, "train", "--in", iris, "--label", "lable", "--out", m)
+	if code != 1 || !strings.Contains(errs, iris+": ") || !strings.Contains(errs, `label column "lable" not found (columns: sepal_length_cm,`) ||
+		!strings.HasSuffix(strings.TrimSpace(errs), `did you mean "label"?`) {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	mustRun(t, "train", "--in", iris, "--label", "label", "--trees", "5", "--out", m)
+	for _, cmd := range [][]string{
+		{"score", "--model", m, "--in", m, "--out", filepath.Join(dir, "p.csv")},
+		{"eval", "--model", m, "--in", m},
+		{"train", "--in", m, "--label", "label", "--out", filepath.Join(dir, "m2.model")},
+	} {
+		code, _, errs := run(t, cmd...)
+		if code != 2 || !strings.Contains(errs, "--in "+m+" is a forestd model file") || !strings.Contains(errs, "give it as --model") {
+			t.Errorf("forestd %s: exit %d: %s", cmd[0], code, errs)
+		}
+	}
+}

@@ -78,7 +78,7 @@ func readDRFInput(paths, labels, features, exclude []string, f *forest.Forest) (
 	defer release(recs)
 	resp, err := manifold.ReadResponses(schema, recs, labels)
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, 0, inPaths(paths, err)
 	}
 	var fr *frame.Frame
 	if f != nil {
@@ -87,7 +87,7 @@ func readDRFInput(paths, labels, features, exclude []string, f *forest.Forest) (
 		fr, err = frame.FromRecords(schema, recs, frame.Options{Features: features, Exclude: append(slices.Clone(exclude), labels...)})
 	}
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, 0, inPaths(paths, err)
 	}
 	fr, err = manifold.KeepRows(fr, resp.Valid)
 	if err != nil {

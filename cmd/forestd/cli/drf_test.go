@@ -234,7 +234,7 @@ func TestDRFBadInput(t *testing.T) {
 		{[]string{"--label", "y0,y1,y2", "--grid", "2x3"}, ExitUsage, "--grid applies to --forest morf or lfs, not --forest drf"},
 		{[]string{"--label", "y0,y1,y2", "--criterion", "mse"}, ExitUsage, "--criterion applies to --forest rf, sporf, morf, lfs or fdm, not --forest drf"},
 		{[]string{"--label", ","}, ExitUsage, "empty column name"},
-		{[]string{"--label", "y0,nope"}, ExitError, "nope not found"},
+		{[]string{"--label", "y0,nope"}, ExitError, `response column "nope" not found (columns: x1,`},
 		{[]string{"--label", "y0,y0"}, ExitUsage, `column "y0" twice`},
 		{[]string{"--label", "y0,y1,y2", "--isomap-k", "1"}, ExitError, "connects it"},
 		{[]string{"--label", "y0,y1,y2", "--isomap-k", "200"}, ExitError, "isomap k 200"},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/arrowforest/model"
 	"github.com/forestd/forestd/connectors/files"
 	"github.com/forestd/forestd/connectors/lake"
 )
@@ -34,7 +35,20 @@ func readRecords(paths []string, columns []string) (*arrow.Schema, []arrow.Recor
 		}
 		err = fmt.Errorf("%w (the bound being %s); a lake (score --out DIR, or --sample N) reads a row group at a time", err, what)
 	}
+	if err == nil && model.IsModelSchema(schema) {
+		release(recs)
+		return nil, nil, usagef("--in %s is a forestd model file (an Arrow IPC stream of tree nodes, %s %q), not data: give it as --model", strings.Join(paths, ", "), model.KeyFormat, model.FormatName)
+	}
 	return schema, recs, err
+}
+
+// inPaths names the input paths in an error about their content (a
+// column they lack, a value of the wrong type): "a.csv: label column …".
+func inPaths(paths []string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", strings.Join(paths, ", "), err)
 }
 
 // noGlob refuses an input that is a glob (and no file of that name): the
@@ -71,7 +85,7 @@ func loadLabelled(paths []string, opts frame.Options) (*frame.Frame, error) {
 	defer release(recs)
 	fr, err := frame.FromRecords(schema, recs, opts)
 	if err != nil {
-		return nil, err
+		return nil, inPaths(paths, err)
 	}
 	if fr.NRows == 0 {
 		return nil, fmt.Errorf("no labelled rows in %v", paths)

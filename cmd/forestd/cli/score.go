@@ -83,7 +83,10 @@ func runEval(args []string, env Env) error {
 		return fmt.Errorf("no labelled rows in %v", paths)
 	}
 	if err != nil {
-		return labelFlagErr(err, m)
+		if ferr := labelFlagErr(err, m); ferr != err {
+			return ferr // about --label, not the files
+		}
+		return inPaths(paths, err)
 	}
 	rep := map[string]any{
 		"model": *modelPath, "model_id": m.ID(), "rows": ev.Rows, "seconds": ev.Seconds,
@@ -200,12 +203,12 @@ func runScore(args []string, env Env) error {
 	defer release(recs)
 	outSchema, err := m.PredictionSchema(schema, so)
 	if err != nil {
-		return fmt.Errorf("--keep: %w", err)
+		return inPaths(paths, fmt.Errorf("--keep: %w", err))
 	}
 	t0 := time.Now()
 	preds, err := m.Score(recs, so)
 	if err != nil {
-		return err
+		return inPaths(paths, err)
 	}
 	defer release(preds)
 	secs := time.Since(t0).Seconds()

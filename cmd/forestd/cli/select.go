@@ -123,7 +123,7 @@ func runSelect(args []string, env Env) error {
 	}
 	fr, err := frame.FromRecords(schema, recs, frame.Options{Label: *label, Task: sf.task, Features: features.vals, Exclude: excl})
 	if err != nil {
-		return err
+		return inPaths(paths, err)
 	}
 	if fr.NRows < 2 {
 		return fmt.Errorf("select needs at least two labelled rows; %v has %d", paths, fr.NRows)

@@ -20,6 +20,10 @@ const serveUsage = `[--config FILE] [--brokers HOST:PORT,...] [flags]
 The Kafka daemon: scores feature batches from the features topic with the
 current model, retrains on labelled batches from the training topic, hot-swaps
 models, and publishes predictions, importances, models and dead letters.
+With --model and no --label (nor --stages) it only scores. Predictions are
+written in each message's own format (JSON lines for JSON, Arrow IPC for
+Arrow) unless --output-format says otherwise, and carry a row key only with
+--key COLUMN.
 With no --brokers it starts an embedded broker on --embedded-listen (with TLS
 and SASL when --embedded-tls-cert/--embedded-sasl-user are given; the daemon
 connects with the matching settings).
@@ -105,7 +109,7 @@ func serveConfigFromArgs(args []string, env Env) (daemon.Config, *serveFlags, er
 	fs.StringVar(&f.embeddedListen, "embedded-listen", d.Embedded.Listen, "address of the embedded broker")
 	fs.StringVar(&f.dataDir, "data-dir", "", "directory where the embedded broker persists its logs and offsets (empty: memory only)")
 	fs.StringVar(&f.group, "group", d.Group, "consumer group")
-	fs.StringVar(&f.stages, "stages", strings.Join(d.Stages, ","), "stages to run, in order: score, train, analyze, select (select before train composes them)")
+	fs.StringVar(&f.stages, "stages", "", "stages to run, in order: score, train, analyze, select (select before train composes them; default: score alone with --model and no --label, else score,train)")
 	fs.StringVar(&f.embeddedTLSCert, "embedded-tls-cert", "", "PEM certificate: the embedded broker accepts TLS only (with --embedded-tls-key)")
 	fs.StringVar(&f.embeddedTLSKey, "embedded-tls-key", "", "PEM key of --embedded-tls-cert")
 	fs.Var(&f.embeddedUsers, "embedded-sasl-user", "NAME:MECHANISM (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512): the embedded broker requires SASL; the daemon authenticates as the first (repeatable)")
@@ -113,9 +117,9 @@ func serveConfigFromArgs(args []string, env Env) (daemon.Config, *serveFlags, er
 	fs.StringVar(&f.model, "model", "", "model file that seeds the first model")
 	fs.BoolVar(&f.allowFeatureChange, "allow-feature-change", false, "let a model that reads other columns than the live one replace it (refused and counted by default)")
 	fs.StringVar(&f.key, "key", "", "input column copied into every prediction (besides the source coordinates)")
-	fs.StringVar(&f.outputFormat, "output-format", d.OutputFormat, "format of produced records: arrow or json")
+	fs.StringVar(&f.outputFormat, "output-format", d.OutputFormat, "format of produced records: auto (predictions answer each message in its format: JSON in, JSON lines out; Arrow in, Arrow out), arrow or json")
 	fs.StringVar(&f.probs, "probs", d.Score.Probs, "class probabilities written in the predictions (score.probs): "+probsChoices)
-	fs.StringVar(&f.label, "label", d.Train.Label, "label column of training batches; several, comma-separated, train one multi-output regression forest")
+	fs.StringVar(&f.label, "label", d.Train.Label, "label column of training batches (default "+daemon.DefaultLabel+" when a stage needs one); several, comma-separated, train one multi-output regression forest")
 	fs.StringVar(&f.features, "features", "", "feature columns for training, comma-separated (default: all but the label)")
 	fs.StringVar(&f.exclude, "exclude", "", "columns that are not features, comma-separated")
 	fs.StringVar(&f.retrainEvery, "retrain-every", d.Train.RetrainEvery, "retrain after this many labelled rows, or at this interval (e.g. 30s)")

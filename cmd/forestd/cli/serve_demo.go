@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"sort"
 	"strconv"
 	"strings"
@@ -96,7 +97,9 @@ type demoStats struct {
 // per-version accuracy and metrics as they flow, then stops by itself.
 func runDemo(ctx context.Context, cfg daemon.Config, dur time.Duration, env Env) error {
 	out := env.Stdout
-	log := cfg.Log.Logger(env.Stderr)
+	// the demo prints each dead letter itself, reason and all: the
+	// daemon's WARN line for it would only repeat it as a raw log line
+	log := slog.New(dropMessages{cfg.Log.Logger(env.Stderr).Handler(), pipeline.LogQuarantined})
 	ctx, cancel := context.WithTimeout(ctx, dur+30*time.Second)
 	defer cancel()
 	runCtx, stopRun := context.WithTimeout(ctx, dur)
@@ -107,6 +110,7 @@ func runDemo(ctx context.Context, cfg daemon.Config, dur time.Duration, env Env)
 		return err
 	}
 	fmt.Fprintf(out, "  broker   %s (topics %s, %s → %s)\n", d.Config().Brokers[0], cfg.Topics.Training, cfg.Topics.Features, cfg.Topics.Predictions)
+	fmt.Fprintf(out, "  status   http://%s/   (the live status page: models, traffic, dead letters)\n", d.OpsAddr())
 	fmt.Fprintf(out, "  metrics  http://%s/metrics   (also /healthz, /readyz)\n", d.OpsAddr())
 	fmt.Fprintf(out, "  training: window %d rows, retrain every %s rows, %d trees\n\n", cfg.Train.Window, cfg.Train.RetrainEvery, cfg.Train.Trees)
 
@@ -124,7 +128,7 @@ func runDemo(ctx context.Context, cfg daemon.Config, dur time.Duration, env Env)
 			tp, _ := env.Header(pipeline.HeaderSourceTopic)
 			pa, _ := env.Header(pipeline.HeaderSourcePartition)
 			of, _ := env.Header(pipeline.HeaderSourceOffset)
-			st.lines = append(st.lines, fmt.Sprintf("  dead letter  %s/%s/%s: %s", tp, pa, of, truncate(string(r), 100)))
+			st.lines = append(st.lines, fmt.Sprintf("  dead letter  %s/%s/%s: %s", tp, pa, of, r))
 			st.mu.Unlock()
 		})
 	}()
@@ -138,9 +142,13 @@ loop:
 			break loop
 		case <-tick.C:
 			st.flush(out)
-			fmt.Fprintf(out, "  [%4.1fs] rows in %6.0f  predictions %6.0f  model v%.0f  dead letters %.0f  retrains %.0f\n",
+			model := "none yet" // the gauge is -1 before the first model
+			if v := gauge(d.Registry(), "forestd_model_version"); v >= 1 {
+				model = fmt.Sprintf("v%.0f", v)
+			}
+			fmt.Fprintf(out, "  [%4.1fs] rows in %6.0f  predictions %6.0f  model %s  dead letters %.0f  retrains %.0f\n",
 				time.Since(t0).Seconds(), daemon.SumCounter(d.Registry(), "forestd_rows_in_total"), daemon.SumCounter(d.Registry(), "forestd_rows_out_total"),
-				gauge(d.Registry(), "forestd_model_version"), daemon.SumCounter(d.Registry(), "forestd_dead_letters_total"), daemon.SumCounter(d.Registry(), "forestd_models_trained_total"))
+				model, daemon.SumCounter(d.Registry(), "forestd_dead_letters_total"), daemon.SumCounter(d.Registry(), "forestd_models_trained_total"))
 		}
 	}
 	wg.Wait()
@@ -153,11 +161,29 @@ loop:
 	return err
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
+// dropMessages is a slog.Handler that leaves out the records with one
+// message and hands the rest to its inner handler.
+type dropMessages struct {
+	slog.Handler
+	msg string
+}
+
+// Handle implements slog.Handler.
+func (h dropMessages) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		return nil
 	}
-	return s[:n] + "…"
+	return h.Handler.Handle(ctx, r)
+}
+
+// WithAttrs implements slog.Handler.
+func (h dropMessages) WithAttrs(as []slog.Attr) slog.Handler {
+	return dropMessages{h.Handler.WithAttrs(as), h.msg}
+}
+
+// WithGroup implements slog.Handler.
+func (h dropMessages) WithGroup(name string) slog.Handler {
+	return dropMessages{h.Handler.WithGroup(name), h.msg}
 }
 
 func gauge(reg prometheus.Gatherer, name string) float64 {
@@ -208,7 +234,7 @@ func demoProduce(ctx context.Context, d *daemon.Daemon, log interface{ Warn(stri
 		sr := withTruth(score.ToRecord(memory.DefaultAllocator))
 		outs := []pipeline.Output{{Stream: "train", Key: []byte(fmt.Sprint("t", seed)), Record: tr},
 			{Stream: "score", Key: []byte(fmt.Sprint("s", seed)), Record: sr}}
-		if seed == 25 {
+		if seed == 10 { // early, so that even a short demo on a busy machine shows it
 			outs = append(outs, poison)
 		}
 		if err := sink.Write(ctx, outs); err != nil && ctx.Err() == nil {

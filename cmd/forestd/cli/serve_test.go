@@ -316,10 +316,17 @@ func TestServeDemo(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d\n%s\n%s", code, out, stderr.String())
 		}
-		for _, want := range []string{"prediction   model v1", "summary: ", "model v2", "dead letters: 1", "column x1 is utf8, numeric expected", "forestd_rows_out_total{stream=predictions}"} {
+		for _, want := range []string{"prediction   model v1", "summary: ", "model v2", "dead letters: 1", "forestd_rows_out_total{stream=predictions}",
+			"  status   http://127.0.0.1:", // the status page, named
+			// the dead letter's whole reason, not cut with …
+			"column x1 is utf8, numeric expected (exclude it, or dictionary-encode it to use it as a categorical feature)"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("demo output lacks %q:\n%s", want, out)
 			}
+		}
+		// no raw log line among the demo's output: it shows the dead letter itself
+		if log := stderr.String(); strings.Contains(log, pipeline.LogQuarantined) || strings.Contains(out, "…") || strings.Contains(out, "model v-1") {
+			t.Errorf("demo printed a raw log line or a cut reason:\n%s\n%s", out, log)
 		}
 	})
 	for _, tc := range []struct {
