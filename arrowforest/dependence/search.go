@@ -156,10 +156,11 @@ func (d *data) run(stat Stat, feats []int, key string, pl permPlan, threads int,
 			x, l = pickCols(x, d.sub), l.pick(d.sub)
 		}
 		x, l = l.complete(x)
+		lazy := pl.approxT > 0
 		if l.IsNumeric() {
-			pr = newSetNumProblem(x, l.Values, d.o.MaxCacheBytes, tri)
+			pr = newSetNumProblemLazy(x, l.Values, d.o.MaxCacheBytes, tri, lazy)
 		} else {
-			pr = newSetProblem(x, l.Y, l.K, stat, d.o.MaxCacheBytes, tri)
+			pr = newSetProblemLazy(x, l.Y, l.K, stat, d.o.MaxCacheBytes, tri, lazy)
 		}
 	}
 	return runPerm(pr, streamKey(d.o.Seed, keyHash(key)), pl, threads, d.stopped)
