@@ -25,8 +25,8 @@ func (d *Daemon) analysisStages() ([]pipeline.Stage, error) {
 			return nil, err
 		}
 		a, err := operators.NewAnalyzer(operators.AnalyzeOptions{Label: c.Train.Label, Task: task, Features: c.Train.Features,
-			Exclude: c.Train.Exclude, Window: min(c.Train.Window, 5000), Kind: c.Train.WindowKind, Every: rows,
-			EveryDuration: every, MinRows: min(c.Train.MinRows, min(c.Train.Window, 5000)), Seed: c.Train.Seed})
+			Exclude: c.Train.Exclude, Window: min(c.Train.Window, c.Train.AnalysisWindow), Kind: c.Train.WindowKind, Every: rows,
+			EveryDuration: every, MinRows: min(c.Train.MinRows, c.Train.Window, c.Train.AnalysisWindow), Seed: c.Train.Seed})
 		if err != nil {
 			return nil, err
 		}

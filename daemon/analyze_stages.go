@@ -122,8 +122,13 @@ func (l *analyzeLoop) analyzeOnce(ctx context.Context) {
 		l.Logger.Warn("dependence analysis failed", "err", err)
 		return
 	}
+	secs := time.Since(t0).Seconds()
 	l.Logger.Info("dependence analysis", "seq", an.Seq, "rows", an.Rows, "groups", len(an.Result.Groups),
-		"marginal", len(an.Result.Marginal), "seconds", time.Since(t0).Seconds())
+		"marginal", len(an.Result.Marginal), "seconds", secs)
+	if l.Metrics != nil {
+		l.Metrics.AnalysisSeconds.Observe(secs)
+		l.Metrics.AnalysisRows.Set(float64(an.Rows))
+	}
 	if l.Status != nil {
 		if err := l.show(an); err != nil {
 			l.Logger.Warn("the status page cannot show the dependence report", "seq", an.Seq, "err", err)

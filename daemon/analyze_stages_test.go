@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/forestd/forestd/arrowforest/dependence"
 	"github.com/forestd/forestd/arrowforest/frame"
@@ -75,5 +76,62 @@ func TestAnalyzeLoopStopsMidSearch(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "dependence analysis stopped") || strings.Contains(logs.String(), "failed") {
 		t.Errorf("log:\n%s", logs.String())
+	}
+}
+
+// train.analysis_window (issue 30) bounds the rows the analyze stage
+// analyses — 5,000 by default, never more than the training window — and
+// each analysis's time and rows are metrics; a window under 2 rows is
+// refused naming the key.
+func TestAnalysisWindowConfig(t *testing.T) {
+	c, err := ParseConfig(strings.NewReader("stages: [analyze]\ntrain: {label: y, window: 1000, min_rows: 50, analysis_window: 300}\n"), "cfg.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if d := DefaultConfig(); d.Train.AnalysisWindow != DefaultAnalysisWindow {
+		t.Errorf("default analysis_window %d", d.Train.AnalysisWindow)
+	}
+	bad, _ := ParseConfig(strings.NewReader("train: {analysis_window: 1}\n"), "bad.yaml")
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "train.analysis_window") {
+		t.Errorf("analysis_window 1: %v", err)
+	}
+	pm, dm := testMetrics()
+	d := &Daemon{cfg: c, dm: dm, log: slog.New(slog.NewTextHandler(&syncLog{}, nil))}
+	if _, err := d.analysisStages(); err != nil {
+		t.Fatal(err)
+	}
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	fr, err := synth.Generate(synth.XOR3, synth.Options{N: 1000, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := fr.ToRecord(mem)
+	defer rec.Release()
+	if _, err := d.analyzer.Add(rec.Schema(), []arrow.Record{rec}); err != nil {
+		t.Fatal(err)
+	}
+	d.analyzeLoop.Publish = nil
+	d.analyzeLoop.analyzeOnce(context.Background())
+	an := d.analyzer.Latest()
+	if an == nil || an.Rows != 300 {
+		t.Fatalf("analysis %+v, want 300 rows", an)
+	}
+	if n := testutil.CollectAndCount(dm.AnalysisSeconds); n != 1 || testutil.ToFloat64(dm.AnalysisRows) != 300 {
+		t.Errorf("forestd_analysis_seconds series %d, forestd_analysis_window_rows %v", n, testutil.ToFloat64(dm.AnalysisRows))
+	}
+	mfs, err := pm.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, mf := range mfs {
+		found = found || mf.GetName() == "forestd_analysis_seconds"
+	}
+	if !found {
+		t.Error("forestd_analysis_seconds is not in the daemon's registry")
 	}
 }

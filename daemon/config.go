@@ -123,6 +123,9 @@ type ScoreConfig struct {
 	Probs string `yaml:"probs"`
 }
 
+// DefaultAnalysisWindow is train.analysis_window's default.
+const DefaultAnalysisWindow = 5000
+
 // TrainConfig is the training (and analysis) of labelled batches (key
 // train).
 type TrainConfig struct {
@@ -139,6 +142,13 @@ type TrainConfig struct {
 	// RetrainEvery is a row count ("10000") or a duration ("30s").
 	RetrainEvery string `yaml:"retrain_every"`
 	MinRows      int    `yaml:"min_rows"`
+	// AnalysisWindow is the most rows of the training window the analyze
+	// and select stages analyse (default DefaultAnalysisWindow, at most
+	// Window): a dependence analysis's set tests cost O(rows²) (they use
+	// a seeded subsample of dependence.DefaultSetRows of them), its
+	// marginal tests O(rows·log rows). Each analysis's time is the
+	// metric forestd_analysis_seconds.
+	AnalysisWindow int `yaml:"analysis_window"`
 	// Task is how the label is learnt (frame.ParseTask): classification,
 	// regression or auto (frame.ResolveAuto): a float label regresses (JSON
 	// numbers decode as floats), and so does an integer label of more than
@@ -268,7 +278,7 @@ func DefaultConfig() Config {
 		OutputFormat: kafka.FormatAuto,
 		Score:        ScoreConfig{Probs: "auto"},
 		Train: TrainConfig{Window: 50000, WindowKind: operators.WindowCount, RetrainEvery: "10000",
-			MinRows: 100, Forest: "rf", Trees: 100, Seed: 1, Threads: 1},
+			MinRows: 100, Forest: "rf", Trees: 100, Seed: 1, Threads: 1, AnalysisWindow: DefaultAnalysisWindow},
 		Pipeline: PipelineConfig{MaxInFlightBytes: 64 << 20, MaxUncommitted: 1000,
 			CommitInterval: 200 * time.Millisecond, DrainTimeout: 10 * time.Second, StallTimeout: time.Minute},
 		Kafka: KafkaConfig{SessionTimeout: 10 * time.Second, StartOffset: kafka.StartEarliest,
@@ -635,6 +645,9 @@ func (c *Config) Validate() error {
 	t := c.Train
 	if t.Window < 2 || t.MinRows < 2 || t.MinRows > t.Window {
 		return fmt.Errorf("train: window %d and min_rows %d need 2 ≤ min_rows ≤ window", t.Window, t.MinRows)
+	}
+	if t.AnalysisWindow < 2 {
+		return fmt.Errorf("train.analysis_window: %d rows; the analysis needs at least 2", t.AnalysisWindow)
 	}
 	switch t.WindowKind {
 	case operators.WindowCount, operators.WindowReservoir:

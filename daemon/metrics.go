@@ -13,6 +13,8 @@ type metrics struct {
 	TrainingRows       prometheus.Gauge
 	TrainingSeconds    prometheus.Histogram
 	ReportsPublished   prometheus.Counter
+	AnalysisSeconds    prometheus.Histogram
+	AnalysisRows       prometheus.Gauge
 	SelectedPublished  prometheus.Counter
 	ModelRejected      *prometheus.CounterVec // reason
 	TrainingSkipped    prometheus.Counter
@@ -33,6 +35,8 @@ func newMetrics(reg *prometheus.Registry, retries *prometheus.CounterVec) *metri
 	m.ModelsPublished = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_models_published_total", Help: "Models published to the model topic."})
 	m.TrainingRows = prometheus.NewGauge(prometheus.GaugeOpts{Name: "forestd_training_window_rows", Help: "Labelled rows in the training window."})
 	m.TrainingSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "forestd_training_seconds", Help: "Time to train one model.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 14)})
+	m.AnalysisSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "forestd_analysis_seconds", Help: "Time of one dependence analysis of the analysis window (train.analysis_window).", Buckets: prometheus.ExponentialBuckets(0.01, 2, 16)})
+	m.AnalysisRows = prometheus.NewGauge(prometheus.GaugeOpts{Name: "forestd_analysis_window_rows", Help: "Rows in the latest dependence analysis (at most train.analysis_window)."})
 	m.ReportsPublished = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_reports_published_total", Help: "Dependence reports published."})
 	m.SelectedPublished = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_selected_batches_total", Help: "Batches forwarded with the selected and mapped columns."})
 	m.ModelRejected = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "forestd_models_rejected_total", Help: "Models refused, by reason: undecodable, version_mismatch (a model-topic entry whose key disagrees with its content), not_newer, columns_changed (reads other columns than the live model)."}, []string{"reason"})
@@ -40,6 +44,6 @@ func newMetrics(reg *prometheus.Registry, retries *prometheus.CounterVec) *metri
 	m.TrainingEvicted = prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_training_rows_evicted_total", Help: "Rows evicted from the bounded training window."})
 	m.ScoreWaitingModels = prometheus.NewGauge(prometheus.GaugeOpts{Name: "forestd_score_waiting_for_model", Help: "Messages waiting for a first model."})
 	reg.MustRegister(m.ModelVersion, m.ModelSwaps, m.ModelsTrained, m.TrainingErrors, m.ModelsPublished, m.TrainingRows, m.TrainingSeconds,
-		m.ReportsPublished, m.SelectedPublished, m.ModelRejected, m.TrainingSkipped, m.TrainingEvicted, m.ScoreWaitingModels)
+		m.ReportsPublished, m.AnalysisSeconds, m.AnalysisRows, m.SelectedPublished, m.ModelRejected, m.TrainingSkipped, m.TrainingEvicted, m.ScoreWaitingModels)
 	return m
 }

@@ -20,11 +20,23 @@ const SeqExceed = 2
 
 // seqPlan is the sequential plan of a test at threshold t under the
 // resolved options o: N_t = ⌈SeqExceed/t⌉ − 1, cut to o.MaxPerms
-// (Capped), or o's fixed count when o.Perms is set.
+// (Capped), or o's fixed count when o.Perms is set. Unless o.Exact, the
+// test spends ApproxShare of t on the χ²₁ approximation (approx.go,
+// hybridP) and N_t is that of (1 − ApproxShare)·t.
 func seqPlan(t float64, o TestOptions) permPlan {
 	if o.Perms > 0 {
 		return permPlan{fixed: o.Perms}
 	}
+	if !o.Exact && t > 0 {
+		pl := seqCount(t*(1-ApproxShare), o)
+		pl.approxT = t
+		return pl
+	}
+	return seqCount(t, o)
+}
+
+// seqCount is the sequential plan of threshold t with permutations only.
+func seqCount(t float64, o TestOptions) permPlan {
 	need := math.Ceil(SeqExceed/t) - 1
 	pl := permPlan{exceed: SeqExceed, max: o.MaxPerms}
 	if need < float64(o.MaxPerms) {

@@ -2,6 +2,7 @@ package dependence
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -50,12 +51,26 @@ func TestAdjustAgainstR(t *testing.T) {
 // The sequential p-value (SeqExceed exceedances or N_t permutations) is
 // valid: under independence P(p ≤ u) ≤ u, at the test's threshold and
 // above it; the decision p ≤ t is b < SeqExceed after N_t.
+//
+// With the approximation (the default, Exact false: hybridP) the p-value
+// min(p_χ²/c, p_seq/(1−c)) is valid too, and the decision at t is
+// p_χ²/c ≤ t or b < SeqExceed after the N_t of (1−c)·t.
 func TestSequentialPValueValid(t *testing.T) {
+	for _, exact := range []bool{true, false} {
+		t.Run(fmt.Sprintf("exact=%v", exact), func(t *testing.T) { testSequentialValid(t, exact) })
+	}
+}
+
+func testSequentialValid(t *testing.T, exact bool) {
 	const runs = 3000
 	tt := 0.02
-	o, _ := TestOptions{MaxPerms: 100000}.resolve()
+	o, _ := TestOptions{MaxPerms: 100000, Exact: exact}.resolve()
 	pl := seqPlan(tt, o)
-	if pl.max != int(math.Ceil(SeqExceed/tt))-1 || pl.capped || pl.exceed != SeqExceed {
+	tseq := tt
+	if !exact {
+		tseq = tt * (1 - ApproxShare)
+	}
+	if pl.max != int(math.Ceil(SeqExceed/tseq))-1 || pl.capped || pl.exceed != SeqExceed || (pl.approxT > 0) == exact {
 		t.Fatalf("plan %+v", pl)
 	}
 	us := []float64{tt, 0.1, 0.3, 0.6}
@@ -67,7 +82,7 @@ func TestSequentialPValueValid(t *testing.T) {
 		d := newData(x, Numeric(y), o)
 		r := d.test(StatDCor, nil, pl, 1)
 		perms += r.N
-		if (r.PValue <= tt) != (r.B < SeqExceed && r.N == pl.max) {
+		if (r.PValue <= tt) != (r.B < SeqExceed && r.N == pl.max || r.Approx && r.PValue <= tt) {
 			t.Fatalf("run %d: p %v with b %d N %d: the decision is not b < h after N_t", run, r.PValue, r.B, r.N)
 		}
 		for i, u := range us {
@@ -93,13 +108,13 @@ func TestSequentialPValueValid(t *testing.T) {
 // With a cap below the count a threshold needs, the plan says so and a
 // test that ran to the cap without reaching it is unresolved.
 func TestSequentialCap(t *testing.T) {
-	o, _ := TestOptions{MaxPerms: 500}.resolve()
+	o, _ := TestOptions{MaxPerms: 500, Exact: true}.resolve()
 	pl := seqPlan(1e-4, o)
 	if pl.max != 500 || !pl.capped {
 		t.Fatalf("plan %+v, want max 500 capped", pl)
 	}
 	x, y, _ := xorData(t, "xor1", 300, 1) // two features, jointly dependent
-	res, err := Search(x, y, 2, SearchOptions{Alpha: 0.001, Method: MethodMDCBottomUp, MaxSize: 2, Test: TestOptions{MaxPerms: 500, Seed: 1}})
+	res, err := Search(x, y, 2, SearchOptions{Alpha: 0.001, Method: MethodMDCBottomUp, MaxSize: 2, Test: TestOptions{MaxPerms: 500, Seed: 1, Exact: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,12 +122,21 @@ func TestSequentialCap(t *testing.T) {
 	if len(res.Groups) != 0 || res.Unresolved != 1 || !res.Stages[0].Capped || res.Stages[0].MaxN != 500 {
 		t.Errorf("groups %v, unresolved %d, stages %+v", res.Groups, res.Unresolved, res.Stages)
 	}
-	res, err = Search(x, y, 2, SearchOptions{Alpha: 0.001, Method: MethodMDCBottomUp, MaxSize: 2, Test: TestOptions{Seed: 1}})
+	res, err = Search(x, y, 2, SearchOptions{Alpha: 0.001, Method: MethodMDCBottomUp, MaxSize: 2, Test: TestOptions{Seed: 1, Exact: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(res.Groups) != 1 || res.Unresolved != 0 || res.Groups[0].N != 3999 || res.Groups[0].AdjPValue > 0.001 {
 		t.Errorf("uncapped: groups %+v, unresolved %d", res.Groups, res.Unresolved)
+	}
+	// the χ²₁ approximation settles the pair far below its threshold with
+	// no permutation, cap or not (issue 30)
+	res, err = Search(x, y, 2, SearchOptions{Alpha: 0.001, Method: MethodMDCBottomUp, MaxSize: 2, Test: TestOptions{MaxPerms: 500, Seed: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Groups) != 1 || res.Unresolved != 0 || res.Groups[0].N != 0 || res.Groups[0].AdjPValue > 1e-6 {
+		t.Errorf("approximated: groups %+v, unresolved %d", res.Groups, res.Unresolved)
 	}
 }
 

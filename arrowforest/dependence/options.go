@@ -36,6 +36,13 @@ const (
 	// and AdjustBH, where the count a test needs follows from its
 	// threshold (see SeqExceed) and may pass 5000.
 	DefaultMaxPermsAdjusted = 200000
+	// DefaultSetRows is the seeded row subsample DefaultSearchOptions
+	// gives tests of feature sets (TestOptions.MaxRows): a set test costs
+	// O(n²) (dissertation §2.2, §2.3: "When n is large, using a random
+	// subset of samples for dependence estimations is recommended"), so a
+	// search's set tests cost the same from 2,000 rows on, with the power
+	// of a 2,000-row test; single features always use every row.
+	DefaultSetRows = 2000
 )
 
 // TestOptions controls a permutation test (dissertation §2.4, §5.6).
@@ -69,6 +76,12 @@ type TestOptions struct {
 	// at once, each with its triangle, as many as fit in MaxCacheBytes
 	// together. Default 1 GiB.
 	MaxCacheBytes int64
+	// Exact, when true, decides every sequential test (AdjustHolm,
+	// AdjustBH) by permutations alone. By default such a test first
+	// takes the conservative χ²₁ approximation of its permutation
+	// distribution (approx.go) and runs no permutation when that
+	// p-value, divided by ApproxShare, is already at its threshold.
+	Exact bool
 }
 
 func (o TestOptions) resolve() (TestOptions, error) {
@@ -200,9 +213,11 @@ type SearchOptions struct {
 
 // DefaultSearchOptions returns gcor, mdc-bottomup, Holm's family-wise
 // control at α = 0.05 over the whole analysis, sizes 2 and 3, sequential
-// permutation counts up to DefaultMaxPermsAdjusted.
+// permutation counts up to DefaultMaxPermsAdjusted with the χ²₁
+// approximation (approx.go), set tests on DefaultSetRows rows.
 func DefaultSearchOptions() SearchOptions {
-	return SearchOptions{Stat: StatGCor, Method: MethodMDCBottomUp, Alpha: DefaultAlpha, Adjust: AdjustHolm, MaxSize: DefaultMaxSize}
+	return SearchOptions{Stat: StatGCor, Method: MethodMDCBottomUp, Alpha: DefaultAlpha, Adjust: AdjustHolm, MaxSize: DefaultMaxSize,
+		Test: TestOptions{MaxRows: DefaultSetRows}}
 }
 
 func (o SearchOptions) resolve() (SearchOptions, error) {

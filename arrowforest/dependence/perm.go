@@ -29,6 +29,10 @@ type TestResult struct {
 	// of reach (see Search).
 	MaxN   int
 	Capped bool
+	// Approx says that the p-value came from the χ²₁ approximation of
+	// the permutation distribution (approx.go) without permutations
+	// (N = 0): it was at most ApproxShare of the test's threshold.
+	Approx bool
 }
 
 // Dependent applies the significance level α (dissertation §5.3): p ≤ α,
@@ -156,6 +160,10 @@ type permPlan struct {
 	exceed   int
 	min, max int
 	capped   bool // max was cut by TestOptions.MaxPerms
+	// approxT > 0: the decision threshold t of a sequential test that
+	// spends ApproxShare of it on the χ²₁ approximation (hybridP); the
+	// sequential counts above are then those of (1 − ApproxShare)·t.
+	approxT float64
 }
 
 // adaptivePlan is the plan of TestOptions o (resolved): its fixed count,
@@ -182,6 +190,51 @@ func (pl permPlan) maxN() int {
 // finish their current permutation and runPerm returns false with no
 // result.
 func runPerm(pr permProblem, stream uint64, pl permPlan, threads int, stop func() bool) (TestResult, bool) {
+	ap, ok := pr.(approxProblem)
+	if pl.approxT <= 0 || !ok || pr.rows() < 4 {
+		return runExact(pr, stream, pl, threads, stop)
+	}
+	return hybridP(pr, ap, stream, pl, threads, stop)
+}
+
+// hybridP is the test of pl's threshold t = pl.approxT with the
+// approximation (approx.go): p = min(p_χ²/c, p_seq/(1−c)), c = ApproxShare,
+// valid as a Bonferroni combination of two valid p-values; when p_χ²/c ≤ t
+// no permutation runs (the test is dependent whatever p_seq would be).
+func hybridP(pr permProblem, ap approxProblem, stream uint64, pl permPlan, threads int, stop func() bool) (TestResult, bool) {
+	raw := ap.approxP()
+	pa := min(1, raw/ApproxShare)
+	if pa <= pl.approxT {
+		return TestResult{Statistic: exactOf(pr), PValue: pa, Rows: pr.rows(), MaxN: pl.maxN(), Capped: pl.capped, Approx: true}, true
+	}
+	if raw >= max(ApproxFutile, 10*pl.approxT) {
+		// p_χ² this large settles "not dependent" (no false finding can
+		// come of it); the p-value min(1, p_χ²/c) is valid as it stands.
+		return TestResult{Statistic: exactOf(pr), PValue: pa, Rows: pr.rows(), MaxN: pl.maxN(), Capped: pl.capped, Approx: true}, true
+	}
+	if pp, ok := pr.(interface{ preparePerms() }); ok {
+		pp.preparePerms()
+	}
+	r, ok := runExact(pr, stream, pl, threads, stop)
+	r.PValue = min(pa, r.PValue/(1-ApproxShare))
+	return r, ok
+}
+
+// exactOf is the reported statistic of pr without the comparison value
+// observed also computes (a pass over the triangle for a set).
+func exactOf(pr permProblem) float64 {
+	if e, ok := pr.(interface{ exactStat() float64 }); ok {
+		return e.exactStat()
+	}
+	_, exact := pr.observed()
+	return exact
+}
+
+func (p *setProblem) exactStat() float64    { return p.exact }
+func (p *setNumProblem) exactStat() float64 { return p.exact }
+
+// runExact is runPerm with permutations only.
+func runExact(pr permProblem, stream uint64, pl permPlan, threads int, stop func() bool) (TestResult, bool) {
 	if stop == nil {
 		stop = func() bool { return false }
 	}
@@ -386,12 +439,56 @@ type setProblem struct {
 	exact float64
 	// byClass: within-class sums class by class (byClassMin)
 	byClass bool
+	lazy    lazyTri
+}
+
+// lazyTri is a triangle left for preparePerms: its cache bound and buffer.
+type lazyTri struct {
+	maxCache int64
+	buf      *[]float32
+	pending  bool
+}
+
+// fillTri returns the packed triangle of x's distances (as pairPass
+// writes it) in the buffer triBuffer gives, or nil over maxCache.
+func (l *lazyTri) fill(x [][]float64, n int) []float32 {
+	tri := triBuffer(n, l.maxCache, l.buf)
+	if tri == nil {
+		return nil
+	}
+	d := make([]float64, n)
+	off := 0
+	for i := 1; i < n; i++ {
+		di := d[:i]
+		distRow(x, i, di)
+		t := tri[off : off+i]
+		for j, v := range di {
+			t[j] = float32(v)
+		}
+		off += i
+	}
+	return tri
+}
+
+// preparePerms builds the triangle a lazy problem left out.
+func (p *setProblem) preparePerms() {
+	if p.lazy.pending {
+		p.lazy.pending = false
+		p.tri = p.lazy.fill(p.x, len(p.y))
+	}
 }
 
 // newSetProblem prepares a set test. buf, when long enough, is reused for
 // the distance triangle (a search runs its set tests one after another, so
 // one buffer serves them all and memory stays at one triangle).
 func newSetProblem(x [][]float64, y []int32, k int, stat Stat, maxCache int64, buf *[]float32) *setProblem {
+	return newSetProblemLazy(x, y, k, stat, maxCache, buf, false)
+}
+
+// newSetProblemLazy is newSetProblem that, when lazy, leaves the distance
+// triangle to preparePerms: a test the approximation settles (hybridP)
+// needs only the pair sums.
+func newSetProblemLazy(x [][]float64, y []int32, k int, stat Stat, maxCache int64, buf *[]float32, lazy bool) *setProblem {
 	n := len(y)
 	x = rescaled(x)
 	p := &setProblem{x: x, y: y, k: k, stat: stat, cnt: classCounts(y, k)}
@@ -399,7 +496,11 @@ func newSetProblem(x [][]float64, y []int32, k int, stat Stat, maxCache int64, b
 		p.exact = math.NaN()
 		return p
 	}
-	p.tri = triBuffer(n, maxCache, buf)
+	if lazy {
+		p.lazy = lazyTri{maxCache: maxCache, buf: buf, pending: true}
+	} else {
+		p.tri = triBuffer(n, maxCache, buf)
+	}
 	p.byClass = k >= byClassMin
 	p.ps = pairPass(x, y, k, true, p.tri)
 	for _, r := range p.ps.row {

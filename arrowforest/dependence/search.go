@@ -156,10 +156,11 @@ func (d *data) run(stat Stat, feats []int, key string, pl permPlan, threads int,
 			x, l = pickCols(x, d.sub), l.pick(d.sub)
 		}
 		x, l = l.complete(x)
+		lazy := pl.approxT > 0
 		if l.IsNumeric() {
-			pr = newSetNumProblem(x, l.Values, d.o.MaxCacheBytes, tri)
+			pr = newSetNumProblemLazy(x, l.Values, d.o.MaxCacheBytes, tri, lazy)
 		} else {
-			pr = newSetProblem(x, l.Y, l.K, stat, d.o.MaxCacheBytes, tri)
+			pr = newSetProblemLazy(x, l.Y, l.K, stat, d.o.MaxCacheBytes, tri, lazy)
 		}
 	}
 	return runPerm(pr, streamKey(d.o.Seed, keyHash(key)), pl, threads, d.stopped)
@@ -262,6 +263,9 @@ type Group struct {
 	// AdjPValue is the joint p-value adjusted for the set search's family,
 	// on the scale of Alpha (see Search); PValue with AdjustNone.
 	AdjPValue float64
+	// Approx says that the χ²₁ approximation settled the joint test
+	// without permutations (TestResult.Approx).
+	Approx bool
 }
 
 // Group kinds.
@@ -304,6 +308,9 @@ type SearchResult struct {
 	Statistic []float64
 	PValue    []float64
 	B, N      []int
+	// Approx marks the marginal tests the χ²₁ approximation settled
+	// without permutations (TestResult.Approx; N is 0).
+	Approx []bool
 	// AdjPValue is each feature's marginal p-value adjusted across the p
 	// marginal tests (Holm or Benjamini–Hochberg) on the scale of Alpha:
 	// the feature is in S_m when it is ≤ Alpha. PValue with AdjustNone.
@@ -420,7 +427,7 @@ func SearchLabel(x [][]float64, lab Label, opt SearchOptions) (*SearchResult, er
 		Stat: o.Stat, Method: o.Method, Alpha: o.Alpha, Adjust: o.Adjust, MaxPerms: o.Test.MaxPerms,
 		AlphaMarginal: o.Alpha, AlphaSets: o.Alpha,
 		Statistic: make([]float64, p), PValue: make([]float64, p), AdjPValue: make([]float64, p),
-		B: make([]int, p), N: make([]int, p), Label: make([]int, p),
+		B: make([]int, p), N: make([]int, p), Label: make([]int, p), Approx: make([]bool, p),
 		FeatureUnresolved: make([]bool, p),
 		SetRows:           lab.Len(),
 	}
@@ -464,7 +471,7 @@ func SearchLabel(x [][]float64, lab Label, opt SearchOptions) (*SearchResult, er
 	}
 	var rest []int
 	for j, r := range marg {
-		res.Statistic[j], res.PValue[j], res.B[j], res.N[j] = r.Statistic, r.PValue, r.B, r.N
+		res.Statistic[j], res.PValue[j], res.B[j], res.N[j], res.Approx[j] = r.Statistic, r.PValue, r.B, r.N, r.Approx
 		if rej[j] {
 			res.Marginal = append(res.Marginal, j)
 			res.Label[j] = -1
@@ -507,7 +514,7 @@ func SearchLabel(x [][]float64, lab Label, opt SearchOptions) (*SearchResult, er
 		slices.Sort(g)
 		r := s.test(g)
 		res.Groups = append(res.Groups, Group{Features: g, Kind: kind, PValue: r.PValue, Statistic: r.Statistic, B: r.B, N: r.N,
-			AdjPValue: s.adjusted(r.PValue, len(g))})
+			AdjPValue: s.adjusted(r.PValue, len(g)), Approx: r.Approx})
 		for _, f := range g {
 			res.Label[f] = gi + 1
 		}

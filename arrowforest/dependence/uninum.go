@@ -201,9 +201,24 @@ type setNumProblem struct {
 	s     numSums
 	tri   []float32
 	exact float64
+	lazy  lazyTri
+}
+
+// preparePerms builds the triangle a lazy problem left out.
+func (p *setNumProblem) preparePerms() {
+	if p.lazy.pending {
+		p.lazy.pending = false
+		p.tri = p.lazy.fill(p.x, len(p.y))
+	}
 }
 
 func newSetNumProblem(x [][]float64, y []float64, maxCache int64, buf *[]float32) *setNumProblem {
+	return newSetNumProblemLazy(x, y, maxCache, buf, false)
+}
+
+// newSetNumProblemLazy is newSetNumProblem that, when lazy, leaves the
+// triangle to preparePerms (see newSetProblemLazy).
+func newSetNumProblemLazy(x [][]float64, y []float64, maxCache int64, buf *[]float32, lazy bool) *setNumProblem {
 	n := len(y)
 	p := &setNumProblem{}
 	if n < 2 {
@@ -221,7 +236,11 @@ func newSetNumProblem(x [][]float64, y []float64, maxCache int64, buf *[]float32
 		p.y[row] = ys[q]
 		p.rb[row] = rbs[q]
 	}
-	p.tri = triBuffer(n, maxCache, buf)
+	if lazy {
+		p.lazy = lazyTri{maxCache: maxCache, buf: buf, pending: true}
+	} else {
+		p.tri = triBuffer(n, maxCache, buf)
+	}
 	ps := pairPass(x, make([]int32, n), 1, true, p.tri)
 	p.ra = ps.row
 	_, raa := sumSq(p.ra)
@@ -271,13 +290,16 @@ func (w *setNumWorker) perm(stream uint64, idx int) float64 {
 
 // eval returns dCor_n for the labels y_π(i).
 func (w *setNumWorker) eval() float64 {
+	return w.p.s.dcor(w.sums())
+}
+
+// sums returns Σ_{i≠j} a_ij |y_π(i) − y_π(j)| and Σ_i a_i· b_π(i)·.
+func (w *setNumWorker) sums() (sab, rab float64) {
 	p := w.p
-	var rab float64
 	for i, q := range w.pi {
 		w.yp[i] = float32(p.y[q])
 		rab += p.ra[i] * p.rb[q]
 	}
-	var sab float64
 	off := 0
 	if p.tri == nil {
 		for i, q := range w.pi {
@@ -294,7 +316,7 @@ func (w *setNumWorker) eval() float64 {
 		}
 		off += i
 	}
-	return p.s.dcor(2*sab, rab)
+	return 2 * sab, rab
 }
 
 // dotAbs returns Σ t_j |y_j − yi| in float64 for float32 distances.

@@ -26,7 +26,7 @@ import (
 // (dependence.SearchLabel). It prints one JSON object and, with --out,
 // writes the report as a table (schemas.DependenceReport).
 func runAnalyze(args []string, env Env) error {
-	fs := newFlagSet("analyze", "--in PATH... --label COL [--task auto|classification|regression] [--stat auto|gcor|dcor] [--method M] [--adjust holm|bh|none] [--alpha A] [--max-perms N] [--perms N] [--max-rows N] [--seed S] [--threads T] [--out FILE]", env)
+	fs := newFlagSet("analyze", "--in PATH... --label COL [--task auto|classification|regression] [--stat auto|gcor|dcor] [--method M] [--adjust holm|bh|none] [--alpha A] [--max-perms N] [--perms N] [--exact] [--max-rows N] [--seed S] [--threads T] [--progress auto|always|never] [--out FILE]", env)
 	var in, features, exclude listFlag
 	features.split, exclude.split = true, true
 	fs.Var(&in, "in", "input file or directory (repeatable; Parquet, Arrow IPC, CSV)")
@@ -35,7 +35,7 @@ func runAnalyze(args []string, env Env) error {
 	fs.Var(&exclude, "exclude", "columns to leave out (comma-separated)")
 	sf := addSearchFlags(fs)
 	method := fs.String("method", string(dependence.MethodMDCBottomUp), "search: marginal (Alg. 1), mdc-topdown (Alg. 3), mdc-dc (Alg. 4), mdc-bottomup (Alg. 5) or sdc-bottomup (Alg. 6)")
-	maxRows := fs.Int("max-rows", 0, "test feature sets on a seeded subsample of N rows (0 = all rows)")
+	maxRows := fs.Int("max-rows", dependence.DefaultSetRows, "test feature sets on a seeded subsample of N rows (0 = all rows; features alone always use every row)")
 	maxSize := fs.Int("max-size", dependence.DefaultMaxSize, "largest set the bottom-up methods try: 2 or 3")
 	seed := fs.Uint64("seed", 1, "random seed of the permutations (same seed, same report at any thread count)")
 	threads := fs.Int("threads", runtime.NumCPU(), "worker threads")
@@ -88,7 +88,7 @@ func runAnalyze(args []string, env Env) error {
 			x[j][i] = float64(v)
 		}
 	}
-	done := searchProgress(env, &opt)
+	done := searchProgress(env, &opt, sf.progressMode)
 	t0 := time.Now()
 	res, err := dependence.SearchLabel(x, lab, opt)
 	done()
@@ -98,6 +98,9 @@ func runAnalyze(args []string, env Env) error {
 	secs := time.Since(t0).Seconds()
 	rep := analyzeReport(fr, res, opt)
 	rep["seconds"] = secs
+	for _, n := range rep["notes"].([]string) {
+		fmt.Fprintf(env.Stderr, "forestd analyze: %s\n", n)
+	}
 	if lakeIn.report != nil {
 		rep["sample"] = lakeIn.report
 	}
@@ -116,7 +119,10 @@ type searchFlags struct {
 	taskName, stat, adjust *string
 	alpha                  *float64
 	maxPerms, perms        *int
+	exact                  *bool
+	progress               *string
 	task                   frame.Task
+	progressMode           progressMode
 }
 
 func addSearchFlags(fs *flags) *searchFlags {
@@ -127,6 +133,8 @@ func addSearchFlags(fs *flags) *searchFlags {
 		alpha:    fs.Float64("alpha", dependence.DefaultAlpha, "level of the analysis (holm, bh) or of every test (none; 0 then means no permutation reached the statistic after the maximum count)"),
 		maxPerms: fs.Int("max-perms", 0, "most permutations per test (default 200000; 5000 with --adjust none, whose adaptive count starts at 100 and doubles while none reaches the statistic)"),
 		perms:    fs.Int("perms", 0, "run exactly N permutations per test instead of the sequential or adaptive count (0 = not fixed)"),
+		exact:    fs.Bool("exact", false, "holm, bh: decide every test by permutations alone, without the chi-square approximation that settles tests far from their threshold (slower)"),
+		progress: fs.String("progress", "auto", "progress on stderr: auto (a bar on a terminal, else a line every few seconds once the search has run that long), always (lines at each stage too, even for short runs) or never"),
 	}
 }
 
@@ -155,8 +163,11 @@ func (sf *searchFlags) apply(opt *dependence.SearchOptions) error {
 	case *sf.perms < 0:
 		return usagef("--perms must not be negative, got %d", *sf.perms)
 	}
+	if sf.progressMode, err = parseProgress(*sf.progress); err != nil {
+		return usagef("--progress: %w", err)
+	}
 	opt.Alpha = *sf.alpha
-	opt.Test.MaxPerms, opt.Test.Perms = *sf.maxPerms, *sf.perms
+	opt.Test.MaxPerms, opt.Test.Perms, opt.Test.Exact = *sf.maxPerms, *sf.perms, *sf.exact
 	return nil
 }
 
@@ -176,11 +187,21 @@ func (sf *searchFlags) label(fr *frame.Frame, opt *dependence.SearchOptions) (de
 	return fdm.LabelOf(fr)
 }
 
-// searchProgress sets a progress bar on opt when stderr is a terminal
-// (searchBar). It returns the function that clears the bar.
-func searchProgress(env Env, opt *dependence.SearchOptions) func() {
+// searchProgress sets the search's progress on opt (progress.go): a bar
+// when stderr is a terminal (searchBar), lines every few seconds
+// otherwise, nothing with --progress never. It returns the function that
+// ends it.
+func searchProgress(env Env, opt *dependence.SearchOptions, mode progressMode) func() {
+	if mode == progressNever {
+		return func() {}
+	}
+	if env.isTTY() {
+		var done func()
+		opt.Progress, done = searchBar(env)
+		return done
+	}
 	var done func()
-	opt.Progress, done = searchBar(env)
+	opt.Progress, done = searchLines(env, mode == progressAlways)
 	return done
 }
 
@@ -222,6 +243,36 @@ func searchBar(env Env) (func(dependence.SearchProgress), func()) {
 	}
 }
 
+// columnNote says what is wrong with a feature column whose test cannot
+// mean what a user expects (issue 30): every value missing or constant
+// (no test is possible: p = 1), or a statistic of 1 (the column
+// determines the label: the label itself, or a copy or encoding of it).
+// Empty for an ordinary column.
+func columnNote(col []float32, stat float64) string {
+	seen, constant := 0, true
+	var first float32
+	for _, v := range col {
+		if v != v { // NaN: missing
+			continue
+		}
+		if seen == 0 {
+			first = v
+		} else if v != first {
+			constant = false
+		}
+		seen++
+	}
+	switch {
+	case seen == 0:
+		return "every value is missing: not tested (p = 1)"
+	case constant:
+		return fmt.Sprintf("constant (every value %v): it cannot depend on the label, not tested (p = 1)", first)
+	case stat >= 1-1e-9:
+		return "determines the label exactly (statistic 1): the label itself, or a copy or encoding of it?"
+	}
+	return ""
+}
+
 // jsonNum maps NaN (an undefined statistic) to null.
 func jsonNum(v float64) any {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -240,6 +291,12 @@ func analyzeReport(fr *frame.Frame, res *dependence.SearchResult, opt dependence
 		if res.FeatureUnresolved[j] {
 			feats[j]["unresolved"] = true
 		}
+		if res.Approx[j] {
+			feats[j]["approx"] = true
+		}
+		if note := columnNote(fr.Cols[j], res.Statistic[j]); note != "" {
+			feats[j]["note"] = note
+		}
 	}
 	names := func(idx []int) []string {
 		out := make([]string, len(idx))
@@ -254,9 +311,19 @@ func analyzeReport(fr *frame.Frame, res *dependence.SearchResult, opt dependence
 			"group": g + 1, "features": names(gr.Features), "kind": gr.Kind,
 			"statistic": jsonNum(gr.Statistic), "p_value": gr.PValue, "p_adjusted": gr.AdjPValue, "b": gr.B, "N": gr.N,
 		}
+		if gr.Approx {
+			groups[g]["approx"] = true
+		}
+	}
+	var notes []string
+	for j, f := range feats {
+		if n, ok := f["note"].(string); ok {
+			notes = append(notes, fmt.Sprintf("column %q: %s", fr.Names[j], n))
+		}
 	}
 	rep := map[string]any{
-		"rows": fr.NRows, "skipped_labels": fr.SkippedLabels, "label": fr.LabelName, "task": fr.Task.String(),
+		"notes": notes,
+		"rows":  fr.NRows, "skipped_labels": fr.SkippedLabels, "label": fr.LabelName, "task": fr.Task.String(),
 		"stat": res.Stat, "method": res.Method, "alpha": res.Alpha, "adjust": res.Adjust, "seed": opt.Test.Seed,
 		"max_perms": res.MaxPerms, "perms": opt.Test.Perms, "max_rows": opt.Test.MaxRows, "set_rows": res.SetRows,
 		"features": feats, "marginal": names(res.Marginal), "groups": groups, "tests": res.Tests,

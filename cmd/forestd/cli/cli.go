@@ -13,6 +13,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"golang.org/x/term"
 )
@@ -31,6 +32,9 @@ type Env struct {
 	// TTY forces (true) or suppresses (false) the progress bar; nil means
 	// "stderr is a terminal".
 	TTY *bool
+	// ProgressEvery is the interval of the progress lines written when
+	// stderr is not a terminal (default 5 s; progress.go).
+	ProgressEvery time.Duration
 }
 
 func (e Env) isTTY() bool {

@@ -43,7 +43,7 @@ func runSelect(args []string, env Env) error {
 	marginal := fs.String("marginal", "", "marginally dependent features 'x,y' (with --groups)")
 	method := fs.String("method", string(dependence.MethodMDCBottomUp), "search: marginal, mdc-topdown, mdc-dc, mdc-bottomup or sdc-bottomup")
 	sf := addSearchFlags(fs) // --task, --stat, --adjust, --alpha, --max-perms, --perms (analyze.go)
-	maxRows := fs.Int("max-rows", 0, "row subsample for tests of feature sets (0 = all rows)")
+	maxRows := fs.Int("max-rows", dependence.DefaultSetRows, "row subsample for tests of feature sets (0 = all rows)")
 	seed := fs.Uint64("seed", 1, "random seed of the tests and the mappings")
 	threads := fs.Int("threads", runtime.NumCPU(), "worker threads (results do not depend on it)")
 	lakeIn := addLakeInputFlags(fs) // --sample N, and a directory --out: the mapped lake (lake_select.go)
@@ -151,7 +151,7 @@ func runSelect(args []string, env Env) error {
 			plan.Marginal = append(plan.Marginal, s...)
 		}
 	} else {
-		done := searchProgress(env, &opt)
+		done := searchProgress(env, &opt, sf.progressMode)
 		plan, res, err = fdm.DiscoverLabel(fr.Cols, lab, opt)
 		done()
 		if err != nil {

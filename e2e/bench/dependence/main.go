@@ -8,6 +8,7 @@
 //	go run ./e2e/bench/dependence reg-data --out F.csv [--n 5000] [--seed 1]
 //	go run ./e2e/bench/dependence xor5-screen [--n 1000] [--seeds 200] [--alpha 0.025]
 //	go run ./e2e/bench/dependence stat [--n 20000] [--p 3] [--stat gcor|dcor]
+//	go run ./e2e/bench/dependence scale-data --out F.csv [--n 5000] [--p 20] [--null] [--seed 1]
 //
 // table53 runs Algorithm 1 and the four MDC/SDC searches on xor5 (the 17
 // features and 10 MDS's of §5.7) and prints our labels and p-values beside
@@ -61,6 +62,8 @@ func main() {
 		err = xor5Screen(os.Args[2:])
 	case "stat":
 		err = stat(os.Args[2:])
+	case "scale-data":
+		err = scaleData(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
@@ -265,6 +268,50 @@ func screenData(args []string) error {
 			col[i] = float32(r.NormFloat64() + delta*(float64(f.Y[i])-0.5))
 		}
 		f.Cols = append(f.Cols, col)
+	}
+	rec := f.ToRecord(memory.DefaultAllocator)
+	defer rec.Release()
+	return files.WriteFile(*out, rec.Schema(), []arrow.Record{rec}, files.WriteOptions{})
+}
+
+// --- issue 30's scale case ---
+
+// scaleData writes the case of e2e/bench/analysis_scale.sh: p features
+// N(0, 1) and a binary label = [0.8·f0 + 0.8·f1 + 1.5·sign(f2·f3) + N(0, 1)
+// > 0]: f0 and f1 matter alone, f2 and f3 only together (an XOR pair:
+// each is independent of the label by itself), the rest are noise. With
+// --null the label is a fair coin independent of every feature.
+func scaleData(args []string) error {
+	fs := flag.NewFlagSet("scale-data", flag.ContinueOnError)
+	out := fs.String("out", "", "output file (.parquet, .arrow, .csv)")
+	n := fs.Int("n", 5000, "rows")
+	p := fs.Int("p", 20, "features (at least 4)")
+	null := fs.Bool("null", false, "a label independent of every feature")
+	seed := fs.Uint64("seed", 1, "seed")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *out == "" || *n < 2 || *p < 4 {
+		return fmt.Errorf("scale-data: need --out, n ≥ 2 and p ≥ 4")
+	}
+	r := rand.New(rand.NewPCG(*seed, 0x7363616c65)) // "scale"
+	f := &frame.Frame{NRows: *n, LabelName: "label", Task: frame.TaskClassification, Classes: []string{"0", "1"}, Y: make([]int32, *n)}
+	for j := 0; j < *p; j++ {
+		f.Names = append(f.Names, fmt.Sprintf("f%d", j))
+		f.Cols = append(f.Cols, make([]float32, *n))
+	}
+	for i := 0; i < *n; i++ {
+		for j := range f.Cols {
+			f.Cols[j][i] = float32(r.NormFloat64())
+		}
+		x := func(j int) float64 { return float64(f.Cols[j][i]) }
+		s := 0.8*x(0) + 0.8*x(1) + 1.5*math.Copysign(1, x(2)*x(3)) + r.NormFloat64()
+		if *null {
+			s = r.Float64() - 0.5
+		}
+		if s > 0 {
+			f.Y[i] = 1
+		}
 	}
 	rec := f.ToRecord(memory.DefaultAllocator)
 	defer rec.Release()

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Dependence analysis at pipeline scale (issue 30): time, CPU and peak RSS
+# (GNU time -v) of `forestd analyze` at its defaults on the issue's case —
+# p features N(0, 1), a binary label from two marginal features (f0, f1)
+# and one XOR pair (f2, f3), the rest noise (go run ./e2e/bench/dependence
+# scale-data) — for n ∈ {1k, 5k, 50k} × p ∈ {20, 100}, the marginal screen
+# (--method marginal) and the default search (mdc-bottomup, Holm at 0.05,
+# the χ²₁ approximation, set tests on 2,000 rows); whether the report is
+# exactly that structure; and, on independent draws (--null), how many
+# analyses report anything with the approximation (default) and with
+# permutations alone (--exact): the false-finding rate, at most α = 0.05.
+#
+#   bash e2e/bench/analysis_scale.sh [--quick] [--draws N] [--sizes "1000x20 5000x20 ..."]
+#
+# --quick: 1k and 5k × 20 only, 4 null draws. Prints a Markdown table and
+# writes it to e2e/bench/results/analysis_scale-<date>.md. Load from other
+# processes inflates wall times: read the CPU seconds beside them.
+set -euo pipefail
+QUICK=0; DRAWS=10; SIZES="1000x20 5000x20 1000x100 5000x100 50000x20 50000x100"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) QUICK=1; DRAWS=4; SIZES="1000x20 5000x20" ;;
+    --draws) DRAWS="$2"; shift ;;
+    --sizes) SIZES="$2"; shift ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "analysis_scale.sh: unknown argument $1" >&2; exit 1 ;;
+  esac
+  shift
+done
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+[ -x /usr/bin/time ] || { echo "analysis_scale.sh: GNU time (/usr/bin/time) is missing: apt-get install time" >&2; exit 1; }
+W="$(mktemp -d /tmp/ascale-run.XXXXXX)"
+trap 'rm -rf "$W"' EXIT
+(cd "$ROOT" && go build -o "$W/fd" ./cmd/forestd && go build -o "$W/depbench" ./e2e/bench/dependence)
+CPU="$(lscpu | sed -n 's/^Model name: *//p' | head -1)"
+OUT="$HERE/results/analysis_scale-$(date +%Y%m%d).md"
+mkdir -p "$HERE/results"
+# run LABEL ARGS...: one analyze under time -v; prints "wall cpu rss_mb json"
+run() {
+  local tag="$1"; shift
+  /usr/bin/time -v "$W/fd" analyze --progress never --threads 2 "$@" >"$W/$tag.json" 2>"$W/$tag.time" || { echo "FAILED $tag" >&2; cat "$W/$tag.time" >&2; return 1; }
+  awk -F': ' '/Elapsed \(wall/{w=$2} /User time/{u=$2} /System time/{s=$2} /Maximum resident/{r=$2}
+    END{split(w,a,":"); sec=(length(a)==3)?a[1]*3600+a[2]*60+a[3]:a[1]*60+a[2]; printf "%.1f %.1f %.0f\n", sec, u+s, r/1024}' "$W/$tag.time"
+}
+# structure FILE: "exact" when the report is S_m = {f0, f1} and one group {f2, f3}
+structure() {
+  python3 - "$1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+m = sorted(d["marginal"]); g = [sorted(x["features"]) for x in d["groups"]]
+ok = m == ["f0", "f1"] and (g == [["f2", "f3"]] or d["method"] == "marginal" and g == [])
+print("exact" if ok else "marginal=%s groups=%s" % (m, g))
+PY
+}
+{
+echo "# Dependence analysis at scale ($(date +%F), $CPU, 2 threads; load average $(cut -d' ' -f1 /proc/loadavg))"
+echo
+echo "| n | p | method | wall s | CPU s | peak RSS MB | structure |"
+echo "|---|---|---|---|---|---|---|"
+for s in $SIZES; do
+  n="${s%x*}"; p="${s#*x}"
+  f="$W/d_${n}_${p}.csv"
+  "$W/depbench" scale-data --out "$f" --n "$n" --p "$p" --seed 1
+  for m in marginal mdc-bottomup; do
+    read -r wall cpu rss < <(run "r_${s}_$m" --in "$f" --label label --method "$m")
+    echo "| $n | $p | $m | $wall | $cpu | $rss | $(structure "$W/r_${s}_$m.json") |"
+  done
+done
+echo
+echo "## Independence: $DRAWS draws of 5,000 × 20 (default search), analyses reporting anything"
+echo
+echo "| p-values | analyses with a finding | total wall s | total CPU s |"
+echo "|---|---|---|---|"
+for mode in approx exact; do
+  found=0; tw=0; tc=0
+  for d in $(seq 1 "$DRAWS"); do
+    f="$W/null_$d.csv"
+    [ -f "$f" ] || "$W/depbench" scale-data --out "$f" --n 5000 --p 20 --null --seed "$((100 + d))"
+    extra=(); [ "$mode" = exact ] && extra=(--exact)
+    read -r wall cpu rss < <(run "null_${mode}_$d" --in "$f" --label label "${extra[@]}")
+    tw=$(python3 -c "print($tw + $wall)"); tc=$(python3 -c "print($tc + $cpu)")
+    if python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d['marginal'] or d['groups'] else 1)" "$W/null_${mode}_$d.json"; then
+      found=$((found + 1))
+    fi
+  done
+  echo "| $mode | $found / $DRAWS | $tw | $tc |"
+done
+} | tee "$OUT"
