@@ -123,7 +123,7 @@ func (w *canonWriter) values(k kind, v *values) {
 		for _, x := range v.f64 {
 			w.u64(math.Float64bits(x))
 		}
-	case kBool:
+	default: // kBool
 		for _, x := range v.b {
 			b := uint8(0)
 			if x {
@@ -131,8 +131,6 @@ func (w *canonWriter) values(k kind, v *values) {
 			}
 			w.u8(b)
 		}
-	default:
-		panic(fmt.Sprintf("model: unknown column kind %#x", uint8(k)))
 	}
 }
 

@@ -28,7 +28,19 @@ const (
 )
 
 func (k kind) isList() bool { return k&listFlag != 0 }
-func (k kind) elem() kind   { return k &^ listFlag }
+
+// elem is the element kind: kInt32, kFloat32, kFloat64 or kBool, so that a
+// switch over it needs no default case. Kinds are never read from a file:
+// every column's kind is a constant of nodeColumns (or of
+// int32Column/float32Column), and TestColumnKinds checks that each is one of
+// the four, so the panic is a bug in this package, not bad input.
+func (k kind) elem() kind {
+	switch e := k &^ listFlag; e {
+	case kInt32, kFloat32, kFloat64, kBool:
+		return e
+	}
+	panic(fmt.Sprintf("model: unknown column kind %#x", uint8(k)))
+}
 
 // width is the size in bytes of one (element) value in the canonical form
 // and, except for bool, in Arrow.
@@ -38,10 +50,9 @@ func (k kind) width() int {
 		return 4
 	case kFloat64:
 		return 8
-	case kBool:
+	default: // kBool
 		return 1
 	}
-	panic(fmt.Sprintf("model: unknown column kind %#x", uint8(k)))
 }
 
 func (k kind) arrowElem() arrow.DataType {
@@ -52,10 +63,9 @@ func (k kind) arrowElem() arrow.DataType {
 		return arrow.PrimitiveTypes.Float32
 	case kFloat64:
 		return arrow.PrimitiveTypes.Float64
-	case kBool:
+	default: // kBool
 		return arrow.FixedWidthTypes.Boolean
 	}
-	panic(fmt.Sprintf("model: unknown column kind %#x", uint8(k)))
 }
 
 func (k kind) arrowType() arrow.DataType {

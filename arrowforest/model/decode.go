@@ -591,17 +591,20 @@ type budgetAllocator struct {
 
 var errBudget = errors.New("allocation larger than the input can justify")
 
-func (a *budgetAllocator) check(delta int) {
-	if next := a.live + int64(delta); next < 0 || (delta > 0 && next > 16*(*a.read)+(1<<20)) {
+// reserve fails the Decode when a buffer of size bytes replacing one of old
+// bytes would be negative or overrun the budget. memory.Allocator has no
+// error return, so a panic is the only way to refuse an allocation (an
+// allocator returning a short or nil slice would make arrow-go write out
+// of bounds). The Arrow IPC reader recovers it into its error, and Decode
+// recovers whatever that misses itself, so it never leaves this package.
+func (a *budgetAllocator) reserve(size, old int) {
+	if next := a.live + int64(size-old); size < 0 || next < 0 || (size > old && next > 16*(*a.read)+(1<<20)) {
 		panic(errBudget)
 	}
 }
 
 func (a *budgetAllocator) Allocate(size int) []byte {
-	if size < 0 {
-		panic(errBudget)
-	}
-	a.check(size)
+	a.reserve(size, 0)
 	b := a.mem.Allocate(size)
 	a.live += int64(size)
 	a.out[unsafe.SliceData(b)] = len(b)
@@ -609,10 +612,7 @@ func (a *budgetAllocator) Allocate(size int) []byte {
 }
 
 func (a *budgetAllocator) Reallocate(size int, b []byte) []byte {
-	if size < 0 {
-		panic(errBudget)
-	}
-	a.check(size - len(b))
+	a.reserve(size, len(b))
 	delete(a.out, unsafe.SliceData(b))
 	nb := a.mem.Reallocate(size, b)
 	a.live += int64(size - len(b))

@@ -275,22 +275,20 @@ func (tab *table) record(schema *arrow.Schema, lo, hi int) arrow.Record {
 // valuesData wraps n scalar values of kind k as Arrow array data.
 func valuesData(k kind, v values, n int) arrow.ArrayData {
 	var b []byte
-	switch k {
+	switch k.elem() {
 	case kInt32:
 		b = arrow.Int32Traits.CastToBytes(v.i32)
 	case kFloat32:
 		b = arrow.Float32Traits.CastToBytes(v.f32)
 	case kFloat64:
 		b = arrow.Float64Traits.CastToBytes(v.f64)
-	case kBool:
+	default: // kBool
 		b = make([]byte, bitutil.BytesForBits(int64(n)))
 		for i, x := range v.b {
 			if x {
 				bitutil.SetBit(b, i)
 			}
 		}
-	default:
-		panic(fmt.Sprintf("model: unknown column kind %#x", uint8(k)))
 	}
 	return array.NewData(k.arrowType(), n, []*memory.Buffer{nil, memory.NewBufferBytes(b)}, nil, 0, 0)
 }

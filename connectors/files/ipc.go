@@ -150,24 +150,29 @@ func allocCap(size int64) int {
 	return int(min(max(size*1024, 256<<20), 1<<40))
 }
 
-// cappedAllocator panics (which the readers turn into an error) on an
-// allocation larger than max.
+// cappedAllocator refuses an allocation larger than max. memory.Allocator
+// has no error return, so a panic is the only way to refuse one (a short
+// or nil slice would make arrow-go write out of bounds); arrow-go's IPC
+// readers recover it into their error, and readIPC recovers what they miss,
+// so it never leaves this package.
 type cappedAllocator struct {
 	memory.Allocator
 	max int
 }
 
-func (a cappedAllocator) Allocate(n int) []byte {
+func (a cappedAllocator) check(n int) {
 	if n > a.max || n < 0 {
 		panic(fmt.Sprintf("allocation of %d bytes exceeds the limit of %d for this input", n, a.max))
 	}
+}
+
+func (a cappedAllocator) Allocate(n int) []byte {
+	a.check(n)
 	return a.Allocator.Allocate(n)
 }
 
 func (a cappedAllocator) Reallocate(n int, b []byte) []byte {
-	if n > a.max || n < 0 {
-		panic(fmt.Sprintf("allocation of %d bytes exceeds the limit of %d for this input", n, a.max))
-	}
+	a.check(n)
 	return a.Allocator.Reallocate(n, b)
 }
 

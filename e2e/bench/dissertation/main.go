@@ -147,25 +147,29 @@ func fit(train, test *frame.Frame, p forest.Params) (result, *forest.Forest, err
 	if err != nil {
 		return result{}, nil, err
 	}
-	r := result{acc: accuracy(f, test)}
+	acc, err := accuracy(f, test)
+	if err != nil {
+		return result{}, nil, err
+	}
+	r := result{acc: acc}
 	if f.OOB != nil {
 		r.hasOOB, r.oobAcc, r.strength, r.corr = true, 1-f.OOB.Error, f.OOB.Strength, f.OOB.Correlation
 	}
 	return r, f, nil
 }
 
-func accuracy(f *forest.Forest, test *frame.Frame) float64 {
+func accuracy(f *forest.Forest, test *frame.Frame) (float64, error) {
 	c, err := forest.Compile(f)
 	if err != nil {
-		panic(err)
+		return 0, fmt.Errorf("compile: %w", err)
 	}
 	test, err = f.Derive(test) // RF_FDM drl: the derived group norms
 	if err != nil {
-		panic(err)
+		return 0, fmt.Errorf("derive the test set: %w", err)
 	}
 	pr, err := c.Predict(test, *threads)
 	if err != nil {
-		panic(err)
+		return 0, fmt.Errorf("predict the test set: %w", err)
 	}
 	ok := 0
 	for i, y := range test.Y {
@@ -173,7 +177,7 @@ func accuracy(f *forest.Forest, test *frame.Frame) float64 {
 			ok++
 		}
 	}
-	return float64(ok) / float64(test.NRows)
+	return float64(ok) / float64(test.NRows), nil
 }
 
 // treeParams is a single decision tree: all rows, no bootstrap,
