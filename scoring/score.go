@@ -166,6 +166,20 @@ func (m *Model) Score(recs []arrow.Record, opts Options) ([]arrow.Record, error)
 	return out, nil
 }
 
+// CheckInput reports, as an ErrInput error, an input schema that does not
+// give the model's source columns (one missing, given twice, or of a type
+// the model cannot read): what Score checks of its records' schema, for a
+// caller that has the schema of an input without records — a file of no
+// rows, which a lake refuses from its footer all the same (lakescore), so
+// that a file lacking the model's columns is an error whatever its rows.
+func (m *Model) CheckInput(input *arrow.Schema) error {
+	if input == nil {
+		return inputErrorf("no input schema to find the model's columns in")
+	}
+	_, err := m.frame(input, nil)
+	return err
+}
+
 // frame reads the model's source columns from recs into the frame its trees
 // score: the model's own FDM mapping and derived inputs applied.
 func (m *Model) frame(schema *arrow.Schema, recs []arrow.Record) (*frame.Frame, error) {

@@ -134,6 +134,33 @@ func TestScoreBadInput(t *testing.T) {
 	}
 }
 
+// TestCheckInput: CheckInput refuses, as Score does a record of that
+// schema, a schema without a feature, with one of another type, or none,
+// as an ErrInput error naming the column, and accepts the input's own.
+func TestCheckInput(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	m := trainModel(t, trunk(t, 300, 1), 1)
+	rec := trunk(t, 1, 2).ToRecord(mem)
+	defer rec.Release()
+	if err := m.CheckInput(rec.Schema()); err != nil {
+		t.Fatal(err)
+	}
+	fields := rec.Schema().Fields()[1:]
+	for name, c := range map[string]struct {
+		schema *arrow.Schema
+		want   string
+	}{
+		"missing feature":     {arrow.NewSchema(fields, nil), "missing feature column x1"},
+		"wrong-typed feature": {arrow.NewSchema(append([]arrow.Field{{Name: "x1", Type: arrow.BinaryTypes.String}}, fields...), nil), "x1"},
+		"no schema":           {nil, "no input schema"},
+	} {
+		if err := m.CheckInput(c.schema); !errors.Is(err, scoring.ErrInput) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v (want an input error naming %s)", name, err, c.want)
+		}
+	}
+}
+
 // TestScoreBadSchemaFile: a model trained on digits refuses
 // bad_schema.arrows (pixel_7_7 missing, written by Arrow JS) as an input
 // error naming the column.

@@ -338,7 +338,7 @@ func (b *JSONRows) scanKinds(value []byte, cast func(key []byte, k Kind)) bool {
 			if sc.eof() || sc.peek() != '"' {
 				return false
 			}
-			key, err := sc.str()
+			key, err := sc.str(false)
 			if err != nil {
 				return false
 			}
@@ -469,7 +469,7 @@ func (b *JSONRows) object(sc *jsonScanner, row int) (int, error) {
 		if sc.peek() != '"' {
 			return 0, fmt.Errorf("JSON row %d: %w", row, sc.invalid("looking for beginning of object key string"))
 		}
-		key, err := sc.str()
+		key, err := sc.str(false)
 		if err != nil {
 			return 0, fmt.Errorf("JSON row %d: %w", row, err)
 		}

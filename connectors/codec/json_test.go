@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -114,7 +116,7 @@ func TestJSONRowsUnpinnedFirstRowDecides(t *testing.T) {
 func FuzzJSONRowsStdlib(f *testing.F) {
 	for _, s := range []string{`{"a":1,"b":"x","c":true,"d":null}`, `{}`, ` {"a" : -0.5e+3 } `, `{"a":"\u00e9\n"}`,
 		`{"a":01}`, `{"a":1.}`, `{"a":"` + "\x01" + `"}`, `{"a":1,}`, `{"a":1 "b":2}`, `{"a":[1]}`, `{"a":1}{"b":2}`,
-		`{"a":"\xff"}`, `{"a":1e400}`, `{"a":tru}`, `{"a":1,"a":2}`, `[]`, `{"a":-}`, `{"a":1e}`, `{"a":"\"} {`} {
+		`{"a":"\xff"}`, `{"a":"\ud800"}`, `{"a":"\ud83d\ude00\ufffd"}`, `{"a":"\udc00\ud800x"}`, "{\"a\":\"x\xff\"}", "{\"a\":\"\\n\xc3\"}", "{\"\xff\":1}", `{"a":1e400}`, `{"a":tru}`, `{"a":1,"a":2}`, `[]`, `{"a":-}`, `{"a":1e}`, `{"a":"\"} {`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, value []byte) {
@@ -140,6 +142,9 @@ func FuzzJSONRowsStdlib(f *testing.F) {
 			}
 			if stdOK && duplicateKeys(value) {
 				stdOK = false
+			}
+			if stdOK && !unicodeValues(value) {
+				stdOK = false // the deliberate difference: encoding/json writes U+FFFD, JSONRows refuses
 			}
 		}
 		b := NewJSONRows(JSONOptions{Single: true})
@@ -181,6 +186,55 @@ func FuzzJSONRowsStdlib(f *testing.F) {
 	})
 }
 
+// unicodeValues reports whether every string value of the top-level object
+// in value is Unicode text, as JSONRows requires of a utf8 cell: UTF-8
+// bytes, and no \u escape of a UTF-16 surrogate outside a pair (told by
+// unicode/utf16, which also decodes a lone one to U+FFFD).
+func unicodeValues(value []byte) bool {
+	var raw map[string]json.RawMessage
+	if json.Unmarshal(value, &raw) != nil {
+		return true
+	}
+	for _, v := range raw {
+		if len(v) == 0 || v[0] != '"' {
+			continue
+		}
+		if !utf8.Valid(v) {
+			return false
+		}
+		var units []uint16 // the escaped code units, in runs
+		flush := func() bool {
+			dec := utf16.Decode(units)
+			n := 0
+			for _, u := range units {
+				if u == 0xfffd {
+					n++
+				}
+			}
+			units = units[:0]
+			return strings.Count(string(dec), "\uFFFD") == n
+		}
+		for i := 1; i < len(v)-1; i++ {
+			if v[i] == '\\' && v[i+1] == 'u' {
+				u, _ := strconv.ParseUint(string(v[i+2:i+6]), 16, 16)
+				units = append(units, uint16(u))
+				i += 5
+				continue
+			}
+			if !flush() {
+				return false
+			}
+			if v[i] == '\\' {
+				i++
+			}
+		}
+		if !flush() {
+			return false
+		}
+	}
+	return true
+}
+
 // duplicateKeys reports whether the top-level object in value repeats a
 // key (encoding/json keeps the last; JSONRows refuses).
 func duplicateKeys(value []byte) bool {
@@ -204,4 +258,40 @@ func duplicateKeys(value []byte) bool {
 		}
 	}
 	return false
+}
+
+// TestJSONRowsKeepsStrings: a string value becomes its utf8 cell byte for
+// byte; one that is not Unicode text (invalid UTF-8, an escaped lone
+// surrogate), which encoding/json would turn into U+FFFD so that a kept
+// key no longer matched the message's, refuses its message with a reason
+// naming the column, while a skipped key's value is not read as a cell.
+func TestJSONRowsKeepsStrings(t *testing.T) {
+	for _, c := range []struct{ value, want, err string }{
+		{`{"id":"café-1","x":1}`, "café-1", ""},
+		{`{"id":"caf\u00e9 \ud83d\ude00 \ufffd \\ud800","x":1}`, "café 😀 \uFFFD \\ud800", ""},
+		{"{\"id\":\"\uFFFD\",\"x\":1}", "\uFFFD", ""},
+		{"{\"id\":\"a\xffb\",\"x\":1}", "", `JSON, column "id": string is not valid UTF-8 (byte 0xff at offset 1 of the string)`},
+		{"{\"id\":\"a\\n\xc3\",\"x\":1}", "", `column "id": string is not valid UTF-8 (byte 0xc3 at offset 3`},
+		{`{"id":"k\ud800","x":1}`, "", `JSON, column "id": string escapes a lone UTF-16 surrogate (\ud800 at offset 1 of the string)`},
+		{`{"id":"\udc00\ud800","x":1}`, "", `lone UTF-16 surrogate (\udc00 at offset 0`},
+		{`{"id":"\ud800\u0041","x":1}`, "", `lone UTF-16 surrogate (\ud800 at offset 0`},
+		{"{\"id\":\"k\",\"x\":1,\"note\":\"\xff\"}", "k", ""}, // skipped: not a cell
+	} {
+		b := NewJSONRows(JSONOptions{Single: true, Only: []string{"id", "x"}})
+		_, err := b.Append([]byte(c.value))
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q: error %v, want %q", c.value, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", c.value, err)
+		}
+		rec := b.Record(memory.NewGoAllocator())
+		if got := rec.Column(0).(*array.String).Value(0); got != c.want {
+			t.Errorf("%q: id %q, want %q", c.value, got, c.want)
+		}
+		rec.Release()
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -13,8 +15,9 @@ import (
 // connectors/benthos); numbers are valued as they are scanned (float),
 // since strconv.ParseFloat on their text took a third of what remained
 // (BenchmarkJSONRows). It follows the JSON grammar (RFC 8259) for what it
-// accepts; strings with escapes or invalid UTF-8 are decoded by
-// encoding/json, so their values are encoding/json's.
+// accepts; strings with escapes are decoded by encoding/json, so their
+// values are encoding/json's, but a string value that is not Unicode text
+// is refused where encoding/json would write U+FFFD (str).
 type jsonScanner struct {
 	b []byte
 	i int
@@ -65,7 +68,13 @@ func (s *jsonScanner) literal(lit string) bool {
 }
 
 // str reads a string (s.i at its opening quote) and returns its value.
-func (s *jsonScanner) str() ([]byte, error) {
+// With strict (a value that becomes a utf8 cell) a string that is not
+// Unicode text — invalid UTF-8, or an escaped lone surrogate — is an
+// error: encoding/json would replace it with U+FFFD, so a key column
+// would no longer hold the message's key, and an Arrow utf8 column holds
+// UTF-8 only (RFC 8259 §8.1: JSON text is UTF-8). Otherwise (keys,
+// skipped values) its value is encoding/json's.
+func (s *jsonScanner) str(strict bool) ([]byte, error) {
 	start := s.i
 	s.i++
 	plain, ascii := true, true
@@ -75,12 +84,24 @@ func (s *jsonScanner) str() ([]byte, error) {
 		case c == '"':
 			s.i++
 			raw := s.b[start+1 : s.i-1]
-			if plain && (ascii || utf8.Valid(raw)) {
+			if plain && ascii {
 				return raw, nil
+			}
+			valid := ascii || utf8.Valid(raw)
+			if plain && valid {
+				return raw, nil
+			}
+			if strict && !valid {
+				return nil, notUTF8(raw)
 			}
 			var v string // escapes or invalid UTF-8: encoding/json's reading
 			if err := json.Unmarshal(s.b[start:s.i], &v); err != nil {
 				return nil, err
+			}
+			if strict && strings.Contains(v, "\uFFFD") {
+				if err := loneSurrogate(raw); err != nil {
+					return nil, err
+				}
 			}
 			return []byte(v), nil
 		case c == '\\':
@@ -94,6 +115,54 @@ func (s *jsonScanner) str() ([]byte, error) {
 		}
 	}
 	return nil, fmt.Errorf("unexpected EOF")
+}
+
+// notUTF8 is str's error for raw, a string's bytes that are not UTF-8:
+// it gives the offset and bytes of the first invalid sequence.
+func notUTF8(raw []byte) error {
+	at := 0
+	for at < len(raw) {
+		r, n := utf8.DecodeRune(raw[at:])
+		if r == utf8.RuneError && n <= 1 {
+			break
+		}
+		at += n
+	}
+	return fmt.Errorf("string is not valid UTF-8 (byte %#x at offset %d of the string); strings are kept byte for byte and must be UTF-8", raw[at], at)
+}
+
+// loneSurrogate reports, as str's error, a \uXXXX escape in raw (a
+// string's bytes, escapes valid) of a UTF-16 surrogate that is not one
+// half of a pair, which encoding/json decodes to U+FFFD.
+func loneSurrogate(raw []byte) error {
+	hex := func(i int) rune { // the code unit of the escape at raw[i:] ("\\uXXXX"), or -1
+		if i+6 > len(raw) || raw[i] != '\\' || raw[i+1] != 'u' {
+			return -1
+		}
+		v, err := strconv.ParseUint(string(raw[i+2:i+6]), 16, 16)
+		if err != nil {
+			return -1
+		}
+		return rune(v)
+	}
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		u := hex(i)
+		if u < 0 {
+			i++ // a one-character escape
+			continue
+		}
+		if utf16.IsSurrogate(u) {
+			if u >= 0xdc00 || utf16.DecodeRune(u, hex(i+6)) == utf8.RuneError {
+				return fmt.Errorf("string escapes a lone UTF-16 surrogate (\\u%04x at offset %d of the string), which is not Unicode text", u, i)
+			}
+			i += 6 // the pair's low half
+		}
+		i += 5
+	}
+	return nil
 }
 
 // number reads a number (RFC 8259 §6) and returns its text.
@@ -229,7 +298,7 @@ func (s *jsonScanner) value(c *jsonColumn, at, row int) error {
 	}
 	switch ch := s.peek(); {
 	case ch == '"':
-		v, err := s.str()
+		v, err := s.str(true)
 		if err != nil {
 			return fmt.Errorf("JSON row %d, column %q: %w", row, c.name, err)
 		}
@@ -272,7 +341,7 @@ func (s *jsonScanner) skip(depth int) error {
 	}
 	switch ch := s.peek(); {
 	case ch == '"':
-		_, err := s.str()
+		_, err := s.str(false)
 		return err
 	case ch == '-' || ch >= '0' && ch <= '9':
 		_, err := s.number()
@@ -315,7 +384,7 @@ func (s *jsonScanner) skipContainer(depth int) error {
 			if s.peek() != '"' {
 				return s.invalid("looking for beginning of object key string")
 			}
-			if _, err := s.str(); err != nil {
+			if _, err := s.str(false); err != nil {
 				return err
 			}
 			s.space()
@@ -358,7 +427,7 @@ func (s *jsonScanner) kind() (Kind, error) {
 	}
 	switch ch := s.peek(); {
 	case ch == '"':
-		_, err := s.str()
+		_, err := s.str(false)
 		return KindString, err
 	case ch == '-' || ch >= '0' && ch <= '9':
 		_, err := s.number()

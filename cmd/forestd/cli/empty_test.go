@@ -74,3 +74,53 @@ func TestTrainColumnWithoutValues(t *testing.T) {
 	}
 	mustRun(t, "train", "--in", data, "--label", "y", "--out", mdl, "--trees", "3", "--exclude", "empty")
 }
+
+// TestScoreNoRowsWithoutColumns (issue 35, point 7): a file of no rows
+// that lacks the model's feature columns is a schema error in `forestd
+// score` on the file (exit 1, naming the missing columns), as it is in a
+// lake of that file (which checks each footer), instead of an empty
+// prediction file; a file of no rows with the columns still scores to an
+// empty output.
+func TestScoreNoRowsWithoutColumns(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "d.csv")
+	mustRun(t, "gen", "trunk", "--n", "100", "--seed", "1", "--out", data)
+	mdl := filepath.Join(dir, "m.model")
+	mustRun(t, "train", "--in", data, "--label", "y", "--out", mdl, "--trees", "3")
+	raw, err := os.ReadFile(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	header := filepath.Join(dir, "header.csv") // no rows, the model's columns
+	if err := os.WriteFile(header, raw[:strings.IndexByte(string(raw), '\n')+1], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other.csv") // no rows, other columns
+	if err := os.WriteFile(other, []byte("a,b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lakeDir := filepath.Join(dir, "lake")
+	if err := os.Mkdir(lakeDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// a Parquet file of no rows without the features: the predictions of header.csv
+	pq := filepath.Join(lakeDir, "preds.parquet")
+	if rep := mustRun(t, "score", "--model", mdl, "--in", header, "--out", pq); rep["rows"].(float64) != 0 {
+		t.Fatalf("header.csv: %v rows", rep["rows"])
+	}
+	const want = "missing feature columns x1, x2"
+	code, _, errs := run(t, "score", "--model", mdl, "--in", lakeDir, "--out", filepath.Join(dir, "out-lake"), "--on-error", "fail")
+	if code != ExitError || !strings.Contains(errs, "missing columns x1, x2") {
+		t.Fatalf("lake: exit %d: %s", code, errs)
+	}
+	for _, in := range []string{pq, other} {
+		out := filepath.Join(dir, "p-"+filepath.Base(in)+".csv")
+		code, _, errs := run(t, "score", "--model", mdl, "--in", in, "--out", out)
+		if code != ExitError || !strings.Contains(errs, want) || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%s: exit %d: %q, want exit %d and one line with %q", in, code, errs, ExitError, want)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%s: an output was written (%v)", in, err)
+		}
+	}
+}

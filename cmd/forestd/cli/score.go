@@ -201,6 +201,9 @@ func runScore(args []string, env Env) error {
 		return err
 	}
 	defer release(recs)
+	if err := m.CheckInput(schema); err != nil {
+		return err // Score checks records; a file of no rows gives none
+	}
 	outSchema, err := m.PredictionSchema(schema, so)
 	if err != nil {
 		return inPaths(paths, fmt.Errorf("--keep: %w", err))
