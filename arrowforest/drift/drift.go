@@ -17,6 +17,7 @@ import (
 	"hash/fnv"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -214,7 +215,11 @@ func Test(ref, cur []arrow.Record, opt Options) (Report, error) {
 		}
 	}
 	if len(cols) == 0 {
-		return rep, errors.New("drift: no feature to test (see the skipped features)")
+		var why []string
+		for _, sk := range rep.Skipped {
+			why = append(why, fmt.Sprintf("%q %s", sk.Name, sk.Reason))
+		}
+		return rep, fmt.Errorf("drift: no feature to test (skipped: %s)", strings.Join(why, "; "))
 	}
 	joint := !o.NoJoint && len(cols) >= 2
 	m := len(cols)

@@ -2,11 +2,13 @@ package drift
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -185,5 +187,72 @@ func TestPowerCorrelation(t *testing.T) {
 	}
 	if rep.Joint == nil || !rep.Joint.Drift || !rep.Drift {
 		t.Errorf("joint %+v, want drift", rep.Joint)
+	}
+}
+
+// TestBadInput: a feature missing from one side, an all-missing column and
+// an empty sample are skips named in the report or errors, never panics.
+func TestBadInput(t *testing.T) {
+	nan := math.NaN()
+	ref := record([]string{"a", "b", "gone"}, [][]float64{{1, 2, 3, 4}, {nan, nan, nan, nan}, {1, 2, 3, 4}})
+	cur := record([]string{"a", "b", "new"}, [][]float64{{2, 3, 4, 5, 6}, {1, 2, 3, 4, 5}, {1, 1, 1, 1, 1}})
+	rep, err := Test([]arrow.Record{ref}, []arrow.Record{cur}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Skipped{
+		{"b", "no value in the reference"},
+		{"gone", "missing from the current sample"},
+		{"new", "missing from the reference"},
+	}
+	if !reflect.DeepEqual(rep.Skipped, want) || len(rep.Features) != 1 || rep.Joint != nil {
+		t.Errorf("skipped %v, %d features, joint %v; want %v, 1 feature, no joint", rep.Skipped, len(rep.Features), rep.Joint, want)
+	}
+	if _, err := Test([]arrow.Record{ref}, []arrow.Record{cur}, Options{Features: []string{"a", "gone"}}); err == nil || !strings.Contains(err.Error(), `"gone"`) {
+		t.Errorf("named feature missing from one side: %v, want an error naming it", err)
+	}
+	empty := record([]string{"a"}, [][]float64{{}})
+	if _, err := Test([]arrow.Record{ref}, []arrow.Record{empty}, Options{}); !errors.Is(err, ErrEmpty) {
+		t.Errorf("empty current sample: %v, want ErrEmpty", err)
+	}
+	if _, err := Test(nil, []arrow.Record{cur}, Options{}); !errors.Is(err, ErrEmpty) {
+		t.Errorf("no reference records: %v, want ErrEmpty", err)
+	}
+	onlyB := record([]string{"b"}, [][]float64{{nan, nan}})
+	if _, err := Test([]arrow.Record{onlyB}, []arrow.Record{cur}, Options{Features: []string{"b"}}); err == nil || !strings.Contains(err.Error(), `"b" no value in the reference`) {
+		t.Errorf("all-missing feature alone: %v, want an error naming it", err)
+	}
+}
+
+// TestCategoricalAndThreads: string features use the 0/1 distance
+// (E = n₀n₁/N·Σ_c (a_c/n₀ − b_c/n₁)², checked by hand) and the report is
+// the same at 1 and 4 threads.
+func TestCategoricalAndThreads(t *testing.T) {
+	mk := func(vals []string, x []float64) arrow.Record {
+		sb := array.NewStringBuilder(memory.DefaultAllocator)
+		sb.AppendValues(vals, nil)
+		fb := array.NewFloat64Builder(memory.DefaultAllocator)
+		fb.AppendValues(x, nil)
+		s := arrow.NewSchema([]arrow.Field{{Name: "c", Type: arrow.BinaryTypes.String}, {Name: "x", Type: arrow.PrimitiveTypes.Float64}}, nil)
+		return array.NewRecord(s, []arrow.Array{sb.NewArray(), fb.NewArray()}, int64(len(vals)))
+	}
+	ref := mk([]string{"u", "u", "v", "w"}, []float64{1, 2, 3, 4})
+	cur := mk([]string{"v", "v", "u", "v", "w", "w"}, []float64{1, 5, 2, 7, 3, 3})
+	// a = (2,1,1)/4, b = (1,3,2)/6
+	d := []float64{2.0/4 - 1.0/6, 1.0/4 - 3.0/6, 1.0/4 - 2.0/6}
+	want := 4.0 * 6 / 10 * (d[0]*d[0] + d[1]*d[1] + d[2]*d[2])
+	var reps []Report
+	for _, th := range []int{1, 4} {
+		rep, err := Test([]arrow.Record{ref}, []arrow.Record{cur}, Options{Threads: th, Perms: 999, Seed: 9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reps = append(reps, rep)
+	}
+	if got := reps[0].Features[0]; got.Kind != "categorical" || math.Abs(got.Statistic-want) > 1e-12 {
+		t.Errorf("categorical feature %+v, want statistic %v", got, want)
+	}
+	if !reflect.DeepEqual(reps[0], reps[1]) {
+		t.Errorf("1 thread %+v\n4 threads %+v", reps[0], reps[1])
 	}
 }
