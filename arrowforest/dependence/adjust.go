@@ -2,6 +2,7 @@ package dependence
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 )
@@ -137,4 +138,26 @@ func divideBound(r int) int {
 		total += d[s]
 	}
 	return total
+}
+
+// AdjustPValues applies the procedure a at level alpha to the p-values p
+// of one family: Holm's step-down, Benjamini–Hochberg's step-up, or none
+// (each p ≤ alpha on its own, adjusted = raw). It returns the decisions
+// and the adjusted p-values.
+func AdjustPValues(p []float64, a Adjust, alpha float64) ([]bool, []float64, error) {
+	switch a {
+	case AdjustHolm:
+		rej, adj := holm(p, alpha, 1)
+		return rej, adj, nil
+	case AdjustBH:
+		rej, adj := bh(p, alpha, 1)
+		return rej, adj, nil
+	case AdjustNone:
+		rej := make([]bool, len(p))
+		for i, v := range p {
+			rej[i] = v <= alpha
+		}
+		return rej, slices.Clone(p), nil
+	}
+	return nil, nil, fmt.Errorf("dependence: unknown adjustment %q (want holm, bh or none)", a)
 }

@@ -63,6 +63,7 @@ func commands() []command {
 		{"inspect", "describe a model: OOB estimates, importances (prints JSON)", runInspect},
 		{"report", "write a model's or a dependence analysis' report as one HTML file (or a heatmap PNG)", runReport},
 		{"analyze", "test feature-label dependence, find MDS/SDS groups (prints JSON)", runAnalyze},
+		{"drift", "test whether current data drifted from a reference (energy tests, prints JSON)", runDrift},
 		{"select", "write the dependent and FDM-mapped columns of labelled data", runSelect},
 		{"serve", "run the Kafka daemon: score, train, hot-swap, publish (--demo to try it)", runServe},
 		{"broker", "run the embedded Kafka-protocol broker alone", runBroker},
