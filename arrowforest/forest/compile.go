@@ -346,11 +346,16 @@ func blockRows(n, threads, p, perTree, perRow int) int {
 // transpose copies rows [r0, r1) of the column-major cols into x row-major,
 // through the rank map when the forest has one.
 func (c *Compiled) transpose(cols [][]float32, r0, r1 int, x []float32) {
+	transpose(cols, c.rank, r0, r1, x)
+}
+
+// transpose is Compiled.transpose with the rank map rank (nil: none).
+func transpose(cols [][]float32, rank *RankMap, r0, r1 int, x []float32) {
 	p := len(cols)
-	if c.rank != nil {
+	if rank != nil {
 		for j, col := range cols {
 			for i, val := range col[r0:r1] {
-				x[i*p+j] = c.rank.Apply(j, val)
+				x[i*p+j] = rank.Apply(j, val)
 			}
 		}
 		return
@@ -686,6 +691,12 @@ func (c *Compiled) forBlocks(n, threads, blockRows int, fn func(r0, r1 int, x []
 // forBlocksBuf is forBlocks; without rowBuf fn gets no row-major buffer
 // (x is nil) because it keeps its own.
 func (c *Compiled) forBlocksBuf(n, threads, blockRows int, rowBuf bool, fn func(r0, r1 int, x []float32, acc []float64)) {
+	forBlocks(n, threads, blockRows, c.p, c.stride, rowBuf, fn)
+}
+
+// forBlocks is Compiled.forBlocksBuf for rows of p features and
+// accumulators of stride words per row.
+func forBlocks(n, threads, blockRows, p, stride int, rowBuf bool, fn func(r0, r1 int, x []float32, acc []float64)) {
 	if threads < 1 {
 		threads = runtime.NumCPU()
 	}
@@ -702,9 +713,9 @@ func (c *Compiled) forBlocksBuf(n, threads, blockRows int, rowBuf bool, fn func(
 			defer wg.Done()
 			var x []float32
 			if rowBuf {
-				x = make([]float32, blockRows*max(c.p, 1))
+				x = make([]float32, blockRows*max(p, 1))
 			}
-			acc := make([]float64, blockRows*c.stride)
+			acc := make([]float64, blockRows*stride)
 			for b := range next {
 				r0 := b * blockRows
 				fn(r0, min(r0+blockRows, n), x, acc)

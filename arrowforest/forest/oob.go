@@ -24,8 +24,8 @@ import (
 // with q outputs, Error is the mean over outputs of their OOB mean squared
 // errors and R2 the mean of their R² (scikit-learn's oob_score_, whose
 // r2_score averages the outputs uniformly).
-func outOfBag(c *Compiled, fr *frame.Frame, inbag []bitset, threads int) *OOB {
-	n, T, K, Q := fr.NRows, len(c.roots), c.k, c.q
+func outOfBag(c *treeWalk, fr *frame.Frame, inbag []bitset, threads int) *OOB {
+	n, T, K, Q := fr.NRows, len(c.trees), c.k, c.q
 	// per-row results, written by exactly one block each
 	hasOOB := make([]bool, n)
 	wrong := make([]bool, n)
@@ -37,27 +37,28 @@ func outOfBag(c *Compiled, fr *frame.Frame, inbag []bitset, threads int) *OOB {
 	p2 := make([]int64, T)
 	nt := make([]int64, T)
 
-	c.forBlocks(n, threads, blockRows(n, threads, c.p, T, c.stride+K), func(r0, r1 int, x []float32, acc []float64) {
-		c.transpose(fr.Cols, r0, r1, x)
+	forBlocks(n, threads, blockRows(n, threads, c.p, T, c.stride+K), c.p, c.stride, true, func(r0, r1 int, x []float32, acc []float64) {
+		transpose(fr.Cols, c.rank, r0, r1, x)
 		m := r1 - r0
 		stride := c.stride
 		clear(acc[:m*stride])
 		votes := make([]int32, m*max(K, 1))
 		noob := make([]int32, m)
-		slots := make([]int32, T*m)
-		for t, root := range c.roots {
+		slots := make([]int32, T*m) // a row's leaf class in tree t (classification), -1 in bag
+		for t := range c.trees {
 			in := inbag[t]
 			for i := 0; i < m; i++ {
 				if in.has(r0 + i) {
 					slots[t*m+i] = -1
 					continue
 				}
-				s := c.leaf(root, x[i*c.p:(i+1)*c.p])
-				slots[t*m+i] = s
+				s := c.leaf(t, x[i*c.p:(i+1)*c.p])
 				noob[i]++
-				c.addLeaf(acc[i*stride:(i+1)*stride], s)
+				c.addLeaf(acc[i*stride:(i+1)*stride], t, s)
 				if K > 0 {
-					votes[i*K+int(c.leafCls[s])]++
+					h := c.leafClass(t, s)
+					slots[t*m+i] = h
+					votes[i*K+int(h)]++
 				}
 			}
 		}
@@ -100,11 +101,10 @@ func outOfBag(c *Compiled, fr *frame.Frame, inbag []bitset, threads int) *OOB {
 		lnt := make([]int64, T)
 		for t := 0; t < T; t++ {
 			for i := 0; i < m; i++ {
-				s := slots[t*m+i]
-				if s < 0 {
+				h := slots[t*m+i]
+				if h < 0 {
 					continue
 				}
-				h := c.leafCls[s]
 				lnt[t]++
 				if h == fr.Y[r0+i] {
 					lp1[t]++
@@ -208,8 +208,8 @@ func oobRegression(o *OOB, hasOOB []bool, sqerr, y []float64, q int) *OOB {
 // over the outputs of a multi-output forest) is
 // recorded; the importance is the mean increase over all trees (features
 // a tree does not use contribute 0 for it). Values are not normalised.
-func permutationImportance(c *Compiled, fr *frame.Frame, inbag []bitset, seed uint64, threads int) []float64 {
-	T, p := len(c.roots), c.p
+func permutationImportance(c *treeWalk, fr *frame.Frame, inbag []bitset, seed uint64, threads int) []float64 {
+	T, p := len(c.trees), c.p
 	per := make([][]float64, T)
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -244,7 +244,7 @@ func permutationImportance(c *Compiled, fr *frame.Frame, inbag []bitset, seed ui
 	return out
 }
 
-func (c *Compiled) permTree(t int, fr *frame.Frame, in bitset, seed uint64, xb, colb *[]float32, rowb *[]int32) []float64 {
+func (c *treeWalk) permTree(t int, fr *frame.Frame, in bitset, seed uint64, xb, colb *[]float32, rowb *[]int32) []float64 {
 	p := c.p
 	rows := (*rowb)[:0]
 	for i := 0; i < fr.NRows; i++ {
@@ -271,19 +271,18 @@ func (c *Compiled) permTree(t int, fr *frame.Frame, in bitset, seed uint64, xb, 
 			}
 		}
 	}
-	root := c.roots[t]
 	loss := func() float64 {
 		var l float64
 		for i, r := range rows {
-			s := c.leaf(root, x[i*p:(i+1)*p])
+			s := c.leaf(t, x[i*p:(i+1)*p])
 			if c.k > 0 {
-				if c.leafCls[s] != fr.Y[r] {
+				if c.leafClass(t, s) != fr.Y[r] {
 					l++
 				}
 			} else {
 				q := c.q
-				for o, v := range c.leafVal[int(s)*q : int(s+1)*q] {
-					d := float64(v) - fr.YReg[int(r)*q+o]
+				for o := 0; o < q; o++ {
+					d := float64(c.leafValue(t, s, o)) - fr.YReg[int(r)*q+o]
 					l += d * d
 				}
 			}
@@ -317,30 +316,6 @@ func (c *Compiled) permTree(t int, fr *frame.Frame, in bitset, seed uint64, xb, 
 		}
 	}
 	return imp
-}
-
-// usedFeatures marks the features that appear in tree t's atoms.
-func (c *Compiled) usedFeatures(t int) []bool {
-	used := make([]bool, c.p)
-	end := int32(len(c.nodes))
-	if t+1 < len(c.roots) {
-		end = c.roots[t+1]
-	}
-	for i := c.roots[t]; i < end; i++ {
-		n := c.nodes[i]
-		if n.right < 0 {
-			continue
-		}
-		if n.feat >= 0 {
-			used[n.feat&featMask] = true
-			continue
-		}
-		s := (-1 - n.feat) >> 1
-		for q := c.atomOff[s]; q < c.atomOff[s+1]; q++ {
-			used[c.atomIdx[q]] = true
-		}
-	}
-	return used
 }
 
 // tuneScore is what the hyperparameter search (tune.go) knows of one

@@ -362,10 +362,12 @@ func (s *session) finish(g *growing) (*Forest, error) {
 		ImportanceImpurity:        impurityImportance(g.imps, fr.P()),
 		ImportanceProjectionCount: projectionCounts(f.Trees, fr.P()),
 	}
-	c, err := Compile(f)
-	if err != nil {
+	if err := f.Validate(); err != nil {
 		return nil, err
 	}
+	// the out-of-bag passes walk the trees as grown: a compiled copy
+	// (Compile) would hold as much memory again as the forest
+	c := newTreeWalk(f)
 	oobRows := 0
 	if r.bootstrap || r.fraction < 1 {
 		f.OOB = outOfBag(c, fr, g.inbag, s.threads)

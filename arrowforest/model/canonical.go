@@ -27,18 +27,7 @@ type digest struct {
 // The entries must not include forestd.checksum or forestd.model_id.
 func canonicalDigest(entries []metaEntry, tab *table) digest {
 	cw := newCanonWriter()
-	cw.bytes([]byte(canonicalMagic))
-
-	sorted := append([]metaEntry(nil), entries...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].key < sorted[j].key })
-	cw.u32(uint32(len(sorted)))
-	for _, e := range sorted {
-		cw.str(e.key)
-		cw.str(e.value)
-	}
-
-	cw.u64(uint64(tab.rows))
-	cw.u32(uint32(len(nodeColumns)))
+	canonicalHeader(cw, entries, tab.rows)
 	for ci, c := range nodeColumns {
 		cw.str(c.name)
 		cw.u8(uint8(c.kind))
@@ -51,6 +40,22 @@ func canonicalDigest(entries []metaEntry, tab *table) digest {
 		cw.values(c.kind, &tc.values)
 	}
 	return cw.sum()
+}
+
+// canonicalHeader writes the canonical serialization up to the first
+// column: the magic, the sorted metadata entries, the row and column
+// counts.
+func canonicalHeader(cw *canonWriter, entries []metaEntry, rows int) {
+	cw.bytes([]byte(canonicalMagic))
+	sorted := append([]metaEntry(nil), entries...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].key < sorted[j].key })
+	cw.u32(uint32(len(sorted)))
+	for _, e := range sorted {
+		cw.str(e.key)
+		cw.str(e.value)
+	}
+	cw.u64(uint64(rows))
+	cw.u32(uint32(len(nodeColumns)))
 }
 
 // canonWriter feeds CRC-32C and SHA-256 through one buffer.

@@ -85,15 +85,22 @@ func (c Codec) Encode(w io.Writer, f *forest.Forest, meta Meta) (Meta, error) {
 	if !utf8.ValidString(meta.CreatedBy) {
 		return Meta{}, fmt.Errorf("model: cannot encode forest: created-by %q is not valid UTF-8", meta.CreatedBy)
 	}
-	tab, err := flatten(f)
+	src := newForestRows(f)
+	if err := src.check(); err != nil {
+		return Meta{}, fmt.Errorf("model: cannot encode forest: %w", err)
+	}
+	entries, err := encodeMeta(f, meta, src.rows())
 	if err != nil {
 		return Meta{}, fmt.Errorf("model: cannot encode forest: %w", err)
 	}
-	entries, err := encodeMeta(f, meta, tab.rows)
+	d, err := src.digest(entries)
 	if err != nil {
 		return Meta{}, fmt.Errorf("model: cannot encode forest: %w", err)
 	}
-	meta.ID, err = c.write(w, tab, entries)
+	meta.ID, err = c.writeRows(w, d, entries, src.rows(), src.listLen, func(lo, hi int) (*table, int, error) {
+		tab, err := src.table(lo, hi)
+		return tab, 0, err
+	})
 	if err != nil {
 		return Meta{}, fmt.Errorf("model: %w", err)
 	}
@@ -156,7 +163,20 @@ func schemaFor(entries []metaEntry) *arrow.Schema {
 // validate anything, so tests can use it to craft files with valid
 // checksums and invalid content. It returns the model ID.
 func (c Codec) write(w io.Writer, tab *table, entries []metaEntry) (string, error) {
-	d := canonicalDigest(entries, tab)
+	listLen := func(ci int) func(r int) (int64, error) {
+		tc := &tab.cols[ci]
+		return func(r int) (int64, error) { return tc.off[r+1] - tc.off[r], nil }
+	}
+	return c.writeRows(w, canonicalDigest(entries, tab), entries, tab.rows, listLen,
+		func(lo, _ int) (*table, int, error) { return tab, lo, nil })
+}
+
+// writeRows is write for a table of rows rows given in pieces: digest d
+// of the whole table, listLen(ci)(r) the length of list column ci at row
+// r (r increasing), and part(lo, hi) a table holding rows [lo, hi) from
+// its row off on.
+func (c Codec) writeRows(w io.Writer, d digest, entries []metaEntry, rows int,
+	listLen func(ci int) func(r int) (int64, error), part func(lo, hi int) (tab *table, off int, err error)) (string, error) {
 	all := make([]metaEntry, 0, len(entries)+2)
 	// Put the ID next to the format keys, where a human looks first.
 	for i, e := range entries {
@@ -172,9 +192,17 @@ func (c Codec) write(w io.Writer, tab *table, entries []metaEntry) (string, erro
 	schema := schemaFor(all)
 
 	iw := ipc.NewWriter(w, ipc.WithSchema(schema), ipc.WithAllocator(c.alloc()))
-	for _, b := range c.batches(tab) {
-		rec := tab.record(schema, b[0], b[1])
-		err := iw.Write(rec)
+	batches, err := c.batches(rows, listLen)
+	if err != nil {
+		return "", err
+	}
+	for _, b := range batches {
+		tab, off, err := part(b[0], b[1])
+		if err != nil {
+			return "", err
+		}
+		rec := tab.record(schema, off, off+b[1]-b[0])
+		err = iw.Write(rec)
 		rec.Release()
 		if err != nil {
 			return "", err
@@ -194,9 +222,10 @@ const (
 	batchOverheadPerCol = 160
 )
 
-// batches cuts the table into row ranges bounded by MaxBatchRows and
-// MaxBatchBytes.
-func (c Codec) batches(tab *table) [][2]int {
+// batches cuts a table of rows rows (list column ci holding
+// listLen(ci)(r) elements at row r) into row ranges bounded by
+// MaxBatchRows and MaxBatchBytes.
+func (c Codec) batches(rows int, listLen func(ci int) func(r int) (int64, error)) ([][2]int, error) {
 	maxRows := c.MaxBatchRows
 	if maxRows <= 0 {
 		maxRows = DefaultMaxBatchRows
@@ -211,21 +240,26 @@ func (c Codec) batches(tab *table) [][2]int {
 	overhead := int64(batchOverheadBase + batchOverheadPerCol*len(nodeColumns))
 	fixed := int64(0) // bytes every row costs
 	var lists []int   // list columns
+	var lens []func(r int) (int64, error)
 	for ci, col := range nodeColumns {
 		if col.kind.isList() {
 			fixed += 4
 			lists = append(lists, ci)
+			lens = append(lens, listLen(ci))
 		} else {
 			fixed += int64(col.kind.width())
 		}
 	}
 	var out [][2]int
 	lo, size := 0, overhead
-	for r := 0; r < tab.rows; r++ {
+	for r := 0; r < rows; r++ {
 		row := fixed
-		for _, ci := range lists {
-			tc := &tab.cols[ci]
-			row += (tc.off[r+1] - tc.off[r]) * int64(nodeColumns[ci].kind.width())
+		for q, ci := range lists {
+			l, err := lens[q](r)
+			if err != nil {
+				return nil, err
+			}
+			row += l * int64(nodeColumns[ci].kind.width())
 		}
 		if r > lo && (r-lo >= maxRows || size+row > maxBytes) {
 			out = append(out, [2]int{lo, r})
@@ -233,10 +267,10 @@ func (c Codec) batches(tab *table) [][2]int {
 		}
 		size += row
 	}
-	if lo < tab.rows {
-		out = append(out, [2]int{lo, tab.rows})
+	if lo < rows {
+		out = append(out, [2]int{lo, rows})
 	}
-	return out
+	return out, nil
 }
 
 // record builds rows [lo, hi) as a record batch. Buffers point into the

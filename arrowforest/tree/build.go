@@ -130,6 +130,7 @@ type Builder struct {
 	dlw               []float64
 
 	t    *Tree
+	grow Tree      // the growing tree's arrays, reused from tree to tree (Grow)
 	imp  []float64 // impurity decrease per feature for the current tree
 	work int64     // the current tree's split-search work (Work)
 }
@@ -257,7 +258,12 @@ func (b *Builder) Grow(rng *rand.Rand, rows []int32, weights []float64) (*Tree, 
 			b.yr = append(b.yr, b.d.YReg[int(r)*q:int(r)*q+q]...)
 		}
 	}
-	b.t = &Tree{AtomStart: []int32{0}, LeafStart: []int32{0}}
+	g := &b.grow
+	*g = Tree{Left: g.Left[:0], Right: g.Right[:0], Threshold: g.Threshold[:0], MissingLeft: g.MissingLeft[:0],
+		Count: g.Count[:0], AtomStart: append(g.AtomStart[:0], 0), AtomFeature: g.AtomFeature[:0],
+		AtomWeight: g.AtomWeight[:0], LeafStart: append(g.LeafStart[:0], 0), LeafClass: g.LeafClass[:0],
+		LeafValue: g.LeafValue[:0]}
+	b.t = g
 	b.imp = make([]float64, len(b.d.Cols))
 	b.work = 0
 	stack := []frameItem{{-1, false, 0, int32(n), 0}}
@@ -280,9 +286,33 @@ func (b *Builder) Grow(rng *rand.Rand, rows []int32, weights []float64) (*Tree, 
 				frameItem{id, true, it.start, int32(mid), it.depth + 1})
 		}
 	}
-	t := b.t
 	b.t = nil
-	return t, b.imp, nil
+	return g.exact(), b.imp, nil
+}
+
+// exact returns a copy of t whose arrays are exactly as long as their
+// contents: a tree grows by appends, whose spare capacity (up to as much
+// again) a forest of millions of nodes would otherwise keep for its
+// lifetime; the growing arrays stay with the Builder for the next tree.
+func (t *Tree) exact() *Tree {
+	return &Tree{
+		Left: exactCopy(t.Left), Right: exactCopy(t.Right), Threshold: exactCopy(t.Threshold),
+		MissingLeft: exactCopy(t.MissingLeft), Count: exactCopy(t.Count),
+		AtomStart: exactCopy(t.AtomStart), AtomFeature: exactCopy(t.AtomFeature), AtomWeight: exactCopy(t.AtomWeight),
+		LeafStart: exactCopy(t.LeafStart), LeafClass: exactCopy(t.LeafClass), LeafValue: exactCopy(t.LeafValue),
+	}
+}
+
+// exactCopy copies s into a new slice of capacity len(s), nil when s is
+// empty, as an array nothing was appended to was before (a regression
+// tree's LeafClass, a stump's atoms).
+func exactCopy[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	out := make([]T, len(s))
+	copy(out, s)
+	return out
 }
 
 func (b *Builder) newNode() int32 {

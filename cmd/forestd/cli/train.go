@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -141,6 +142,14 @@ func runTrain(args []string, env Env) error {
 		return paramUsage(err)
 	}
 	fopts.Task = tk
+	maxMemSet := false
+	fs.Visit(func(f *flag.Flag) { maxMemSet = maxMemSet || f.Name == "max-memory" })
+	if maxMemSet {
+		// --max-memory bounds the whole run: the Go runtime's soft memory
+		// limit keeps the garbage collector from letting the heap grow to
+		// twice what reading and training hold (issue 31)
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(int64(lakeSample.maxMemory)))
+	}
 	fr, sampled, err := lakeSample.loadTraining(paths, fopts, nSample, *seed)
 	if err != nil {
 		return err
@@ -156,8 +165,6 @@ func runTrain(args []string, env Env) error {
 		return err
 	}
 	var opts forest.TrainOptions
-	maxMemSet := false
-	fs.Visit(func(f *flag.Flag) { maxMemSet = maxMemSet || f.Name == "max-memory" })
 	var bound string
 	opts.MaxBytes, bound = memoryBound(maxMemSet, int64(lakeSample.maxMemory))
 	if env.isTTY() {
@@ -192,12 +199,20 @@ func runTrain(args []string, env Env) error {
 		return paramUsage(memoryErr(err, p.Trees, bound))
 	}
 	secs := time.Since(t0).Seconds()
+	// The training frame is not needed past here (but for --lfs-graph):
+	// dropping it lets the model's encoding reuse its memory (issue 31).
+	rows, skipped, nFeatures := fr.NRows, fr.SkippedLabels, fr.P()
+	graphFrame := fr
+	if *local.lfsGraph == "" {
+		graphFrame = nil
+	}
+	fr = nil
 	meta := model.Meta{Version: *version, CreatedBy: "forestd"}
 	meta, err = saveModel(*out, f, meta)
 	if err != nil {
 		return fmt.Errorf("writing model: %w", err)
 	}
-	if err := local.writeGraph(f, fr); err != nil {
+	if err := local.writeGraph(f, graphFrame); err != nil {
 		return err
 	}
 	nodes := 0
@@ -206,8 +221,8 @@ func runTrain(args []string, env Env) error {
 	}
 	rep := map[string]any{
 		"model": *out, "model_id": meta.ID, "forest": f.Kind, "task": f.Task.String(),
-		"trees": len(f.Trees), "rows": fr.NRows, "skipped_labels": fr.SkippedLabels,
-		"features": fr.P(), "classes": f.Classes, "targets": f.Targets, "nodes": nodes, "seconds": secs,
+		"trees": len(f.Trees), "rows": rows, "skipped_labels": skipped,
+		"features": nFeatures, "classes": f.Classes, "targets": f.Targets, "nodes": nodes, "seconds": secs,
 		"params": f.Params,
 	}
 	if f.OOB != nil {

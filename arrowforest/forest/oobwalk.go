@@ -1,0 +1,106 @@
+package forest
+
+import "github.com/forestd/forestd/arrowforest/tree"
+
+// treeWalk scores rows on a forest's trees as grown, for the out-of-bag
+// passes of training (oob.go): it needs no compiled copy of the forest
+// (Compile), which on a million rows is as large again as the trees
+// (issue 31: memory that follows the data). It reaches the same leaf as
+// Compiled.leaf for every row — the same comparisons, an oblique atom's
+// projection summed in float32 in atom order as Compiled.project — and
+// adds the same float32-rounded leaf values in the same order, so the
+// estimates are the same bits (TestTreeWalkSameOOB).
+type treeWalk struct {
+	trees           []*tree.Tree
+	p, k, q, stride int
+	rank            *RankMap
+}
+
+// newTreeWalk returns the walk of f's trees.
+func newTreeWalk(f *Forest) *treeWalk {
+	w := &treeWalk{trees: f.Trees, p: len(f.Features), k: f.NumClasses(), q: f.NumOutputs(), rank: f.Rank}
+	w.stride = max(w.k, 1)
+	if w.k == 0 {
+		w.stride = w.q
+	}
+	return w
+}
+
+// leaf returns the leaf node of tree t that the row-major row x reaches.
+func (w *treeWalk) leaf(t int, x []float32) int32 {
+	tr := w.trees[t]
+	i := int32(0)
+	for {
+		l := tr.Left[i]
+		if l < 0 {
+			return i
+		}
+		a0, a1 := tr.AtomStart[i], tr.AtomStart[i+1]
+		var v float32
+		if a1-a0 == 1 && tr.AtomWeight[a0] == 1 {
+			v = x[tr.AtomFeature[a0]]
+		} else {
+			for q := a0; q < a1; q++ {
+				v += x[tr.AtomFeature[q]] * tr.AtomWeight[q]
+			}
+		}
+		if v <= tr.Threshold[i] || (v != v && tr.MissingLeft[i]) {
+			i = l
+		} else {
+			i = tr.Right[i]
+		}
+	}
+}
+
+// addLeaf adds leaf node i of tree t to the accumulator a as
+// Compiled.addLeaf adds its slot: each value rounded to float32, added
+// in entry order (a dense slot's other entries add 0, which changes no
+// sum).
+func (w *treeWalk) addLeaf(a []float64, t int, i int32) {
+	tr := w.trees[t]
+	l0, l1 := tr.LeafStart[i], tr.LeafStart[i+1]
+	if w.k > 0 {
+		for e := l0; e < l1; e++ {
+			a[tr.LeafClass[e]] += float64(float32(tr.LeafValue[e]))
+		}
+		return
+	}
+	for e := l0; e < l1; e++ {
+		a[e-l0] += float64(float32(tr.LeafValue[e]))
+	}
+}
+
+// leafClass is leaf node i of tree t's majority class, the first of the
+// largest probability (Compiled.addLeafValues).
+func (w *treeWalk) leafClass(t int, i int32) int32 {
+	tr := w.trees[t]
+	bestC, bestV := int32(0), -1.0
+	for e := tr.LeafStart[i]; e < tr.LeafStart[i+1]; e++ {
+		if tr.LeafValue[e] > bestV {
+			bestC, bestV = tr.LeafClass[e], tr.LeafValue[e]
+		}
+	}
+	return bestC
+}
+
+// leafValue is output o of regression leaf node i of tree t, rounded to
+// float32 as the compiled leaf table holds it.
+func (w *treeWalk) leafValue(t int, i int32, o int) float32 {
+	tr := w.trees[t]
+	return float32(tr.LeafValue[int(tr.LeafStart[i])+o])
+}
+
+// usedFeatures marks the features that appear in tree t's atoms.
+func (w *treeWalk) usedFeatures(t int) []bool {
+	used := make([]bool, w.p)
+	tr := w.trees[t]
+	for i, l := range tr.Left {
+		if l < 0 {
+			continue
+		}
+		for _, j := range tr.AtomFeature[tr.AtomStart[i]:tr.AtomStart[i+1]] {
+			used[j] = true
+		}
+	}
+	return used
+}

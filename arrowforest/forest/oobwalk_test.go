@@ -1,0 +1,130 @@
+package forest
+
+import (
+	"testing"
+
+	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/internal/fixture"
+)
+
+// TestTreeWalkSameLeaves: the out-of-bag passes' walk of the trees as
+// grown (treeWalk) reaches, for every tree and row, a leaf whose values
+// add the same bits to a row's sums as the compiled forest's leaf, with
+// the same majority class and used features, for axis and oblique atoms,
+// missing values, the rank map, many classes, regression and several
+// outputs; so the out-of-bag estimates and permutation importances, and
+// with them the model bytes, are what they were when they scored on the
+// compiled forest.
+func TestTreeWalkSameLeaves(t *testing.T) {
+	type tc struct {
+		name string
+		fr   *frame.Frame
+		p    Params
+	}
+	rf := DefaultParams(frame.TaskClassification)
+	sporf := rf
+	sporf.Forest = KindSPORF
+	rank := sporf
+	rank.Rank = true
+	reg := DefaultParams(frame.TaskRegression)
+	regSporf := reg
+	regSporf.Forest = KindSPORF
+	trunk := trunkFrame(600, 8, 1)
+	withMissing(trunk, 0.05, 2)
+	cases := []tc{
+		{"rf", trunk, rf},
+		{"sporf", trunk, sporf},
+		{"sporf-rank", trunk, rank},
+		{"classes", fixture.Classes(600, 4, 40, 1), rf},
+		{"regression", regressionFrame(600, 6, 1), reg},
+		{"regression-sporf", regressionFrame(600, 6, 2), regSporf},
+		{"multi", multiFrame(400, 1, 0.05), reg},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.p.Trees, c.p.Threads = 6, 2
+			f, err := Train(c.fr, c.p, TrainOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			comp, err := Compile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := newTreeWalk(f)
+			n, p := c.fr.NRows, c.fr.P()
+			x := make([]float32, n*p)
+			transpose(c.fr.Cols, w.rank, 0, n, x)
+			want := make([]float64, w.stride)
+			got := make([]float64, w.stride)
+			for tr := range f.Trees {
+				if a, b := comp.usedFeaturesCompiled(tr), w.usedFeatures(tr); !equalBools(a, b) {
+					t.Fatalf("tree %d: used features %v, compiled %v", tr, b, a)
+				}
+				for i := 0; i < n; i++ {
+					row := x[i*p : (i+1)*p]
+					s := comp.leaf(comp.roots[tr], row)
+					l := w.leaf(tr, row)
+					clear(want)
+					clear(got)
+					want[0], got[0] = 0.25, 0.25 // a sum already under way
+					comp.addLeaf(want, s)
+					w.addLeaf(got, tr, l)
+					for q := range want {
+						if want[q] != got[q] {
+							t.Fatalf("tree %d row %d: walk adds %v, compiled %v", tr, i, got, want)
+						}
+					}
+					if w.k > 0 && comp.leafCls[s] != w.leafClass(tr, l) {
+						t.Fatalf("tree %d row %d: walk's class %d, compiled %d", tr, i, w.leafClass(tr, l), comp.leafCls[s])
+					}
+					if w.k == 0 {
+						for o := 0; o < w.q; o++ {
+							if a, b := comp.leafVal[int(s)*w.q+o], w.leafValue(tr, l, o); a != b {
+								t.Fatalf("tree %d row %d output %d: walk %v, compiled %v", tr, i, o, b, a)
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+func equalBools(a, b []bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// usedFeaturesCompiled marks the features of tree t's atoms as the
+// compiled forest holds them (what permutation importance read before
+// it walked the trees).
+func (c *Compiled) usedFeaturesCompiled(t int) []bool {
+	used := make([]bool, c.p)
+	end := int32(len(c.nodes))
+	if t+1 < len(c.roots) {
+		end = c.roots[t+1]
+	}
+	for i := c.roots[t]; i < end; i++ {
+		n := c.nodes[i]
+		if n.right < 0 {
+			continue
+		}
+		if n.feat >= 0 {
+			used[n.feat&featMask] = true
+			continue
+		}
+		s := (-1 - n.feat) >> 1
+		for q := c.atomOff[s]; q < c.atomOff[s+1]; q++ {
+			used[c.atomIdx[q]] = true
+		}
+	}
+	return used
+}
