@@ -6,6 +6,7 @@ require (
 	github.com/apache/arrow/go/v17 v17.0.0
 	github.com/forestd/forestd v0.0.0-00010101000000-000000000000
 	github.com/redpanda-data/benthos/v4 v4.60.0
+	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (
@@ -87,7 +88,6 @@ require (
 	gonum.org/v1/gonum v0.17.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
-	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 
 replace github.com/forestd/forestd => ../..
