@@ -79,7 +79,7 @@ func TestReadmeQuickStarts(t *testing.T) {
 		stdout.WriteString(out)
 	}
 	out := stdout.String()
-	for _, f := range []string{"train.csv", "test.csv", "churn.model", "predictions.csv", "selected.csv", "selected.fdm.json", "report.html",
+	for _, f := range []string{"train.csv", "test.csv", "churn.model", "predictions.csv", "selected.csv", "selected.fdm.json", "report.html", "train.parquet",
 		"scored/day=1/part-0.parquet", "scored/day=2/part-0.parquet", "scored/day=3/part-0.parquet", "lake.model"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("the quick starts made no %s: %v", f, err)

@@ -362,7 +362,7 @@ func (s *session) finish(g *growing) (*Forest, error) {
 		ImportanceImpurity:        impurityImportance(g.imps, fr.P()),
 		ImportanceProjectionCount: projectionCounts(f.Trees, fr.P()),
 	}
-	if err := f.Validate(); err != nil {
+	if err := f.validateGrown(); err != nil { // a tuned forest's record comes later
 		return nil, err
 	}
 	// the out-of-bag passes walk the trees as grown: a compiled copy

@@ -41,6 +41,15 @@ const (
 // It never panics, whatever f holds, and takes time linear in the size of
 // the forest. Errors name the tree, node, value or name at fault.
 func (f *Forest) Validate() error {
+	if err := f.validateGrown(); err != nil {
+		return err
+	}
+	return f.ValidateTuning()
+}
+
+// validateGrown is Validate but for the tuning record, which Params.Tune
+// adds after the forest's trees are grown and checked (session.finish).
+func (f *Forest) validateGrown() error {
 	if f == nil {
 		return fmt.Errorf("forest: nil forest")
 	}
@@ -77,7 +86,7 @@ func (f *Forest) Validate() error {
 			return fmt.Errorf("forest: %w", err)
 		}
 	}
-	for _, validate := range []func() error{f.ValidateMapping, f.ValidateDerived, f.ValidateTuning, f.ValidateDRF} {
+	for _, validate := range []func() error{f.ValidateMapping, f.ValidateDerived, f.ValidateDRF} {
 		if err := validate(); err != nil {
 			return err
 		}
