@@ -292,7 +292,7 @@ func TestTrainerMultiBadInput(t *testing.T) {
 	noB := array.NewRecord(arrow.NewSchema(slices.Delete(slices.Clone(rec.Schema().Fields()), 4, 5), nil),
 		slices.Delete(slices.Clone(rec.Columns()), 4, 5), rec.NumRows())
 	defer noB.Release()
-	if _, _, err := tr.Add(noB.Schema(), []arrow.Record{noB}); !errors.Is(err, scoring.ErrInput) || !strings.Contains(err.Error(), "column b") {
+	if _, _, err := tr.Add(noB.Schema(), []arrow.Record{noB}); !errors.Is(err, scoring.ErrInput) || !strings.Contains(err.Error(), `column "b"`) {
 		t.Fatalf("batch without target b: %v", err)
 	}
 	// a string target c
