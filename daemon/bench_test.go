@@ -2,9 +2,7 @@ package daemon
 
 import (
 	"context"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -15,6 +13,7 @@ import (
 	"github.com/forestd/forestd/arrowforest/synth"
 	"github.com/forestd/forestd/connectors/codec"
 	"github.com/forestd/forestd/connectors/kafka"
+	"github.com/forestd/forestd/internal/benchcpu"
 	"github.com/forestd/forestd/operators"
 	"github.com/forestd/forestd/pipeline"
 	"github.com/forestd/forestd/scoring"
@@ -81,7 +80,7 @@ func BenchmarkScoreMessage(b *testing.B) {
 	}{{"json", codec.ContentTypeNDJSON, asJSON}, {"arrow", codec.ContentTypeArrow, asArrow}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
-			done := cpuPerRow(b, int(feat.NumRows()))
+			done := benchcpu.PerRow(b, int(feat.NumRows()))
 			for i := 0; i < b.N; i++ {
 				env := &pipeline.Envelope{Topic: "features", Offset: int64(i), Value: c.value, Pinned: m,
 					Headers: []pipeline.Header{{Key: kafka.HeaderContentType, Value: []byte(c.ct)}}}
@@ -104,22 +103,5 @@ func BenchmarkScoreMessage(b *testing.B) {
 			done()
 			b.ReportMetric(float64(b.N)*float64(feat.NumRows())/b.Elapsed().Seconds(), "rows/s")
 		})
-	}
-}
-
-// cpuPerRow reports the process's CPU time (user and system, GC included)
-// per row between its call and the call of the function it returns, which
-// the other processes of a shared machine disturb less than ns/op.
-func cpuPerRow(b *testing.B, rowsPerOp int) func() {
-	cpu := func() time.Duration {
-		var ru syscall.Rusage
-		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-			b.Fatal(err)
-		}
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
-	t0 := cpu()
-	return func() {
-		b.ReportMetric(float64(cpu()-t0)/float64(b.N*rowsPerOp), "cpu-ns/row")
 	}
 }

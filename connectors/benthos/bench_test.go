@@ -4,15 +4,14 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/synth"
+	"github.com/forestd/forestd/internal/benchcpu"
 	"github.com/forestd/forestd/scoring"
 )
 
@@ -58,7 +57,7 @@ func BenchmarkScoreJSONBatch(b *testing.B) {
 				rows[i*97] = []byte(`{"x1": "oops"}`)
 			}
 			b.ResetTimer()
-			defer cpuPerRow(b, len(rows))()
+			defer benchcpu.PerRow(b, len(rows))()
 			for i := 0; i < b.N; i++ {
 				batch := make(service.MessageBatch, len(rows))
 				for k, r := range rows {
@@ -113,21 +112,4 @@ func BenchmarkModelScore1000(b *testing.B) {
 		release(out)
 	}
 	b.ReportMetric(float64(b.N)*1000/b.Elapsed().Seconds(), "rows/s")
-}
-
-// cpuPerRow reports the process's CPU time (user and system, GC included)
-// per row between its call and the call of the function it returns, which
-// the other processes of a shared machine disturb less than ns/op.
-func cpuPerRow(b *testing.B, rowsPerOp int) func() {
-	cpu := func() time.Duration {
-		var ru syscall.Rusage
-		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-			b.Fatal(err)
-		}
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
-	t0 := cpu()
-	return func() {
-		b.ReportMetric(float64(cpu()-t0)/float64(b.N*rowsPerOp), "cpu-ns/row")
-	}
 }

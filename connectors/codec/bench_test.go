@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/forestd/forestd/internal/benchcpu"
 )
 
 // benchLines returns n JSON objects of an "id" and p float32-valued
@@ -47,7 +47,7 @@ func BenchmarkJSONRows(b *testing.B) {
 	mem := memory.NewGoAllocator()
 	b.Run("batch", func(b *testing.B) {
 		b.ReportAllocs()
-		defer cpuPerRow(b, n)()
+		defer benchcpu.PerRow(b, n)()
 		jr := NewJSONRows(JSONOptions{Require: names, Kinds: kinds, Only: names, Single: true})
 		for i := 0; i < b.N; i++ {
 			jr.Reset() // reused batch after batch, as forestd_score does
@@ -66,7 +66,7 @@ func BenchmarkJSONRows(b *testing.B) {
 			value = append(append(value, l...), '\n')
 		}
 		b.ReportAllocs()
-		defer cpuPerRow(b, n)()
+		defer benchcpu.PerRow(b, n)()
 		for i := 0; i < b.N; i++ {
 			rec, err := DecodeJSON(value, mem)
 			if err != nil {
@@ -76,22 +76,4 @@ func BenchmarkJSONRows(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "rows/s")
 	})
-}
-
-// cpuPerRow reports the process's CPU time (user and system, GC included)
-// per row between its call and the call of the function it returns, a
-// measure the other processes of a shared machine disturb less than the
-// wall time ns/op is.
-func cpuPerRow(b *testing.B, rowsPerOp int) func() {
-	cpu := func() time.Duration {
-		var ru syscall.Rusage
-		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-			b.Fatal(err)
-		}
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
-	t0 := cpu()
-	return func() {
-		b.ReportMetric(float64(cpu()-t0)/float64(b.N*rowsPerOp), "cpu-ns/row")
-	}
 }
