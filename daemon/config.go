@@ -554,7 +554,6 @@ func (c *Config) Has(stage string) bool {
 	return false
 }
 
-// validate checks the whole configuration and says which key is wrong.
 // Upper bounds of settings whose value sizes goroutines, topics or
 // allocations: far above any real deployment, and low enough that a typo
 // (workers: 100000000 wedged the machine) is refused at start.
@@ -565,107 +564,189 @@ const (
 
 // Validate fills the defaults that depend on other keys (the stages and
 // the label, resolveStages), checks every value of the configuration, as
-// Start does first, and returns the first problem in one line naming its YAML key (e.g.
-// "train.max_features: …"); a config that passes starts, or fails only on
-// what it meets (brokers, files).
+// Start does first, and returns every problem it finds at once: one error
+// per problem, each one line naming its YAML key (e.g. "train.max_features:
+// …"), joined with errors.Join in the order of the sections below (a
+// caller prints one line each, or walks them with Unwrap() []error). A
+// config that passes starts, or fails only on what it meets (brokers,
+// files).
+//
+// Each section has its own validator; a check that presumes another key
+// valid (the topics' sharing presumes their names, the trainer's
+// parameters the keys checked before them) runs only when that key passed,
+// so that one mistake is reported once.
 func (c *Config) Validate() error {
 	c.resolveStages()
+	return errors.Join(
+		c.validateStages(),
+		c.validateBrokers(),
+		c.validateGroup(),
+		c.Topics.validate(),
+		c.validateOutput(),
+		c.validateTrain(),
+		c.Pipeline.validate(),
+		c.validateKafka(),
+		c.validateOps(),
+	)
+}
+
+// validateStages checks stages: known names, each once.
+func (c *Config) validateStages() error {
 	if len(c.Stages) == 0 {
 		return errors.New("stages: at least one of score, train, analyze, select")
 	}
+	var errs []error
 	seen := map[string]bool{}
 	for _, s := range c.Stages {
 		switch s {
 		case StageScore, StageTrain, StageAnalyze, StageSelect:
 		default:
-			return fmt.Errorf("stages: unknown stage %q (score, train, analyze, select)", s)
+			errs = append(errs, fmt.Errorf("stages: unknown stage %q (score, train, analyze, select)", s))
+			continue
 		}
 		if seen[s] {
-			return fmt.Errorf("stages: %q twice", s)
+			errs = append(errs, fmt.Errorf("stages: %q twice", s))
 		}
 		seen[s] = true
 	}
+	return errors.Join(errs...)
+}
+
+// validateBrokers checks brokers, and the embedded broker's keys when
+// there are none (embedded is ignored with external brokers).
+func (c *Config) validateBrokers() error {
+	var errs []error
 	for _, b := range c.Brokers {
-		if err := CheckAddr("brokers:", b); err != nil {
-			return err
-		}
+		errs = append(errs, CheckAddr("brokers:", b))
 	}
-	if len(c.Brokers) == 0 {
-		if err := CheckAddr("embedded.listen:", c.Embedded.Listen); err != nil {
-			return err
-		}
-		if c.Embedded.Partitions < 1 {
-			return fmt.Errorf("embedded.partitions: %d", c.Embedded.Partitions)
-		}
-		if r := c.Embedded.MaxRequestBytes; r < broker.DefaultMaxMessageBytes || r > 1<<31-1 {
-			return fmt.Errorf("embedded.max_request_bytes: %d (%d..%d)", r, broker.DefaultMaxMessageBytes, 1<<31-1)
-		}
-		if c.Embedded.MaxConnections < 1 {
-			return fmt.Errorf("embedded.max_connections: %d (at least 1)", c.Embedded.MaxConnections)
-		}
+	if len(c.Brokers) > 0 {
+		return errors.Join(errs...)
 	}
+	e := c.Embedded
+	errs = append(errs, CheckAddr("embedded.listen:", e.Listen))
+	if e.Partitions < 1 {
+		errs = append(errs, fmt.Errorf("embedded.partitions: %d", e.Partitions))
+	}
+	if r := e.MaxRequestBytes; r < broker.DefaultMaxMessageBytes || r > 1<<31-1 {
+		errs = append(errs, fmt.Errorf("embedded.max_request_bytes: %d (%d..%d)", r, broker.DefaultMaxMessageBytes, 1<<31-1))
+	}
+	if e.MaxConnections < 1 {
+		errs = append(errs, fmt.Errorf("embedded.max_connections: %d (at least 1)", e.MaxConnections))
+	}
+	errs = append(errs, e.Validate(embeddedAuthKeys))
+	return errors.Join(errs...)
+}
+
+// validateGroup checks group.
+func (c *Config) validateGroup() error {
 	if c.Group == "" {
 		return errors.New("group: empty consumer group")
 	}
-	topics := map[string]string{"features": c.Topics.Features, "training": c.Topics.Training, "predictions": c.Topics.Predictions,
-		"importances": c.Topics.Importances, "reports": c.Topics.Reports, "selected": c.Topics.Selected,
-		"models": c.Topics.Models, "dlq": c.Topics.DLQ}
-	for k, v := range topics {
-		if !validTopic(v) {
-			return fmt.Errorf("topics.%s: %q is not a Kafka topic name (1-249 of a-z A-Z 0-9 . _ -)", k, v)
+	return nil
+}
+
+// validate checks topics: every name a Kafka topic name, the partitions
+// bounded, and (when every name is valid) no two roles sharing a topic
+// they must not share (checkShared).
+func (t TopicsConfig) validate() error {
+	var errs []error
+	for _, r := range []struct{ key, topic string }{
+		{"features", t.Features}, {"training", t.Training}, {"predictions", t.Predictions},
+		{"importances", t.Importances}, {"reports", t.Reports}, {"selected", t.Selected},
+		{"models", t.Models}, {"dlq", t.DLQ},
+	} {
+		if !validTopic(r.topic) {
+			errs = append(errs, fmt.Errorf("topics.%s: %q is not a Kafka topic name (1-249 of a-z A-Z 0-9 . _ -)", r.key, r.topic))
 		}
 	}
-	if c.Topics.Partitions < 1 || c.Topics.Partitions > maxPartitions {
-		return fmt.Errorf("topics.partitions: %d (1..%d)", c.Topics.Partitions, maxPartitions)
+	if t.Partitions < 1 || t.Partitions > maxPartitions {
+		errs = append(errs, fmt.Errorf("topics.partitions: %d (1..%d)", t.Partitions, maxPartitions))
 	}
-	if err := c.Topics.checkShared(); err != nil {
-		return err
+	if len(errs) == 0 {
+		errs = append(errs, t.checkShared())
 	}
+	return errors.Join(errs...)
+}
+
+// validateOutput checks what the daemon writes: output_format, score.probs
+// and, behind the select stage, the key column's name
+// (validateSelectNames).
+func (c *Config) validateOutput() error {
+	var errs []error
 	switch c.OutputFormat {
 	case kafka.FormatAuto, kafka.FormatArrow, kafka.FormatJSON:
 	default:
-		return fmt.Errorf("output_format: %q is not auto, arrow or json", c.OutputFormat)
+		errs = append(errs, fmt.Errorf("output_format: %q is not auto, arrow or json", c.OutputFormat))
 	}
 	if err := scoring.Probs(c.Score.Probs).Validate(); err != nil {
-		return fmt.Errorf("score.probs: %w", err)
+		errs = append(errs, fmt.Errorf("score.probs: %w", err))
+	}
+	if c.Has(StageSelect) {
+		errs = append(errs, c.validateSelectNames())
+	}
+	return errors.Join(errs...)
+}
+
+// validateTrain checks the train section: the label when a stage needs
+// one (validateLabels), the window, the task, the schedule, the forest
+// and, when the keys they share passed, the forest parameters as the
+// trainer checks them before it is made (forestParams).
+func (c *Config) validateTrain() error {
+	var errs []error
+	bad := map[string]bool{} // train keys already reported
+	add := func(key string, err error) {
+		if err != nil {
+			errs = append(errs, err)
+			bad[key] = true
+		}
 	}
 	if c.Has(StageTrain) || c.Has(StageAnalyze) || c.Has(StageSelect) {
 		if c.Train.Label == "" {
-			return errors.New("train.label: the train, analyze and select stages need a label column")
-		}
-		if err := c.validateLabels(); err != nil {
-			return err
-		}
-	}
-	if c.Has(StageSelect) {
-		if err := c.validateSelectNames(); err != nil {
-			return err
+			add("label", errors.New("train.label: the train, analyze and select stages need a label column"))
+		} else {
+			add("label", c.validateLabels())
 		}
 	}
 	t := c.Train
 	if t.Window < 2 || t.MinRows < 2 || t.MinRows > t.Window {
-		return fmt.Errorf("train: window %d and min_rows %d need 2 ≤ min_rows ≤ window", t.Window, t.MinRows)
+		add("window", fmt.Errorf("train: window %d and min_rows %d need 2 ≤ min_rows ≤ window", t.Window, t.MinRows))
 	}
 	if t.AnalysisWindow < 2 {
-		return fmt.Errorf("train.analysis_window: %d rows; the analysis needs at least 2", t.AnalysisWindow)
+		add("analysis_window", fmt.Errorf("train.analysis_window: %d rows; the analysis needs at least 2", t.AnalysisWindow))
 	}
 	switch t.WindowKind {
 	case operators.WindowCount, operators.WindowReservoir:
 	default:
-		return fmt.Errorf("train.window_kind: %q is not count or reservoir", t.WindowKind)
+		add("window_kind", fmt.Errorf("train.window_kind: %q is not count or reservoir", t.WindowKind))
 	}
 	if _, err := frame.ParseTask(t.Task); err != nil {
-		return fmt.Errorf("train.task: %w", err)
+		add("task", fmt.Errorf("train.task: %w", err))
 	}
 	if _, _, err := RetrainSchedule(t.RetrainEvery); err != nil {
-		return fmt.Errorf("train.%w", err)
+		add("retrain_every", fmt.Errorf("train.%w", err))
 	}
 	if t.Trees < 1 || t.Trees > 100000 {
-		return fmt.Errorf("train.trees: %d", t.Trees)
+		add("trees", fmt.Errorf("train.trees: %d", t.Trees))
 	}
 	if t.Threads < 1 || t.Threads > maxThreads {
-		return fmt.Errorf("train.threads: %d (1..%d)", t.Threads, maxThreads)
+		add("threads", fmt.Errorf("train.threads: %d (1..%d)", t.Threads, maxThreads))
 	}
+	add("forest", t.validateForest())
+	// as the trainer checks them, before it is made (its first problem
+	// only): a layout that does not parse is validateForest's to report,
+	// and so is each key reported above
+	if (&forest.Params{}).SetLayout(t.Layout) == nil {
+		var pe *forest.ParamError
+		if _, err := t.forestParams(); err != nil && !(errors.As(err, &pe) && bad[pe.Param]) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// validateForest checks train.forest, train.layout and train.tune, which
+// depend on one another; its first problem only.
+func (t TrainConfig) validateForest() error {
 	if t.Forest != "" {
 		if _, err := forest.ParseKind(t.Forest); err != nil {
 			return fmt.Errorf("train.forest: %w", err)
@@ -685,69 +766,85 @@ func (c *Config) Validate() error {
 	if t.Tune && !forest.Kind(t.Forest).Tunable() {
 		return fmt.Errorf("train.tune: forest %q has no candidate set to tune (rf, sporf and morf have)", t.Forest)
 	}
-	if _, err := t.forestParams(); err != nil { // as the trainer checks them, before it is made
-		return err
+	return nil
+}
+
+// validate checks the pipeline section: every bound at once.
+func (p PipelineConfig) validate() error {
+	var errs []error
+	if p.Workers < 0 || p.Workers > maxThreads {
+		errs = append(errs, fmt.Errorf("pipeline.workers: %d (0..%d; 0: one per CPU)", p.Workers, maxThreads))
 	}
-	p := c.Pipeline
-	switch {
-	case p.Workers < 0 || p.Workers > maxThreads:
-		return fmt.Errorf("pipeline.workers: %d (0..%d; 0: one per CPU)", p.Workers, maxThreads)
-	case p.MaxInFlightBytes < 1:
-		return fmt.Errorf("pipeline.max_inflight_bytes: %d", p.MaxInFlightBytes)
-	case p.MaxUncommitted < 1:
-		return fmt.Errorf("pipeline.max_uncommitted: %d", p.MaxUncommitted)
-	case p.CommitInterval < time.Millisecond:
-		return fmt.Errorf("pipeline.commit_interval: %v (at least 1ms)", p.CommitInterval)
-	case p.DrainTimeout <= 0:
-		return fmt.Errorf("pipeline.drain_timeout: %v", p.DrainTimeout)
-	case p.StallTimeout <= 0:
-		return fmt.Errorf("pipeline.stall_timeout: %v", p.StallTimeout)
-	case p.MemoryLimit < 0:
-		return fmt.Errorf("pipeline.memory_limit: %d", p.MemoryLimit)
+	if p.MaxInFlightBytes < 1 {
+		errs = append(errs, fmt.Errorf("pipeline.max_inflight_bytes: %d", p.MaxInFlightBytes))
 	}
+	if p.MaxUncommitted < 1 {
+		errs = append(errs, fmt.Errorf("pipeline.max_uncommitted: %d", p.MaxUncommitted))
+	}
+	if p.CommitInterval < time.Millisecond {
+		errs = append(errs, fmt.Errorf("pipeline.commit_interval: %v (at least 1ms)", p.CommitInterval))
+	}
+	if p.DrainTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("pipeline.drain_timeout: %v", p.DrainTimeout))
+	}
+	if p.StallTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("pipeline.stall_timeout: %v", p.StallTimeout))
+	}
+	if p.MemoryLimit < 0 {
+		errs = append(errs, fmt.Errorf("pipeline.memory_limit: %d", p.MemoryLimit))
+	}
+	return errors.Join(errs...)
+}
+
+// validateKafka checks the kafka section: the client's bounds, and its TLS
+// and SASL, which apply to external brokers only (the embedded broker's
+// are the embedded section's, validateBrokers).
+func (c *Config) validateKafka() error {
+	var errs []error
 	k := c.Kafka
 	if k.SessionTimeout < 100*time.Millisecond || k.SessionTimeout > time.Hour {
-		return fmt.Errorf("kafka.session_timeout: %v (100ms..1h)", k.SessionTimeout)
+		errs = append(errs, fmt.Errorf("kafka.session_timeout: %v (100ms..1h)", k.SessionTimeout))
 	}
 	switch k.StartOffset {
 	case kafka.StartEarliest, kafka.StartLatest:
 	default:
-		return fmt.Errorf("kafka.start_offset: %q is not earliest or latest", k.StartOffset)
+		errs = append(errs, fmt.Errorf("kafka.start_offset: %q is not earliest or latest", k.StartOffset))
 	}
 	if k.MaxMessageBytes < 1024 || k.MaxMessageBytes > 1<<30 {
-		return fmt.Errorf("kafka.max_message_bytes: %d (1024..1 GiB)", k.MaxMessageBytes)
+		errs = append(errs, fmt.Errorf("kafka.max_message_bytes: %d (1024..1 GiB)", k.MaxMessageBytes))
 	}
 	if len(c.Brokers) > 0 {
 		co := c.ClientOptions()
 		if err := co.Validate(); err != nil {
-			return fmt.Errorf("kafka: %w", err)
+			errs = append(errs, fmt.Errorf("kafka: %w", err))
 		}
-	} else {
-		if err := c.Embedded.Validate(embeddedAuthKeys); err != nil {
-			return err
-		}
-		if k.SASL.Mechanism != "" || k.SASL.Username != "" || k.SASL.Password != "" {
-			return errors.New("kafka.sasl applies to external brokers; the embedded broker's users are embedded.sasl_users (the daemon authenticates as the first)")
-		}
-		t := k.TLS
-		if t.CertFile != "" || t.KeyFile != "" || t.InsecureSkipVerify || (t.Enabled || t.CAFile != "" || t.ServerName != "") && !c.Embedded.TLS() {
-			return errors.New("kafka.tls applies to external brokers; the embedded broker's TLS is embedded.tls_cert and embedded.tls_key (the daemon trusts that certificate, or kafka.tls.ca_file)")
-		}
+		return errors.Join(errs...)
 	}
-	if err := CheckAddr("http:", c.HTTP); err != nil {
-		return err
+	if k.SASL.Mechanism != "" || k.SASL.Username != "" || k.SASL.Password != "" {
+		errs = append(errs, errors.New("kafka.sasl applies to external brokers; the embedded broker's users are embedded.sasl_users (the daemon authenticates as the first)"))
 	}
+	t := k.TLS
+	if t.CertFile != "" || t.KeyFile != "" || t.InsecureSkipVerify || (t.Enabled || t.CAFile != "" || t.ServerName != "") && !c.Embedded.TLS() {
+		errs = append(errs, errors.New("kafka.tls applies to external brokers; the embedded broker's TLS is embedded.tls_cert and embedded.tls_key (the daemon trusts that certificate, or kafka.tls.ca_file)"))
+	}
+	return errors.Join(errs...)
+}
+
+// validateOps checks http and the log section.
+func (c *Config) validateOps() error {
+	var errs []error
+	errs = append(errs, CheckAddr("http:", c.HTTP))
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:
-		return fmt.Errorf("log.level: %q is not debug, info, warn or error", c.Log.Level)
+		errs = append(errs, fmt.Errorf("log.level: %q is not debug, info, warn or error", c.Log.Level))
 	}
 	switch c.Log.Format {
 	case "text", "json":
 	default:
-		return fmt.Errorf("log.format: %q is not text or json", c.Log.Format)
+		errs = append(errs, fmt.Errorf("log.format: %q is not text or json", c.Log.Format))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // Labels returns the label columns of train.label: several when it lists

@@ -203,6 +203,61 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
+// TestConfigEveryProblem: Validate reports every problem of a config at
+// once (errors.Join, one error per problem, in the order of the sections),
+// not only the first; a check that presumes another key valid stays
+// quiet when that key is wrong, so one mistake is one problem.
+func TestConfigEveryProblem(t *testing.T) {
+	for in, want := range map[string][]string{
+		// three independent mistakes in three sections
+		"stages: [score, fly]\ntrain: {trees: 0}\nlog: {format: xml}\n": {
+			`stages: unknown stage "fly"`, "train.trees: 0", `log.format: "xml"`},
+		// and within sections
+		"pipeline: {max_inflight_bytes: 0, stall_timeout: 0s}\nkafka: {start_offset: middle, max_message_bytes: 10}\nhttp: nowhere\n": {
+			"pipeline.max_inflight_bytes: 0", "pipeline.stall_timeout: 0s", `kafka.start_offset: "middle"`,
+			"kafka.max_message_bytes: 10", `http: "nowhere"`},
+		"embedded: {partitions: 0, tls_cert: c.pem}\ngroup: ''\ntopics: {features: 'a b', partitions: 0}\noutput_format: csv\n": {
+			"embedded.partitions: 0", "embedded.tls_cert and embedded.tls_key must be given together", "group: empty",
+			`topics.features: "a b"`, "topics.partitions: 0", `output_format: "csv"`},
+		"train: {window_kind: lru, max_features: bogus, forest: morf}\n": {
+			`train.window_kind: "lru"`, "train.layout: train.forest morf needs", `train.max_features: max features "bogus"`},
+		// one mistake, one problem: trees is not reported again by the
+		// trainer's check, nor a bad layout, nor topics sharing a bad name
+		"train: {trees: 0}\n":                                 {"train.trees: 0"},
+		"train: {forest: morf, layout: circle}\n":             {`train.layout: layout "circle"`},
+		"topics: {predictions: '', dlq: ''}\n":                {`topics.predictions: ""`, `topics.dlq: ""`},
+		"stages: [score, score, score]\n":                     {`stages: "score" twice`, `stages: "score" twice`},
+		"train: {window: 10, min_rows: 20, retrain_every: x}": {"train: window 10 and min_rows 20", "train.retrain_every"},
+	} {
+		_, err := checkConfig(in)
+		got := configProblems(err)
+		if len(got) != len(want) {
+			t.Errorf("%q: %d problems, want %d: %q", in, len(got), len(want), got)
+			continue
+		}
+		for i, w := range want {
+			if !strings.HasPrefix(got[i], w) || strings.Contains(got[i], "\n") {
+				t.Errorf("%q: problem %d is %q, want one line starting %q", in, i, got[i], w)
+			}
+		}
+	}
+}
+
+// configProblems is the text of each problem of a Validate error.
+func configProblems(err error) []string {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []string
+		for _, e := range j.Unwrap() {
+			out = append(out, configProblems(e)...)
+		}
+		return out
+	}
+	return []string{err.Error()}
+}
+
 // composedConfig runs select → train → score on an embedded broker with
 // TLS and SASL.
 const composedConfig = `

@@ -517,7 +517,7 @@ func (c TrainConfig) forestParams() (forest.Params, error) {
 	}
 	var pe *forest.ParamError
 	if err := (operators.TrainOptions{Params: p}).CheckParams(); errors.As(err, &pe) { // name the config key
-		return p, fmt.Errorf("train.%s: %w", pe.Param, pe.Err)
+		return p, fmt.Errorf("train.%s: %w", pe.Param, pe) // pe: the key stays findable (Validate)
 	} else if err != nil {
 		return p, fmt.Errorf("train: %w", err)
 	}

@@ -122,7 +122,9 @@ func Main(args []string, env Env) (code int) {
 		case errors.Is(err, flag.ErrHelp):
 			return ExitOK
 		}
-		fmt.Fprintf(env.Stderr, "forestd %s: %s\n", name, oneLine(err.Error()))
+		for _, line := range errorLines(err) {
+			fmt.Fprintf(env.Stderr, "forestd %s: %s\n", name, line)
+		}
 		var ue usageError
 		if errors.As(err, &ue) {
 			return ExitUsage
@@ -131,6 +133,27 @@ func Main(args []string, env Env) (code int) {
 	}
 	fmt.Fprintf(env.Stderr, "forestd: unknown command %q (run forestd --help)\n", name)
 	return ExitUsage
+}
+
+// errorLines is what Main prints of err: one line, or one line per
+// problem of an error that joins several (errors.Join: daemon.Config.Validate
+// reports every problem of a config at once). Only a join whose text is its
+// problems' texts is split, so that no wrapping text is lost.
+func errorLines(err error) []string {
+	if u, ok := err.(usageError); ok {
+		return errorLines(u.err)
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var lines, texts []string
+		for _, e := range j.Unwrap() {
+			lines = append(lines, errorLines(e)...)
+			texts = append(texts, e.Error())
+		}
+		if len(lines) > 0 && strings.Join(texts, "\n") == err.Error() {
+			return lines
+		}
+	}
+	return []string{oneLine(err.Error())}
 }
 
 func oneLine(s string) string {

@@ -92,6 +92,31 @@ func TestServeFlagsOverrideConfig(t *testing.T) {
 	}
 }
 
+// TestServeConfigEveryProblem: a configuration with several mistakes is
+// one usage error (exit 2) printed as one line per problem, each naming its
+// key (daemon.Config.Validate reports them all at once).
+func TestServeConfigEveryProblem(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(p, []byte("stages: [score, fly]\nlog: {format: xml}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := run(t, "serve", "--config", p, "--window", "1")
+	want := []string{`forestd serve: stages: unknown stage "fly"`, "forestd serve: train: window 1 and min_rows 100", `forestd serve: log.format: "xml"`}
+	lines := strings.Split(strings.TrimSuffix(errs, "\n"), "\n")
+	if code != ExitUsage || len(lines) != len(want) {
+		t.Fatalf("three mistakes: exit %d, stderr %q; want exit %d and %d lines", code, errs, ExitUsage, len(want))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("line %d: %q, want it to start %q", i+1, lines[i], w)
+		}
+	}
+	// a join whose text is more than its problems' stays one line
+	if got := errorLines(fmt.Errorf("config: %w", errors.Join(errors.New("a"), errors.New("b")))); len(got) != 1 || got[0] != "config: a b" {
+		t.Errorf("wrapped join: %q", got)
+	}
+}
+
 // TestServeTrainTask: --task and --stages reach the daemon's
 // configuration (the daemon package tests that the trainer follows it).
 func TestServeTrainTask(t *testing.T) {
