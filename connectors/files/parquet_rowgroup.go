@@ -205,6 +205,9 @@ func (f *ParquetFile) readRowGroup(g int, cols []string, mem memory.Allocator, b
 		if err := checkCodec(f.pf, g, c.leaf); err != nil {
 			return nil, fmt.Errorf("%s: row group %d, column %s: %w", f.name, g, c.name, err)
 		}
+		if err := checkChunkPages(f.pf, g, c.leaf, c.maxDef, int64(n)); err != nil {
+			return nil, fmt.Errorf("%s: row group %d, column %s: %w", f.name, g, c.name, err)
+		}
 		a, err := c.readChunk(chunks[c.leaf], n, mem, budget, f.meta[g][c.leaf].uncompressed)
 		if err != nil {
 			return nil, fmt.Errorf("%s: row group %d, column %s: %w", f.name, g, c.name, err)
