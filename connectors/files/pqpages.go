@@ -125,8 +125,8 @@ func checkChunkPages(pf *parquet.File, g, leaf int, maxDef byte, rows int64) err
 				return fmt.Errorf("page %d at byte %d: %w", page, off, err)
 			}
 			rl, dl := int64(v.RepetitionLevelsByteLength), int64(v.DefinitionLevelsByteLength)
-			if rl < 0 || dl < 0 || v.NumNulls < 0 || rl+dl > int64(h.CompressedPageSize) {
-				return fmt.Errorf("%w: page %d at byte %d: levels of %d+%d bytes in a page of %d", ErrCorruptParquetPage, page, off, rl, dl, h.CompressedPageSize)
+			if rl < 0 || dl < 0 || v.NumNulls < 0 || v.NumNulls > v.NumValues || rl+dl > int64(h.CompressedPageSize) {
+				return fmt.Errorf("%w: page %d at byte %d: levels of %d+%d bytes in a page of %d, %d nulls of %d values", ErrCorruptParquetPage, page, off, rl, dl, h.CompressedPageSize, v.NumNulls, v.NumValues)
 			}
 			if !runEncoded(v.Encoding) && (maxDef == 0 || dl == 0) {
 				break

@@ -141,3 +141,35 @@ func TestParquetPageBombs(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckRuns: repeated runs are bounded by the page's values (plus a
+// 63-group run of padding), bit-packed runs by their bytes.
+func TestCheckRuns(t *testing.T) {
+	rle := func(count uint64, v byte) []byte { return append(binary.AppendUvarint(nil, count<<1), v) }
+	packed := func(groups uint64, fill int) []byte {
+		b := binary.AppendUvarint(nil, groups<<1|1)
+		return append(b, make([]byte, fill)...)
+	}
+	for _, c := range []struct {
+		name  string
+		src   []byte
+		width uint
+		n     int64
+		ok    bool
+	}{
+		{"exact RLE", rle(150, 1), 1, 150, true},
+		{"RLE past the padding", rle(150+505, 1), 1, 150, false},
+		{"two RLE runs of 2^30", append(rle(1<<30, 1), rle(1<<30, 1)...), 1, 1, false},
+		{"padded bit-packed run (iris)", packed(32, 160), 5, 150, true},
+		{"bit-packed run without its bytes", packed(32, 159), 5, 150, false},
+		{"bit-packed run of width 0", packed(1<<20, 0), 0, 150, false},
+		{"empty runs", []byte{0, 0, 0}, 1, 0, true},
+		{"bad header", []byte{0x80}, 1, 1, false},
+		{"width 33", rle(1, 1), 33, 1, false},
+	} {
+		err := checkRuns(c.src, c.width, c.n, "levels")
+		if (err == nil) != c.ok || (err != nil && !errors.Is(err, ErrCorruptParquetPage)) {
+			t.Errorf("%s: %v, want ok %v", c.name, err, c.ok)
+		}
+	}
+}
