@@ -55,8 +55,8 @@ func (s *pageScan) grow(b *[]byte, n int) []byte {
 // level, 0 or 1) before parquet-go decodes them. It reads each page once
 // more and decompresses the pages whose runs it must count, so it holds
 // at most one page's compressed and uncompressed bytes, both within the
-// sizes the chunk declares.
-func checkChunkPages(pf *parquet.File, g, leaf int, maxDef byte, rows int64) error {
+// sizes the chunk declares, in s, which the chunks of a row group share.
+func checkChunkPages(s *pageScan, pf *parquet.File, g, leaf int, maxDef byte, rows int64) error {
 	cc := &pf.Metadata().RowGroups[g].Columns[leaf]
 	if cc.CryptoMetadata.Value != nil || len(cc.EncryptedColumnMetadata) > 0 {
 		return nil // parquet-go decrypts; forestd reads plain files
@@ -71,7 +71,6 @@ func checkChunkPages(pf *parquet.File, g, leaf int, maxDef byte, rows int64) err
 		return fmt.Errorf("%w: column chunk of %d bytes at %d does not fit in %d bytes", ErrCorruptParquetPage, cm.TotalCompressedSize, start, pf.Size())
 	}
 	codec := parquet.LookupCompressionCodec(cm.Codec)
-	var s pageScan
 	left := rows // values the remaining data pages may hold
 	for off, page := start, 0; off < end; page++ {
 		h, hlen, err := s.header(pf, off, end)
