@@ -122,6 +122,9 @@ func FuzzReadParquet(f *testing.F) {
 	for _, b := range parquetBombs() { // testdata/parquet_bombs
 		f.Add(b)
 	}
+	for _, b := range pageBombs() {
+		f.Add(b)
+	}
 	f.Add(hugeRowGroup())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())

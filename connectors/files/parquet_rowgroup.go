@@ -201,8 +201,12 @@ func (f *ParquetFile) readRowGroup(g int, cols []string, mem memory.Allocator, b
 	}()
 	n := int(f.rows[g])
 	chunks := f.pf.RowGroups()[g].ColumnChunks()
+	var scan pageScan // checkChunkPages's buffers
 	for _, c := range pcols {
 		if err := checkCodec(f.pf, g, c.leaf); err != nil {
+			return nil, fmt.Errorf("%s: row group %d, column %s: %w", f.name, g, c.name, err)
+		}
+		if err := checkChunkPages(&scan, f.pf, g, c.leaf, c.maxDef, int64(n)); err != nil {
 			return nil, fmt.Errorf("%s: row group %d, column %s: %w", f.name, g, c.name, err)
 		}
 		a, err := c.readChunk(chunks[c.leaf], n, mem, budget, f.meta[g][c.leaf].uncompressed)

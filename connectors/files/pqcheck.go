@@ -86,13 +86,17 @@ type thriftWalk struct {
 	p      int
 	cost   int64
 	budget int64
-	top    int // the FileMetaData field being walked (for errors)
+	top    int      // the top-level field being walked (for errors)
+	fields []string // names of the top-level fields; nil: FileMetaData's
 }
 
 func (w *thriftWalk) fail(format string, args ...any) error {
-	where := ""
-	if w.top > 0 && w.top < len(fileMetaDataFields) && fileMetaDataFields[w.top] != "" {
-		where = "field " + fileMetaDataFields[w.top] + ": "
+	where, names := "", w.fields
+	if names == nil {
+		names = fileMetaDataFields[:]
+	}
+	if w.top > 0 && w.top < len(names) && names[w.top] != "" {
+		where = "field " + names[w.top] + ": "
 	} else if w.top > 0 {
 		where = fmt.Sprintf("field %d: ", w.top)
 	}

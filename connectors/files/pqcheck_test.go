@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"flag"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -114,6 +115,7 @@ func TestParquetBombFiles(t *testing.T) {
 	if n := len(bombs["schema_list.parquet"]); n != 25 {
 		t.Fatalf("schema_list.parquet has %d bytes, want 25", n)
 	}
+	maps.Copy(bombs, pageBombs())
 	for name, want := range bombs {
 		p := filepath.Join(bombDir(), name)
 		if *updateBombs {
