@@ -496,12 +496,6 @@ func LoadConfig(path string) (Config, error) {
 	return ParseConfig(f, path)
 }
 
-// RetrainSchedule parses retrain_every: a row count or a duration
-// (operators.ParseRetrain).
-func RetrainSchedule(s string) (rows int, every time.Duration, err error) {
-	return operators.ParseRetrain(s)
-}
-
 // CheckAddr checks that addr is host:port with a valid port; what names the
 // setting in the error.
 func CheckAddr(what, addr string) error {
@@ -722,7 +716,7 @@ func (c *Config) validateTrain() error {
 	if _, err := frame.ParseTask(t.Task); err != nil {
 		add("task", fmt.Errorf("train.task: %w", err))
 	}
-	if _, _, err := RetrainSchedule(t.RetrainEvery); err != nil {
+	if _, _, err := operators.ParseRetrain(t.RetrainEvery); err != nil {
 		add("retrain_every", fmt.Errorf("train.%w", err))
 	}
 	if t.Trees < 1 || t.Trees > 100000 {

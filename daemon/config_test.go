@@ -13,6 +13,7 @@ import (
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/connectors/kafka"
 	"github.com/forestd/forestd/internal/fixture"
+	"github.com/forestd/forestd/operators"
 	"gopkg.in/yaml.v3"
 )
 
@@ -450,7 +451,7 @@ func FuzzConfig(f *testing.F) {
 		if len(c.Stages) == 0 || c.Train.MinRows > c.Train.Window || c.Pipeline.MaxInFlightBytes < 1 || c.Group == "" {
 			t.Fatalf("validated config breaks an invariant: %+v", c)
 		}
-		if _, _, err := RetrainSchedule(c.Train.RetrainEvery); err != nil {
+		if _, _, err := operators.ParseRetrain(c.Train.RetrainEvery); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := frame.ParseTask(c.Train.Task); err != nil {

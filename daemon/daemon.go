@@ -18,6 +18,7 @@ import (
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/connectors/broker"
 	"github.com/forestd/forestd/connectors/kafka"
+	"github.com/forestd/forestd/internal/metricsum"
 	"github.com/forestd/forestd/operators"
 	"github.com/forestd/forestd/pipeline"
 	"github.com/forestd/forestd/scoring"
@@ -482,7 +483,7 @@ func (c Config) trainTask() (frame.Task, error) {
 
 func (d *Daemon) newTrainer() (*operators.Trainer, error) {
 	c := d.cfg.Train
-	rows, every, err := RetrainSchedule(c.RetrainEvery)
+	rows, every, err := operators.ParseRetrain(c.RetrainEvery)
 	if err != nil {
 		return nil, err
 	}
@@ -634,8 +635,8 @@ func (d *Daemon) run(ctx context.Context) error {
 	d.workCancel()
 	d.rt.Close()
 	d.closeAll()
-	d.log.Info("forestd serve stopped", "rows_in", SumCounter(d.metrics.Registry, "forestd_rows_in_total"),
-		"rows_out", SumCounter(d.metrics.Registry, "forestd_rows_out_total"))
+	d.log.Info("forestd serve stopped", "rows_in", metricsum.Counter(d.metrics.Registry, "forestd_rows_in_total"),
+		"rows_out", metricsum.Counter(d.metrics.Registry, "forestd_rows_out_total"))
 	return srcErr
 }
 
@@ -661,27 +662,6 @@ func (d *Daemon) closeAll() {
 	if d.broker != nil {
 		d.broker.Close()
 	}
-}
-
-// SumCounter adds up every series of a counter family in reg (0 when
-// absent).
-func SumCounter(reg prometheus.Gatherer, name string) float64 {
-	fams, err := reg.Gather()
-	if err != nil {
-		return 0
-	}
-	var s float64
-	for _, f := range fams {
-		if f.GetName() != name {
-			continue
-		}
-		for _, mt := range f.GetMetric() {
-			if c := mt.GetCounter(); c != nil {
-				s += c.GetValue()
-			}
-		}
-	}
-	return s
 }
 
 // embeddedClient returns the client settings that reach the embedded broker

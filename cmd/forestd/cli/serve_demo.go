@@ -20,6 +20,7 @@ import (
 	"github.com/forestd/forestd/connectors/codec"
 	"github.com/forestd/forestd/connectors/kafka"
 	"github.com/forestd/forestd/daemon"
+	"github.com/forestd/forestd/internal/metricsum"
 	"github.com/forestd/forestd/pipeline"
 	"github.com/forestd/forestd/schemas"
 )
@@ -148,8 +149,8 @@ loop:
 				model = fmt.Sprintf("v%.0f", v)
 			}
 			fmt.Fprintf(out, "  [%4.1fs] rows in %6.0f  predictions %6.0f  model %s  dead letters %.0f  retrains %.0f\n",
-				time.Since(t0).Seconds(), daemon.SumCounter(d.Registry(), "forestd_rows_in_total"), daemon.SumCounter(d.Registry(), "forestd_rows_out_total"),
-				model, daemon.SumCounter(d.Registry(), "forestd_dead_letters_total"), daemon.SumCounter(d.Registry(), "forestd_models_trained_total"))
+				time.Since(t0).Seconds(), metricsum.Counter(d.Registry(), "forestd_rows_in_total"), metricsum.Counter(d.Registry(), "forestd_rows_out_total"),
+				model, metricsum.Counter(d.Registry(), "forestd_dead_letters_total"), metricsum.Counter(d.Registry(), "forestd_models_trained_total"))
 		}
 	}
 	wg.Wait()
@@ -157,7 +158,7 @@ loop:
 	err = d.Wait()
 	if st.summary(out, d) == 0 && err == nil { // the demo showed nothing it promises
 		err = fmt.Errorf("demo: no model scored the stream in %v (%.0f retrains failed, %.0f messages dead-lettered: the log says why)",
-			dur, daemon.SumCounter(d.Registry(), "forestd_training_errors_total"), daemon.SumCounter(d.Registry(), "forestd_dead_letters_total"))
+			dur, metricsum.Counter(d.Registry(), "forestd_training_errors_total"), metricsum.Counter(d.Registry(), "forestd_dead_letters_total"))
 	}
 	return err
 }
