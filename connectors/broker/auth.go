@@ -45,8 +45,8 @@ func (a Auth) SASL() bool { return len(a.SASLUsers) > 0 }
 // AuthNames name Auth's settings in error messages: config keys or flags.
 type AuthNames struct{ Cert, Key, Users, Passwords string }
 
-// AuthKeys are the YAML keys of Auth.
-var AuthKeys = AuthNames{"tls_cert", "tls_key", "sasl_users", "sasl_password_file"}
+// authKeys are the YAML keys of Auth.
+var authKeys = AuthNames{"tls_cert", "tls_key", "sasl_users", "sasl_password_file"}
 
 // Validate checks the setup without reading files: certificate and key
 // together, well-formed and distinct users, a password file only with
@@ -131,7 +131,7 @@ func ParsePasswordFile(r io.Reader) (map[string]string, error) {
 // Resolve reads the certificate, the key and the passwords: the broker's
 // TLS config (nil without TLS) and SASL users, in SASLUsers order.
 func (a Auth) Resolve(getenv func(string) string) (*tls.Config, []User, error) {
-	if err := a.Validate(AuthKeys); err != nil {
+	if err := a.Validate(authKeys); err != nil {
 		return nil, nil, err
 	}
 	var tc *tls.Config
