@@ -2,7 +2,6 @@ package forest
 
 import (
 	"fmt"
-	"slices"
 )
 
 // Kind names a forest kind: the --forest value of forestd train and the
@@ -30,10 +29,6 @@ const (
 
 // kinds lists every kind, in the order help texts name them.
 var kinds = [...]Kind{KindRF, KindSPORF, KindMORF, KindLFS, KindFDM, KindDRF}
-
-// Kinds lists every kind, in the order help texts name them (a new slice:
-// the caller may change it).
-func Kinds() []Kind { return slices.Clone(kinds[:]) }
 
 // ParseKind returns the kind named s.
 func ParseKind(s string) (Kind, error) {

@@ -101,7 +101,7 @@ func TestRankInvariance(t *testing.T) {
 }
 
 func TestRankMap(t *testing.T) {
-	m := NewRankMap([][]float32{{3, 1, 2, 2, float32(math.NaN())}})
+	m := newRankMap([][]float32{{3, 1, 2, 2, float32(math.NaN())}})
 	for _, c := range []struct{ in, want float32 }{{1, 0}, {2, 0.5}, {3, 1}, {0, 0}, {9, 1}, {1.5, 0.25}, {1.9, 0.25}} {
 		if got := m.Apply(0, c.in); math.Abs(float64(got-c.want)) > 1e-6 {
 			t.Errorf("rank(%v) = %v, want %v", c.in, got, c.want)
@@ -114,7 +114,7 @@ func TestRankMap(t *testing.T) {
 	for i := range big {
 		big[i] = float32(i * i)
 	}
-	mb := NewRankMap([][]float32{big})
+	mb := newRankMap([][]float32{big})
 	if len(mb.Knots[0]) != MaxRankKnots || mb.Validate(1) != nil {
 		t.Fatalf("%d knots", len(mb.Knots[0]))
 	}

@@ -28,8 +28,8 @@ type RankMap struct {
 	Ranks [][]float32 `json:"ranks"`
 }
 
-// NewRankMap builds the map from training columns.
-func NewRankMap(cols [][]float32) *RankMap {
+// newRankMap builds the map from training columns.
+func newRankMap(cols [][]float32) *RankMap {
 	m := &RankMap{Knots: make([][]float32, len(cols)), Ranks: make([][]float32, len(cols))}
 	var vals []float32
 	for j, col := range cols {

@@ -14,6 +14,7 @@ import (
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/projection"
 	"github.com/forestd/forestd/arrowforest/tree"
+	"github.com/forestd/forestd/internal/bytefmt"
 )
 
 // TrainOptions are the run-time knobs that never change the model.
@@ -120,7 +121,7 @@ func Train(fr *frame.Frame, p Params, opts TrainOptions) (*Forest, error) {
 		need := fixedBytes(p.Trees, fr)
 		if need > opts.MaxBytes {
 			return nil, fmt.Errorf("%w: %d trees need about %s before the first grows (%s each on %d rows), more than %s",
-				ErrMemory, p.Trees, FormatBytes(need), FormatBytes(perTreeFixed(n, fr.P())), n, FormatBytes(opts.MaxBytes))
+				ErrMemory, p.Trees, bytefmt.Format(need), bytefmt.Format(perTreeFixed(n, fr.P())), n, bytefmt.Format(opts.MaxBytes))
 		}
 	}
 	if p.Tune {
@@ -183,7 +184,7 @@ func begin(fr *frame.Frame, p Params, opts TrainOptions) (*session, *growing, er
 	cols := fr.Cols
 	var rank *RankMap
 	if p.Rank {
-		rank = NewRankMap(fr.Cols)
+		rank = newRankMap(fr.Cols)
 		cols = rank.Transform(fr.Cols)
 	}
 	newSampler := r.sampler
@@ -329,7 +330,7 @@ func (s *session) grow(opts TrainOptions, g *growing, upto int, progress func(do
 					if proj := fixed + kb/k*int64(total); proj > opts.MaxBytes {
 						errOnce.Do(func() {
 							firstErr = fmt.Errorf("%w: %d trees of about %s each (measured on %d grown) need about %s, more than %s",
-								ErrMemory, total, FormatBytes(kb/k), k, FormatBytes(proj), FormatBytes(opts.MaxBytes))
+								ErrMemory, total, bytefmt.Format(kb/k), k, bytefmt.Format(proj), bytefmt.Format(opts.MaxBytes))
 						})
 						next.Store(int64(upto)) // the other workers stop too
 						return
@@ -445,18 +446,4 @@ func honestSplit(rng *rand.Rand, rows []int32, w []float64, frac float64) (sr []
 		sr, sw, er, ew = er[:1], ew[:1], er[1:], ew[1:]
 	}
 	return sr, sw, er, ew
-}
-
-// FormatBytes writes a byte count with a binary unit (KiB, MiB, GiB, TiB).
-func FormatBytes(b int64) string {
-	const unit = 1024
-	if b < unit {
-		return fmt.Sprintf("%d B", b)
-	}
-	v, u := float64(b), 0
-	for v >= unit && u < 4 {
-		v /= unit
-		u++
-	}
-	return fmt.Sprintf("%.1f %s", v, [...]string{"B", "KiB", "MiB", "GiB", "TiB"}[u])
 }

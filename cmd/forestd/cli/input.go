@@ -9,11 +9,11 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
-	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/model"
 	"github.com/forestd/forestd/connectors/files"
 	"github.com/forestd/forestd/connectors/lake"
+	"github.com/forestd/forestd/internal/bytefmt"
 )
 
 // readRecords reads every input path; the caller releases the records.
@@ -31,7 +31,7 @@ func readRecords(paths []string, columns []string) (*arrow.Schema, []arrow.Recor
 	if errors.Is(err, files.ErrMemory) {
 		what := "this machine's available memory"
 		if bound == 0 {
-			what = fmt.Sprintf("%s, the default", forest.FormatBytes(files.DefaultMaxReadMemory))
+			what = fmt.Sprintf("%s, the default", bytefmt.Format(files.DefaultMaxReadMemory))
 		}
 		err = fmt.Errorf("%w (the bound being %s); a lake (score --out DIR, or --sample N) reads a row group at a time", err, what)
 	}

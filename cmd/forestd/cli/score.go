@@ -14,6 +14,7 @@ import (
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/projection"
 	"github.com/forestd/forestd/connectors/files"
+	"github.com/forestd/forestd/internal/bytefmt"
 	"github.com/forestd/forestd/scoring"
 )
 
@@ -193,7 +194,7 @@ func runScore(args []string, env Env) error {
 	if bound, what := memoryBound(maxMemSet, int64(lakeFlags.maxMemory)); bound > 0 {
 		if need := scoreBytes(paths); need > bound {
 			return fmt.Errorf("--in: scoring into one file would hold about %s at once (the decoded input, its features and the predictions), more than %s, the bound being %s: score it as a lake (--out DIR), which reads a row group at a time within --max-memory",
-				forest.FormatBytes(need), forest.FormatBytes(bound), what)
+				bytefmt.Format(need), bytefmt.Format(bound), what)
 		}
 	}
 	schema, recs, err := readRecords(paths, nil)
