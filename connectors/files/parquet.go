@@ -156,37 +156,6 @@ func checkCodec(pf *parquet.File, g, leaf int) error {
 	return nil
 }
 
-// parquetColumns maps the projected top-level columns of the file to Arrow
-// types; cols nil means every column.
-func parquetColumns(pf *parquet.File, cols []string) ([]pqColumn, error) {
-	top := pf.Root().Columns()
-	byName := make(map[string]*parquet.Column, len(top))
-	names := make([]string, 0, len(top))
-	for _, c := range top {
-		if _, dup := byName[c.Name()]; dup {
-			return nil, fmt.Errorf("column name %s occurs twice", c.Name())
-		}
-		byName[c.Name()] = c
-		names = append(names, c.Name())
-	}
-	if cols == nil {
-		cols = names
-	}
-	out := make([]pqColumn, 0, len(cols))
-	for _, name := range cols {
-		c, ok := byName[name]
-		if !ok {
-			return nil, missingColumn(name, names)
-		}
-		pc, err := parquetColumn(c)
-		if err != nil {
-			return nil, fmt.Errorf("column %s: %w", name, err)
-		}
-		out = append(out, pc)
-	}
-	return out, nil
-}
-
 func parquetColumn(c *parquet.Column) (pqColumn, error) {
 	pc := pqColumn{name: c.Name(), leaf: c.Index()}
 	if !c.Leaf() || c.Repeated() || c.MaxRepetitionLevel() > 0 {

@@ -169,6 +169,7 @@ func checkNumValues(n int64, left *int64) error {
 
 // runEncoded reports whether values of encoding e are hybrid runs.
 func runEncoded(e format.Encoding) bool {
+	//lint:ignore SA1019 files written before Parquet 2.0 still use it
 	return e == format.RLEDictionary || e == format.PlainDictionary || e == format.RLE
 }
 
@@ -176,6 +177,7 @@ func runEncoded(e format.Encoding) bool {
 // levels) encoded with e, at most n of them.
 func checkValueRuns(data []byte, e format.Encoding, n int64) error {
 	switch e {
+	//lint:ignore SA1019 files written before Parquet 2.0 still use it
 	case format.RLEDictionary, format.PlainDictionary:
 		if len(data) == 0 {
 			return nil
