@@ -58,13 +58,7 @@ func TestTrainLoopCountsFailures(t *testing.T) {
 	if _, _, err := stage.Process(ctx, b); err != nil {
 		t.Fatalf("train stage: %v", err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for testutil.ToFloat64(m.TrainingErrors) < 1 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no training error counted; log: %s", logs.String())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitTrainingError(t, m, &logs)
 	if !strings.Contains(logs.String(), "training failed") || models.Current.Load() != nil || testutil.ToFloat64(m.ModelsTrained) != 0 {
 		t.Fatalf("after a failed retrain: model %v, trained %v, log %s", models.Current.Load(), testutil.ToFloat64(m.ModelsTrained), logs.String())
 	}
@@ -258,15 +252,22 @@ func TestTrainLoopVersionLimit(t *testing.T) {
 	if _, _, err := stage.Process(ctx, b); err != nil {
 		t.Fatalf("train stage: %v", err)
 	}
+	waitTrainingError(t, m, &logs)
+	if cur := models.Current.Load(); cur.Version() != modelfile.MaxVersion || testutil.ToFloat64(m.ModelsTrained) != 0 ||
+		!strings.Contains(logs.String(), modelfile.ErrVersionLimit.Error()) {
+		t.Fatalf("at the version limit: live version %d, trained %v, log %s", cur.Version(), testutil.ToFloat64(m.ModelsTrained), logs.String())
+	}
+}
+
+// waitTrainingError waits up to 10 s for the training loop to count a
+// failed retrain.
+func waitTrainingError(t *testing.T, m *metrics, logs *syncLog) {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for testutil.ToFloat64(m.TrainingErrors) < 1 {
 		if time.Now().After(deadline) {
 			t.Fatalf("no training error counted; log: %s", logs.String())
 		}
 		time.Sleep(5 * time.Millisecond)
-	}
-	if cur := models.Current.Load(); cur.Version() != modelfile.MaxVersion || testutil.ToFloat64(m.ModelsTrained) != 0 ||
-		!strings.Contains(logs.String(), modelfile.ErrVersionLimit.Error()) {
-		t.Fatalf("at the version limit: live version %d, trained %v, log %s", cur.Version(), testutil.ToFloat64(m.ModelsTrained), logs.String())
 	}
 }

@@ -170,15 +170,7 @@ func TestParquetFooterBombs(t *testing.T) {
 	for _, name := range names {
 		p := filepath.Join(bombDir(), name)
 		t.Run(name, func(t *testing.T) {
-			check := func(how string, err error) {
-				t.Helper()
-				if !errors.Is(err, ErrCorruptParquet) {
-					t.Errorf("%s: %v, want ErrCorruptParquet", how, err)
-				}
-				if err != nil && (!strings.Contains(err.Error(), p) || strings.Contains(err.Error(), "\n")) {
-					t.Errorf("%s: %q does not name %s on one line", how, err, p)
-				}
-			}
+			check := refusal(t, ErrCorruptParquet, p)
 			grew := heapGrowth(func() {
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 				_, recs, err := ReadFile(p, ReadOptions{Mem: mem})
@@ -408,4 +400,18 @@ func TestReadParquetBudgetDictionary(t *testing.T) {
 		t.Fatalf("in 30 MB: %v", err)
 	}
 	release(recs)
+}
+
+// refusal returns a check that a read of path failed with want, in one
+// line naming path.
+func refusal(t *testing.T, want error, path string) func(how string, err error) {
+	return func(how string, err error) {
+		t.Helper()
+		if !errors.Is(err, want) {
+			t.Errorf("%s: %v, want %v", how, err, want)
+		}
+		if err != nil && (!strings.Contains(err.Error(), path) || strings.Contains(err.Error(), "\n")) {
+			t.Errorf("%s: %q does not name %s on one line", how, err, path)
+		}
+	}
 }
