@@ -9,10 +9,10 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/forestd/forestd/internal/report"
+	"github.com/forestd/forestd/internal/status"
 	"github.com/forestd/forestd/operators"
 	"github.com/forestd/forestd/pipeline"
-	"github.com/forestd/forestd/report"
-	"github.com/forestd/forestd/status"
 )
 
 // AnalyzeStage adds labelled batches to the dependence-analysis window and

@@ -19,10 +19,10 @@ import (
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/synth"
+	"github.com/forestd/forestd/internal/status"
 	"github.com/forestd/forestd/operators"
 	"github.com/forestd/forestd/pipeline"
 	"github.com/forestd/forestd/schemas"
-	"github.com/forestd/forestd/status"
 )
 
 // syncLog is a slog destination safe for concurrent writers.

@@ -19,10 +19,10 @@ import (
 	"github.com/forestd/forestd/connectors/broker"
 	"github.com/forestd/forestd/connectors/kafka"
 	"github.com/forestd/forestd/internal/metricsum"
+	"github.com/forestd/forestd/internal/status"
 	"github.com/forestd/forestd/operators"
 	"github.com/forestd/forestd/pipeline"
 	"github.com/forestd/forestd/scoring"
-	"github.com/forestd/forestd/status"
 )
 
 // Logger returns a structured logger with the configured level and format
@@ -334,10 +334,6 @@ func (d *Daemon) OpsAddr() string { return d.ops.Addr() }
 
 // Registry holds the daemon's Prometheus metrics (those /metrics serves).
 func (d *Daemon) Registry() *prometheus.Registry { return d.metrics.Registry }
-
-// Status is the recorder behind the status page (/ and /api/status on
-// the ops address).
-func (d *Daemon) Status() *status.Recorder { return d.status }
 
 // deadLetter is the runtime's OnDeadLetter: the status page lists it and
 // counts it by the kind of its reason.

@@ -16,10 +16,10 @@ import (
 	"github.com/forestd/forestd/arrowforest/fdm"
 	modelfile "github.com/forestd/forestd/arrowforest/model"
 	"github.com/forestd/forestd/connectors/kafka"
+	"github.com/forestd/forestd/internal/status"
 	"github.com/forestd/forestd/operators"
 	"github.com/forestd/forestd/pipeline"
 	"github.com/forestd/forestd/scoring"
-	"github.com/forestd/forestd/status"
 )
 
 // Headers on outputs derived from a scored message.

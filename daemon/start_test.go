@@ -22,8 +22,8 @@ import (
 	"github.com/forestd/forestd/arrowforest/synth"
 	"github.com/forestd/forestd/connectors/broker"
 	"github.com/forestd/forestd/connectors/kafka"
+	"github.com/forestd/forestd/internal/status"
 	"github.com/forestd/forestd/operators"
-	"github.com/forestd/forestd/status"
 )
 
 // opsAddrHandler is a slog.Handler that writes every record to next and

@@ -16,7 +16,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 
-	"github.com/forestd/forestd/status"
+	"github.com/forestd/forestd/internal/status"
 )
 
 // BenchmarkServeStatusOverhead measures what the status page costs the

@@ -12,9 +12,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/forestd/forestd/internal/report"
+	"github.com/forestd/forestd/internal/status"
 	"github.com/forestd/forestd/internal/testmodel"
-	"github.com/forestd/forestd/report"
-	"github.com/forestd/forestd/status"
 )
 
 // apiPoll is one /api/status request the page made: its query, the bytes

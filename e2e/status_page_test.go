@@ -17,8 +17,8 @@ import (
 
 	"github.com/forestd/forestd/connectors/codec"
 	"github.com/forestd/forestd/connectors/kafka"
+	"github.com/forestd/forestd/internal/status"
 	"github.com/forestd/forestd/pipeline"
-	"github.com/forestd/forestd/status"
 )
 
 // evilName is a feature name that runs a script if any page puts it into

@@ -15,7 +15,7 @@
 // Options.MaxMemory), scores chunks of rows on Options.Threads goroutines
 // with scoring.Model.Score while one writer emits them in order, and
 // returns a Summary. RunWorker does the same for the files that a consumer
-// group hands this process through a Kafka topic (connectors/lakework), so
+// group hands this process through a Kafka topic (internal/lakework), so
 // that several processes share one lake. The command line (forestd score
 // --out DIR) is a thin user of both.
 //

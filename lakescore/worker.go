@@ -12,13 +12,13 @@ import (
 
 	"github.com/forestd/forestd/connectors/kafka"
 	"github.com/forestd/forestd/connectors/lake"
-	"github.com/forestd/forestd/connectors/lakework"
+	"github.com/forestd/forestd/internal/lakework"
 	"github.com/forestd/forestd/scoring"
 )
 
 // WorkerOptions share a lake among processes through a Kafka topic (one
 // message per file; the group commits a file once its output is in place;
-// connectors/lakework).
+// internal/lakework).
 type WorkerOptions struct {
 	Client kafka.ClientOptions
 	Topic  string

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/forestd/forestd/arrowforest/projection"
-	"github.com/forestd/forestd/report"
+	"github.com/forestd/forestd/internal/report"
 )
 
 // gridMap is a feature importance vector laid out on a feature topology

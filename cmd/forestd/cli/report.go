@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/forestd/forestd/arrowforest/projection"
-	"github.com/forestd/forestd/report"
+	"github.com/forestd/forestd/internal/report"
 	"github.com/forestd/forestd/scoring"
 )
 

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/forestd/forestd/report"
+	"github.com/forestd/forestd/internal/report"
 )
 
 //go:embed assets/index.html assets/status.js assets/status.css

@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 
+	"github.com/forestd/forestd/internal/status"
 	"github.com/forestd/forestd/scoring"
-	"github.com/forestd/forestd/status"
 )
 
 // Example serves the status page of a program's own pipeline: a Recorder
@@ -19,7 +19,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	m, err := scoring.Load("../scoring/testdata/iris.model")
+	m, err := scoring.Load("../../scoring/testdata/iris.model")
 	if err != nil {
 		fmt.Println(err)
 		return

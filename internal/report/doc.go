@@ -9,7 +9,7 @@
 //
 // Everything here is a pure function of its input: the same model,
 // evaluation or analysis gives the same bytes (golden files under
-// testdata/, regenerated with `go test ./report -update`). Markup is built
+// testdata/, regenerated with `go test ./internal/report -update`). Markup is built
 // with html/template only, so every string that comes from data — feature
 // names, class labels, reasons — is escaped for the context it lands in;
 // the SVG output is also well-formed XML (a page may parse it with

@@ -31,7 +31,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden SVG files in testdata/")
 
-const dataDir = "../testdata"
+const dataDir = "../../testdata"
 
 // evil is a feature name that would run a script if it reached the
 // markup unescaped.
@@ -51,10 +51,10 @@ func golden(t *testing.T, name string, got template.HTML) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./report -update to create it)", err)
+		t.Fatalf("%v (run go test ./internal/report -update to create it)", err)
 	}
 	if string(want) != string(got) {
-		t.Errorf("%s differs from the golden file (go test ./report -update rewrites it after a deliberate change)\ngot:\n%s", name, got)
+		t.Errorf("%s differs from the golden file (go test ./internal/report -update rewrites it after a deliberate change)\ngot:\n%s", name, got)
 	}
 }
 

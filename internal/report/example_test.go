@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/forestd/forestd/report"
+	"github.com/forestd/forestd/internal/report"
 )
 
 // Example draws feature importances as an SVG bar chart, largest first,

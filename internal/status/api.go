@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/forestd/forestd/report"
+	"github.com/forestd/forestd/internal/report"
 )
 
 // Status is the JSON document of /api/status: everything the page shows.

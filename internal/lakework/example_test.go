@@ -8,7 +8,7 @@ import (
 
 	"github.com/forestd/forestd/connectors/broker"
 	"github.com/forestd/forestd/connectors/kafka"
-	"github.com/forestd/forestd/connectors/lakework"
+	"github.com/forestd/forestd/internal/lakework"
 )
 
 // Publish one job per file of a lake on an embedded broker and work

@@ -26,7 +26,7 @@ import (
 // one core the page costs; the end-to-end counterpart is e2e's
 // BenchmarkServeStatusOverhead, whose ratio a shared machine makes noisy.
 //
-//	go test ./status -run '^$' -bench PollSecond
+//	go test ./internal/status -run '^$' -bench PollSecond
 func BenchmarkPollSecond(b *testing.B) {
 	m := pipeline.NewMetrics()
 	c := &clock{t: time.Unix(1000, 0)}
@@ -120,7 +120,7 @@ func (p *page) read(tb testing.TB, doc []byte) {
 // sample comes per second). The held poll's bytes do not depend on the
 // model or the analysis (TestConditionalPollSize).
 //
-//	go test ./status -run '^$' -bench PollLargeModel -benchtime 20x
+//	go test ./internal/status -run '^$' -bench PollLargeModel -benchtime 20x
 func BenchmarkPollLargeModel(b *testing.B) {
 	for _, mode := range []string{"whole", "held"} {
 		b.Run(mode, func(b *testing.B) {

@@ -38,7 +38,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/forestd/forestd/arrowforest/projection"
-	"github.com/forestd/forestd/report"
+	"github.com/forestd/forestd/internal/report"
 	"github.com/forestd/forestd/scoring"
 )
 

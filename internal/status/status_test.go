@@ -22,9 +22,9 @@ import (
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/synth"
+	"github.com/forestd/forestd/internal/report"
 	"github.com/forestd/forestd/internal/testmodel"
 	"github.com/forestd/forestd/pipeline"
-	"github.com/forestd/forestd/report"
 	"github.com/forestd/forestd/scoring"
 )
 
