@@ -20,8 +20,8 @@ import (
 	"github.com/forestd/forestd/arrowforest/fdm"
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
-	"github.com/forestd/forestd/connectors/broker"
 	"github.com/forestd/forestd/connectors/kafka"
+	"github.com/forestd/forestd/internal/broker"
 	"github.com/forestd/forestd/operators"
 	"github.com/forestd/forestd/scoring"
 )
@@ -86,7 +86,7 @@ type EmbeddedConfig struct {
 	// max_request_bytes bounds one request's declared size, checked before
 	// the broker reads it (Kafka's socket.request.max.bytes);
 	// max_connections caps concurrent client connections
-	// (connectors/broker/limits.go).
+	// (internal/broker/limits.go).
 	MaxRequestBytes int `yaml:"max_request_bytes"`
 	MaxConnections  int `yaml:"max_connections"`
 	// tls_cert, tls_key, sasl_users, sasl_password_file: the embedded

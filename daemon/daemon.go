@@ -16,8 +16,8 @@ import (
 
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
-	"github.com/forestd/forestd/connectors/broker"
 	"github.com/forestd/forestd/connectors/kafka"
+	"github.com/forestd/forestd/internal/broker"
 	"github.com/forestd/forestd/internal/metricsum"
 	"github.com/forestd/forestd/internal/status"
 	"github.com/forestd/forestd/operators"

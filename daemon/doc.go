@@ -13,7 +13,7 @@
 // (operators.Current): a message is scored entirely by the model pinned to
 // it when it was fetched, and versions only move forward. With no brokers
 // configured it starts the embedded Kafka-protocol broker on loopback
-// (connectors/broker), so one call shows it working.
+// (internal/broker), so one call shows it working.
 //
 // The stages run on pipeline's generic runtime over the Kafka source and
 // sink of connectors/kafka, which keep the daemon's promises

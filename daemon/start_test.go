@@ -20,8 +20,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/forestd/forestd/arrowforest/synth"
-	"github.com/forestd/forestd/connectors/broker"
 	"github.com/forestd/forestd/connectors/kafka"
+	"github.com/forestd/forestd/internal/broker"
 	"github.com/forestd/forestd/internal/status"
 	"github.com/forestd/forestd/operators"
 )

@@ -20,8 +20,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
-	"github.com/forestd/forestd/connectors/broker"
 	"github.com/forestd/forestd/connectors/files"
+	"github.com/forestd/forestd/internal/broker"
 )
 
 // The lake tests run the forestd binary as a subprocess on hive-layout

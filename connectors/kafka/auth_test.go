@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forestd/forestd/connectors/broker"
+	"github.com/forestd/forestd/internal/broker"
 )
 
 // TestCheckAuth: against a broker that requires TLS and SASL, the right

@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	kafkago "github.com/segmentio/kafka-go"
 
-	"github.com/forestd/forestd/connectors/broker"
+	"github.com/forestd/forestd/internal/broker"
 	"github.com/forestd/forestd/pipeline"
 )
 

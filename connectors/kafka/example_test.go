@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/forestd/forestd/connectors/broker"
 	"github.com/forestd/forestd/connectors/kafka"
+	"github.com/forestd/forestd/internal/broker"
 )
 
 // CheckAuth tells a refused password (ErrAuth: retrying cannot help)

@@ -22,8 +22,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	kafkago "github.com/segmentio/kafka-go"
 
-	"github.com/forestd/forestd/connectors/broker"
 	"github.com/forestd/forestd/connectors/codec"
+	"github.com/forestd/forestd/internal/broker"
 	"github.com/forestd/forestd/pipeline"
 )
 

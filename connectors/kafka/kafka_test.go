@@ -15,8 +15,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	kafkago "github.com/segmentio/kafka-go"
 
-	"github.com/forestd/forestd/connectors/broker"
 	"github.com/forestd/forestd/connectors/codec"
+	"github.com/forestd/forestd/internal/broker"
 	"github.com/forestd/forestd/pipeline"
 )
 
@@ -271,7 +271,7 @@ func TestSinkSplitsLargeRecords(t *testing.T) {
 		if len(m.Value) > 16<<10 {
 			t.Fatalf("message of %d bytes above the limit", len(m.Value))
 		}
-		if _, ok := header(m.Headers, HeaderPart); !ok {
+		if _, ok := header(m.Headers, headerPart); !ok {
 			t.Fatal("split message without a part header")
 		}
 		ct, _ := header(m.Headers, HeaderContentType)
@@ -372,12 +372,12 @@ func TestModelBus(t *testing.T) {
 
 func TestAssembler(t *testing.T) {
 	data := bytes.Repeat([]byte("0123456789"), 1000)
-	a1, _ := Chunks("m", ModelRef{ID: "x", Version: 1}, data, 3000)
-	a2, _ := Chunks("m", ModelRef{ID: "y", Version: 2}, data[:5000], 3000)
+	a1, _ := modelChunks("m", ModelRef{ID: "x", Version: 1}, data, 3000)
+	a2, _ := modelChunks("m", ModelRef{ID: "y", Version: 2}, data[:5000], 3000)
 	if len(a1) != 4 || len(a2) != 2 {
 		t.Fatalf("%d and %d chunks", len(a1), len(a2))
 	}
-	asm := NewAssembler()
+	asm := newModelAssembler()
 	// interleaved, out of order
 	order := []kafkago.Message{a1[2], a2[1], a1[0], a1[3], a2[0], a1[1]}
 	var done []ModelRef
@@ -413,10 +413,10 @@ func TestAssembler(t *testing.T) {
 		{Key: []byte("nope"), Value: []byte("x")},
 		{Key: good.Key, Value: good.Value},                                     // no headers
 		{Key: []byte("model/1/x/9"), Value: good.Value, Headers: good.Headers}, // index disagrees
-		{Key: good.Key, Value: good.Value, Headers: append(good.Headers[:4:4], kafkago.Header{Key: HeaderModelBytes, Value: []byte("5")})}, // chunk larger than the model
+		{Key: good.Key, Value: good.Value, Headers: append(good.Headers[:4:4], kafkago.Header{Key: headerModelBytes, Value: []byte("5")})}, // chunk larger than the model
 	}
 	for _, m := range bad {
-		if _, _, err := NewAssembler().Add(m.Key, m.Value, m.Headers); err == nil {
+		if _, _, err := newModelAssembler().Add(m.Key, m.Value, m.Headers); err == nil {
 			t.Errorf("malformed chunk %q accepted", m.Key)
 		}
 	}
@@ -425,16 +425,16 @@ func TestAssembler(t *testing.T) {
 // FuzzAssembler: arbitrary model-topic messages never panic the
 // assembler, and whatever it completes is consistent with its headers.
 func FuzzAssembler(f *testing.F) {
-	ms, _ := Chunks("m", ModelRef{ID: "x", Version: 1}, []byte("hello world"), 4)
+	ms, _ := modelChunks("m", ModelRef{ID: "x", Version: 1}, []byte("hello world"), 4)
 	for _, m := range ms {
 		f.Add(m.Key, m.Value, "x", "1", string(ms[0].Headers[3].Value), "11")
 	}
 	f.Add([]byte("model/1/x/0"), []byte(nil), "", "", "", "")
 	f.Fuzz(func(t *testing.T, key, value []byte, id, ver, chunk, size string) {
-		asm := NewAssembler()
+		asm := newModelAssembler()
 		asm.MaxModelBytes = 1 << 20
 		hs := []kafkago.Header{{Key: HeaderModelID, Value: []byte(id)}, {Key: HeaderModelVersion, Value: []byte(ver)},
-			{Key: HeaderChunk, Value: []byte(chunk)}, {Key: HeaderModelBytes, Value: []byte(size)}}
+			{Key: headerChunk, Value: []byte(chunk)}, {Key: headerModelBytes, Value: []byte(size)}}
 		for k := 0; k < 3; k++ { // the same message again must be idempotent
 			ref, data, err := asm.Add(key, value, hs)
 			if err == nil && data != nil {

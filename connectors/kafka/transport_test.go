@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forestd/forestd/connectors/broker"
+	"github.com/forestd/forestd/internal/broker"
 )
 
 // TestClientsCloseTheirTransports: every client the package builds owns a

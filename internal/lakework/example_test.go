@@ -6,8 +6,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/forestd/forestd/connectors/broker"
 	"github.com/forestd/forestd/connectors/kafka"
+	"github.com/forestd/forestd/internal/broker"
 	"github.com/forestd/forestd/internal/lakework"
 )
 

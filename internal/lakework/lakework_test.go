@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forestd/forestd/connectors/broker"
 	"github.com/forestd/forestd/connectors/kafka"
+	"github.com/forestd/forestd/internal/broker"
 	"github.com/forestd/forestd/pipeline"
 )
 

@@ -8,8 +8,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/forestd/forestd/connectors/broker"
 	"github.com/forestd/forestd/daemon"
+	"github.com/forestd/forestd/internal/broker"
 )
 
 func runBroker(args []string, env Env) error {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/forestd/forestd/connectors/broker"
+	"github.com/forestd/forestd/internal/broker"
 )
 
 // TestServeStartupFailsOneLine: a daemon that cannot start — the broker

@@ -14,9 +14,9 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
-	"github.com/forestd/forestd/connectors/broker"
 	"github.com/forestd/forestd/connectors/codec"
 	"github.com/forestd/forestd/connectors/kafka"
+	"github.com/forestd/forestd/internal/broker"
 	"github.com/forestd/forestd/pipeline"
 )
 

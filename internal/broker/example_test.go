@@ -3,7 +3,7 @@ package broker_test
 import (
 	"fmt"
 
-	"github.com/forestd/forestd/connectors/broker"
+	"github.com/forestd/forestd/internal/broker"
 )
 
 // Start an embedded broker on a free loopback port with a compacted topic,
