@@ -246,9 +246,9 @@ func (t *Tracker) Outstanding() int {
 	return t.outstanding
 }
 
-// Pending lists, per partition, the offsets tracked but not done, in order
+// pendingOffsets lists, per partition, the offsets tracked but not done, in order
 // (for logs and tests).
-func (t *Tracker) Pending() map[TopicPartition][]int64 {
+func (t *Tracker) pendingOffsets() map[TopicPartition][]int64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	out := map[TopicPartition][]int64{}
@@ -309,7 +309,7 @@ func (t *Tracker) Drain(ctx context.Context) error {
 // Ack calls are ignored from now on. It returns the offsets that were
 // pending (not done), which will be read again by the partition's next owner.
 func (t *Tracker) Revoke() map[TopicPartition][]int64 {
-	pending := t.Pending()
+	pending := t.pendingOffsets()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.revoked {
@@ -323,11 +323,4 @@ func (t *Tracker) Revoke() map[TopicPartition][]int64 {
 	t.outstanding, t.inflight = 0, 0
 	t.signal()
 	return pending
-}
-
-// Revoked reports whether Revoke was called.
-func (t *Tracker) Revoked() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.revoked
 }

@@ -60,7 +60,7 @@ func TestTrackerOutOfOrderCompletion(t *testing.T) {
 	wantCommit(t, tr, tp0, -1) // 10 is not done: nothing may be committed
 	a[2].Done()
 	wantCommit(t, tr, tp0, -1)
-	if p := tr.Pending()[tp0]; len(p) != 1 || p[0] != 10 {
+	if p := tr.pendingOffsets()[tp0]; len(p) != 1 || p[0] != 10 {
 		t.Fatalf("pending %v, want [10]", p)
 	}
 	a[0].Done()

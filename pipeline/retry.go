@@ -49,9 +49,9 @@ func (b *Backoff) Validate() error {
 	return nil
 }
 
-// Delay is the wait before retry number attempt (0 = the first retry); rng
+// delay is the wait before retry number attempt (0 = the first retry); rng
 // may be nil for no jitter.
-func (b Backoff) Delay(attempt int, rng *rand.Rand) time.Duration {
+func (b Backoff) delay(attempt int, rng *rand.Rand) time.Duration {
 	d := float64(b.Initial)
 	for i := 0; i < attempt && d < float64(b.Max); i++ {
 		d *= b.Multiplier
@@ -93,7 +93,7 @@ func (b Backoff) Do(ctx context.Context, fn func() error, retryable func(error) 
 		if onRetry != nil {
 			onRetry(attempt, err)
 		}
-		t := time.NewTimer(b.Delay(attempt, rng))
+		t := time.NewTimer(b.delay(attempt, rng))
 		select {
 		case <-ctx.Done():
 			t.Stop()

@@ -267,7 +267,7 @@ func TestRuntimeHardStopLeavesUncommitted(t *testing.T) {
 	if c := tr.Committable(); c != nil {
 		t.Fatalf("committable %v although nothing was delivered", c)
 	}
-	if p := tr.Pending()[tp0]; len(p) != 2 {
+	if p := tr.pendingOffsets()[tp0]; len(p) != 2 {
 		t.Fatalf("pending %v", p)
 	}
 }
@@ -306,7 +306,7 @@ func TestBackoff(t *testing.T) {
 	b := Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond, Multiplier: 2}
 	want := []time.Duration{10, 20, 40, 50, 50}
 	for i, w := range want {
-		if d := b.Delay(i, nil); d != w*time.Millisecond {
+		if d := b.delay(i, nil); d != w*time.Millisecond {
 			t.Fatalf("delay %d = %v, want %v", i, d, w*time.Millisecond)
 		}
 	}

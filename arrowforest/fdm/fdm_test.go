@@ -155,7 +155,7 @@ func TestDiscover(t *testing.T) {
 func TestTreeSampler(t *testing.T) {
 	fr := xorFrame(t, synth.XOR3, 500, 4)
 	pl := Plan{Marginal: []int{0}, Groups: [][]int{{2, 1}}}
-	s, err := NewTreeSampler(fr.Cols, fr.Y, 2, pl, Options{}, func(n int) int { return n - 1 })
+	s, err := newTreeSampler(fr.Cols, fr.Y, 2, pl, Options{}, func(n int) int { return n - 1 })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestTreeSampler(t *testing.T) {
 	if err := s.BeginTree(rand.New(rand.NewPCG(1, 1)), rows); err != nil {
 		t.Fatal(err)
 	}
-	maps := slices.Clone(s.Mappings())
+	maps := slices.Clone(s.mappings())
 	if len(maps) != 2 || !slices.Equal(maps[0].Inputs, []int{1, 2}) {
 		t.Fatalf("mappings %+v", maps)
 	}
@@ -198,13 +198,13 @@ func TestTreeSampler(t *testing.T) {
 		t.Fatalf("candidates drawn: %v", seen)
 	}
 	// the same stream, the same mappings; another stream, others
-	if err := s.BeginTree(rand.New(rand.NewPCG(1, 1)), rows); err != nil || !reflect.DeepEqual(s.Mappings(), maps) {
+	if err := s.BeginTree(rand.New(rand.NewPCG(1, 1)), rows); err != nil || !reflect.DeepEqual(s.mappings(), maps) {
 		t.Fatal("mappings not determined by the tree's stream")
 	}
-	if err := s.BeginTree(rand.New(rand.NewPCG(2, 1)), rows); err != nil || reflect.DeepEqual(s.Mappings(), maps) {
+	if err := s.BeginTree(rand.New(rand.NewPCG(2, 1)), rows); err != nil || reflect.DeepEqual(s.mappings(), maps) {
 		t.Fatal("another stream gave the same mappings")
 	}
-	if _, err := NewTreeSampler(fr.Cols, fr.Y, 2, pl, Options{Map: "pca"}, func(n int) int { return n }); err == nil {
+	if _, err := newTreeSampler(fr.Cols, fr.Y, 2, pl, Options{Map: "pca"}, func(n int) int { return n }); err == nil {
 		t.Fatal("unknown mapping accepted for per-tree mapping")
 	}
 	if err := s.BeginTree(rand.New(rand.NewPCG(2, 1)), rows[:1]); err == nil {

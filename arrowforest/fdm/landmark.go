@@ -44,10 +44,10 @@ type Norm struct {
 // NormName is the name of the derived input of group g (1-based).
 func NormName(g int) string { return "fdm_norm_g" + strconv.Itoa(g) }
 
-// NewNorms returns the derived inputs of the groups (in the given order;
+// newNorms returns the derived inputs of the groups (in the given order;
 // each group's features sorted as Plan.sorted does) with centres from the
 // training columns.
-func NewNorms(cols [][]float32, groups [][]int) []Norm {
+func newNorms(cols [][]float32, groups [][]int) []Norm {
 	pl := Plan{Groups: groups}.sorted()
 	out := make([]Norm, 0, len(pl.Groups))
 	for _, g := range pl.Groups {

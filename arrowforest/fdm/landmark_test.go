@@ -68,7 +68,7 @@ func TestLandmarkAtomExact(t *testing.T) {
 }
 
 // TestLandmarkAtomOrder: on continuous XOR data with the training-mean
-// centres of NewNorms, the tree sampler's landmark atoms (over the input
+// centres of newNorms, the tree sampler's landmark atoms (over the input
 // columns and the appended s_G) order the rows as the selected mappings'
 // distances do, up to float32 rounding: every pair of rows whose squared
 // distances differ by more than 1e-5 is ordered alike, and the atom plus
@@ -76,7 +76,7 @@ func TestLandmarkAtomExact(t *testing.T) {
 func TestLandmarkAtomOrder(t *testing.T) {
 	fr := xorFrame(t, synth.XOR4, 600, 3)
 	pl := Plan{Marginal: []int{0}, Groups: [][]int{{3, 1, 2}}}
-	s, err := NewTreeSampler(fr.Cols, fr.Y, 2, pl, Options{Map: MapDRL}, func(n int) int { return n })
+	s, err := newTreeSampler(fr.Cols, fr.Y, 2, pl, Options{Map: MapDRL}, func(n int) int { return n })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestLandmarkAtomOrder(t *testing.T) {
 	if err := s.BeginTree(rand.New(rand.NewPCG(5, 1)), rows); err != nil {
 		t.Fatal(err)
 	}
-	maps := s.Mappings()
+	maps := s.mappings()
 	if len(maps) != 3 {
 		t.Fatalf("%d mappings, want |G| = 3", len(maps))
 	}

@@ -43,17 +43,17 @@ type TreeSampler struct {
 	m     int
 }
 
-// NewTreeSampler returns an RF_FDM sampler over the training columns with
+// newTreeSampler returns an RF_FDM sampler over the training columns with
 // class labels y in 0..k−1. mtry maps the tree's candidate count to the
 // number drawn per node.
-func NewTreeSampler(cols [][]float32, y []int32, k int, plan Plan, opts Options, mtry func(int) int) (*TreeSampler, error) {
+func newTreeSampler(cols [][]float32, y []int32, k int, plan Plan, opts Options, mtry func(int) int) (*TreeSampler, error) {
 	if len(y) == 0 || k < 2 {
 		return nil, fmt.Errorf("fdm: RF_FDM needs class labels (2 or more classes) and an mtry rule")
 	}
 	return NewTreeSamplerLabel(cols, dependence.Classes(y, k), plan, opts, mtry)
 }
 
-// NewTreeSamplerLabel is NewTreeSampler for a class or a numeric label
+// NewTreeSamplerLabel is newTreeSampler for a class or a numeric label
 // (a regression forest: each tree ranks its mappings by dCor_n).
 func NewTreeSamplerLabel(cols [][]float32, lab dependence.Label, plan Plan, opts Options, mtry func(int) int) (*TreeSampler, error) {
 	if err := opts.resolve(); err != nil {
@@ -74,7 +74,7 @@ func NewTreeSamplerLabel(cols [][]float32, lab dependence.Label, plan Plan, opts
 	}
 	s := &TreeSampler{cols: cols, lab: labelsOf(lab), plan: plan, opts: opts, mtry: mtry}
 	if opts.Map == MapDRL {
-		s.norms = NewNorms(cols, plan.Groups)
+		s.norms = newNorms(cols, plan.Groups)
 	}
 	return s, nil
 }
@@ -123,9 +123,9 @@ func (s *TreeSampler) BeginTree(rng *rand.Rand, rows []int32) error {
 	return nil
 }
 
-// Mappings returns the current tree's selected mappings (a view; valid
+// mappings returns the current tree's selected mappings (a view; valid
 // until the next BeginTree).
-func (s *TreeSampler) Mappings() []Mapping { return s.maps }
+func (s *TreeSampler) mappings() []Mapping { return s.maps }
 
 // Sample draws MTry distinct candidates of the tree.
 func (s *TreeSampler) Sample(rng *rand.Rand, c *projection.Candidates) {

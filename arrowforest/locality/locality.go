@@ -344,12 +344,12 @@ func pcaDist(x [][]float64, d []float64, c, threads int) error {
 	return nil
 }
 
-// KNNGraph returns the undirected k-nearest-neighbour graph of the features
+// knnGraph returns the undirected k-nearest-neighbour graph of the features
 // under the distances eu (dissertation §3.3, item 4): node j is feature j,
 // joined to each of its k nearest features (ties broken by lower index)
 // with the distance as the edge weight. An edge chosen from both ends is
 // one edge.
-func KNNGraph(eu *Distances, k int) *simple.WeightedUndirectedGraph {
+func knnGraph(eu *Distances, k int) *simple.WeightedUndirectedGraph {
 	p := eu.P
 	g := simple.NewWeightedUndirectedGraph(0, math.Inf(1))
 	for j := 0; j < p; j++ {
@@ -357,7 +357,7 @@ func KNNGraph(eu *Distances, k int) *simple.WeightedUndirectedGraph {
 	}
 	order := make([]int32, 0, p)
 	for i := 0; i < p; i++ {
-		order = eu.Order(i, order)
+		order = eu.orderFrom(i, order)
 		for _, j := range order[1:min(k+1, p)] {
 			if i == int(j) || g.HasEdgeBetween(int64(i), int64(j)) {
 				continue
@@ -371,7 +371,7 @@ func KNNGraph(eu *Distances, k int) *simple.WeightedUndirectedGraph {
 // geodesic replaces the Euclidean distances in d by shortest-path
 // distances on the k-nearest-neighbour graph (Dijkstra from every feature).
 func geodesic(d *Distances, k, threads int) {
-	g := KNNGraph(d, k)
+	g := knnGraph(d, k)
 	p := d.P
 	out := make([]float64, p*p)
 	pairs(p, threads, func(i int) {
@@ -393,10 +393,10 @@ func geodesic(d *Distances, k, threads int) {
 	d.Metric = Geodesic
 }
 
-// Order writes every feature to dst ordered by its distance from feature j:
+// order writes every feature to dst ordered by its distance from feature j:
 // j itself first, then by increasing distance, ties (and +Inf) by lower
 // index. It returns dst.
-func (d *Distances) Order(j int, dst []int32) []int32 {
+func (d *Distances) orderFrom(j int, dst []int32) []int32 {
 	dst = dst[:0]
 	dst = append(dst, int32(j))
 	for q := 0; q < d.P; q++ {
@@ -429,7 +429,7 @@ func (d *Distances) Neighbourhood(j, m int) ([]int32, error) {
 	if m < 1 || m > d.P {
 		return nil, fmt.Errorf("locality: neighbourhood size %d outside 1..%d", m, d.P)
 	}
-	return d.Order(j, make([]int32, 0, d.P))[:m], nil
+	return d.orderFrom(j, make([]int32, 0, d.P))[:m], nil
 }
 
 // Edge is one directed neighbour relation of the edge table: Target is the
@@ -448,7 +448,7 @@ func (d *Distances) Edges(m int) []Edge {
 	out := make([]Edge, 0, d.P*m)
 	order := make([]int32, 0, d.P)
 	for i := 0; i < d.P; i++ {
-		order = d.Order(i, order)
+		order = d.orderFrom(i, order)
 		for r, j := range order[1 : m+1] {
 			v := d.At(i, int(j))
 			if math.IsInf(v, 1) {

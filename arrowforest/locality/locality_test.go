@@ -174,7 +174,7 @@ func TestGeodesicProperties(t *testing.T) {
 	cols := synthCols(200, 30, 2)
 	eu, _ := Compute(cols, Options{Metric: Euclidean})
 	geo, _ := Compute(cols, Options{Metric: Geodesic, K: 4})
-	g := KNNGraph(eu, 4)
+	g := knnGraph(eu, 4)
 	for i := 0; i < eu.P; i++ {
 		for j := 0; j < eu.P; j++ {
 			if geo.At(i, j) < eu.At(i, j)*(1-1e-12) {

@@ -36,7 +36,7 @@ func (w *Window) Draw(rng *rand.Rand, dst []int32) []int32 {
 		m += rng.IntN(w.Max - w.Min + 1)
 	}
 	j := rng.IntN(w.D.P)
-	w.order = w.D.Order(j, w.order)
+	w.order = w.D.orderFrom(j, w.order)
 	dst = append(dst[:0], w.order[:m]...)
 	slices.Sort(dst)
 	return dst

@@ -6,10 +6,10 @@ import (
 	"slices"
 )
 
-// MinDistance2 is the smallest squared distance between two different
+// minDistance2 is the smallest squared distance between two different
 // training responses: min{D_ij, i ≠ j}², the starting value of
 // Algorithm 1.
-func MinDistance2(d2 []float64, n int) float64 {
+func minDistance2(d2 []float64, n int) float64 {
 	best := math.Inf(1)
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {
@@ -21,9 +21,9 @@ func MinDistance2(d2 []float64, n int) float64 {
 	return best
 }
 
-// Argmax returns the index of the largest similarity, the lowest index
+// argmaxRow returns the index of the largest similarity, the lowest index
 // among ties (l of Algorithm 1).
-func Argmax(a []float64) int {
+func argmaxRow(a []float64) int {
 	l := 0
 	for i, x := range a {
 		if x > a[l] {
@@ -98,15 +98,15 @@ func alg1ClosedForm(d2 []float64, n, l int, d2min float64, out []float64) {
 	out[l] = d2min
 }
 
-// Algorithm1 predicts the squared distances from a new response to the n
+// algorithm1 predicts the squared distances from a new response to the n
 // training responses (dRF paper §2.3.1, Algorithm 1) from the forest
 // similarity vector a and the training squared distances d2 (n×n).
-func Algorithm1(a, d2 []float64, n int) ([]float64, error) {
+func algorithm1(a, d2 []float64, n int) ([]float64, error) {
 	if n < 2 || len(a) != n || len(d2) != n*n {
-		return nil, fmt.Errorf("manifold: Algorithm1: %d similarities and %d distances for n = %d", len(a), len(d2), n)
+		return nil, fmt.Errorf("manifold: algorithm1: %d similarities and %d distances for n = %d", len(a), len(d2), n)
 	}
 	out := make([]float64, n)
 	var s alg1
-	s.run(d2, n, Argmax(a), MinDistance2(d2, n), out)
+	s.run(d2, n, argmaxRow(a), minDistance2(d2, n), out)
 	return out, nil
 }

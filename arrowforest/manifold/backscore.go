@@ -16,14 +16,14 @@ func gaussian(v, w []float64, sigma float64) float64 {
 	return math.Exp(-sqDist(v, w) / sigma)
 }
 
-// BackscoreCoef solves eq. (8), vec(C) = (K^G + (N/γ_G)·I)⁻¹·vec(Y), for
+// backscoreCoef solves eq. (8), vec(C) = (K^G + (N/γ_G)·I)⁻¹·vec(Y), for
 // the N×q coefficient matrix C (row-major) of the backscoring map of
 // §2.3.3, given the N×m embedding z of the training responses and the
 // responses y (N×q row-major). With the kernel of eq. (9) K^G is block
 // diagonal with q equal N×N blocks, so the Nq×Nq system is one N×N
 // system with q right-hand sides, solved by a Cholesky factorisation
 // (K^G is positive semi-definite, so K^G + (N/γ)·I is positive definite).
-func BackscoreCoef(z []float64, n, m int, y []float64, q int, sigma, gamma float64) ([]float64, error) {
+func backscoreCoef(z []float64, n, m int, y []float64, q int, sigma, gamma float64) ([]float64, error) {
 	if n < 1 || m < 1 || q < 1 || len(z) != n*m || len(y) != n*q {
 		return nil, fmt.Errorf("manifold: backscoring shapes: %d embedding values, %d responses for n=%d, m=%d, q=%d", len(z), len(y), n, m, q)
 	}
@@ -80,12 +80,12 @@ func backscore(z []float64, m int, coef []float64, q int, sigma float64, offset,
 	}
 }
 
-// Backscore is eq. (7) for one embedded point zn: the response-space
+// backscoreRows is eq. (7) for one embedded point zn: the response-space
 // prediction from the training embedding z (n×m), coefficients coef (n×q)
 // and bandwidth σ_G.
-func Backscore(z []float64, m int, coef []float64, q int, sigma float64, zn []float64) ([]float64, error) {
+func backscoreRows(z []float64, m int, coef []float64, q int, sigma float64, zn []float64) ([]float64, error) {
 	if m < 1 || q < 1 || len(z)%m != 0 || len(coef) != len(z)/m*q || len(zn) != m {
-		return nil, fmt.Errorf("manifold: Backscore: shapes do not match")
+		return nil, fmt.Errorf("manifold: backscore: shapes do not match")
 	}
 	out := make([]float64, q)
 	backscore(z, m, coef, q, sigma, nil, zn, out)
@@ -95,8 +95,8 @@ func Backscore(z []float64, m int, coef []float64, q int, sigma float64, zn []fl
 // Ways of choosing σ_G and γ_G (Options.Select); each is also the
 // forest.DRF.SelectedBy of a model whose σ_G and/or γ_G were chosen so.
 const (
-	SelectLOO = forest.SelectedByLOO // SelectBackscore
-	SelectOOB = forest.SelectedByOOB // SelectBackscoreOOB
+	SelectLOO = forest.SelectedByLOO // selectBackscoreRef
+	SelectOOB = forest.SelectedByOOB // selectBackscoreOOB
 )
 
 // backscoreFit is the fitted backscoring map of a forest.
@@ -111,7 +111,7 @@ type backscoreFit struct {
 // embedding and responses: with o.Center the responses minus their mean
 // (the offset, added back by eq. (7)); σ_G and γ_G as chooseSigmaGamma
 // gives them; then eq. (8).
-func fitBackscore(emb *Embedding, y []float64, n, q int, oob *OOBPoints, o *Options) (*backscoreFit, error) {
+func fitBackscore(emb *Embedding, y []float64, n, q int, oob *oobPointSet, o *Options) (*backscoreFit, error) {
 	yc, offset := centred(y, n, q, o.Center)
 	fit, err := chooseSigmaGamma(emb, yc, n, q, oob, o)
 	if err != nil {
@@ -144,10 +144,10 @@ func centred(y []float64, n, q int, center bool) (yc, offset []float64) {
 
 // chooseSigmaGamma returns σ_G and γ_G of the map from emb to the
 // (centred) responses yc: as o gives them, or chosen when either is 0 —
-// by SelectBackscoreOOB at the out-of-bag points oob when there are at
-// least 3 of them and o.Select is SelectOOB, else by SelectBackscore.
+// by selectBackscoreOOB at the out-of-bag points oob when there are at
+// least 3 of them and o.Select is SelectOOB, else by selectBackscoreRef.
 // The result has no coefficients yet (solve).
-func chooseSigmaGamma(emb *Embedding, yc []float64, n, q int, oob *OOBPoints, o *Options) (*backscoreFit, error) {
+func chooseSigmaGamma(emb *Embedding, yc []float64, n, q int, oob *oobPointSet, o *Options) (*backscoreFit, error) {
 	fit := &backscoreFit{sigma: o.SigmaG, gamma: o.GammaG}
 	if fit.sigma != 0 && fit.gamma != 0 {
 		return fit, nil
@@ -155,10 +155,10 @@ func chooseSigmaGamma(emb *Embedding, yc []float64, n, q int, oob *OOBPoints, o 
 	var sel Selection
 	var err error
 	if oob != nil && len(oob.Rows) >= 3 && o.Select == SelectOOB {
-		sel, err = SelectBackscoreOOB(emb.Z, n, emb.M, yc, q, *oob, fit.sigma, fit.gamma, o.Threads)
+		sel, err = selectBackscoreOOB(emb.Z, n, emb.M, yc, q, *oob, fit.sigma, fit.gamma, o.Threads)
 		fit.selectedBy = SelectOOB
 	} else {
-		sel, err = SelectBackscore(emb.Z, n, emb.M, yc, q, fit.sigma, fit.gamma, o.Threads)
+		sel, err = selectBackscoreRef(emb.Z, n, emb.M, yc, q, fit.sigma, fit.gamma, o.Threads)
 		fit.selectedBy = SelectLOO
 	}
 	if err != nil {
@@ -171,7 +171,7 @@ func chooseSigmaGamma(emb *Embedding, yc []float64, n, q int, oob *OOBPoints, o 
 // solve sets the coefficients of eq. (8) for the chosen σ_G, γ_G and the
 // offset the responses yc were centred by.
 func (fit *backscoreFit) solve(emb *Embedding, yc []float64, n, q int, offset []float64) error {
-	coef, err := BackscoreCoef(emb.Z, n, emb.M, yc, q, fit.sigma, fit.gamma)
+	coef, err := backscoreCoef(emb.Z, n, emb.M, yc, q, fit.sigma, fit.gamma)
 	if err != nil {
 		return err
 	}
@@ -181,7 +181,7 @@ func (fit *backscoreFit) solve(emb *Embedding, yc []float64, n, q int, offset []
 
 // medianSquaredDistance is the median of ‖z_i − z_j‖² over pairs i < j of
 // at most 2000 evenly spaced rows: the scale of the σ_G grid of
-// SelectBackscore (the paper tunes σ_G per data set).
+// selectBackscoreRef (the paper tunes σ_G per data set).
 func medianSquaredDistance(z []float64, n, m int) float64 {
 	step := max(1, n/2000)
 	var v []float64

@@ -100,7 +100,7 @@ func BenchmarkSelectBackscore(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := SelectBackscore(e.Z, 1000, e.M, y, 3, 0, 0, 2); err != nil {
+		if _, err := selectBackscoreRef(e.Z, 1000, e.M, y, 3, 0, 0, 2); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -135,12 +135,12 @@ func BenchmarkClassicalMDS(b *testing.B) {
 // BenchmarkSelectBackscoreOOB: choosing σ_G and γ_G out of bag (the
 // default of Train) for the 10-D embedding of 1000 swiss-roll responses,
 // 2 threads.
-// Run: go test ./arrowforest/manifold -run '^$' -bench SelectBackscoreOOB -benchtime 3x
+// Run: go test ./arrowforest/manifold -run '^$' -bench selectBackscoreOOB -benchtime 3x
 func BenchmarkSelectBackscoreOOB(b *testing.B) {
 	emb, y, oob := oobSetup(b, 1000, 150)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := SelectBackscoreOOB(emb.Z, emb.N, emb.M, y, 3, oob, 0, 0, 2); err != nil {
+		if _, err := selectBackscoreOOB(emb.Z, emb.N, emb.M, y, 3, oob, 0, 0, 2); err != nil {
 			b.Fatal(err)
 		}
 	}

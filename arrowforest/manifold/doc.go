@@ -49,7 +49,7 @@
 //     distance from l = argmax a. By induction every estimate is then
 //     d̂(y_new, y_p) = D_lp for p ≠ l (the candidate through l gives D_lp,
 //     every other candidate q was visited earlier, so D_lq ≥ D_lp), and
-//     the prediction depends on a only through its argmax. Algorithm1 runs
+//     the prediction depends on a only through its argmax. algorithm1 runs
 //     the algorithm as printed; Predictor uses the closed form (O(N)
 //     instead of O(N²) per prediction) and computes each l's prediction
 //     once. TestAlgorithm1ClosedForm and TestPredictMatchesLiteralPipeline

@@ -83,8 +83,8 @@ func (e *Embedding) truncate(m int) *Embedding {
 }
 
 // truncate is the out-of-bag points' first m of their from coordinates.
-func (p *OOBPoints) truncate(from, m int) *OOBPoints {
-	out := &OOBPoints{Rows: p.Rows, Z: make([]float64, len(p.Rows)*m)}
+func (p *oobPointSet) truncate(from, m int) *oobPointSet {
+	out := &oobPointSet{Rows: p.Rows, Z: make([]float64, len(p.Rows)*m)}
 	for k := range p.Rows {
 		copy(out.Z[k*m:k*m+m], p.Z[k*from:k*from+m])
 	}
@@ -108,7 +108,7 @@ func chooseEmbedDim(ctx context.Context, trees []*tree.Tree, leaves [][]int32, c
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	oob := oobPoints(trees, leaves, cols, d2, full, o.Predict, MaxOOBPoints, o.Threads)
+	oob := oobPoints(trees, leaves, cols, d2, full, o.Predict, maxOOBPoints, o.Threads)
 	if len(oob.Rows) < 3 {
 		return nil, nil, nil, fmt.Errorf("manifold: embedding dimension 0 (chosen out of bag) needs at least 3 training rows out of bag in some tree, have %d; give a positive embedding dimension (EmbedDim)", len(oob.Rows))
 	}
@@ -131,7 +131,7 @@ func chooseEmbedDim(ctx context.Context, trees []*tree.Tree, leaves [][]int32, c
 		} else {
 			// σ_G and γ_G given or chosen by leave-one-out: the out-of-bag
 			// error of that one map
-			sel, err := SelectBackscoreOOB(t.emb.Z, n, m, yc, q, *om, t.fit.sigma, t.fit.gamma, o.Threads)
+			sel, err := selectBackscoreOOB(t.emb.Z, n, m, yc, q, *om, t.fit.sigma, t.fit.gamma, o.Threads)
 			if err != nil {
 				return nil, nil, nil, fmt.Errorf("manifold: embedding dimension %d: %w", m, err)
 			}

@@ -46,8 +46,8 @@ func TestEmbedDimChosenOutOfBag(t *testing.T) {
 		if err != nil || emb.M != e.Dim {
 			t.Fatalf("m=%d: MDS gives %d dimensions (%v)", e.Dim, emb.M, err)
 		}
-		oob := oobPoints(f.Trees, d.Leaves, tr.Cols, d2, emb, d.Predict, MaxOOBPoints, 2)
-		sel, err := SelectBackscoreOOB(emb.Z, n, emb.M, yc, 3, *oob, 0, 0, 2)
+		oob := oobPoints(f.Trees, d.Leaves, tr.Cols, d2, emb, d.Predict, maxOOBPoints, 2)
+		sel, err := selectBackscoreOOB(emb.Z, n, emb.M, yc, 3, *oob, 0, 0, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,8 +144,8 @@ func TestEmbedDimOtherSelections(t *testing.T) {
 		}
 		// the chosen m's error: its map's out-of-bag error
 		emb, _ := ClassicalMDS(d2, n, best.Dim, 2)
-		oob := oobPoints(f.Trees, d.Leaves, tr.Cols, d2, emb, d.Predict, MaxOOBPoints, 2)
-		sel, err := SelectBackscoreOOB(emb.Z, n, emb.M, yc, 3, *oob, d.SigmaG, d.GammaG, 1)
+		oob := oobPoints(f.Trees, d.Leaves, tr.Cols, d2, emb, d.Predict, maxOOBPoints, 2)
+		sel, err := selectBackscoreOOB(emb.Z, n, emb.M, yc, 3, *oob, d.SigmaG, d.GammaG, 1)
 		if err != nil || math.Abs(sel.MSE-best.OOBMSE) > 1e-6*sel.MSE {
 			t.Fatalf("%s: m=%d error %v, its map's out-of-bag error %v (%v)", c.name, best.Dim, best.OOBMSE, sel.MSE, err)
 		}
@@ -173,10 +173,10 @@ func TestEmbedDimTruncation(t *testing.T) {
 		n := d.Rows()
 		d2, _ := SquaredDistances(d.Responses, n, 3, d.Distance, d.IsomapK, 2)
 		full := &Embedding{N: n, M: d.Dim(), Z: d.Embedding, Lambda: d.Eigenvalues}
-		all := oobPoints(f.Trees, d.Leaves, tr.Cols, d2, full, mode, MaxOOBPoints, 2)
+		all := oobPoints(f.Trees, d.Leaves, tr.Cols, d2, full, mode, maxOOBPoints, 2)
 		for _, m := range []int{2, 5} {
 			got := all.truncate(full.M, m)
-			want := oobPoints(f.Trees, d.Leaves, tr.Cols, d2, full.truncate(m), mode, MaxOOBPoints, 2)
+			want := oobPoints(f.Trees, d.Leaves, tr.Cols, d2, full.truncate(m), mode, maxOOBPoints, 2)
 			if !slices.Equal(got.Rows, want.Rows) || !slices.Equal(got.Z, want.Z) {
 				t.Fatalf("%s m=%d: truncated out-of-bag points differ from those of the truncated embedding", mode, m)
 			}

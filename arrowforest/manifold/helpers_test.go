@@ -86,7 +86,7 @@ func smallOptions() Options {
 // it for n swiss-roll rows (the given trees, 3 candidate features, the
 // default m = 24, centred responses): the embedding, the responses and
 // the out-of-bag points.
-func oobSetup(b testing.TB, n, trees int) (*Embedding, []float64, OOBPoints) {
+func oobSetup(b testing.TB, n, trees int) (*Embedding, []float64, oobPointSet) {
 	b.Helper()
 	tr, _, y, _, _ := swissSplit(b, n, n, 1)
 	o := DefaultOptions()
@@ -101,7 +101,7 @@ func oobSetup(b testing.TB, n, trees int) (*Embedding, []float64, OOBPoints) {
 		b.Fatal(err)
 	}
 	emb := &Embedding{N: n, M: d.Dim(), Z: d.Embedding, Lambda: d.Eigenvalues}
-	oob := oobPoints(f.Trees, d.Leaves, tr.Cols, d2, emb, d.Predict, MaxOOBPoints, 2)
+	oob := oobPoints(f.Trees, d.Leaves, tr.Cols, d2, emb, d.Predict, maxOOBPoints, 2)
 	yc := slices.Clone(d.Responses)
 	for r := 0; r < 3; r++ {
 		var mean float64

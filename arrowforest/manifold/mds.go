@@ -195,12 +195,12 @@ func (o *oos) embed(dn []float64, out []float64) {
 	}
 }
 
-// Embed is the out-of-sample point of eqs. (2)–(3) for one new response
+// embedOOS is the out-of-sample point of eqs. (2)–(3) for one new response
 // given its squared distances dn to the n training responses whose
 // squared distance matrix is d2 and embedding e.
-func Embed(d2 []float64, e *Embedding, dn []float64) ([]float64, error) {
+func embedOOS(d2 []float64, e *Embedding, dn []float64) ([]float64, error) {
 	if len(d2) != e.N*e.N || len(dn) != e.N || len(e.Z) != e.N*e.M || len(e.Lambda) != e.M {
-		return nil, fmt.Errorf("manifold: Embed: shapes do not match %d training responses", e.N)
+		return nil, fmt.Errorf("manifold: embed: shapes do not match %d training responses", e.N)
 	}
 	out := make([]float64, e.M)
 	newOOS(d2, e.N, e.Z, e.Lambda).embed(dn, out)

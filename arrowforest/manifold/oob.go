@@ -50,7 +50,7 @@ func trainEmbedding(o *oos, d2 []float64, n, m, threads int) []float64 {
 // out-of-sample points, or the out-of-sample point of Algorithm 1's
 // distances from argmax a). Rows that were in bag for every tree are left
 // out. The result does not depend on threads.
-func oobPoints(trees []*tree.Tree, leaves [][]int32, cols [][]float32, d2 []float64, emb *Embedding, mode string, limit, threads int) *OOBPoints {
+func oobPoints(trees []*tree.Tree, leaves [][]int32, cols [][]float32, d2 []float64, emb *Embedding, mode string, limit, threads int) *oobPointSet {
 	n, m := emb.N, emb.M
 	o := newOOS(d2, n, emb.Z, emb.Lambda)
 	var te []float64
@@ -58,7 +58,7 @@ func oobPoints(trees []*tree.Tree, leaves [][]int32, cols [][]float32, d2 []floa
 	if mode == forest.PredictWeighted {
 		te = trainEmbedding(o, d2, n, m, threads)
 	} else {
-		d2min = MinDistance2(d2, n)
+		d2min = minDistance2(d2, n)
 	}
 	starts := make([][]int32, len(trees))
 	members := make([][]int32, len(trees))
@@ -126,12 +126,12 @@ func oobPoints(trees []*tree.Tree, leaves [][]int32, cols [][]float32, d2 []floa
 		}
 		rows = keep
 	}
-	p := &OOBPoints{Rows: rows}
+	p := &oobPointSet{Rows: rows}
 	for _, i := range rows {
 		p.Z = append(p.Z, z[int(i)*m:int(i)*m+m]...)
 	}
 	return p
 }
 
-// MaxOOBPoints bounds the out-of-bag points that score the σ_G/γ_G grid.
-const MaxOOBPoints = 1000
+// maxOOBPoints bounds the out-of-bag points that score the σ_G/γ_G grid.
+const maxOOBPoints = 1000

@@ -50,7 +50,7 @@ func NewPredictor(f *forest.Forest, threads int) (*Predictor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("manifold: rebuilding the training distances: %w", err)
 	}
-	p := &Predictor{f: f, d: d, n: n, q: q, m: m, d2: d2, d2min: MinDistance2(d2, n),
+	p := &Predictor{f: f, d: d, n: n, q: q, m: m, d2: d2, d2min: minDistance2(d2, n),
 		oos:  newOOS(d2, n, d.Embedding, d.Eigenvalues),
 		done: make([]bool, n), pred: make([]float64, n*q), embed: make([]float64, n*m)}
 	for t, tr := range f.Trees {

@@ -37,7 +37,7 @@ func lineD2(pts []float64) []float64 {
 // so d̂ = (1, 1, 2, 6), and squared (1, 1, 4, 36).
 func TestAlgorithm1HandCase(t *testing.T) {
 	d2 := lineD2([]float64{0, 1, 3, 7})
-	got, err := Algorithm1([]float64{0.1, 0.7, 0.2, 0}, d2, 4)
+	got, err := algorithm1([]float64{0.1, 0.7, 0.2, 0}, d2, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,11 +45,11 @@ func TestAlgorithm1HandCase(t *testing.T) {
 		t.Fatalf("Algorithm 1 gave %v, want %v", got, want)
 	}
 	// ties in a go to the lowest index: l = 0, d̂ = (1, 1, 3, 7)
-	got, _ = Algorithm1([]float64{0.5, 0, 0.5, 0}, d2, 4)
+	got, _ = algorithm1([]float64{0.5, 0, 0.5, 0}, d2, 4)
 	if want := []float64{1, 1, 9, 49}; !slices.Equal(got, want) {
 		t.Fatalf("with a tie Algorithm 1 gave %v, want %v", got, want)
 	}
-	if _, err := Algorithm1([]float64{1}, d2, 4); err == nil {
+	if _, err := algorithm1([]float64{1}, d2, 4); err == nil {
 		t.Fatal("wrong-length similarity vector accepted")
 	}
 }
@@ -75,20 +75,20 @@ func TestAlgorithm1ClosedForm(t *testing.T) {
 		for i := range a {
 			a[i] = float64(rng.IntN(5))
 		}
-		got, err := Algorithm1(a, d2, n)
+		got, err := algorithm1(a, d2, n)
 		if err != nil {
 			t.Fatal(err)
 		}
-		l := Argmax(a)
+		l := argmaxRow(a)
 		closed := make([]float64, n)
-		alg1ClosedForm(d2, n, l, MinDistance2(d2, n), closed)
+		alg1ClosedForm(d2, n, l, minDistance2(d2, n), closed)
 		if !slices.Equal(closed, got) {
 			t.Fatalf("trial %d: the closed form Predict uses differs from Algorithm 1", trial)
 		}
 		for p := 0; p < n; p++ {
 			want := d2[l*n+p]
 			if p == l {
-				want = MinDistance2(d2, n)
+				want = minDistance2(d2, n)
 			}
 			if got[p] != want {
 				t.Fatalf("trial %d: d̂²(%d) = %v, want %v (l = %d)", trial, p, got[p], want, l)
@@ -176,7 +176,7 @@ func TestOOSOfTrainingPoint(t *testing.T) {
 	}
 	shrink := float64(n) / float64(n+1)
 	for _, m := range []int{0, 17, n - 1} {
-		z, err := Embed(d2, e, d2[m*n:(m+1)*n])
+		z, err := embedOOS(d2, e, d2[m*n:(m+1)*n])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -212,13 +212,13 @@ func TestBackscoreInterpolates(t *testing.T) {
 		interp  bool
 		maxDiff float64
 	}{{1e12, true, 1e-6}, {1, false, 0.05}} {
-		coef, err := BackscoreCoef(z, n, m, y, q, sigma, c.gamma)
+		coef, err := backscoreCoef(z, n, m, y, q, sigma, c.gamma)
 		if err != nil {
 			t.Fatal(err)
 		}
 		worst := 0.0
 		for i := 0; i < n; i++ {
-			got, err := Backscore(z, m, coef, q, sigma, z[i*m:i*m+m])
+			got, err := backscoreRows(z, m, coef, q, sigma, z[i*m:i*m+m])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -238,7 +238,7 @@ func TestBackscoreInterpolates(t *testing.T) {
 		}
 	}
 	for _, bad := range [][2]float64{{0, 1}, {1, 0}, {math.Inf(1), 1}, {1, math.NaN()}} {
-		if _, err := BackscoreCoef(z, n, m, y, q, bad[0], bad[1]); err == nil {
+		if _, err := backscoreCoef(z, n, m, y, q, bad[0], bad[1]); err == nil {
 			t.Fatalf("sigma %v gamma %v accepted", bad[0], bad[1])
 		}
 	}

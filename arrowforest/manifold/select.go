@@ -34,7 +34,7 @@ import (
 // the embedding z_i of a noisy response carries its noise along the
 // manifold, which rewards maps that follow the noise.
 //
-// Out-of-bag selection (SelectBackscoreOOB, the default of Train) scores
+// Out-of-bag selection (selectBackscoreOOB, the default of Train) scores
 // the map where prediction uses it instead: at ẑ_i, the point the forest
 // predicts on the embedding for training row i from the trees that did
 // not see it (the out-of-bag similarity vector, §2.3.1–2.3.2), against
@@ -62,7 +62,7 @@ import (
 // against 1.0 s), while the extra O(N²) solve per γ is small. The errors
 // equal the Cholesky computation's to rounding (select_ref_test.go).
 
-// Selection is the outcome of SelectBackscore.
+// Selection is the outcome of selectBackscoreRef.
 type Selection struct {
 	// Sigma and Gamma are the chosen σ_G and γ_G.
 	Sigma, Gamma float64
@@ -76,7 +76,7 @@ type Selection struct {
 	Evaluated int
 }
 
-// Grids of SelectBackscore: σ_G = s·2^k for k in sigmaExponents, s the
+// Grids of selectBackscoreRef: σ_G = s·2^k for k in sigmaExponents, s the
 // median squared distance between embedded training responses (the scale
 // of ‖v − w‖² in eq. (9)); γ_G = 10^(j/2) for j in gammaHalfDecades.
 var (
@@ -93,7 +93,7 @@ type looPoint struct {
 	evaluatedOrder int
 }
 
-// SelectBackscore chooses σ_G and γ_G of eqs. (8)–(9) by leave-one-out
+// selectBackscoreRef chooses σ_G and γ_G of eqs. (8)–(9) by leave-one-out
 // cross-validation of the map from the N×m embedding z to the N×q
 // responses y (row-major; the caller centres y when the map has an
 // offset). A positive sigma or gamma is kept fixed and only the other is
@@ -104,24 +104,24 @@ type looPoint struct {
 // 16·N² bytes for Qᵀ and a solve, and 8·N·N_oob for P out of bag; one
 // more σ's Qᵀ and P are kept for the fine pass); the result does not
 // depend on threads.
-func SelectBackscore(z []float64, n, m int, y []float64, q int, sigma, gamma float64, threads int) (Selection, error) {
+func selectBackscoreRef(z []float64, n, m int, y []float64, q int, sigma, gamma float64, threads int) (Selection, error) {
 	sel, _, err := selectBackscore(z, n, m, y, q, nil, sigma, gamma, threads)
 	return sel, err
 }
 
-// OOBPoints are the out-of-bag points of SelectBackscoreOOB: Z (len(Rows)×m
+// oobPointSet are the out-of-bag points of selectBackscoreOOB: Z (len(Rows)×m
 // row-major) is where the forest puts training row Rows[k] on the
 // embedding when only the trees that did not see it vote.
-type OOBPoints struct {
+type oobPointSet struct {
 	Rows []int32
 	Z    []float64
 }
 
-// SelectBackscoreOOB is SelectBackscore scored out of bag: the error of
+// selectBackscoreOOB is selectBackscoreRef scored out of bag: the error of
 // the map refitted without row Rows[k] at the point oob.Z[k] against that
 // row's response, and the grid point of least error is chosen (see the
 // comment at the top of this file). At least 3 points are needed.
-func SelectBackscoreOOB(z []float64, n, m int, y []float64, q int, oob OOBPoints, sigma, gamma float64, threads int) (Selection, error) {
+func selectBackscoreOOB(z []float64, n, m int, y []float64, q int, oob oobPointSet, sigma, gamma float64, threads int) (Selection, error) {
 	if len(oob.Rows) < 3 || len(oob.Z) != len(oob.Rows)*m {
 		return Selection{}, fmt.Errorf("manifold: selecting sigma_g and gamma_g out of bag: %d points with %d coordinates (need at least 3 points of dimension %d)", len(oob.Rows), len(oob.Z), m)
 	}
@@ -134,9 +134,9 @@ func SelectBackscoreOOB(z []float64, n, m int, y []float64, q int, oob OOBPoints
 	return sel, err
 }
 
-// selectBackscore is SelectBackscore (oob nil) or SelectBackscoreOOB that
+// selectBackscore is selectBackscoreRef (oob nil) or selectBackscoreOOB that
 // also returns the points evaluated, in evaluation order.
-func selectBackscore(z []float64, n, m int, y []float64, q int, oob *OOBPoints, sigma, gamma float64, threads int) (Selection, []*looPoint, error) {
+func selectBackscore(z []float64, n, m int, y []float64, q int, oob *oobPointSet, sigma, gamma float64, threads int) (Selection, []*looPoint, error) {
 	if n < 3 || m < 1 || q < 1 || len(z) != n*m || len(y) != n*q {
 		return Selection{}, nil, fmt.Errorf("manifold: selecting sigma_g and gamma_g: %d embedding values and %d responses for n=%d, m=%d, q=%d", len(z), len(y), n, m, q)
 	}
@@ -281,7 +281,7 @@ type looEval struct {
 	y    []float64 // n×q row-major
 	yt   []float64 // yᵀ, q×n
 	q    int
-	oob  *OOBPoints
+	oob  *oobPointSet
 }
 
 // kernels is what the error at any γ of one σ needs: the Gaussian kernel

@@ -105,7 +105,7 @@ func TestSelectTridiagonalMatchesCholesky(t *testing.T) {
 	n, m, q := emb.N, emb.M, 3
 	med := medianSquaredDistance(emb.Z, n, m)
 	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(b), 1e-300) }
-	for _, o := range []*OOBPoints{nil, &oob} {
+	for _, o := range []*oobPointSet{nil, &oob} {
 		kind := "leave-one-out"
 		if o != nil {
 			kind = "out-of-bag"

@@ -60,7 +60,7 @@ func TestCVMatchesSklearn(t *testing.T) {
 	if len(ref.OOBRows) < 3 || len(ref.OOBZ) != len(ref.OOBRows)*ref.M {
 		t.Fatalf("reference has %d out-of-bag rows and %d coordinates", len(ref.OOBRows), len(ref.OOBZ))
 	}
-	for _, oob := range []*OOBPoints{nil, {Rows: ref.OOBRows, Z: ref.OOBZ}} {
+	for _, oob := range []*oobPointSet{nil, {Rows: ref.OOBRows, Z: ref.OOBZ}} {
 		ev := newLOOEval(ref.Z, ref.N, ref.M, ref.Y, ref.Q)
 		ev.oob = oob
 		kind := "leave-one-out"
@@ -91,7 +91,7 @@ func TestCVMatchesSklearn(t *testing.T) {
 // thread count; malformed out-of-bag points are errors.
 func TestSelectBackscoreOOBRule(t *testing.T) {
 	ref := readLOORef(t)
-	oob := OOBPoints{Rows: ref.OOBRows, Z: ref.OOBZ}
+	oob := oobPointSet{Rows: ref.OOBRows, Z: ref.OOBZ}
 	sel, pts, err := selectBackscore(ref.Z, ref.N, ref.M, ref.Y, ref.Q, &oob, 0, 0, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -100,21 +100,21 @@ func TestSelectBackscoreOOBRule(t *testing.T) {
 	if sel.MSE != best.mse || sel.BestMSE != best.mse || sel.Sigma != best.sigma || sel.Gamma != best.gamma {
 		t.Fatalf("chosen %+v, least error %v at sigma %v gamma %v", sel, best.mse, best.sigma, best.gamma)
 	}
-	loo, err := SelectBackscore(ref.Z, ref.N, ref.M, ref.Y, ref.Q, 0, 0, 1)
+	loo, err := selectBackscoreRef(ref.Z, ref.N, ref.M, ref.Y, ref.Q, 0, 0, 1)
 	if err != nil || loo.MSE == sel.MSE {
 		t.Fatalf("leave-one-out selection %+v gives the out-of-bag error %v (%v)", loo, sel.MSE, err)
 	}
-	again, err := SelectBackscoreOOB(ref.Z, ref.N, ref.M, ref.Y, ref.Q, oob, 0, 0, 3)
+	again, err := selectBackscoreOOB(ref.Z, ref.N, ref.M, ref.Y, ref.Q, oob, 0, 0, 3)
 	if err != nil || again != sel {
 		t.Fatalf("3 threads: %+v, 1 thread: %+v (%v)", again, sel, err)
 	}
-	for name, bad := range map[string]OOBPoints{
+	for name, bad := range map[string]oobPointSet{
 		"two points":       {Rows: oob.Rows[:2], Z: oob.Z[:2*ref.M]},
 		"short z":          {Rows: oob.Rows, Z: oob.Z[1:]},
 		"row out of range": {Rows: append([]int32{int32(ref.N)}, oob.Rows[1:]...), Z: oob.Z},
 		"negative row":     {Rows: append([]int32{-1}, oob.Rows[1:]...), Z: oob.Z},
 	} {
-		if _, err := SelectBackscoreOOB(ref.Z, ref.N, ref.M, ref.Y, ref.Q, bad, 0, 0, 1); err == nil {
+		if _, err := selectBackscoreOOB(ref.Z, ref.N, ref.M, ref.Y, ref.Q, bad, 0, 0, 1); err == nil {
 			t.Errorf("%s accepted", name)
 		}
 	}
@@ -166,24 +166,24 @@ func TestSelectBackscoreRule(t *testing.T) {
 	if !onGrid(sel.Sigma, sigmas) || !onGrid(sel.Gamma, gammas) {
 		t.Fatalf("chosen sigma %v gamma %v not on the grid", sel.Sigma, sel.Gamma)
 	}
-	again, err := SelectBackscore(ref.Z, ref.N, ref.M, ref.Y, ref.Q, 0, 0, 3)
+	again, err := selectBackscoreRef(ref.Z, ref.N, ref.M, ref.Y, ref.Q, 0, 0, 3)
 	if err != nil || again != sel {
 		t.Fatalf("3 threads: %+v, 1 thread: %+v (%v)", again, sel, err)
 	}
-	fixedS, err := SelectBackscore(ref.Z, ref.N, ref.M, ref.Y, ref.Q, 0.5, 0, 2)
+	fixedS, err := selectBackscoreRef(ref.Z, ref.N, ref.M, ref.Y, ref.Q, 0.5, 0, 2)
 	if err != nil || fixedS.Sigma != 0.5 || !onGrid(fixedS.Gamma, gammas) {
 		t.Fatalf("sigma fixed at 0.5: %+v (%v)", fixedS, err)
 	}
-	fixedG, err := SelectBackscore(ref.Z, ref.N, ref.M, ref.Y, ref.Q, 0, 1000, 2)
+	fixedG, err := selectBackscoreRef(ref.Z, ref.N, ref.M, ref.Y, ref.Q, 0, 1000, 2)
 	if err != nil || fixedG.Gamma != 1000 || !onGrid(fixedG.Sigma, sigmas) {
 		t.Fatalf("gamma fixed at 1000: %+v (%v)", fixedG, err)
 	}
 	for _, bad := range [][2]float64{{-1, 0}, {0, math.NaN()}, {math.Inf(1), 0}} {
-		if _, err := SelectBackscore(ref.Z, ref.N, ref.M, ref.Y, ref.Q, bad[0], bad[1], 1); err == nil {
+		if _, err := selectBackscoreRef(ref.Z, ref.N, ref.M, ref.Y, ref.Q, bad[0], bad[1], 1); err == nil {
 			t.Fatalf("sigma %v gamma %v accepted", bad[0], bad[1])
 		}
 	}
-	if _, err := SelectBackscore(ref.Z, ref.N, ref.M, ref.Y[:5], ref.Q, 0, 0, 1); err == nil {
+	if _, err := selectBackscoreRef(ref.Z, ref.N, ref.M, ref.Y[:5], ref.Q, 0, 0, 1); err == nil {
 		t.Fatal("short responses accepted")
 	}
 }
@@ -204,19 +204,19 @@ func TestSelectBackscoreDenoises(t *testing.T) {
 		y[2*i+1] = math.Sin(z[i]) + 0.2*rng.NormFloat64()
 	}
 	errAt := func(sigma, gamma float64) float64 {
-		coef, err := BackscoreCoef(z, n, 1, y, 2, sigma, gamma)
+		coef, err := backscoreCoef(z, n, 1, y, 2, sigma, gamma)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var se float64
 		for k := 0; k < 200; k++ {
 			a := 2 * math.Pi * (float64(k) + 0.5) / 200
-			g, _ := Backscore(z, 1, coef, 2, sigma, []float64{a})
+			g, _ := backscoreRows(z, 1, coef, 2, sigma, []float64{a})
 			se += (g[0]-math.Cos(a))*(g[0]-math.Cos(a)) + (g[1]-math.Sin(a))*(g[1]-math.Sin(a))
 		}
 		return se / 400
 	}
-	sel, err := SelectBackscore(z, n, 1, y, 2, 0, 0, 2)
+	sel, err := selectBackscoreRef(z, n, 1, y, 2, 0, 0, 2)
 	if err != nil {
 		t.Fatal(err)
 	}

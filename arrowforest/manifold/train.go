@@ -57,9 +57,9 @@ type Options struct {
 	// chosen as Select says (the other, when given, stays fixed).
 	SigmaG, GammaG float64
 	// Select is SelectOOB (the default: the error of the backscored
-	// out-of-bag predictions of the training rows, SelectBackscoreOOB) or
+	// out-of-bag predictions of the training rows, selectBackscoreOOB) or
 	// SelectLOO (leave-one-out cross-validation of the backscoring map on
-	// the training pairs, SelectBackscore). SelectOOB falls back to
+	// the training pairs, selectBackscoreRef). SelectOOB falls back to
 	// SelectLOO, and the model records it, when fewer than 3 training rows
 	// are out of bag in any tree (every tree subsampling all rows, say).
 	Select string
@@ -319,9 +319,9 @@ func Train(x *frame.Frame, y []float64, targets []string, opts Options) (*forest
 		if emb, err = ClassicalMDS(d2, n, opts.EmbedDim, opts.Threads); err != nil {
 			return nil, err
 		}
-		var oob *OOBPoints
+		var oob *oobPointSet
 		if (opts.SigmaG == 0 || opts.GammaG == 0) && opts.Select == SelectOOB {
-			oob = oobPoints(trees, leaves, cols, d2, emb, opts.Predict, MaxOOBPoints, opts.Threads)
+			oob = oobPoints(trees, leaves, cols, d2, emb, opts.Predict, maxOOBPoints, opts.Threads)
 		}
 		if bs, err = fitBackscore(emb, y, n, q, oob, &opts); err != nil {
 			return nil, err

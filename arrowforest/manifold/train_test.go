@@ -98,11 +98,11 @@ func literalSetup(t *testing.T, mode string) (*frame.Frame, *Predictor, *Predict
 // distances dn of test row r and compares the result with got.
 func checkLiteral(t *testing.T, r int, d *forest.DRF, d2 []float64, e *Embedding, dn, got []float64, tol float64) {
 	t.Helper()
-	z, err := Embed(d2, e, dn)
+	z, err := embedOOS(d2, e, dn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	y, err := Backscore(d.Embedding, d.Dim(), d.Coef, len(got), d.SigmaG, z)
+	y, err := backscoreRows(d.Embedding, d.Dim(), d.Coef, len(got), d.SigmaG, z)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,10 +124,10 @@ func TestPredictMatchesLiteralPipeline(t *testing.T) {
 	n := d.Rows()
 	for r := 0; r < te.NRows; r++ {
 		a := p.Similarity(te.Cols, r)
-		if l := Argmax(a); int32(l) != pr.Nearest[r] {
+		if l := argmaxRow(a); int32(l) != pr.Nearest[r] {
 			t.Fatalf("row %d: argmax a = %d, Predict used %d", r, l, pr.Nearest[r])
 		}
-		dn, err := Algorithm1(a, d2, n)
+		dn, err := algorithm1(a, d2, n)
 		if err != nil {
 			t.Fatal(err)
 		}

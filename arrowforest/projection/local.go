@@ -18,7 +18,7 @@ type TreeSampler interface {
 }
 
 // Window draws one tree's local feature subset into dst[:0] (features in
-// increasing order). Implementations: PatchWindow (features on a
+// increasing order). Implementations: patchWindow (features on a
 // topology) and locality.Window (a feature and its nearest features on a
 // learned locality).
 type Window interface {
@@ -65,9 +65,9 @@ func (s *Local) BeginTree(rng *rand.Rand, _ []int32) error {
 	return nil
 }
 
-// Subset returns the current tree's features (a view; valid until the next
+// subset returns the current tree's features (a view; valid until the next
 // BeginTree).
-func (s *Local) Subset() []int32 { return s.sub }
+func (s *Local) subset() []int32 { return s.sub }
 
 // Sample draws MTry distinct features of the tree's subset.
 func (s *Local) Sample(rng *rand.Rand, c *Candidates) {
@@ -78,31 +78,31 @@ func (s *Local) Sample(rng *rand.Rand, c *Candidates) {
 	undoDraw(s.perm, s.js)
 }
 
-// PatchWindow draws a local patch on a feature topology (dissertation §4.1,
+// patchWindow draws a local patch on a feature topology (dissertation §4.1,
 // image data): an s×s square of pixels (s positions on a series), with all
 // channels of each pixel, s fixed (Min = Max) or drawn per tree from
 // Min..Max (§4.2). The upper-left corner is uniform over the positions
 // where the patch fits, the (H−s+1)×(W−s+1) cropped image of §4.1; along a
 // cyclic axis it is uniform over the axis and the patch wraps around. A
 // side longer than an axis is clipped to that axis.
-type PatchWindow struct {
+type patchWindow struct {
 	Top      Topology
 	Min, Max int
 }
 
 // NewPatchWindow validates the side range against the topology.
-func NewPatchWindow(top Topology, p, minSide, maxSide int) (*PatchWindow, error) {
+func NewPatchWindow(top Topology, p, minSide, maxSide int) (*patchWindow, error) {
 	if err := top.Validate(p); err != nil {
 		return nil, err
 	}
 	if minSide < 1 || maxSide < minSide || maxSide > max(top.H, top.W) {
 		return nil, fmt.Errorf("projection: patch sides %d..%d outside 1..%d", minSide, maxSide, max(top.H, top.W))
 	}
-	return &PatchWindow{Top: top, Min: minSide, Max: maxSide}, nil
+	return &patchWindow{Top: top, Min: minSide, Max: maxSide}, nil
 }
 
 // Draw appends the patch's features in increasing order.
-func (w *PatchWindow) Draw(rng *rand.Rand, dst []int32) []int32 {
+func (w *patchWindow) Draw(rng *rand.Rand, dst []int32) []int32 {
 	t := w.Top
 	s := w.Min
 	if w.Max > w.Min {
@@ -134,22 +134,22 @@ func fitCorner(rng *rand.Rand, e, n int, cyclic bool) int {
 	return rng.IntN(n - e + 1)
 }
 
-// RandomWindow is the random-subspace baseline the dissertation compares
+// randomWindow is the random-subspace baseline the dissertation compares
 // LFS with (§4.1, "subspace", Barandiaran 1998; §4.4.1 "subspace-random"):
 // each tree sees m features drawn uniformly without replacement, m fixed
 // or drawn from Min..Max, with no regard to locality.
-type RandomWindow struct {
+type randomWindow struct {
 	P, Min, Max int
 	perm        []int32
 	js          []int32
 }
 
 // NewRandomWindow validates the sizes against p features.
-func NewRandomWindow(p, minSize, maxSize int) (*RandomWindow, error) {
+func NewRandomWindow(p, minSize, maxSize int) (*randomWindow, error) {
 	if p < 1 || minSize < 1 || maxSize < minSize || maxSize > p {
 		return nil, fmt.Errorf("projection: subspace sizes %d..%d outside 1..%d", minSize, maxSize, p)
 	}
-	w := &RandomWindow{P: p, Min: minSize, Max: maxSize, perm: make([]int32, p)}
+	w := &randomWindow{P: p, Min: minSize, Max: maxSize, perm: make([]int32, p)}
 	for i := range w.perm {
 		w.perm[i] = int32(i)
 	}
@@ -157,7 +157,7 @@ func NewRandomWindow(p, minSize, maxSize int) (*RandomWindow, error) {
 }
 
 // Draw appends m random features in increasing order.
-func (w *RandomWindow) Draw(rng *rand.Rand, dst []int32) []int32 {
+func (w *randomWindow) Draw(rng *rand.Rand, dst []int32) []int32 {
 	m := w.Min
 	if w.Max > w.Min {
 		m += rng.IntN(w.Max - w.Min + 1)

@@ -17,9 +17,9 @@ const (
 	impulseDecay = 10  // exp(−(t−20)/10)
 )
 
-// CircleSegments returns the segment lengths of circle's class c:
+// circleSegments returns the segment lengths of circle's class c:
 // {5, 5} for class "0" and {4, 6} for class "1".
-func CircleSegments(c int) (int, int) {
+func circleSegments(c int) (int, int) {
 	if c == 1 {
 		return 4, 6
 	}
@@ -58,7 +58,7 @@ func genCircle(rng *rand.Rand, n int) *frame.Frame {
 	f := newClassFrame(seqNames("x", 0, circleLen), n, binaryClasses())
 	for i := range n {
 		c := i % 2 // classes alternate: exactly balanced, as the papers' generators
-		l1, l2 := CircleSegments(c)
+		l1, l2 := circleSegments(c)
 		s1 := rng.IntN(circleLen)
 		s2 := s1 + l1 + 1 + rng.IntN(circleLen-l1-l2-1)
 		for k := range l1 {
@@ -72,10 +72,10 @@ func genCircle(rng *rand.Rand, n int) *frame.Frame {
 	return f
 }
 
-// HVBarsPixel returns the feature name of pixel (row r, column c) of
+// hvbarsPixel returns the feature name of pixel (row r, column c) of
 // hvbars, "pixel_r_c"; features are stored row-major, so this is feature
 // r·28 + c.
-func HVBarsPixel(r, c int) string { return fmt.Sprintf("pixel_%d_%d", r, c) }
+func hvbarsPixel(r, c int) string { return fmt.Sprintf("pixel_%d_%d", r, c) }
 
 // HVBars is the horizontal/vertical bars experiment.
 //
@@ -113,7 +113,7 @@ func genHVBars(rng *rand.Rand, n int) *frame.Frame {
 	featNames := make([]string, 0, barsSide*barsSide)
 	for r := range barsSide {
 		for c := range barsSide {
-			featNames = append(featNames, HVBarsPixel(r, c))
+			featNames = append(featNames, hvbarsPixel(r, c))
 		}
 	}
 	f := newClassFrame(featNames, n, binaryClasses())

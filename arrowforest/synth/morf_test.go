@@ -137,7 +137,7 @@ func TestHVBars(t *testing.T) {
 	f := gen(t, "hvbars", Options{N: n, Seed: 23})
 	for r := range barsSide {
 		for c := range barsSide {
-			if got, want := f.Names[r*barsSide+c], fmt.Sprintf("pixel_%d_%d", r, c); got != want || HVBarsPixel(r, c) != want {
+			if got, want := f.Names[r*barsSide+c], fmt.Sprintf("pixel_%d_%d", r, c); got != want || hvbarsPixel(r, c) != want {
 				t.Fatalf("feature %d named %q, want %q", r*barsSide+c, got, want)
 			}
 		}

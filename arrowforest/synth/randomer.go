@@ -10,10 +10,10 @@ import (
 // paritySD is the per-coordinate standard deviation of parity: Σ = I/32.
 var paritySD = math.Sqrt(1.0 / 32)
 
-// TrunkMean returns the mean μ of trunk's class "0" in p dimensions,
-// μ_j = 1/√j for j = 1..p (class "1" has mean −μ). TrunkMean(p)[j-1] is
+// trunkMean returns the mean μ of trunk's class "0" in p dimensions,
+// μ_j = 1/√j for j = 1..p (class "1" has mean −μ). trunkMean(p)[j-1] is
 // the mean of feature "xj".
-func TrunkMean(p int) []float64 {
+func trunkMean(p int) []float64 {
 	mu := make([]float64, p)
 	for j := range mu {
 		mu[j] = 1 / math.Sqrt(float64(j+1))
@@ -37,7 +37,7 @@ const Trunk = "trunk"
 // genTrunk draws Trunk; see Trunk for the definition.
 func genTrunk(rng *rand.Rand, n, p int) *frame.Frame {
 	f := newClassFrame(seqNames("x", 1, p), n, binaryClasses())
-	mu := TrunkMean(p)
+	mu := trunkMean(p)
 	for i := range n {
 		c := i % 2 // classes alternate: exactly balanced, as the papers' generators
 		s := 1.0

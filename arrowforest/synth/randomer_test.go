@@ -21,8 +21,8 @@ func TestTrunkMeans(t *testing.T) {
 			within(t, fmt.Sprintf("class %d variance of x%d", c, j+1), v, 1, math.Sqrt(2/float64(nc-1)), 4)
 		}
 	}
-	if got := TrunkMean(3); got[0] != 1 || got[1] != 1/math.Sqrt(2) || got[2] != 1/math.Sqrt(3) {
-		t.Errorf("TrunkMean(3) = %v", got)
+	if got := trunkMean(3); got[0] != 1 || got[1] != 1/math.Sqrt(2) || got[2] != 1/math.Sqrt(3) {
+		t.Errorf("trunkMean(3) = %v", got)
 	}
 }
 
@@ -31,7 +31,7 @@ func TestTrunkMeans(t *testing.T) {
 func TestTrunkBayes(t *testing.T) {
 	const n, p = 20000, 100
 	f := gen(t, "trunk", Options{N: n, Seed: 5, P: p})
-	mu := TrunkMean(p)
+	mu := trunkMean(p)
 	errs := 0
 	for i := range n {
 		s := 0.0

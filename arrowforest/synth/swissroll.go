@@ -13,9 +13,9 @@ const (
 	swissUMax    = 21
 )
 
-// SwissRollSurface returns the point of the swiss-roll surface with
+// swissRollSurface returns the point of the swiss-roll surface with
 // parameters (t, u): (t·cos t, u, t·sin t).
-func SwissRollSurface(t, u float64) (y0, y1, y2 float64) {
+func swissRollSurface(t, u float64) (y0, y1, y2 float64) {
 	return t * math.Cos(t), u, t * math.Sin(t)
 }
 
@@ -71,7 +71,7 @@ func genSwissRoll(rng *rand.Rand, n int, noiseVar float64, clean bool) (*frame.F
 		for j := 2; j < swissInputs; j++ {
 			f.Cols[j][i] = float32(rng.NormFloat64())
 		}
-		y0, y1, y2 := SwissRollSurface(t[i], u[i])
+		y0, y1, y2 := swissRollSurface(t[i], u[i])
 		for k, v := range [swissTargets]float64{y0, y1, y2} {
 			targets[k][i] = v + sd*rng.NormFloat64()
 			if clean {
@@ -85,18 +85,18 @@ func genSwissRoll(rng *rand.Rand, n int, noiseVar float64, clean bool) (*frame.F
 		umax = 1
 	}
 	for i := range n {
-		x1, x2 := SwissRollInputs(t[i], u[i], tbar, tmax, ubar, umax)
+		x1, x2 := swissRollInputs(t[i], u[i], tbar, tmax, ubar, umax)
 		f.Cols[0][i] = float32(x1)
 		f.Cols[1][i] = float32(x2)
 	}
 	return f, targets, tnames
 }
 
-// SwissRollInputs is the paper's "unit circle" mapping of (t, u) to the
+// swissRollInputs is the paper's "unit circle" mapping of (t, u) to the
 // inputs (x1, x2) given the sample mean and maximum of t and u (dRF paper
 // §3.1): with a = (t − t̄)/max t and b = (u − ū)/max u,
 // x1 = a·√(1 − b²/2), x2 = b·√(1 − a²/2).
-func SwissRollInputs(t, u, tbar, tmax, ubar, umax float64) (x1, x2 float64) {
+func swissRollInputs(t, u, tbar, tmax, ubar, umax float64) (x1, x2 float64) {
 	a := (t - tbar) / tmax
 	b := (u - ubar) / umax
 	return a * math.Sqrt(1-b*b/2), b * math.Sqrt(1-a*a/2)

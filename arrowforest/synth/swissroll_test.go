@@ -75,7 +75,7 @@ func TestSwissRollSurface(t *testing.T) {
 		if tt < math.Pi || tt > 3*math.Pi {
 			t.Fatalf("row %d: t = %v outside [π, 3π]", i, tt)
 		}
-		a, b, c := SwissRollSurface(tt, us[i])
+		a, b, c := swissRollSurface(tt, us[i])
 		if math.Abs(a-y[3][i]) > 1e-9 || b != y[4][i] || math.Abs(c-y[5][i]) > 1e-9 {
 			t.Fatalf("row %d: true response (%v, %v, %v) is not on the surface at t=%v", i, y[3][i], y[4][i], y[5][i], tt)
 		}
@@ -89,7 +89,7 @@ func TestSwissRollSurface(t *testing.T) {
 	within(t, "mean of t", tbar, 2*math.Pi, 2*math.Pi/math.Sqrt(12*n), 4)
 	within(t, "mean of u", ubar, 10.5, 21/math.Sqrt(12*n), 4)
 	for i := range n {
-		// The paper's formula, written out independently of SwissRollInputs.
+		// The paper's formula, written out independently of swissRollInputs.
 		a := (ts[i] - tbar) / tmax
 		b := (us[i] - ubar) / umax
 		x1 := a * math.Sqrt(1-0.5*b*b)

@@ -23,10 +23,10 @@ const (
 	FormatJSON  = "json"
 )
 
-// ContentTypeOf returns the value of a message's content-type header, the
+// contentTypeOf returns the value of a message's content-type header, the
 // key matched without regard to case ("Content-Type" as HTTP writes it, or
 // "content-type"); the last such header wins, and "" means none.
-func ContentTypeOf(headers []pipeline.Header) string {
+func contentTypeOf(headers []pipeline.Header) string {
 	for i := len(headers) - 1; i >= 0; i-- {
 		if strings.EqualFold(headers[i].Key, HeaderContentType) {
 			return string(headers[i].Value)
@@ -45,7 +45,7 @@ var (
 )
 
 // NewDecoder returns the pipeline decoder for Kafka messages: the value's
-// format comes from its content-type header (ContentTypeOf), else it is
+// format comes from its content-type header (contentTypeOf), else it is
 // sniffed (codec.Decode). A tombstone (null value) and an empty value are
 // refused with different reasons.
 func NewDecoder(mem memory.Allocator) pipeline.Decoder {
@@ -59,7 +59,7 @@ func NewDecoder(mem memory.Allocator) pipeline.Decoder {
 		case len(env.Value) == 0:
 			return nil, errEmptyValue
 		}
-		ct := ContentTypeOf(env.Headers)
+		ct := contentTypeOf(env.Headers)
 		var err error
 		if ct == "" {
 			ct, err = codec.Sniff(env.Value)

@@ -20,9 +20,9 @@ import (
 const (
 	HeaderModelID         = "forestd-model-id"
 	HeaderModelVersion    = "forestd-model-version"
-	HeaderChunk           = "forestd-chunk" // "i/n"
-	HeaderModelBytes      = "forestd-model-bytes"
-	ContentTypeModelChunk = "application/vnd.forestd.model-chunk"
+	headerChunk           = "forestd-chunk" // "i/n"
+	headerModelBytes      = "forestd-model-bytes"
+	contentTypeModelChunk = "application/vnd.forestd.model-chunk"
 )
 
 // Limits on what the model topic may claim, so that a corrupt or hostile
@@ -65,11 +65,11 @@ func parseChunkKey(k string) (ModelRef, int, bool) {
 	return ModelRef{ID: p[2], Version: v}, i, true
 }
 
-// Chunks cuts an encoded model into model-topic messages of at most
+// modelChunks cuts an encoded model into model-topic messages of at most
 // chunkBytes each. Every chunk has its own key (model/<version>/<id>/<i>),
 // so compaction keeps all chunks of a model until they are deleted with
 // tombstones once a newer model is complete.
-func Chunks(topic string, ref ModelRef, data []byte, chunkBytes int) ([]kafkago.Message, error) {
+func modelChunks(topic string, ref ModelRef, data []byte, chunkBytes int) ([]kafkago.Message, error) {
 	if chunkBytes <= 0 {
 		return nil, errors.New("kafka: chunk size must be positive")
 	}
@@ -84,11 +84,11 @@ func Chunks(topic string, ref ModelRef, data []byte, chunkBytes int) ([]kafkago.
 	for i := 0; i < n; i++ {
 		lo, hi := i*chunkBytes, min((i+1)*chunkBytes, len(data))
 		msgs[i] = kafkago.Message{Topic: topic, Key: []byte(chunkKey(ref, i)), Value: data[lo:hi], Headers: []kafkago.Header{
-			{Key: HeaderContentType, Value: []byte(ContentTypeModelChunk)},
+			{Key: HeaderContentType, Value: []byte(contentTypeModelChunk)},
 			{Key: HeaderModelID, Value: []byte(ref.ID)},
 			{Key: HeaderModelVersion, Value: []byte(strconv.FormatInt(ref.Version, 10))},
-			{Key: HeaderChunk, Value: []byte(strconv.Itoa(i) + "/" + strconv.Itoa(n))},
-			{Key: HeaderModelBytes, Value: []byte(strconv.Itoa(len(data)))},
+			{Key: headerChunk, Value: []byte(strconv.Itoa(i) + "/" + strconv.Itoa(n))},
+			{Key: headerModelBytes, Value: []byte(strconv.Itoa(len(data)))},
 		}}
 	}
 	return msgs, nil
@@ -101,10 +101,10 @@ type partialModel struct {
 	have   int
 }
 
-// Assembler reassembles models from model-topic messages in any order,
+// modelAssembler reassembles models from model-topic messages in any order,
 // across interleaved publications, and remembers the chunk keys of complete
 // models so that a publisher can delete them once superseded.
-type Assembler struct {
+type modelAssembler struct {
 	mu sync.Mutex
 	// MaxModelBytes bounds the size a model may claim (default 1 GiB).
 	MaxModelBytes int
@@ -117,9 +117,9 @@ type completeModel struct {
 	chunks int
 }
 
-// NewAssembler returns an empty assembler.
-func NewAssembler() *Assembler {
-	return &Assembler{MaxModelBytes: 1 << 30, partial: map[string]*partialModel{}, complete: map[string]completeModel{}}
+// newModelAssembler returns an empty assembler.
+func newModelAssembler() *modelAssembler {
+	return &modelAssembler{MaxModelBytes: 1 << 30, partial: map[string]*partialModel{}, complete: map[string]completeModel{}}
 }
 
 func header(hs []kafkago.Header, k string) (string, bool) {
@@ -134,7 +134,7 @@ func header(hs []kafkago.Header, k string) (string, bool) {
 // Add takes one message. It returns the model's bytes when the message
 // completes a model, and an error for a message that is not a valid chunk.
 // A tombstone (nil value) forgets its chunk.
-func (a *Assembler) Add(key, value []byte, hs []kafkago.Header) (ModelRef, []byte, error) {
+func (a *modelAssembler) Add(key, value []byte, hs []kafkago.Header) (ModelRef, []byte, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	ref, idx, ok := parseChunkKey(string(key))
@@ -154,8 +154,8 @@ func (a *Assembler) Add(key, value []byte, hs []kafkago.Header) (ModelRef, []byt
 	}
 	id, _ := header(hs, HeaderModelID)
 	vs, _ := header(hs, HeaderModelVersion)
-	cs, _ := header(hs, HeaderChunk)
-	ss, _ := header(hs, HeaderModelBytes)
+	cs, _ := header(hs, headerChunk)
+	ss, _ := header(hs, headerModelBytes)
 	v, err := strconv.ParseInt(vs, 10, 64)
 	if id != ref.ID || err != nil || v != ref.Version {
 		return ModelRef{}, nil, fmt.Errorf("model topic: key %q disagrees with headers id %q version %q", key, id, vs)
@@ -204,7 +204,7 @@ func (a *Assembler) Add(key, value []byte, hs []kafkago.Header) (ModelRef, []byt
 	return ref, data, nil
 }
 
-func (a *Assembler) evictOldest() {
+func (a *modelAssembler) evictOldest() {
 	var oldest *partialModel
 	for _, p := range a.partial {
 		if oldest == nil || oldest.ref.Newer(p.ref) {
@@ -218,7 +218,7 @@ func (a *Assembler) evictOldest() {
 
 // Superseded returns the tombstones deleting every complete model older
 // than ref (and forgets them).
-func (a *Assembler) Superseded(topic string, ref ModelRef) []kafkago.Message {
+func (a *modelAssembler) Superseded(topic string, ref ModelRef) []kafkago.Message {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var ids []string
@@ -255,7 +255,7 @@ type ModelBus struct {
 	opts     ModelBusOptions
 	c        *client
 	w        *kafkago.Writer
-	asm      *Assembler
+	asm      *modelAssembler
 	caughtUp atomic.Bool
 	caught   chan struct{} // closed when caughtUp turns true
 }
@@ -281,13 +281,13 @@ func NewModelBus(opts ModelBusOptions) (*ModelBus, error) {
 	w := &kafkago.Writer{Addr: kafkago.TCP(c.brokers...), Balancer: &kafkago.Hash{}, RequiredAcks: kafkago.RequireAll,
 		BatchBytes: int64(opts.ChunkBytes) + 64<<10, BatchTimeout: time.Millisecond, Transport: c.transport,
 		MaxAttempts: 5, WriteTimeout: 30 * time.Second}
-	return &ModelBus{opts: opts, c: c, w: w, asm: NewAssembler(), caught: make(chan struct{})}, nil
+	return &ModelBus{opts: opts, c: c, w: w, asm: newModelAssembler(), caught: make(chan struct{})}, nil
 }
 
 // Publish writes the model's chunks (acks=all), then tombstones the models
 // it supersedes.
 func (b *ModelBus) Publish(ctx context.Context, ref ModelRef, data []byte) error {
-	msgs, err := Chunks(b.opts.Topic, ref, data, b.opts.ChunkBytes)
+	msgs, err := modelChunks(b.opts.Topic, ref, data, b.opts.ChunkBytes)
 	if err != nil {
 		return err
 	}

@@ -243,7 +243,7 @@ func (s *GroupSource) Progress() []PartitionProgress {
 // (whoever holds it), and the source holds a partition of every topic that
 // has messages waiting. Otherwise the error says which partitions and why.
 func (s *GroupSource) Ready() error {
-	if !s.Joined() {
+	if !s.holdsGeneration() {
 		return fmt.Errorf("not in a consumer-group generation")
 	}
 	if err := s.progress.stale(s.opts.StallTimeout); err != nil {

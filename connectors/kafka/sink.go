@@ -18,9 +18,9 @@ import (
 	"github.com/forestd/forestd/pipeline"
 )
 
-// HeaderPart marks one part of an output record that was split to fit the
+// headerPart marks one part of an output record that was split to fit the
 // broker's message limit: "i/n".
-const HeaderPart = "forestd-part"
+const headerPart = "forestd-part"
 
 // DefaultMaxMessageBytes is the default bound on one produced message,
 // Kafka's default message.max.bytes (1 MiB) minus room for batch framing.
@@ -133,7 +133,7 @@ func (s *Sink) format(o *pipeline.Output) string {
 	if s.opts.Format != FormatAuto {
 		return s.opts.Format
 	}
-	ct, err := codec.NormalizeContentType(ContentTypeOf(o.Headers))
+	ct, err := codec.NormalizeContentType(contentTypeOf(o.Headers))
 	if err == nil && (ct == codec.ContentTypeJSON || ct == codec.ContentTypeNDJSON) {
 		return FormatJSON
 	}
@@ -287,7 +287,7 @@ func (s *Sink) write(ctx context.Context, outs []pipeline.Output) error {
 		for k, p := range parts {
 			h := hs
 			if len(parts) > 1 {
-				h = append(append([]kafkago.Header(nil), hs...), kafkago.Header{Key: HeaderPart, Value: []byte(strconv.Itoa(k) + "/" + strconv.Itoa(len(parts)))})
+				h = append(append([]kafkago.Header(nil), hs...), kafkago.Header{Key: headerPart, Value: []byte(strconv.Itoa(k) + "/" + strconv.Itoa(len(parts)))})
 			}
 			msgs = append(msgs, kafkago.Message{Topic: topic, Key: o.Key, Value: p, Headers: h})
 			owner = append(owner, i)

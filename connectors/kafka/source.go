@@ -160,8 +160,8 @@ func NewGroupSource(opts SourceOptions) (*GroupSource, error) {
 // error means the message was not taken (its Ack is then abandoned).
 type Submit func(ctx context.Context, env *pipeline.Envelope) error
 
-// Joined reports whether the source currently holds a generation.
-func (s *GroupSource) Joined() bool {
+// holdsGeneration reports whether the source currently holds a generation.
+func (s *GroupSource) holdsGeneration() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.joined

@@ -142,7 +142,7 @@ func FuzzPaths(f *testing.F) {
 			}
 		}
 		pat, name := strings.Split(pattern, "/"), strings.Split(rel, "/")
-		got := MatchGlob(pat, name)
+		got := matchGlob(pat, name)
 		if strings.Contains(pattern, "**") {
 			return
 		}
@@ -152,7 +152,7 @@ func FuzzPaths(f *testing.F) {
 			want = ok && err == nil
 		}
 		if got != want {
-			t.Fatalf("MatchGlob(%q, %q) = %v, path.Match says %v", pattern, rel, got, want)
+			t.Fatalf("matchGlob(%q, %q) = %v, path.Match says %v", pattern, rel, got, want)
 		}
 	})
 }

@@ -131,7 +131,7 @@ func TestListHiveAndGlobs(t *testing.T) {
 }
 
 func TestParsePartitions(t *testing.T) {
-	ps, err := ParsePartitions("year=2026/plain/city=S%C3%A3o%20Paulo/k=" + HiveNull + "/f.parquet")
+	ps, err := ParsePartitions("year=2026/plain/city=S%C3%A3o%20Paulo/k=" + hiveNull + "/f.parquet")
 	if err != nil {
 		t.Fatal(err)
 	}

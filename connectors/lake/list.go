@@ -39,9 +39,9 @@ type Partition struct {
 	Null  bool // the value is the hive null marker __HIVE_DEFAULT_PARTITION__
 }
 
-// HiveNull is the directory value hive, Spark and DuckDB write for a null
+// hiveNull is the directory value hive, Spark and DuckDB write for a null
 // partition value.
-const HiveNull = "__HIVE_DEFAULT_PARTITION__"
+const hiveNull = "__HIVE_DEFAULT_PARTITION__"
 
 // List expands paths into the lake's Parquet files. Each argument is
 //
@@ -205,10 +205,10 @@ func hoist(dir string) (root, prefix string) {
 	return clean, strings.Join(parts, "/")
 }
 
-// SplitGlob splits a glob pattern into its fixed directory prefix — the
+// splitGlob splits a glob pattern into its fixed directory prefix — the
 // directory List walks for it, slash-separated ("." or "/" when the
 // pattern starts with a wildcard) — and the pattern elements below it.
-func SplitGlob(pattern string) (root string, rest []string) {
+func splitGlob(pattern string) (root string, rest []string) {
 	slashed := filepath.ToSlash(pattern)
 	elems := strings.Split(slashed, "/")
 	k := 0
@@ -228,7 +228,7 @@ func SplitGlob(pattern string) (root string, rest []string) {
 // listGlob splits pattern into its fixed directory prefix and the rest,
 // walks the prefix and keeps the files whose relative path matches.
 func listGlob(pattern string) ([]File, error) {
-	root, rest := SplitGlob(pattern)
+	root, rest := splitGlob(pattern)
 	for _, e := range rest {
 		if _, err := path.Match(strings.ReplaceAll(e, "**", "*"), ""); err != nil {
 			return nil, fmt.Errorf("lake: pattern %s: %w", pattern, err)
@@ -242,14 +242,14 @@ func listGlob(pattern string) ([]File, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("lake: pattern %s: %s is not a directory", pattern, root)
 	}
-	return walk(root, func(rel string) bool { return MatchGlob(rest, strings.Split(rel, "/")) })
+	return walk(root, func(rel string) bool { return matchGlob(rest, strings.Split(rel, "/")) })
 }
 
-// MatchGlob reports whether the path elements name match the pattern
+// matchGlob reports whether the path elements name match the pattern
 // elements pat: "**" matches any number of elements (including none), any
 // other element is matched with path.Match against exactly one element.
 // A malformed element matches nothing.
-func MatchGlob(pat, name []string) bool {
+func matchGlob(pat, name []string) bool {
 	for len(pat) > 0 {
 		if pat[0] == "**" {
 			// Collapse runs of ** and try every split point.
@@ -260,7 +260,7 @@ func MatchGlob(pat, name []string) bool {
 				return true
 			}
 			for i := 0; i <= len(name); i++ {
-				if MatchGlob(pat, name[i:]) {
+				if matchGlob(pat, name[i:]) {
 					return true
 				}
 			}
@@ -302,7 +302,7 @@ func ParsePartitions(rel string) ([]Partition, error) {
 			return nil, fmt.Errorf("partition directory %q: bad escape in the key: %w", e, err)
 		}
 		p := Partition{Key: key}
-		if v == HiveNull {
+		if v == hiveNull {
 			p.Null = true
 		} else if p.Value, err = url.PathUnescape(v); err != nil {
 			return nil, fmt.Errorf("partition directory %q: bad escape in the value: %w", e, err)

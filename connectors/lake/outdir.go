@@ -58,7 +58,7 @@ func CheckOutDir(out string, inputs []string) error {
 // it, with elements left over for the files ("**" matches any number of
 // directories).
 func globReaches(pattern, out string) bool {
-	root, rest := SplitGlob(pattern)
+	root, rest := splitGlob(pattern)
 	absRoot, err1 := filepath.Abs(filepath.FromSlash(root))
 	absOut, err2 := filepath.Abs(out)
 	if err1 != nil || err2 != nil {

@@ -225,7 +225,7 @@ func CleanTemps(dir string, all bool) (Temps, error) {
 			}
 			return err
 		}
-		if !d.Type().IsRegular() || !IsTempName(d.Name()) {
+		if !d.Type().IsRegular() || !isTempName(d.Name()) {
 			return nil
 		}
 		removed, err := removeStale(p, all)
@@ -256,10 +256,10 @@ func remove(p string) (bool, error) {
 	return true, nil
 }
 
-// IsTempName reports whether name (a base name) is a FileWriter's
+// isTempName reports whether name (a base name) is a FileWriter's
 // temporary file name: "." + the output's name + ".forestd-tmp-" + the
 // decimal digits os.CreateTemp puts in place of its "*".
-func IsTempName(name string) bool {
+func isTempName(name string) bool {
 	i := strings.LastIndex(name, tmpMarker)
 	if i < 2 || name[0] != '.' {
 		return false
