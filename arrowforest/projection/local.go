@@ -65,10 +65,6 @@ func (s *Local) BeginTree(rng *rand.Rand, _ []int32) error {
 	return nil
 }
 
-// subset returns the current tree's features (a view; valid until the next
-// BeginTree).
-func (s *Local) subset() []int32 { return s.sub }
-
 // Sample draws MTry distinct features of the tree's subset.
 func (s *Local) Sample(rng *rand.Rand, c *Candidates) {
 	s.js = drawDistinct(rng, s.perm, s.m, s.js)
