@@ -3,6 +3,7 @@ module github.com/forestd/forestd
 go 1.26.0
 
 require (
+	github.com/andybalholm/brotli v1.1.1
 	github.com/apache/arrow/go/v17 v17.0.0
 	github.com/chromedp/cdproto v0.0.0-20250724212937-08a3db8b4327
 	github.com/chromedp/chromedp v0.14.2
@@ -24,7 +25,6 @@ require (
 )
 
 require (
-	github.com/andybalholm/brotli v1.1.1 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/chromedp/sysutil v1.1.0 // indirect

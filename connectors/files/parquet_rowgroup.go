@@ -202,6 +202,7 @@ func (f *ParquetFile) readRowGroup(g int, cols []string, mem memory.Allocator, b
 	n := int(f.rows[g])
 	chunks := f.pf.RowGroups()[g].ColumnChunks()
 	var scan pageScan // checkChunkPages's buffers
+	defer scan.close()
 	for _, c := range pcols {
 		if err := checkCodec(f.pf, g, c.leaf); err != nil {
 			return nil, fmt.Errorf("%s: row group %d, column %s: %w", f.name, g, c.name, err)

@@ -1,10 +1,17 @@
 package files
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"math/bits"
 	"strings"
+
+	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
@@ -41,6 +48,48 @@ var pageHeaderFields = [...]string{1: "type", 2: "uncompressed_page_size", 3: "c
 // pageScan holds the buffers checkChunkPages reuses from page to page.
 type pageScan struct {
 	raw, plain []byte
+	src        bytes.Reader // a compressed page, read by gz or br
+	gz         *gzip.Reader
+	br         *brotli.Reader
+	zd         *zstd.Decoder // frames of windows up to pageZstdWindow
+	zdBig      *zstd.Decoder // up to zdBigWindow, for pages larger than that
+	zdBigWin   int
+}
+
+// pageZstdWindow is the window a Zstandard frame of a page may ask its
+// decoder to allocate, or the page's size if larger: a writer that knows
+// a page's size asks for at most that, zstd's level 19 for 8 MiB.
+const pageZstdWindow = 8 << 20
+
+// zstdDecoder returns a decoder whose window limit is the larger of
+// pageZstdWindow and size rounded up to a power of two.
+func (s *pageScan) zstdDecoder(size int) (*zstd.Decoder, error) {
+	newDecoder := func(window int) (*zstd.Decoder, error) {
+		return zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxWindow(uint64(window)))
+	}
+	if size <= pageZstdWindow {
+		if s.zd == nil {
+			d, err := newDecoder(pageZstdWindow)
+			if err != nil {
+				return nil, err
+			}
+			s.zd = d
+		}
+		return s.zd, nil
+	}
+	if size > s.zdBigWin {
+		if s.zdBig != nil {
+			s.zdBig.Close()
+			s.zdBig, s.zdBigWin = nil, 0
+		}
+		w := 1 << bits.Len(uint(size-1))
+		d, err := newDecoder(w)
+		if err != nil {
+			return nil, err
+		}
+		s.zdBig, s.zdBigWin = d, w
+	}
+	return s.zdBig, nil
 }
 
 func (s *pageScan) grow(b *[]byte, n int) []byte {
@@ -91,17 +140,25 @@ func checkChunkPages(s *pageScan, pf *parquet.File, g, leaf int, maxDef byte, ro
 			if n := int64(h.DictionaryPageHeader.V.NumValues); n < 0 || n > 8*int64(h.UncompressedPageSize)+8 {
 				return fmt.Errorf("%w: page %d at byte %d: dictionary of %d values in %d bytes", ErrCorruptParquetPage, page, off, n, h.UncompressedPageSize)
 			}
+			if cm.Codec != format.Uncompressed {
+				if _, err := s.plainBody(pf, body, h, codec, cm.Codec); err != nil {
+					return fmt.Errorf("page %d at byte %d: %w", page, off, err)
+				}
+			}
 		case h.Type == format.DataPage && h.DataPageHeader.Valid:
 			v := &h.DataPageHeader.V
 			if err := checkNumValues(int64(v.NumValues), &left); err != nil {
 				return fmt.Errorf("page %d at byte %d: %w", page, off, err)
 			}
-			if maxDef == 0 && !runEncoded(v.Encoding) {
-				break // no runs to count
+			if maxDef == 0 && !runEncoded(v.Encoding) && cm.Codec == format.Uncompressed {
+				break // no runs to count, nothing to decompress
 			}
 			data, err := s.plainBody(pf, body, h, codec, cm.Codec)
 			if err != nil {
 				return fmt.Errorf("page %d at byte %d: %w", page, off, err)
+			}
+			if maxDef == 0 && !runEncoded(v.Encoding) {
+				break
 			}
 			if maxDef > 0 && v.DefinitionLevelEncoding == format.RLE {
 				if len(data) < 4 || int64(binary.LittleEndian.Uint32(data)) > int64(len(data)-4) {
@@ -127,7 +184,8 @@ func checkChunkPages(s *pageScan, pf *parquet.File, g, leaf int, maxDef byte, ro
 			if rl < 0 || dl < 0 || v.NumNulls < 0 || v.NumNulls > v.NumValues || rl+dl > int64(h.CompressedPageSize) {
 				return fmt.Errorf("%w: page %d at byte %d: levels of %d+%d bytes in a page of %d, %d nulls of %d values", ErrCorruptParquetPage, page, off, rl, dl, h.CompressedPageSize, v.NumNulls, v.NumValues)
 			}
-			if !runEncoded(v.Encoding) && (maxDef == 0 || dl == 0) {
+			compressed := cm.Codec != format.Uncompressed && (!v.IsCompressed.Valid || v.IsCompressed.V)
+			if !runEncoded(v.Encoding) && (maxDef == 0 || dl == 0) && !compressed {
 				break
 			}
 			raw := s.grow(&s.raw, int(h.CompressedPageSize))
@@ -139,14 +197,14 @@ func checkChunkPages(s *pageScan, pf *parquet.File, g, leaf int, maxDef byte, ro
 					return fmt.Errorf("page %d at byte %d: %w", page, off, err)
 				}
 			}
-			if !runEncoded(v.Encoding) {
-				break
-			}
 			data := raw[rl+dl:]
-			if cm.Codec != format.Uncompressed && (!v.IsCompressed.Valid || v.IsCompressed.V) {
+			if compressed {
 				if data, err = s.decompress(codec, cm.Codec, data, int(h.UncompressedPageSize-int32(rl+dl))); err != nil {
 					return fmt.Errorf("page %d at byte %d: %w", page, off, err)
 				}
+			}
+			if !runEncoded(v.Encoding) {
+				break
 			}
 			if err := checkValueRuns(data, v.Encoding, int64(v.NumValues-v.NumNulls)); err != nil {
 				return fmt.Errorf("page %d at byte %d: %w", page, off, err)
@@ -277,24 +335,107 @@ func (s *pageScan) plainBody(pf *parquet.File, body int64, h *format.PageHeader,
 }
 
 // decompress decompresses src, which the page header says holds size
-// bytes, into a buffer of that size. A Snappy block states its length
-// first; a longer one is refused before it is decoded, since the decoder
-// would allocate whatever it states.
+// bytes, into a buffer of that size, and refuses a page that holds more.
+// parquet-go's decoders grow their output to whatever the stream holds:
+// a gzip, Brotli or Zstandard stream of a few kilobytes may expand to
+// gigabytes, and its LZ4_RAW decoder doubles its buffer for as long as a
+// block fails to decode, which a corrupt block always does. So every
+// compressed page of a chunk is decompressed here first, within bounds:
+// a Snappy block states its length first and is refused if longer;
+// LZ4_RAW is refused (checkCodec); gzip, Brotli and Zstandard stream
+// through a reader stopped one byte past size, Zstandard with a window of
+// at most the larger of size and 8 MiB (docs/parquet-footers.md,
+// "Compressed pages").
 func (s *pageScan) decompress(codec compress.Codec, id format.CompressionCodec, src []byte, size int) ([]byte, error) {
 	if size < 0 {
 		return nil, fmt.Errorf("%w: %d uncompressed bytes", ErrCorruptParquetPage, size)
 	}
-	if id == format.Snappy {
+	dst := s.grow(&s.plain, size)
+	var out []byte
+	var err error
+	switch id {
+	case format.Snappy:
 		if n, k := binary.Uvarint(src); k <= 0 || n > uint64(size) {
 			return nil, fmt.Errorf("%w: Snappy block of %d bytes, the page header says %d", ErrCorruptParquetPage, n, size)
 		}
+		out, err = codec.Decode(dst, src)
+	case format.Lz4Raw:
+		return nil, errLZ4Raw // checkCodec refuses it before
+	case format.Gzip, format.Brotli, format.Zstd:
+		out, err = s.stream(id, src, dst)
+	default:
+		out, err = codec.Decode(dst, src) // parquet-go refuses the codecs it lacks
 	}
-	out, err := codec.Decode(s.grow(&s.plain, size), src)
 	if err != nil {
-		return nil, fmt.Errorf("%w: decompressing: %v", ErrCorruptParquetPage, err)
+		return nil, fmt.Errorf("%w: decompressing %s: %v", ErrCorruptParquetPage, codec, err)
+	}
+	if len(out) > size {
+		return nil, fmt.Errorf("%w: %s page decompresses to more than the %d bytes its header says", ErrCorruptParquetPage, codec, size)
 	}
 	if cap(out) > cap(s.plain) {
 		s.plain = out[:0]
 	}
 	return out, nil
+}
+
+// stream decompresses a gzip, Brotli or Zstandard stream into dst,
+// reading one byte more than dst holds to tell a longer stream
+// (errLongerPage).
+func (s *pageScan) stream(id format.CompressionCodec, src, dst []byte) ([]byte, error) {
+	s.src.Reset(src)
+	var r io.Reader
+	switch id {
+	case format.Gzip:
+		if s.gz == nil {
+			s.gz = new(gzip.Reader)
+		}
+		if err := s.gz.Reset(&s.src); err != nil {
+			return nil, err
+		}
+		r = s.gz
+	case format.Brotli:
+		if s.br == nil {
+			s.br = brotli.NewReader(&s.src)
+		} else if err := s.br.Reset(&s.src); err != nil {
+			return nil, err
+		}
+		r = s.br
+	default:
+		d, err := s.zstdDecoder(len(dst))
+		if err != nil {
+			return nil, err
+		}
+		if err := d.Reset(&s.src); err != nil {
+			return nil, err
+		}
+		r = d
+	}
+	n, err := io.ReadFull(r, dst)
+	switch {
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		return dst[:n], nil
+	case err != nil:
+		return nil, err
+	}
+	var one [1]byte
+	if k, err := io.ReadFull(r, one[:]); k > 0 {
+		return nil, errLongerPage
+	} else if err != io.EOF {
+		return nil, err
+	}
+	return dst, nil
+}
+
+// errLongerPage is stream's error for a page that decompresses to more
+// than its header says.
+var errLongerPage = errors.New("more bytes than the page header says")
+
+// close releases the Zstandard decoder, if one was made.
+func (s *pageScan) close() {
+	for _, d := range []*zstd.Decoder{s.zd, s.zdBig} {
+		if d != nil {
+			d.Close()
+		}
+	}
+	s.zd, s.zdBig, s.zdBigWin = nil, nil, 0
 }
