@@ -21,10 +21,12 @@ import (
 
 // BenchmarkScoreMessage: the daemon's path for one features message of
 // 1,000 Trunk rows (p = 50) on a 100-tree forest trained on 20,000 others
-// — the Kafka decoder (content type from the header), the score stage,
-// the predictions encoded as the sink's default Arrow IPC — with the rows
-// as JSON lines and as an Arrow IPC stream (docs/performance.md). rows/s
-// and the process's CPU per row reported.
+// — the daemon's decoder (content type from the header; scoreDecoder), the
+// score stage, the predictions encoded as the sink's default Arrow IPC —
+// with the rows as JSON lines and as an Arrow IPC stream
+// (docs/performance.md), and as JSON lines decoded in full by
+// kafka.NewDecoder (json-full, the decoder before scoreDecoder). rows/s and
+// the process's CPU per row reported.
 func BenchmarkScoreMessage(b *testing.B) {
 	gen := func(n int, seed uint64) arrow.Record {
 		fr, err := synth.Generate(synth.Trunk, synth.Options{N: n, P: 50, Seed: seed})
@@ -72,12 +74,18 @@ func BenchmarkScoreMessage(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	decode := kafka.NewDecoder(nil)
-	stage := &scoreStage{Current: cur}
+	sd := newScoreDecoder("features", "")
+	full := kafka.NewDecoder(nil)
 	for _, c := range []struct {
 		name, ct string
 		value    []byte
-	}{{"json", codec.ContentTypeNDJSON, asJSON}, {"arrow", codec.ContentTypeArrow, asArrow}} {
+		decode   pipeline.Decoder
+	}{
+		{"json", codec.ContentTypeNDJSON, asJSON, sd.decode},
+		{"json-full", codec.ContentTypeNDJSON, asJSON, full},
+		{"arrow", codec.ContentTypeArrow, asArrow, sd.decode},
+	} {
+		decode, stage := c.decode, &scoreStage{Current: cur, Full: sd.full}
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			done := benchcpu.PerRow(b, int(feat.NumRows()))
