@@ -1,7 +1,9 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -21,10 +23,14 @@ import (
 
 // BenchmarkScoreMessage: the daemon's path for one features message of
 // 1,000 Trunk rows (p = 50) on a 100-tree forest trained on 20,000 others
-// — the Kafka decoder (content type from the header), the score stage,
-// the predictions encoded as the sink's default Arrow IPC — with the rows
-// as JSON lines and as an Arrow IPC stream (docs/performance.md). rows/s
-// and the process's CPU per row reported.
+// — the daemon's decoder (content type from the header; scoreDecoder), the
+// score stage, the predictions encoded as the sink's default Arrow IPC —
+// with the rows as JSON lines and as an Arrow IPC stream
+// (docs/performance.md), and as JSON lines decoded in full by
+// kafka.NewDecoder (json-full, the decoder before scoreDecoder); json-extra
+// adds five members the model does not read (json-extra-full: the same
+// decoded in full).
+// rows/s and the process's CPU per row reported.
 func BenchmarkScoreMessage(b *testing.B) {
 	gen := func(n int, seed uint64) arrow.Record {
 		fr, err := synth.Generate(synth.Trunk, synth.Options{N: n, P: 50, Seed: seed})
@@ -68,16 +74,31 @@ func BenchmarkScoreMessage(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// the same rows with members the model does not read, as a topic of
+	// events carries them: an id, a time stamp, a note, a user and an amount
+	var extra []byte
+	for i, line := range bytes.Split(bytes.TrimSpace(asJSON), []byte("\n")) {
+		extra = fmt.Appendf(extra, `{"id":"event-%06d","ts":"2026-11-28T01:00:%02d.%06dZ","note":"a member the model does not read","user":"u%04d","amount":%d.25,`, i, i%60, i, i%977, i%500)
+		extra = append(append(extra, line[1:]...), '\n')
+	}
 	asArrow, err := codec.EncodeArrow(feat, memory.DefaultAllocator)
 	if err != nil {
 		b.Fatal(err)
 	}
-	decode := kafka.NewDecoder(nil)
-	stage := &scoreStage{Current: cur}
+	sd := newScoreDecoder("features", "")
+	full := kafka.NewDecoder(nil)
 	for _, c := range []struct {
 		name, ct string
 		value    []byte
-	}{{"json", codec.ContentTypeNDJSON, asJSON}, {"arrow", codec.ContentTypeArrow, asArrow}} {
+		decode   pipeline.Decoder
+	}{
+		{"json", codec.ContentTypeNDJSON, asJSON, sd.decode},
+		{"json-full", codec.ContentTypeNDJSON, asJSON, full},
+		{"arrow", codec.ContentTypeArrow, asArrow, sd.decode},
+		{"json-extra", codec.ContentTypeNDJSON, extra, sd.decode},
+		{"json-extra-full", codec.ContentTypeNDJSON, extra, full},
+	} {
+		decode, stage := c.decode, &scoreStage{Current: cur, Full: sd.full}
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			done := benchcpu.PerRow(b, int(feat.NumRows()))

@@ -204,7 +204,7 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 	}
 	d.rt, err = pipeline.New(pipeline.Options{Workers: cfg.Pipeline.Workers, MaxInFlightBytes: cfg.Pipeline.MaxInFlightBytes,
 		Logger: log, Metrics: d.metrics, OnDeadLetter: d.deadLetter, DeadLetterStream: pipeline.DefaultDeadLetterStream},
-		kafka.NewDecoder(nil), routes, d.sink)
+		d.decoder(routes), routes, d.sink)
 	if err != nil {
 		return nil, err
 	}

@@ -11,10 +11,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/forestd/forestd/arrowforest/fdm"
 	modelfile "github.com/forestd/forestd/arrowforest/model"
+	"github.com/forestd/forestd/connectors/codec"
 	"github.com/forestd/forestd/connectors/kafka"
 	"github.com/forestd/forestd/internal/status"
 	"github.com/forestd/forestd/operators"
@@ -162,6 +164,10 @@ type scoreStage struct {
 	Metrics *metrics
 	// Mem allocates the predictions (nil: memory.DefaultAllocator).
 	Mem memory.Allocator
+	// Full, when set, decodes a message in full: its batches may hold only
+	// the columns the model reads (scoreDecoder), and what Score refuses
+	// in those is scored again from the full record, for the same reason.
+	Full pipeline.Decoder
 }
 
 // Name implements pipeline.Stage.
@@ -199,6 +205,9 @@ func (s *scoreStage) Process(ctx context.Context, in *pipeline.Batch) ([]pipelin
 		opts.Keep = []string{s.Key}
 	}
 	recs, err := m.Score(in.Records, opts)
+	if err != nil && s.Full != nil && in.ContentType != codec.ContentTypeArrow {
+		recs, err = s.scoreFull(m, in.Env, opts, err)
+	}
 	if err != nil {
 		return nil, nil, stageErr(err)
 	}
@@ -221,6 +230,18 @@ func (s *scoreStage) Process(ctx context.Context, in *pipeline.Batch) ([]pipelin
 		outs = append(outs, pipeline.Output{Stream: stream, Key: []byte(src), Headers: hs, Record: r})
 	}
 	return outs, nil, nil
+}
+
+// scoreFull scores env decoded in full, after Score refused the columns
+// scoreDecoder decoded (err), so that a refusal names what a full record
+// gives (another column's name, the closest to a missing one).
+func (s *scoreStage) scoreFull(m *scoring.Model, env *pipeline.Envelope, opts scoring.Options, err error) ([]arrow.Record, error) {
+	b, derr := s.Full(env)
+	if derr != nil {
+		return nil, err
+	}
+	defer b.Release()
+	return m.Score(b.Records, opts)
 }
 
 // TrainStage adds labelled batches to the training window and wakes the

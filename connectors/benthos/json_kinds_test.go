@@ -1,10 +1,15 @@
 package benthos
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unsafe"
+
+	"github.com/redpanda-data/benthos/v4/public/service"
 )
 
 // irisFeatures are the members examples/iris.model reads.
@@ -176,5 +181,49 @@ func TestScoreJSONKeepsText(t *testing.T) {
 				t.Fatalf("message %d: %v", i, o)
 			}
 		}
+	}
+}
+
+// TestScoreJSONOneBuffer: the new bytes of a batch's scored JSON messages
+// lie end to end in one buffer sized once, so a message holds no share of
+// a buffer outgrown by the messages after it (a buffer grown by append
+// kept the messages before each growth on the old array). The prediction
+// members of the iris model (a 64-digit model_id, three probabilities) are
+// longer than the guess of 24 bytes a column the buffer was sized by.
+func TestScoreJSONOneBuffer(t *testing.T) {
+	conf, err := scoreSpec().ParseYAML(`model: "examples/iris.model"`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := newScoreProc(conf, service.MockResources())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	batch := make(service.MessageBatch, 200)
+	for i := range batch {
+		// petals from setosa's to virginica's: probabilities of many digits
+		batch[i] = service.NewMessage([]byte(fmt.Sprintf(`{"id":%d,"sepal_length_cm":6,"sepal_width_cm":3,"petal_length_cm":%g,"petal_width_cm":%g}`,
+			i, 1+float64(i%60)/10, float64(i%25)/10)))
+	}
+	if _, err := p.ProcessBatch(context.Background(), batch); err != nil {
+		t.Fatal(err)
+	}
+	var prev []byte
+	for i, msg := range batch {
+		if msg.GetError() != nil {
+			t.Fatalf("message %d: %v", i, msg.GetError())
+		}
+		b, _ := msg.AsBytes()
+		if !bytes.HasPrefix(b, []byte(fmt.Sprintf(`{"id":%d,`, i))) || !bytes.Contains(b, []byte(`"prob_`)) {
+			t.Fatalf("message %d: %s", i, b)
+		}
+		if cap(b) != len(b) {
+			t.Fatalf("message %d: %d bytes with room for %d", i, len(b), cap(b))
+		}
+		if i > 0 && unsafe.Pointer(unsafe.SliceData(b)) != unsafe.Add(unsafe.Pointer(unsafe.SliceData(prev)), len(prev)) {
+			t.Fatalf("message %d does not follow message %d in the batch's buffer", i, i-1)
+		}
+		prev = b
 	}
 }

@@ -235,6 +235,39 @@ type jsonSpec struct {
 	// reused (Reset) so that a batch's columns take no new memory; Benthos
 	// runs ProcessBatch on every pipeline thread at once, hence a pool
 	rows sync.Pool
+	// members holds *memberRows, the prediction members of a batch's rows
+	// before they are merged into the messages (pooled as rows is)
+	members sync.Pool
+}
+
+// memberRows is the text of a batch's prediction members, row after row:
+// row k is buf[ends[k-1]:ends[k]].
+type memberRows struct {
+	buf  []byte
+	ends []int
+}
+
+func (r *memberRows) start(k int) int {
+	if k == 0 {
+		return 0
+	}
+	return r.ends[k-1]
+}
+
+// scratch returns an empty memberRows from the pool.
+func (s *jsonSpec) scratch() *memberRows {
+	if r, ok := s.members.Get().(*memberRows); ok {
+		r.buf, r.ends = r.buf[:0], r.ends[:0]
+		return r
+	}
+	return &memberRows{}
+}
+
+// putScratch returns r to the pool unless one batch made it outsized.
+func (s *jsonSpec) putScratch(r *memberRows) {
+	if cap(r.buf) <= 4<<20 {
+		s.members.Put(r)
+	}
 }
 
 // jsonRows returns a JSONRows reading the model's columns, empty.
@@ -469,37 +502,41 @@ func (p *scoreProc) scoreJSON(m *scoring.Model, batch service.MessageBatch, part
 		key, _ = json.Marshal(p.resultField)
 	}
 	members := codec.NewJSONMembers(out)
-	// one buffer holds every message's new bytes (each message a full
-	// slice of it), so a batch costs one allocation, not one per message
+	// the members of every row go first into a pooled scratch buffer, so
+	// that the messages' new bytes take one allocation of the exact size
+	// (each message a full slice of it): a buffer grown by append would
+	// leave the messages set before the growth holding the old array
+	sc := spec.scratch()
+	defer spec.putScratch(sc)
+	for k := range ok {
+		if sc.buf, err = members.Append(sc.buf, k); err != nil {
+			return fail(err) // a column JSON cannot hold: every row has it
+		}
+		sc.ends = append(sc.ends, len(sc.buf))
+	}
+	row := func(k int) []byte { return sc.buf[sc.start(k):sc.ends[k]] }
 	size := 0
-	for _, i := range ok {
-		size += len(parts.bytes[i]) + 24*int(out.NumCols()) + len(key) + 4
+	for k, i := range ok {
+		size += len(parts.bytes[i]) + len(row(k)) + len(key) + 4
 	}
 	buf := make([]byte, 0, size)
-	var row []byte // the members of one row, for the structured form
+	id, version := any(m.ID()), any(m.Version()) // boxed once, not per message
 	for k, i := range ok {
 		msg := batch[i]
-		add := func(dst []byte) ([]byte, error) { return members.Append(dst, k) }
+		add := func(dst []byte) ([]byte, error) { return append(dst, row(k)...), nil }
 		start := len(buf)
-		var err error
 		spliced := false
 		if !clash {
-			buf, spliced, err = appendMerged(buf, parts.bytes[i], key, add)
+			buf, spliced, _ = appendMerged(buf, parts.bytes[i], key, add)
 		}
-		switch {
-		case spliced && err == nil:
+		if spliced {
 			msg.SetBytes(buf[start:len(buf):len(buf)])
-		case !spliced:
-			if row, err = add(append(row[:0], '{')); err == nil {
-				err = mergeStructured(msg, append(row, '}'), p.resultField)
-			}
-		}
-		if err != nil {
+		} else if err := mergeStructured(msg, append(append([]byte{'{'}, row(k)...), '}'), p.resultField); err != nil {
 			errored(msg, fmt.Errorf("forestd_score: %w", err))
 			continue
 		}
-		msg.MetaSetMut(MetaModelID, m.ID())
-		msg.MetaSetMut(MetaModelVersion, m.Version())
+		msg.MetaSetMut(MetaModelID, id)
+		msg.MetaSetMut(MetaModelVersion, version)
 	}
 	return len(ok)
 }

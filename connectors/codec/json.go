@@ -63,6 +63,14 @@ type JSONOptions struct {
 	// value must carry the same decoded keys; skipped keys may differ.
 	// JSONRows.Skipped reports which skipped keys the rows had.
 	Only []string
+	// Check, with Only, checks the keys Only skips as decoded keys are
+	// checked — a flat value, one kind in the rows of a value, the same
+	// keys in every row of a value, no key twice, a string Unicode text —
+	// but keeps none of their values and gives them no column: the rows
+	// accepted, and the errors of those refused, are those of a JSONRows
+	// without Only, and only the record is narrower (the daemon's score
+	// route decodes the columns its model reads and nothing else).
+	Check bool
 }
 
 // JSONRows decodes JSON objects, from one value or from many (the messages
@@ -103,6 +111,7 @@ type member struct {
 
 type jsonColumn struct {
 	name   string
+	ghost  bool // checked, not kept (JSONOptions.Check): rows alone, no values, no column
 	kind   Kind // first non-null kind, or the fixed kind
 	pinned bool // kind fixed by JSONOptions.Kinds
 	voted  bool // kind fixed by AppendAll (the batch's majority)
@@ -234,7 +243,7 @@ func (b *JSONRows) AppendAll(values [][]byte) []error {
 
 // open reports whether a decoded column may have no kind yet.
 func (b *JSONRows) open() bool {
-	if b.only == nil {
+	if b.only == nil || b.opts.Check {
 		return true
 	}
 	for _, c := range b.cols {
@@ -349,7 +358,7 @@ func (b *JSONRows) scanKinds(value []byte, cast func(key []byte, k Kind)) bool {
 			sc.i++
 			sc.space()
 			_, decoded := b.index[string(key)]
-			if decoded || b.only == nil || b.only[string(key)] {
+			if decoded || b.only == nil || b.opts.Check || b.only[string(key)] {
 				k, err := sc.kind()
 				if err != nil {
 					return false
@@ -547,13 +556,15 @@ func (b *JSONRows) lookup(key []byte, k int) (int, error) {
 	}
 	ci, ok := b.index[string(key)]
 	if !ok {
-		if b.only != nil && !b.only[string(key)] {
+		ghost := b.only != nil && !b.only[string(key)]
+		if ghost && !b.opts.Check {
 			return -1, nil
 		}
 		if len(b.cols) == maxJSONColumns {
 			return 0, fmt.Errorf("JSON: more than %d columns", maxJSONColumns)
 		}
 		ci = b.column(string(key))
+		b.cols[ci].ghost = ghost
 	}
 	if k < len(b.order) {
 		b.order[k] = ci
@@ -576,12 +587,13 @@ func (b *JSONRows) rollback(start, ncols int) {
 		}
 		if k < len(c.rows) {
 			c.rows = c.rows[:k]
-			switch c.kind {
-			case KindNumber:
+			switch {
+			case c.ghost:
+			case c.kind == KindNumber:
 				c.num = c.num[:k]
-			case KindString:
+			case c.kind == KindString:
 				c.str = c.str[:k]
-			case KindBool:
+			case c.kind == KindBool:
 				c.bol = c.bol[:k]
 			}
 		}
@@ -603,6 +615,9 @@ func (b *JSONRows) rollback(start, ncols int) {
 // Skipped reports whether a row appended so far has the key name, which
 // JSONOptions.Only skips (false for a decoded key).
 func (b *JSONRows) Skipped(name string) bool {
+	if ci, ok := b.index[name]; ok {
+		return b.cols[ci].ghost && b.cols[ci].last >= 0
+	}
 	_, ok := b.skipped[name]
 	return ok
 }
@@ -628,7 +643,7 @@ func (c *jsonColumn) add(k Kind, num float64, str string, bol bool, at, row int)
 	if k == KindNull {
 		return nil // stays null
 	}
-	if k == KindNumber && c.kind == KindNumber {
+	if k == KindNumber && c.kind == KindNumber && !c.ghost {
 		c.num = append(c.num, num)
 		c.rows = append(c.rows, int32(at))
 		return nil
@@ -648,12 +663,13 @@ func (c *jsonColumn) add(k Kind, num float64, str string, bol bool, at, row int)
 	case c.kind != k:
 		return fmt.Errorf("JSON row %d, column %q: a %s where earlier rows have a %s", row, c.name, k, c.kind)
 	}
-	switch k {
-	case KindNumber:
+	switch {
+	case c.ghost: // the row alone, for rollback and kinds
+	case k == KindNumber:
 		c.num = append(c.num, num)
-	case KindString:
+	case k == KindString:
 		c.str = append(c.str, str)
-	case KindBool:
+	case k == KindBool:
 		c.bol = append(c.bol, bol)
 	}
 	c.rows = append(c.rows, int32(at))
@@ -666,12 +682,13 @@ func (c *jsonColumn) reserve(n int) {
 		return
 	}
 	c.rows = slices.Grow(c.rows, n)
-	switch c.kind {
-	case KindNumber, KindNull:
+	switch {
+	case c.ghost:
+	case c.kind == KindNumber || c.kind == KindNull:
 		c.num = slices.Grow(c.num, n)
-	case KindString:
+	case c.kind == KindString:
 		c.str = slices.Grow(c.str, n)
-	case KindBool:
+	case c.kind == KindBool:
 		c.bol = slices.Grow(c.bol, n)
 	}
 }
@@ -683,9 +700,14 @@ func (b *JSONRows) Record(mem memory.Allocator) arrow.Record {
 		mem = memory.DefaultAllocator
 	}
 	rows := b.rows
-	fields := make([]arrow.Field, len(b.cols))
-	arrs := make([]arrow.Array, len(b.cols))
-	for j, c := range b.cols {
+	fields := make([]arrow.Field, 0, len(b.cols))
+	arrs := make([]arrow.Array, 0, len(b.cols))
+	for _, c := range b.cols {
+		if c.ghost {
+			continue
+		}
+		j := len(fields)
+		fields, arrs = fields[:j+1], arrs[:j+1]
 		var bld array.Builder
 		// pad appends nulls up to row i
 		next := 0

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -221,4 +222,84 @@ func TestJSONNumbers(t *testing.T) {
 			t.Fatalf("%s read as %v (%x), strconv %v (%x)", text, got, math.Float64bits(got), want, math.Float64bits(want))
 		}
 	}
+}
+
+// checkSame fails unless appending values, one JSONRows without Only and
+// one with Only and Check, gives the same error for each value, and the
+// checked record's columns are the full record's columns of Only, the
+// same arrays.
+func checkSame(t *testing.T, only []string, values ...[]byte) {
+	t.Helper()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	full := NewJSONRows(JSONOptions{})
+	part := NewJSONRows(JSONOptions{Only: only, Check: true})
+	for i, v := range values {
+		_, errFull := full.Append(v)
+		_, errPart := part.Append(v)
+		if (errFull == nil) != (errPart == nil) || errFull != nil && errFull.Error() != errPart.Error() {
+			t.Fatalf("value %d %q: without Only %v, with Only and Check %v", i, v, errFull, errPart)
+		}
+	}
+	fr, pr := full.Record(mem), part.Record(mem)
+	defer fr.Release()
+	defer pr.Release()
+	if fr.NumRows() != pr.NumRows() {
+		t.Fatalf("%d rows without Only, %d with", fr.NumRows(), pr.NumRows())
+	}
+	var want []string
+	for _, f := range fr.Schema().Fields() {
+		if slices.Contains(only, f.Name) {
+			want = append(want, f.Name)
+		}
+	}
+	var got []string
+	for j, f := range pr.Schema().Fields() {
+		got = append(got, f.Name)
+		ix := fr.Schema().FieldIndices(f.Name)
+		if len(ix) != 1 || !array.Equal(fr.Column(ix[0]), pr.Column(j)) || !fr.Schema().Field(ix[0]).Equal(f) {
+			t.Fatalf("column %q differs: %v, without Only %v", f.Name, pr.Column(j), fr.Column(ix[0]))
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("columns %v, want %v", got, want)
+	}
+}
+
+// TestJSONRowsCheck: with Check, keys outside Only are refused as a
+// JSONRows without Only refuses them — nested values, a kind other than
+// the earlier rows', a key twice, a key row 0 lacks, a string that is not
+// Unicode text — with the same error, and the values accepted make the
+// columns of Only alone.
+func TestJSONRowsCheck(t *testing.T) {
+	only := []string{"x", "y"}
+	checkSame(t, only, []byte(`{"x":1,"y":"a","id":"k1","n":2}`), []byte("{\"x\":2,\"y\":null,\"id\":\"k2\",\"n\":3}\n{\"x\":3,\"y\":\"b\",\"id\":null,\"n\":4}"))
+	for _, bad := range []string{
+		`{"x":1,"meta":{"a":1}}`,
+		`{"x":1,"meta":[1]}`,
+		"{\"x\":1,\"id\":\"a\"}\n{\"x\":2,\"id\":7}",
+		`{"x":1,"id":1,"id":2}`,
+		"{\"x\":1}\n{\"x\":2,\"id\":7}",
+		"{\"x\":1,\"id\":7}\n{\"x\":2}",
+		`{"x":1,"id":"\ud800"}`,
+		"{\"x\":1,\"id\":\"\xff\"}",
+		`{"x":1,"n":1e400}`,
+		"{\"x\":1,\"b\":true}\n{\"x\":2,\"b\":0}",
+	} {
+		checkSame(t, only, []byte(`{"x":0,"y":"z","id":"k","n":1}`), []byte(bad), []byte(`{"x":5,"y":"q","id":"k","n":1}`))
+	}
+}
+
+// FuzzJSONRowsCheck: a JSONRows with Only and Check accepts and refuses
+// what one without Only does, with the same errors, and its record holds
+// the same arrays for Only's columns (checkSame), for any value after a
+// fixed first one.
+func FuzzJSONRowsCheck(f *testing.F) {
+	for _, s := range []string{`{"a":1,"b":"x","c":true,"d":null}`, `{}`, `{"a":[1]}`, "{\"a\":1,\"c\":2}\n{\"a\":2}", `{"c":{"x":1}}`,
+		`{"a":1,"a":2}`, `{"c":"\ud800"}`, `{"c":1e400}`, `{"b":1}`, "{\"c\":1}\n{\"c\":\"s\"}"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, value []byte) {
+		checkSame(t, []string{"a", "b"}, []byte(`{"a":0,"b":"y","c":1}`), value)
+	})
 }

@@ -302,6 +302,9 @@ func (s *jsonScanner) value(c *jsonColumn, at, row int) error {
 		if err != nil {
 			return fmt.Errorf("JSON row %d, column %q: %w", row, c.name, err)
 		}
+		if c.ghost {
+			v = nil // checked, not kept: no string to allocate
+		}
 		return c.add(KindString, 0, string(v), false, at, row)
 	case ch == '-' || ch >= '0' && ch <= '9':
 		f, t, err := s.float()

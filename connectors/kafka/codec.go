@@ -23,10 +23,10 @@ const (
 	FormatJSON  = "json"
 )
 
-// contentTypeOf returns the value of a message's content-type header, the
+// ContentTypeOf returns the value of a message's content-type header, the
 // key matched without regard to case ("Content-Type" as HTTP writes it, or
 // "content-type"); the last such header wins, and "" means none.
-func contentTypeOf(headers []pipeline.Header) string {
+func ContentTypeOf(headers []pipeline.Header) string {
 	for i := len(headers) - 1; i >= 0; i-- {
 		if strings.EqualFold(headers[i].Key, HeaderContentType) {
 			return string(headers[i].Value)
@@ -59,7 +59,7 @@ func NewDecoder(mem memory.Allocator) pipeline.Decoder {
 		case len(env.Value) == 0:
 			return nil, errEmptyValue
 		}
-		ct := contentTypeOf(env.Headers)
+		ct := ContentTypeOf(env.Headers)
 		var err error
 		if ct == "" {
 			ct, err = codec.Sniff(env.Value)

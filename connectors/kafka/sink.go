@@ -133,7 +133,7 @@ func (s *Sink) format(o *pipeline.Output) string {
 	if s.opts.Format != FormatAuto {
 		return s.opts.Format
 	}
-	ct, err := codec.NormalizeContentType(contentTypeOf(o.Headers))
+	ct, err := codec.NormalizeContentType(ContentTypeOf(o.Headers))
 	if err == nil && (ct == codec.ContentTypeJSON || ct == codec.ContentTypeNDJSON) {
 		return FormatJSON
 	}
