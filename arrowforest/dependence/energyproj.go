@@ -205,10 +205,12 @@ func newEnergyProj(m []float64, d, n0, n1, k int, stream uint64) *energyProj {
 			}
 		}
 		norm = math.Sqrt(norm)
+		// projected relative to the first row (the statistic is
+		// translation invariant): equal rows project to exactly 0
 		for i := range n {
 			var s float64
 			for f, x := range m[i*d : i*d+d] {
-				s += x * u[f]
+				s += (x - m[f]) * u[f]
 			}
 			ps[i] = pos{s / norm, int32(i)}
 		}

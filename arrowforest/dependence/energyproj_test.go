@@ -81,3 +81,18 @@ func TestEnergyProjected(t *testing.T) {
 		t.Errorf("C_1 = %v, C_2 = %v, want 1 and π/2", projConst(1), projConst(2))
 	}
 }
+
+// TestEnergyProjectedConstant: samples of one repeated row give a
+// projected statistic of exactly 0 and p = 1, with no permutation needed
+// to say so.
+func TestEnergyProjectedConstant(t *testing.T) {
+	ref := [][]float64{{1e6 + 0.1, 1e6 + 0.1, 1e6 + 0.1}, {-3.3, -3.3, -3.3}}
+	cur := [][]float64{{1e6 + 0.1, 1e6 + 0.1}, {-3.3, -3.3}}
+	res, err := EnergyTestJoint(ref, cur, EnergyOptions{Test: TestOptions{Seed: 1}, Directions: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Statistic != 0 || res.PValue != 1 {
+		t.Errorf("constant samples: statistic %v, p %v; want 0 and 1", res.Statistic, res.PValue)
+	}
+}
