@@ -161,6 +161,33 @@ func TestCalibration(t *testing.T) {
 	}
 }
 
+// TestCalibrationJoint10: at the defaults (α = 0.05, Holm) and 10
+// features, 200 pairs of 300-row samples from one distribution raise an
+// alarm at a rate at most α, and the projected joint test alone rejects
+// at most α of them, within three binomial standard deviations.
+func TestCalibrationJoint10(t *testing.T) {
+	const pairs, alpha = 200, 0.05
+	r := rand.New(rand.NewPCG(9, 10))
+	alarms, joint := 0, 0
+	for k := range pairs {
+		rep, err := Test([]arrow.Record{gauss(r, 300, 10, 0, 0)}, []arrow.Record{gauss(r, 300, 10, 0, 0)}, Options{Seed: uint64(k)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Drift {
+			alarms++
+		}
+		if rep.Joint.PValue <= alpha {
+			joint++
+		}
+	}
+	limit := alpha*pairs + 3*math.Sqrt(pairs*alpha*(1-alpha))
+	t.Logf("%d alarms, joint p ≤ α in %d, of %d pairs (limit %.1f)", alarms, joint, pairs, limit)
+	if float64(alarms) > limit || float64(joint) > limit {
+		t.Errorf("%d alarms and %d joint p ≤ α in %d pairs, more than %.1f", alarms, joint, pairs, limit)
+	}
+}
+
 func driftNames(rep Report) []string {
 	var s []string
 	for _, f := range rep.Features {
