@@ -19,7 +19,8 @@ import (
 //
 //	Ẽ = C_p/K · Σ_k E(uₖᵀX, uₖᵀY)
 //
-// over K seeded directions is an unbiased estimate of eqdist.e's E, and
+// over K seeded directions (in orthonormal blocks, sphereDirs) is an
+// unbiased estimate of eqdist.e's E, and
 // each term is a one-dimensional energy statistic: O(n log n) to sort the
 // projected pooled sample once, O(n) per permutation. A permutation test
 // of Ẽ (the directions fixed, the labels permuted) is exact whatever K,
@@ -188,23 +189,14 @@ func newEnergyProj(m []float64, d, n0, n1, k int, stream uint64) *energyProj {
 	for i := n0; i < n; i++ {
 		p.lab[i] = 1
 	}
-	rng := rand.New(rand.NewPCG(stream, stream^0x5eed))
-	u := make([]float64, d)
+	dirs := sphereDirs{rng: rand.New(rand.NewPCG(stream, stream^0x5eed)), d: d}
 	type pos struct {
 		v float64
 		r int32
 	}
 	ps := make([]pos, n)
 	for k := range p.v {
-		// uniform on the sphere: a normalised standard normal vector
-		var norm float64
-		for norm == 0 {
-			for f := range u {
-				u[f] = rng.NormFloat64()
-				norm += u[f] * u[f]
-			}
-		}
-		norm = math.Sqrt(norm)
+		u := dirs.next()
 		// projected relative to the first row (the statistic is
 		// translation invariant): equal rows project to exactly 0
 		for i := range n {
@@ -212,7 +204,7 @@ func newEnergyProj(m []float64, d, n0, n1, k int, stream uint64) *energyProj {
 			for f, x := range m[i*d : i*d+d] {
 				s += (x - m[f]) * u[f]
 			}
-			ps[i] = pos{s / norm, int32(i)}
+			ps[i] = pos{s, int32(i)}
 		}
 		slices.SortFunc(ps, func(a, b pos) int { return cmp.Compare(a.v, b.v) })
 		v, r := make([]float64, n), make([]int32, n)
@@ -229,6 +221,53 @@ func newEnergyProj(m []float64, d, n0, n1, k int, stream uint64) *energyProj {
 	}
 	_, p.exact = p.eval(p.lab)
 	return p
+}
+
+// sphereDirs draws directions uniform on the sphere S^{d−1} in
+// orthonormal blocks of d (Gram–Schmidt of d standard normal vectors, a
+// Haar-random frame): each direction is marginally uniform, so Ẽ stays
+// unbiased, and a frame's directions are spread rather than independent,
+// which lowers the variance of Ẽ over the directions (orthogonal random
+// features: Yu et al., "Orthogonal Random Features", NeurIPS 2016).
+type sphereDirs struct {
+	rng   *rand.Rand
+	d     int
+	block [][]float64
+}
+
+func (g *sphereDirs) next() []float64 {
+	if len(g.block) == 0 {
+		for len(g.block) < g.d {
+			u := make([]float64, g.d)
+			for f := range u {
+				u[f] = g.rng.NormFloat64()
+			}
+			for _, b := range g.block {
+				var dot float64
+				for f, x := range b {
+					dot += x * u[f]
+				}
+				for f, x := range b {
+					u[f] -= dot * x
+				}
+			}
+			var norm float64
+			for _, x := range u {
+				norm += x * x
+			}
+			if norm < 1e-12 {
+				continue // (almost) dependent on the block: draw again
+			}
+			norm = math.Sqrt(norm)
+			for f := range u {
+				u[f] /= norm
+			}
+			g.block = append(g.block, u)
+		}
+	}
+	u := g.block[0]
+	g.block = g.block[1:]
+	return u
 }
 
 // eval returns the comparison value (Σ_k E_k over the mean pooled pair

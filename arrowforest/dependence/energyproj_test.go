@@ -96,3 +96,29 @@ func TestEnergyProjectedConstant(t *testing.T) {
 		t.Errorf("constant samples: statistic %v, p %v; want 0 and 1", res.Statistic, res.PValue)
 	}
 }
+
+// TestSphereDirs: the directions come in orthonormal blocks of d.
+func TestSphereDirs(t *testing.T) {
+	g := sphereDirs{rng: rand.New(rand.NewPCG(1, 2)), d: 4}
+	for range 3 {
+		var block [][]float64
+		for range 4 {
+			block = append(block, g.next())
+		}
+		for i, a := range block {
+			for j, b := range block {
+				var dot float64
+				for f := range a {
+					dot += a[f] * b[f]
+				}
+				want := 0.0
+				if i == j {
+					want = 1
+				}
+				if math.Abs(dot-want) > 1e-12 {
+					t.Fatalf("u%d·u%d = %v, want %v", i, j, dot, want)
+				}
+			}
+		}
+	}
+}
