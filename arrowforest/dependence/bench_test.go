@@ -2,7 +2,10 @@ package dependence
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
+
+	"github.com/forestd/forestd/internal/benchcpu"
 )
 
 // Statistics.
@@ -119,6 +122,54 @@ func BenchmarkSearchBottomUp(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+		})
+	}
+}
+
+// Energy tests (energy.go, energyproj.go), CPU time per pooled row: one
+// column at three sizes a decade apart (O(n log n) once, O(n) per
+// permutation: the figure should grow no faster than log n), and the
+// joint test of 1,500 + 1,500 rows × 10 columns, projected and exact,
+// with 199 permutations as eqdist.etest's R = 199 (e2e/bench/drift.sh).
+func BenchmarkEnergyTest(b *testing.B) {
+	for _, n := range []int{1000, 10000, 100000} {
+		r := rand.New(rand.NewPCG(1, uint64(n)))
+		ref, cur := make([]float64, n/2), make([]float64, n/2)
+		for i := range ref {
+			ref[i], cur[i] = r.NormFloat64(), r.NormFloat64()
+		}
+		opt := EnergyOptions{Test: TestOptions{Perms: 99, Threads: 1}}
+		b.Run(fmt.Sprint("n=", n), func(b *testing.B) {
+			done := benchcpu.PerRow(b, n)
+			for b.Loop() {
+				if _, err := EnergyTest(ref, cur, opt); err != nil {
+					b.Fatal(err)
+				}
+			}
+			done()
+		})
+	}
+}
+
+func BenchmarkEnergyJoint(b *testing.B) {
+	r := rand.New(rand.NewPCG(2, 3))
+	ref, cur := energyCols(r, 1500, 10, 0), energyCols(r, 1500, 10, 0)
+	for _, c := range []struct {
+		name string
+		dirs int
+	}{{"projected", 64}, {"exact", 0}} {
+		opt := EnergyOptions{Test: TestOptions{Perms: 199, Threads: 1}, Directions: c.dirs}
+		b.Run(c.name, func(b *testing.B) {
+			done := benchcpu.PerRow(b, 3000)
+			for b.Loop() {
+				if _, err := EnergyTestJoint(ref, cur, opt); err != nil {
+					b.Fatal(err)
+				}
+				if _, _, err := EnergyStatJoint(ref, cur, opt); err != nil {
+					b.Fatal(err)
+				}
+			}
+			done()
 		})
 	}
 }

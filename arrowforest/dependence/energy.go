@@ -37,6 +37,13 @@ type EnergyOptions struct {
 	// ID names the test within its family: permutation i draws from a
 	// stream derived from (Test.Seed, ID, i) alone.
 	ID uint64
+	// Directions, when positive, makes EnergyTestJoint test the
+	// random-projection statistic Ẽ over that many seeded directions
+	// (energyproj.go; Huang and Huo 2017) on every complete row, O(K·n)
+	// per permutation, instead of the Euclidean statistic on at most
+	// Test.MaxRows rows, O(n²) per permutation. Its Statistic is then Ẽ,
+	// an unbiased estimate of eqdist.e's (EnergyStatJoint computes that).
+	Directions int
 }
 
 func (o EnergyOptions) plan() (TestOptions, permPlan, error) {
@@ -264,31 +271,27 @@ func (w *energyCatWorker) perm(stream uint64, idx int) float64 {
 
 // EnergyTestJoint is the permutation test of equal joint distributions of
 // the columns ref[f] and cur[f] (same number of columns on both sides)
-// with the Euclidean distance, as energy::eqdist.e on the raw matrix:
+// with the Euclidean distance, as energy::eqdist.e on the raw matrix
+// (with opt.Directions, the random-projection statistic instead):
 // rows with a NaN in any column are left out; above Test.MaxRows pooled
 // rows each sample is subsampled in proportion (seeded by Test.Seed and
 // ID). The distances are summed once in float64 and kept as a packed
 // float32 triangle (pairs.go) so that each permutation costs O(n²).
 func EnergyTestJoint(ref, cur [][]float64, opt EnergyOptions) (TestResult, error) {
-	if len(ref) == 0 || len(ref) != len(cur) {
-		return TestResult{}, fmt.Errorf("dependence: energy test: %d reference and %d current columns", len(ref), len(cur))
+	if opt.Directions < 0 {
+		return TestResult{}, fmt.Errorf("dependence: energy test: %d directions", opt.Directions)
 	}
 	o, pl, err := opt.plan()
 	if err != nil {
 		return TestResult{}, err
 	}
-	r0, r1 := energyRows(ref), energyRows(cur)
-	if r0 == nil || r1 == nil {
-		return TestResult{}, errors.New("dependence: energy test: columns of unequal length")
-	}
-	if len(r0) == 0 || len(r1) == 0 {
-		return TestResult{}, errEnergyEmpty
+	if opt.Directions > 0 {
+		return energyProjTest(ref, cur, opt, o, pl)
 	}
 	stream := streamKey(o.Seed, opt.ID)
-	if n := len(r0) + len(r1); o.MaxRows > 0 && n > o.MaxRows {
-		m0 := max(1, min(o.MaxRows-1, int(math.Round(float64(o.MaxRows)*float64(len(r0))/float64(n)))))
-		r0 = subsampleRows(r0, m0, stream^1)
-		r1 = subsampleRows(r1, o.MaxRows-m0, stream^2)
+	r0, r1, err := jointRows(ref, cur, o.MaxRows, stream)
+	if err != nil {
+		return TestResult{}, err
 	}
 	n0, n1 := len(r0), len(r1)
 	x := make([][]float64, len(ref))

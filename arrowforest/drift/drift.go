@@ -27,8 +27,14 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultAlpha   = 0.05
-	DefaultMaxRows = 2000 // pooled rows of the joint test (O(n²) memory and time per permutation)
+	DefaultAlpha = 0.05
+	// DefaultMaxRows bounds the pooled rows of the joint eqdist.e
+	// statistic (O(n²·d) once) and of the exact joint test (O(n²) memory
+	// and time per permutation).
+	DefaultMaxRows = 10000
+	// DefaultDirections is the random directions of the joint test's
+	// projected statistic (dependence.EnergyOptions.Directions).
+	DefaultDirections = 64
 	// MaxJointLevels is the most categories a categorical feature may have
 	// to enter the joint test (as one-hot columns, see Test).
 	MaxJointLevels = 64
@@ -47,10 +53,18 @@ type Options struct {
 	Adjust dependence.Adjust
 	// Seed seeds the permutations (and the joint subsample).
 	Seed uint64
-	// MaxRows bounds the pooled rows of the joint test (default
-	// DefaultMaxRows; each sample subsampled in proportion). Per-feature
-	// tests use every row.
+	// MaxRows bounds the pooled rows of the joint statistic (and of the
+	// exact joint test): default DefaultMaxRows, above it each sample
+	// subsampled in proportion. Per-feature tests and the projected joint
+	// test use every row.
 	MaxRows int
+	// Directions is the random directions of the projected joint test
+	// (default DefaultDirections).
+	Directions int
+	// ExactJoint takes the joint p-value from permutations of eqdist.e
+	// itself on the MaxRows rows (eqdist.etest's test, O(n²) per
+	// permutation) instead of the projected statistic over every row.
+	ExactJoint bool
 	// Threads bounds the permutation workers (default GOMAXPROCS); the
 	// report does not depend on it.
 	Threads int
@@ -81,8 +95,11 @@ func (o Options) resolve() (Options, error) {
 	if o.MaxRows == 0 {
 		o.MaxRows = DefaultMaxRows
 	}
-	if o.MaxRows < 2 || o.Threads < 0 || o.MaxPerms < 0 || o.Perms < 0 {
-		return o, fmt.Errorf("drift: max rows %d (want ≥ 2), threads %d, max perms %d, perms %d (want ≥ 0)", o.MaxRows, o.Threads, o.MaxPerms, o.Perms)
+	if o.Directions == 0 {
+		o.Directions = DefaultDirections
+	}
+	if o.MaxRows < 2 || o.Directions < 0 || o.Threads < 0 || o.MaxPerms < 0 || o.Perms < 0 {
+		return o, fmt.Errorf("drift: max rows %d (want ≥ 2), directions %d, threads %d, max perms %d, perms %d (want ≥ 0)", o.MaxRows, o.Directions, o.Threads, o.MaxPerms, o.Perms)
 	}
 	if o.MaxPerms == 0 {
 		o.MaxPerms = dependence.DefaultMaxPerms
@@ -110,12 +127,26 @@ type Feature struct {
 
 // Joint is the test of the features together.
 type Joint struct {
-	Features  []string `json:"features"`
-	Statistic float64  `json:"statistic"`
-	PValue    float64  `json:"p_value"`
-	PAdjusted float64  `json:"p_adjusted"`
-	Drift     bool     `json:"drift"`
-	// Rows is the pooled rows tested (complete cases, after MaxRows).
+	Features []string `json:"features"`
+	// Statistic is energy::eqdist.e of the features together (Euclidean)
+	// on StatisticRows pooled rows: every complete row up to MaxRows,
+	// else a seeded subsample.
+	Statistic     float64 `json:"statistic"`
+	StatisticRows int     `json:"statistic_rows"`
+	// Method is how PValue was found: "projections" (a permutation test
+	// of Projected over Rows pooled rows, every complete row) or "exact"
+	// (of Statistic itself, Rows = StatisticRows).
+	Method string `json:"method"`
+	// Projected is the random-projection statistic the "projections"
+	// test permutes: C_p times the mean one-dimensional eqdist.e over
+	// Directions seeded directions, an unbiased estimate of the
+	// statistic over every row (Huang and Huo 2017).
+	Projected  float64 `json:"projected,omitempty"`
+	Directions int     `json:"directions,omitempty"`
+	PValue     float64 `json:"p_value"`
+	PAdjusted  float64 `json:"p_adjusted"`
+	Drift      bool    `json:"drift"`
+	// Rows is the pooled rows of the test that gave PValue.
 	Rows  int `json:"rows"`
 	Perms int `json:"perms"`
 }
@@ -161,7 +192,11 @@ type column struct {
 // distance) and one joint over the tested features with the Euclidean
 // distance of energy::eqdist.e, where a categorical feature enters as
 // one-hot columns scaled by 1/√2 (so that it adds the 0/1 distance to the
-// squared distance). Every test is a sequential permutation test
+// squared distance). The joint Statistic is eqdist.e's on up to MaxRows
+// rows; its p-value, by default, is the permutation test of the
+// random-projection statistic over every row (Joint.Projected,
+// Directions directions: O(K·n) per permutation), or with ExactJoint of
+// the statistic itself. Every test is a sequential permutation test
 // (dependence.SeqExceed) at the smallest threshold of the family,
 // Alpha/m, and the family's p-values are adjusted by Adjust. Bad input
 // never panics: a feature missing from one side or with no value on one
@@ -254,7 +289,7 @@ func Test(ref, cur []arrow.Record, opt Options) (Report, error) {
 		p = append(p, res.PValue)
 	}
 	if joint {
-		jr, err := jointTest(cols, eo)
+		jr, err := jointTest(cols, eo, o)
 		if err != nil {
 			return rep, err
 		}
@@ -279,7 +314,7 @@ func Test(ref, cur []arrow.Record, opt Options) (Report, error) {
 // are, categorical ones as one-hot columns of 1/√2 (a category missing →
 // NaN, the row left out); categorical features of more than
 // MaxJointLevels categories stay out of it.
-func jointTest(cols []*column, eo dependence.EnergyOptions) (Joint, error) {
+func jointTest(cols []*column, eo dependence.EnergyOptions, o Options) (Joint, error) {
 	var x [2][][]float64
 	var names []string
 	h := 1 / math.Sqrt2
@@ -315,11 +350,23 @@ func jointTest(cols []*column, eo dependence.EnergyOptions) (Joint, error) {
 		return j, errors.New("drift: joint test: no feature to test")
 	}
 	eo.ID = nameID("\x00joint")
+	var err error
+	if j.Statistic, j.StatisticRows, err = dependence.EnergyStatJoint(x[0], x[1], eo); err != nil {
+		return j, fmt.Errorf("drift: joint test of %v: %w", names, err)
+	}
+	j.Method = "exact"
+	if !o.ExactJoint {
+		j.Method, j.Directions = "projections", o.Directions
+		eo.Directions = o.Directions
+	}
 	res, err := dependence.EnergyTestJoint(x[0], x[1], eo)
 	if err != nil {
 		return j, fmt.Errorf("drift: joint test of %v: %w", names, err)
 	}
-	j.Statistic, j.PValue, j.Rows, j.Perms = res.Statistic, res.PValue, res.Rows, res.N
+	if !o.ExactJoint {
+		j.Projected = res.Statistic
+	}
+	j.PValue, j.Rows, j.Perms = res.PValue, res.Rows, res.N
 	return j, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -51,9 +52,18 @@ func TestEnergyMatchesR(t *testing.T) {
 		t.Fatalf("%d reference sets, want 3", len(refs))
 	}
 	for set, want := range refs {
-		rep, err := Test(readCSV(t, set+"_ref.csv"), readCSV(t, set+"_cur.csv"), Options{Perms: 4999, Seed: 3, Adjust: "none"})
+		// the exact joint test permutes eqdist.e itself, as eqdist.etest
+		rep, err := Test(readCSV(t, set+"_ref.csv"), readCSV(t, set+"_cur.csv"), Options{Perms: 4999, Seed: 3, Adjust: "none", ExactJoint: true})
 		if err != nil {
 			t.Fatalf("%s: %v", set, err)
+		}
+		// the default (projected) joint test reports the same statistic
+		proj, err := Test(readCSV(t, set+"_ref.csv"), readCSV(t, set+"_cur.csv"), Options{Perms: 99, Seed: 3, Adjust: "none"})
+		if err != nil {
+			t.Fatalf("%s: %v", set, err)
+		}
+		if proj.Joint == nil || proj.Joint.Method != "projections" || proj.Joint.Statistic != rep.Joint.Statistic || rep.Joint.Method != "exact" {
+			t.Errorf("%s: projected joint %+v, exact joint %+v: want the same statistic", set, proj.Joint, rep.Joint)
 		}
 		if len(rep.Features) != len(want.Features) || rep.Joint == nil {
 			t.Fatalf("%s: %d features and joint %v, want %d and a joint test", set, len(rep.Features), rep.Joint, len(want.Features))
@@ -120,11 +130,12 @@ func gauss(r *rand.Rand, n, p int, shift, rho float64) arrow.Record {
 }
 
 // TestCalibration: pairs of samples from one distribution raise an alarm
-// (any test of the Holm family) at a rate at most α within binomial noise.
+// (any test of the Holm family) at a rate at most α within binomial noise,
+// and so does the projected joint test's own p-value.
 func TestCalibration(t *testing.T) {
 	const pairs, alpha = 200, 0.1
 	r := rand.New(rand.NewPCG(7, 8))
-	alarms := 0
+	alarms, joint := 0, 0
 	for k := range pairs {
 		ref := gauss(r, 60, 3, 0, 0)
 		cur := gauss(r, 50, 3, 0, 0)
@@ -135,12 +146,45 @@ func TestCalibration(t *testing.T) {
 		if rep.Drift {
 			alarms++
 		}
+		if rep.Joint.Method != "projections" {
+			t.Fatalf("joint method %q", rep.Joint.Method)
+		}
+		if rep.Joint.PValue <= alpha {
+			joint++
+		}
 	}
 	// α·pairs plus three binomial standard deviations
 	limit := alpha*pairs + 3*math.Sqrt(pairs*alpha*(1-alpha))
-	t.Logf("%d alarms in %d pairs at α = %v (limit %.1f)", alarms, pairs, alpha, limit)
-	if float64(alarms) > limit {
-		t.Errorf("%d alarms in %d pairs, more than %.1f", alarms, pairs, limit)
+	t.Logf("%d alarms in %d pairs at α = %v, joint p ≤ α in %d (limit %.1f)", alarms, pairs, alpha, joint, limit)
+	if float64(alarms) > limit || float64(joint) > limit {
+		t.Errorf("%d alarms and %d joint p ≤ α in %d pairs, more than %.1f", alarms, joint, pairs, limit)
+	}
+}
+
+// TestCalibrationJoint10: at the defaults (α = 0.05, Holm) and 10
+// features, 200 pairs of 300-row samples from one distribution raise an
+// alarm at a rate at most α, and the projected joint test alone rejects
+// at most α of them, within three binomial standard deviations.
+func TestCalibrationJoint10(t *testing.T) {
+	const pairs, alpha = 200, 0.05
+	r := rand.New(rand.NewPCG(9, 10))
+	alarms, joint := 0, 0
+	for k := range pairs {
+		rep, err := Test([]arrow.Record{gauss(r, 300, 10, 0, 0)}, []arrow.Record{gauss(r, 300, 10, 0, 0)}, Options{Seed: uint64(k)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Drift {
+			alarms++
+		}
+		if rep.Joint.PValue <= alpha {
+			joint++
+		}
+	}
+	limit := alpha*pairs + 3*math.Sqrt(pairs*alpha*(1-alpha))
+	t.Logf("%d alarms, joint p ≤ α in %d, of %d pairs (limit %.1f)", alarms, joint, pairs, limit)
+	if float64(alarms) > limit || float64(joint) > limit {
+		t.Errorf("%d alarms and %d joint p ≤ α in %d pairs, more than %.1f", alarms, joint, pairs, limit)
 	}
 }
 
@@ -173,20 +217,52 @@ func TestPowerShift(t *testing.T) {
 // 0.8 with unchanged N(0,1) marginals is found by the joint test and by
 // no single feature.
 func TestPowerCorrelation(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
+	// four data sets and seeds: the default projected test over every
+	// row finds it each time (the exact test of a 2,000-row subsample,
+	// the old default, missed it in two of the first three: p = 0.044 and
+	// 0.0049 against Holm's 0.05/11; 64 independent directions, rather
+	// than orthonormal blocks, missed the fourth: p = 0.0146)
+	for s, pcg := range [][2]uint64{{3, 4}, {4, 4}, {5, 4}, {102, 7}} {
+		r := rand.New(rand.NewPCG(pcg[0], pcg[1]))
+		ref := gauss(r, 3000, 10, 0, 0)
+		cur := gauss(r, 3000, 10, 0, 0.8)
+		seed := uint64(s)
+		if pcg[0] == 102 {
+			seed = 2 // the seed of the miss
+		}
+		rep, err := Test([]arrow.Record{ref}, []arrow.Record{cur}, Options{Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := driftNames(rep); len(got) != 0 {
+			t.Errorf("seed %d: drifted features %v, want none", s, got)
+		}
+		if rep.Joint == nil || !rep.Joint.Drift || !rep.Drift || rep.Joint.Rows != 6000 {
+			t.Errorf("seed %d: joint %+v, want drift on 6000 rows", s, rep.Joint)
+		}
+	}
+}
+
+// TestPowerScale: one of 10 features with its standard deviation ×1.25
+// (mean unchanged) at 3,000 rows per side is flagged on that feature.
+func TestPowerScale(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
 	ref := gauss(r, 3000, 10, 0, 0)
-	cur := gauss(r, 3000, 10, 0, 0.8)
-	// every row in the joint test (the default MaxRows of 2000 pooled rows
-	// finds it at p ≈ 0.01, short of Holm's 0.05/11)
-	rep, err := Test([]arrow.Record{ref}, []arrow.Record{cur}, Options{Seed: 1, MaxRows: 6000})
+	cur := gauss(r, 3000, 10, 0, 0)
+	names := fieldNames(cur.Schema())
+	cols := make([][]float64, len(names))
+	for j := range cols {
+		cols[j] = slices.Clone(cur.Column(j).(*array.Float64).Float64Values())
+	}
+	for i := range cols[4] {
+		cols[4][i] *= 1.25
+	}
+	rep, err := Test([]arrow.Record{ref}, []arrow.Record{record(names, cols)}, Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := driftNames(rep); len(got) != 0 {
-		t.Errorf("drifted features %v, want none", got)
-	}
-	if rep.Joint == nil || !rep.Joint.Drift || !rep.Drift {
-		t.Errorf("joint %+v, want drift", rep.Joint)
+	if got := driftNames(rep); !reflect.DeepEqual(got, []string{"e"}) || !rep.Drift {
+		t.Errorf("drifted features %v (drift %v), want [e]: %+v", got, rep.Drift, rep.Features)
 	}
 }
 

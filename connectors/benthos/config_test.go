@@ -17,7 +17,7 @@ import (
 	"github.com/forestd/forestd/operators"
 )
 
-// TestRegister: the three processors register into a fresh environment
+// TestRegister: the four processors register into a fresh environment
 // (the package's init does the same into the global one) and their specs
 // show in it.
 func TestRegister(t *testing.T) {
@@ -27,7 +27,7 @@ func TestRegister(t *testing.T) {
 	}
 	var names []string
 	env.WalkProcessors(func(name string, _ *service.ConfigView) { names = append(names, name) })
-	if strings.Join(names, ",") != "forestd_score,forestd_select,forestd_train" {
+	if strings.Join(names, ",") != "forestd_drift,forestd_score,forestd_select,forestd_train" {
 		t.Fatalf("registered %v", names)
 	}
 }

@@ -11,9 +11,11 @@ const (
 	ScoreName  = "forestd_score"
 	SelectName = "forestd_select"
 	TrainName  = "forestd_train"
+	DriftName  = "forestd_drift"
 )
 
-// Register adds forestd_score, forestd_select and forestd_train to env.
+// Register adds forestd_score, forestd_select, forestd_train and
+// forestd_drift to env.
 // Importing the package registers them in Benthos' global environment,
 // which service.RunCLI and service.NewStreamBuilder use.
 func Register(env *service.Environment) error {
@@ -26,6 +28,9 @@ func Register(env *service.Environment) error {
 		}),
 		env.RegisterBatchProcessor(TrainName, trainSpec(), func(conf *service.ParsedConfig, mgr *service.Resources) (service.BatchProcessor, error) {
 			return newTrainProc(conf, mgr)
+		}),
+		env.RegisterBatchProcessor(DriftName, driftSpec(), func(conf *service.ParsedConfig, mgr *service.Resources) (service.BatchProcessor, error) {
+			return newDriftProc(conf, mgr)
 		}),
 	)
 }

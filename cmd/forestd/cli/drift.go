@@ -1,16 +1,22 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"math"
+	"os"
 	"runtime"
+	"slices"
+	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/forestd/forestd/arrowforest/dependence"
 	"github.com/forestd/forestd/arrowforest/drift"
 	"github.com/forestd/forestd/connectors/files"
+	"github.com/forestd/forestd/connectors/lake"
+	"github.com/forestd/forestd/operators"
 )
 
 // runDrift is forestd drift: two-sample energy tests between a reference
@@ -19,19 +25,23 @@ import (
 // Holm across the family by default). It prints one JSON object and, with
 // --out, writes one row per test as a table.
 func runDrift(args []string, env Env) error {
-	fs := newFlagSet("drift", "--reference PATH --current PATH [--features a,b] [--alpha A] [--adjust holm|bh|none] [--seed S] [--max-rows N] [--perms N] [--threads T] [--out FILE]", env)
+	fs := newFlagSet("drift", "--reference PATH --current PATH [--features a,b] [--alpha A] [--adjust holm|bh|none] [--seed S] [--sample N] [--max-rows N] [--directions K] [--exact-joint] [--perms N] [--threads T] [--out FILE]", env)
 	var ref, cur, features listFlag
 	features.split = true
-	fs.Var(&ref, "reference", "reference sample: file or directory (repeatable; Parquet, Arrow IPC, CSV)")
-	fs.Var(&cur, "current", "current sample: file or directory (repeatable)")
+	fs.Var(&ref, "reference", "reference sample: file, directory or glob (repeatable; Parquet, Arrow IPC, CSV; a glob is read as a lake)")
+	fs.Var(&cur, "current", "current sample: file, directory or glob (repeatable)")
 	fs.Var(&features, "features", "feature columns (comma-separated; default every column of the reference)")
 	alpha := fs.Float64("alpha", drift.DefaultAlpha, "level of the family of tests (features and joint)")
 	adjust := fs.String("adjust", string(dependence.AdjustHolm), "false-alarm control across the tests: holm, bh or none")
-	seed := fs.Uint64("seed", 1, "random seed of the permutations and of the joint subsample")
-	maxRows := fs.Int("max-rows", drift.DefaultMaxRows, "pooled rows of the joint test (a seeded subsample of each side in proportion)")
+	seed := fs.Uint64("seed", 1, "random seed of the permutations, the projections and the samples")
+	sample := fs.Int("sample", 0, "read each side as a lake (hive partitions, globs, --max-memory, --on-error) and test N rows sampled from it; 0 tests every row")
+	lf := addLakeFlags(fs)
+	maxRows := fs.Int("max-rows", drift.DefaultMaxRows, "pooled rows of the joint statistic (and of --exact-joint): a seeded subsample of each side in proportion above it")
+	directions := fs.Int("directions", drift.DefaultDirections, "random directions of the joint test's projected statistic")
+	exactJoint := fs.Bool("exact-joint", false, "joint p-value from permutations of eqdist.e itself on --max-rows rows (O(n²) per permutation) instead of the projected statistic over every row")
 	perms := fs.Int("perms", 0, "run exactly N permutations per test (0: sequential, stops once the decision is settled)")
 	threads := fs.Int("threads", runtime.NumCPU(), "worker threads (same report at any count)")
-	out := fs.String("out", "", "also write one row per test: .parquet, .arrow, .arrows, .csv or .csv.gz")
+	out := fs.String("out", "", "also write one row per test (schemas.DriftReport, as in the JSON): .parquet, .arrow, .arrows, .csv or .csv.gz")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -48,6 +58,10 @@ func runDrift(args []string, env Env) error {
 		return usagef("--alpha must be in (0, 1), got %v", *alpha)
 	case *maxRows < 2:
 		return usagef("--max-rows must be at least 2, got %d", *maxRows)
+	case *directions < 1:
+		return usagef("--directions must be at least 1, got %d", *directions)
+	case *sample < 0:
+		return usagef("--sample must be 0 (every row) or positive, got %d", *sample)
 	case *perms < 0:
 		return usagef("--perms must be 0 (sequential) or positive, got %d", *perms)
 	case *threads < 1:
@@ -60,59 +74,88 @@ func runDrift(args []string, env Env) error {
 	if err := checkDataOut("--out", *out, false, append(append([]string{}, ref.vals...), cur.vals...)...); err != nil {
 		return err
 	}
-	_, refRecs, err := readRecords(ref.vals, nil)
+	in := driftInput{lf: lf, n: *sample, seed: *seed, features: features.vals}
+	refRecs, err := in.read(ref.vals)
 	if err != nil {
 		return fmt.Errorf("--reference: %w", err)
 	}
 	defer release(refRecs)
-	_, curRecs, err := readRecords(cur.vals, nil)
+	curRecs, err := in.read(cur.vals)
 	if err != nil {
 		return fmt.Errorf("--current: %w", err)
 	}
 	defer release(curRecs)
 	rep, err := drift.Test(refRecs, curRecs, drift.Options{
 		Features: features.vals, Alpha: *alpha, Adjust: adj, Seed: *seed,
-		MaxRows: *maxRows, Perms: *perms, Threads: *threads,
+		MaxRows: *maxRows, Directions: *directions, ExactJoint: *exactJoint, Perms: *perms, Threads: *threads,
 	})
 	if err != nil {
 		return err
 	}
 	if *out != "" {
-		schema, rec := driftTable(rep)
+		rec := operators.DriftRecord(rep, memory.DefaultAllocator)
 		defer rec.Release()
-		if err := writeData(*out, schema, []arrow.Record{rec}, files.WriteOptions{}); err != nil {
+		if err := writeData(*out, rec.Schema(), []arrow.Record{rec}, files.WriteOptions{}); err != nil {
 			return fmt.Errorf("--out %s: %w", *out, err)
 		}
 	}
 	return writeJSON(env.Stdout, rep)
 }
 
-// driftTable is the report as one row per test (the joint test's name is
-// "(joint)").
-func driftTable(rep drift.Report) (*arrow.Schema, arrow.Record) {
-	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "test", Type: arrow.BinaryTypes.String},
-		{Name: "kind", Type: arrow.BinaryTypes.String},
-		{Name: "statistic", Type: arrow.PrimitiveTypes.Float64},
-		{Name: "p_value", Type: arrow.PrimitiveTypes.Float64},
-		{Name: "p_adjusted", Type: arrow.PrimitiveTypes.Float64},
-		{Name: "drift", Type: arrow.FixedWidthTypes.Boolean},
-	}, nil)
-	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-	defer b.Release()
-	add := func(name, kind string, s, p, pa float64, d bool) {
-		b.Field(0).(*array.StringBuilder).Append(name)
-		b.Field(1).(*array.StringBuilder).Append(kind)
-		b.Field(2).(*array.Float64Builder).Append(s)
-		b.Field(3).(*array.Float64Builder).Append(p)
-		b.Field(4).(*array.Float64Builder).Append(pa)
-		b.Field(5).(*array.BooleanBuilder).Append(d)
+// driftInput reads one side of forestd drift: files and directories whole
+// (readRecords), or, with --sample N or a glob among the paths, as a lake
+// (connectors/lake: listing, hive partitions, bounded memory, --on-error)
+// of which N rows are sampled (every row without --sample). A lake's
+// columns are its files' (partition columns only when --features names
+// them).
+type driftInput struct {
+	lf       *lakeFlags
+	n        int
+	seed     uint64
+	features []string
+}
+
+func (in driftInput) read(paths []string) ([]arrow.Record, error) {
+	if in.n == 0 && !slices.ContainsFunc(paths, isGlob) {
+		_, recs, err := readRecords(paths, nil)
+		return recs, err
 	}
-	for _, f := range rep.Features {
-		add(f.Name, f.Kind, f.Statistic, f.PValue, f.PAdjusted, f.Drift)
+	lopts, err := in.lf.options(0)
+	if err != nil {
+		return nil, err
 	}
-	if j := rep.Joint; j != nil {
-		add("(joint)", "joint", j.Statistic, j.PValue, j.PAdjusted, j.Drift)
+	defer in.lf.limitMemory()()
+	list, err := lake.List(paths)
+	if err != nil {
+		return nil, err
 	}
-	return schema, b.NewRecord()
+	cols := in.features
+	if len(cols) == 0 {
+		if cols, err = lake.FileColumns(list); err != nil {
+			return nil, err
+		}
+	}
+	lopts.Columns = cols
+	l, err := lake.OpenFiles(list, lopts)
+	if err != nil {
+		return nil, err
+	}
+	n := in.n
+	if n == 0 {
+		n = int(min(l.Rows(), math.MaxInt32))
+	}
+	if n == 0 {
+		return nil, nil // drift.Test names the empty side
+	}
+	_, recs, _, err := l.Sample(context.Background(), lake.SampleOptions{N: n, Seed: in.seed})
+	return recs, err
+}
+
+// isGlob reports whether p is a glob and no file of that name.
+func isGlob(p string) bool {
+	if !strings.ContainsAny(p, "*?[") {
+		return false
+	}
+	_, err := os.Stat(p)
+	return err != nil
 }

@@ -1,11 +1,15 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow/go/v17/arrow"
+
 	"github.com/forestd/forestd/connectors/files"
+	"github.com/forestd/forestd/schemas"
 )
 
 // TestDrift runs forestd drift on the R reference data (shifted feature
@@ -34,8 +38,8 @@ func TestDrift(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := recs[0].NumRows(); n != 4 {
-		t.Errorf("--out has %d rows, want 4 (3 features and the joint test)", n)
+	if n := recs[0].NumRows(); n != 4 || !recs[0].Schema().Equal(schemas.DriftReport(0.05, "holm")) {
+		t.Errorf("--out has %d rows, want 4 (3 features and the joint test), schema %v", n, recs[0].Schema())
 	}
 	for _, c := range []struct {
 		args []string
@@ -47,11 +51,55 @@ func TestDrift(t *testing.T) {
 		{[]string{"drift", "--reference", ref, "--current", cur, "--alpha", "1.5"}, "--alpha", 2},
 		{[]string{"drift", "--reference", ref, "--current", cur, "--adjust", "x"}, "--adjust", 2},
 		{[]string{"drift", "--reference", ref, "--current", cur, "--max-rows", "1"}, "--max-rows", 2},
+		{[]string{"drift", "--reference", ref, "--current", cur, "--directions", "0"}, "--directions", 2},
+		{[]string{"drift", "--reference", ref, "--current", cur, "--sample", "-1"}, "--sample", 2},
 		{[]string{"drift", "--reference", ref, "--current", cur, "--features", "a,nope"}, "nope", 1},
 	} {
 		code, _, errs := run(t, c.args...)
 		if code != c.code || !strings.Contains(errs, c.want) {
 			t.Errorf("%v: exit %d %q, want %d naming %s", c.args, code, errs, c.code, c.want)
 		}
+	}
+}
+
+// TestDriftLake reads both sides as Parquet lakes: the reference as a
+// glob over hive directories, the current sample as a directory with
+// --sample; the partition column stays out of the features, and the
+// shifted feature b is found from the lake as from the files.
+func TestDriftLake(t *testing.T) {
+	d := filepath.Join("..", "..", "..", "arrowforest", "drift", "testdata")
+	root := t.TempDir()
+	for _, side := range []string{"ref", "cur"} {
+		schema, recs, err := files.ReadFile(filepath.Join(d, "shift_"+side+".csv"), files.ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// two partitions of one file each
+		n := recs[0].NumRows()
+		for k, part := range []arrow.Record{recs[0].NewSlice(0, n/2), recs[0].NewSlice(n/2, n)} {
+			dir := filepath.Join(root, side, "day="+string(rune('1'+k)))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := files.WriteFile(filepath.Join(dir, "part.parquet"), schema, []arrow.Record{part}, files.WriteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rep := mustRun(t, "drift", "--reference", filepath.Join(root, "ref", "day=*", "*.parquet"),
+		"--current", filepath.Join(root, "cur"), "--sample", "100000", "--seed", "2")
+	var names, drifted []string
+	for _, f := range rep["features"].([]any) {
+		m := f.(map[string]any)
+		names = append(names, m["name"].(string))
+		if m["drift"].(bool) {
+			drifted = append(drifted, m["name"].(string))
+		}
+	}
+	if strings.Join(names, ",") != "a,b,c" || strings.Join(drifted, ",") != "b" {
+		t.Errorf("features %v drifted %v; want a,b,c with b drifted", names, drifted)
+	}
+	if code, _, errs := run(t, "drift", "--reference", filepath.Join(root, "none*", "*.parquet"), "--current", filepath.Join(root, "cur")); code == 0 || !strings.Contains(errs, "--reference") {
+		t.Errorf("a glob matching nothing: exit %d %q, want an error naming --reference", code, errs)
 	}
 }
