@@ -65,6 +65,7 @@ type Daemon struct {
 
 	analyzer    *operators.Analyzer
 	analyzeLoop *analyzeLoop
+	driftLoop   *driftLoop // stage drift (drift.go)
 
 	workCancel, bgCancel context.CancelFunc
 	srcDone              chan error
@@ -192,7 +193,7 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 		Metrics: d.metrics, DeadLetterStream: pipeline.DefaultDeadLetterStream, // the runtime's, below
 		Topics: map[string]string{
 			StreamPredictions: cfg.Topics.Predictions, StreamImportances: cfg.Topics.Importances,
-			StreamReports: cfg.Topics.Reports, StreamSelected: cfg.Topics.Selected,
+			StreamReports: cfg.Topics.Reports, StreamSelected: cfg.Topics.Selected, StreamDrift: cfg.Topics.Drift,
 			pipeline.DefaultDeadLetterStream: cfg.Topics.DLQ,
 		}})
 	if err != nil {
@@ -252,6 +253,13 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 		go func() {
 			defer d.bg.Done()
 			d.analyzeLoop.Run(bgCtx)
+		}()
+	}
+	if d.driftLoop != nil { // joined like the others, stopped by bgCtx
+		d.bg.Add(1)
+		go func() {
+			defer d.bg.Done()
+			d.driftLoop.Run(bgCtx)
 		}()
 	}
 	d.setStarting(nil) // every field Ready reads is set: it asks them from here on
@@ -379,6 +387,9 @@ func (d *Daemon) ensureTopics(ctx context.Context) error {
 	if c.Has(StageSelect) {
 		specs = append(specs, kafka.TopicSpec{Name: c.Topics.Selected, Partitions: c.Topics.Partitions})
 	}
+	if c.Has(StageDrift) { // one partition: the reports in the order of the tests
+		specs = append(specs, kafka.TopicSpec{Name: c.Topics.Drift, Partitions: 1})
+	}
 	// A refused password or certificate (kafka.ErrAuth) is not retried for
 	// ever: after authFailures refusals in a row the daemon stops with that
 	// error, so a misconfigured daemon fails with one clear line.
@@ -411,8 +422,9 @@ func (d *Daemon) ensureTopics(ctx context.Context) error {
 func (d *Daemon) buildStages() ([]pipeline.Route, error) {
 	c := d.cfg
 	var routes []pipeline.Route
+	var ss *scoreStage
 	if c.Has(StageScore) {
-		ss := &scoreStage{Current: d.cur, Key: c.Key, Probs: scoring.Probs(c.Score.Probs), Metrics: d.dm}
+		ss = &scoreStage{Current: d.cur, Key: c.Key, Probs: scoring.Probs(c.Score.Probs), Metrics: d.dm}
 		routes = append(routes, pipeline.Route{Topic: c.Topics.Features, Stages: []pipeline.Stage{ss}, Pin: ss.Pin})
 	}
 	if c.Has(StageSelect) {
@@ -457,6 +469,13 @@ func (d *Daemon) buildStages() ([]pipeline.Route, error) {
 	if len(routes) == 0 {
 		return nil, errors.New("no stage consumes a topic")
 	}
+	if c.Has(StageDrift) && ss != nil { // after train: drift may retrain (train.retrain_on)
+		w, err := d.driftStage()
+		if err != nil {
+			return nil, err
+		}
+		ss.Drift = w
+	}
 	return routes, nil
 }
 
@@ -479,7 +498,7 @@ func (c Config) trainTask() (frame.Task, error) {
 
 func (d *Daemon) newTrainer() (*operators.Trainer, error) {
 	c := d.cfg.Train
-	rows, every, err := operators.ParseRetrain(c.RetrainEvery)
+	rows, every, err := parseSchedule("train.retrain_every", c.RetrainEvery)
 	if err != nil {
 		return nil, err
 	}
@@ -493,7 +512,10 @@ func (d *Daemon) newTrainer() (*operators.Trainer, error) {
 	}
 	o := operators.TrainOptions{Label: c.Label, Task: task, Features: c.Features, Exclude: c.Exclude,
 		Window: c.Window, Kind: c.WindowKind, RetrainRows: rows, RetrainEvery: every, MinRows: c.MinRows,
-		Params: p, Seed: c.Seed}
+		Params: p, Seed: c.Seed, ReferenceRows: c.ReferenceRows}
+	if c.ReferenceRows == 0 {
+		o.ReferenceRows = -1 // none
+	}
 	if labels := c.Labels(); len(labels) > 1 { // one multi-output regression forest
 		o.Label, o.Labels = "", labels
 	}
