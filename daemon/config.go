@@ -189,8 +189,8 @@ type TrainConfig struct {
 	ReferenceRows int `yaml:"reference_rows"`
 }
 
-// RetrainOnDrift is train.retrain_on's value that retrains on drift.
-const RetrainOnDrift = "drift"
+// retrainOnDrift is train.retrain_on's value that retrains on drift.
+const retrainOnDrift = "drift"
 
 // DriftConfig is the drift stage (key drift; stage drift): every Every
 // the current window — the last Window rows (or the rows of the last
@@ -832,7 +832,7 @@ func (c *Config) validateTrain() error {
 	}
 	switch t.RetrainOn {
 	case "schedule":
-	case RetrainOnDrift:
+	case retrainOnDrift:
 		if !c.Has(StageDrift) || !c.Has(StageTrain) {
 			add("retrain_on", fmt.Errorf("train.retrain_on: drift needs the stages train and drift"))
 		}

@@ -25,8 +25,8 @@ import (
 	"github.com/forestd/forestd/scoring"
 )
 
-// StreamDrift is the drift stage's output stream (topics.drift).
-const StreamDrift = "drift"
+// streamDrift is the drift stage's output stream (topics.drift).
+const streamDrift = "drift"
 
 // driftWindow is the drift stage's current window: the last rows of
 // scored traffic (a row count, or the rows of the last duration up to a
@@ -373,7 +373,7 @@ func (d *Daemon) publishDrift(ctx context.Context, rep *driftReport) error {
 	if err != nil {
 		return fmt.Errorf("drift report %d: %w", rep.Seq, err)
 	}
-	return d.sink.Write(ctx, []pipeline.Output{{Stream: StreamDrift, Key: []byte("drift/" + strconv.FormatInt(rep.Seq, 10)), Raw: b,
+	return d.sink.Write(ctx, []pipeline.Output{{Stream: streamDrift, Key: []byte("drift/" + strconv.FormatInt(rep.Seq, 10)), Raw: b,
 		Headers: []pipeline.Header{{Key: kafka.HeaderContentType, Value: []byte("application/json")},
 			{Key: HeaderModelID, Value: []byte(rep.ModelID)},
 			{Key: HeaderModelVersion, Value: []byte(strconv.FormatInt(rep.ModelVersion, 10))}}}})
@@ -399,8 +399,8 @@ func (d *Daemon) driftStage() (*driftWindow, error) {
 	l := &driftLoop{Window: w, Current: d.cur, EveryRows: erows, Every: every, MinRows: c.MinRows,
 		Options: drift.Options{Alpha: c.Alpha, Adjust: adj, Seed: c.Seed, MaxRows: c.MaxRows, Threads: c.Threads},
 		Publish: d.publishDrift, Metrics: newDriftMetrics(d.metrics.Registry), Status: d.status, Logger: d.log}
-	if d.cfg.Train.RetrainOn == RetrainOnDrift && d.loop != nil {
-		l.Retrain = d.loop.RetrainOnDrift
+	if d.cfg.Train.RetrainOn == retrainOnDrift && d.loop != nil {
+		l.Retrain = d.loop.retrainOnDrift
 	}
 	if err := l.Init(); err != nil {
 		return nil, err

@@ -212,12 +212,12 @@ func TestRetrainOnDrift(t *testing.T) {
 	if loop.due()(time.Now()) {
 		t.Fatal("due before drift (the schedule is 100,000 rows)")
 	}
-	loop.RetrainOnDrift()
+	loop.retrainOnDrift()
 	waitFor(t, "a retrain on drift", func() bool { return models.Current.Load() != nil })
 	if got := models.Current.Load(); got.Version() != 1 || got.Reference() == nil || got.Reference().NumRows() != 200 {
 		t.Fatalf("model %d with reference %v", got.Version(), got.Reference())
 	}
-	loop.RetrainOnDrift()
+	loop.retrainOnDrift()
 	if loop.driftDue() {
 		t.Fatal("drift retrains again without new rows")
 	}

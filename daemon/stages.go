@@ -304,10 +304,10 @@ type trainLoop struct {
 	drifted atomic.Bool
 }
 
-// RetrainOnDrift asks for a retrain because the drift stage found drift:
+// retrainOnDrift asks for a retrain because the drift stage found drift:
 // the loop trains as soon as labelled rows arrived since the last
 // training (retraining on the same window would give the same forest).
-func (l *trainLoop) RetrainOnDrift() {
+func (l *trainLoop) retrainOnDrift() {
 	l.drifted.Store(true)
 	l.Notify()
 }

@@ -90,13 +90,13 @@ func ParseRetrain(s string) (rows int, every time.Duration, err error) {
 	s = strings.TrimSpace(s)
 	if n, err := strconv.Atoi(s); err == nil {
 		if n <= 0 {
-			return 0, 0, &ScheduleError{Key: "retrain_every", Value: s, Reason: ": a row count must be positive"}
+			return 0, 0, &ScheduleError{Key: "retrain_every", Value: s, reason: ": a row count must be positive"}
 		}
 		return n, 0, nil
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d <= 0 {
-		return 0, 0, &ScheduleError{Key: "retrain_every", Value: s, Reason: " is neither a row count (10000) nor a duration (30s)"}
+		return 0, 0, &ScheduleError{Key: "retrain_every", Value: s, reason: " is neither a row count (10000) nor a duration (30s)"}
 	}
 	return 0, d, nil
 }
@@ -107,10 +107,10 @@ func ParseRetrain(s string) (rows int, every time.Duration, err error) {
 // the error's text).
 type ScheduleError struct {
 	Key, Value string
-	Reason     string // the text after the quoted value
+	reason     string // the text after the quoted value
 }
 
-func (e *ScheduleError) Error() string { return e.Key + " " + strconv.Quote(e.Value) + e.Reason }
+func (e *ScheduleError) Error() string { return e.Key + " " + strconv.Quote(e.Value) + e.reason }
 
 // Trainer keeps a bounded window of labelled rows and decides when to
 // retrain (ARCHITECTURE.md, The daemon's promises: "training windows are bounded by configuration").

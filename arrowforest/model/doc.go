@@ -116,7 +116,7 @@
 // # Reference sample
 //
 // A model may carry a reference sample of its training rows for drift
-// tests under the key "forestd-reference" (KeyReference, reference.go).
+// tests under the key "forestd-reference" (keyReference, reference.go).
 // It is optional and a section of its own: outside "forestd.", so the
 // checksum and model ID do not cover it and readers that predate it
 // ignore it; it carries its own CRC-32C and the model ID it was written

@@ -29,7 +29,7 @@ type Meta struct {
 	CreatedBy string
 	// Reference, when set, is the model's reference sample
 	// (SampleReference), a section of its own outside the checksum and
-	// the ID (KeyReference, reference.go); nil when the model has none.
+	// the ID (keyReference, reference.go); nil when the model has none.
 	Reference arrow.Record
 }
 

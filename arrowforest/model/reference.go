@@ -19,7 +19,7 @@ import (
 	"github.com/forestd/forestd/arrowforest/frame"
 )
 
-// KeyReference carries the model's reference sample (Meta.Reference): a
+// keyReference carries the model's reference sample (Meta.Reference): a
 // bounded, seeded sample of its training rows, the model's source columns,
 // that drift tests compare live traffic with (arrowforest/drift; the
 // daemon's drift stage, docs/daemon.md). It is a section of its own, apart
@@ -39,7 +39,7 @@ import (
 // content (referenceCRC), so a sample copied from another model or damaged
 // is refused (ErrCorrupt). Every column is one of the model's source
 // columns (forest.SourceColumns), each at most once.
-const KeyReference = "forestd-reference"
+const keyReference = "forestd-reference"
 
 const (
 	referenceFormat = "forestd-reference/1"
@@ -135,7 +135,7 @@ func SampleReference(fr *frame.Frame, f *forest.Forest, rows int, seed uint64) a
 	return array.NewRecord(arrow.NewSchema(fields, nil), arrs, int64(len(idx)))
 }
 
-// encodeReference writes rec as KeyReference's value for the model id.
+// encodeReference writes rec as keyReference's value for the model id.
 // Columns must be float64 or strings (SampleReference's), named once each
 // among the source columns of f.
 func encodeReference(rec arrow.Record, f *forest.Forest, id string) (string, error) {
@@ -225,7 +225,7 @@ func referenceCRC(h interface{ Write([]byte) (int, error) }, name string, levels
 	put(data)
 }
 
-// decodeReference reads KeyReference's value strictly (see KeyReference)
+// decodeReference reads keyReference's value strictly (see keyReference)
 // for the model id of forest f.
 func decodeReference(v string, f *forest.Forest, id string) (arrow.Record, error) {
 	var in referenceJSON
@@ -344,13 +344,13 @@ func referenceData(c referenceCol, n int) ([]byte, error) {
 	return nil, fmt.Errorf("want values, or levels and codes")
 }
 
-// readReference finds KeyReference in the stream's metadata (once at
+// readReference finds keyReference in the stream's metadata (once at
 // most) and decodes it; nil when the model has none.
 func readReference(md arrow.Metadata, f *forest.Forest, id string) (arrow.Record, error) {
 	var v string
 	found := 0
 	for i, k := range md.Keys() {
-		if k == KeyReference {
+		if k == keyReference {
 			v = md.Values()[i]
 			found++
 		}
@@ -360,11 +360,11 @@ func readReference(md arrow.Metadata, f *forest.Forest, id string) (arrow.Record
 		return nil, nil
 	case 1:
 	default:
-		return nil, corrupt("metadata key %s appears twice", KeyReference)
+		return nil, corrupt("metadata key %s appears twice", keyReference)
 	}
 	rec, err := decodeReference(v, f, id)
 	if err != nil {
-		return nil, corrupt("%s: %v", KeyReference, err)
+		return nil, corrupt("%s: %v", keyReference, err)
 	}
 	return rec, nil
 }

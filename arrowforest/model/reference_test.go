@@ -155,8 +155,8 @@ func TestReferenceRefused(t *testing.T) {
 		}
 		bad := withReference(t, f, v)
 		_, _, err := DecodeBytes(bad)
-		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), KeyReference) {
-			t.Errorf("%s: %v, want ErrCorrupt naming %s", name, err, KeyReference)
+		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), keyReference) {
+			t.Errorf("%s: %v, want ErrCorrupt naming %s", name, err, keyReference)
 		}
 	}
 	// a forged value with a recomputed CRC but a code out of range
@@ -166,7 +166,7 @@ func TestReferenceRefused(t *testing.T) {
 	}
 }
 
-// referenceValue returns KeyReference's value in the model bytes b.
+// referenceValue returns keyReference's value in the model bytes b.
 func referenceValue(t *testing.T, b []byte) string {
 	t.Helper()
 	s := string(b)
@@ -198,7 +198,7 @@ func withReference(t *testing.T, f *forest.Forest, v string) []byte {
 		t.Fatal(err)
 	}
 	d := canonicalDigest(entries, tab)
-	entries = append(entries, metaEntry{KeyReference, v})
+	entries = append(entries, metaEntry{keyReference, v})
 	listLen := func(ci int) func(r int) (int64, error) {
 		tc := &tab.cols[ci]
 		return func(r int) (int64, error) { return tc.off[r+1] - tc.off[r], nil }
