@@ -33,7 +33,8 @@ import (
 //	 "columns":[{"name":..,"values":B64} | {"name":..,"levels":[..],"codes":B64}],
 //	 "crc32c":"%08x"}
 //
-// where values are N little-endian float64 (NaN: missing) and codes N
+// where values are N little-endian float32 (NaN: missing; the precision
+// the forest reads its features in, frame.Frame) and codes N
 // little-endian int32 indices into levels (−1: missing); model_id must be
 // the model's own ID and crc32c the CRC-32C (Castagnoli) of the decoded
 // content (referenceCRC), so a sample copied from another model or damaged
@@ -47,6 +48,11 @@ const (
 	DefaultReferenceRows = 2000
 	// maxReferenceRows bounds a decoded sample.
 	maxReferenceRows = 1 << 20
+	// maxReferenceBytes bounds a sample's data (4 bytes a value) that
+	// SampleReference draws: a wide model keeps fewer rows (1 MiB is
+	// 2,000 rows of 131 features), so that the sample stays a small part
+	// of a model that travels in 1 MiB messages.
+	maxReferenceBytes = 1 << 20
 )
 
 type referenceJSON struct {
@@ -69,8 +75,9 @@ type referenceCol struct {
 // negative) chosen without replacement by a PCG stream seeded with seed,
 // in their order in fr, of the source columns of f that fr holds (numeric
 // as float64 with NaN for missing, categorical as strings with nulls). It
-// returns nil when there is nothing to keep. The record is Go memory: no
-// Release is needed.
+// returns nil when there is nothing to keep. Wide models keep fewer rows:
+// at most 1 MiB of values, 4 bytes each (and at least 2 rows). The record
+// is Go memory: no Release is needed.
 func SampleReference(fr *frame.Frame, f *forest.Forest, rows int, seed uint64) arrow.Record {
 	if rows == 0 {
 		rows = DefaultReferenceRows
@@ -88,6 +95,7 @@ func SampleReference(fr *frame.Frame, f *forest.Forest, rows int, seed uint64) a
 	if len(cols) == 0 {
 		return nil
 	}
+	rows = min(rows, max(2, maxReferenceBytes/(4*len(cols))))
 	idx := make([]int, fr.NRows)
 	for i := range idx {
 		idx[i] = i
@@ -136,8 +144,8 @@ func SampleReference(fr *frame.Frame, f *forest.Forest, rows int, seed uint64) a
 }
 
 // encodeReference writes rec as keyReference's value for the model id.
-// Columns must be float64 or strings (SampleReference's), named once each
-// among the source columns of f.
+// Columns must be float64 (stored as float32, as SampleReference's are
+// exactly) or strings, named once each among the source columns of f.
 func encodeReference(rec arrow.Record, f *forest.Forest, id string) (string, error) {
 	if rec.NumCols() == 0 {
 		return "", fmt.Errorf("the reference sample has no columns")
@@ -152,13 +160,13 @@ func encodeReference(rec arrow.Record, f *forest.Forest, id string) (string, err
 		col := referenceCol{Name: name}
 		switch a := a.(type) {
 		case *array.Float64:
-			b := make([]byte, 8*a.Len())
+			b := make([]byte, 4*a.Len())
 			for r := range a.Len() {
-				v := math.NaN()
+				v := float32(math.NaN())
 				if a.IsValid(r) {
-					v = a.Value(r)
+					v = float32(a.Value(r))
 				}
-				binary.LittleEndian.PutUint64(b[8*r:], math.Float64bits(v))
+				binary.LittleEndian.PutUint32(b[4*r:], math.Float32bits(v))
 			}
 			s := base64.StdEncoding.EncodeToString(b)
 			col.Values = &s
@@ -275,7 +283,7 @@ func decodeReference(v string, f *forest.Forest, id string) (arrow.Record, error
 			b := array.NewFloat64Builder(mem)
 			b.Reserve(n)
 			for r := range n {
-				b.UnsafeAppend(math.Float64frombits(binary.LittleEndian.Uint64(data[8*r:])))
+				b.UnsafeAppend(float64(math.Float32frombits(binary.LittleEndian.Uint32(data[4*r:]))))
 			}
 			fields, arrs = append(fields, arrow.Field{Name: c.Name, Type: arrow.PrimitiveTypes.Float64}), append(arrs, b.NewArray())
 			b.Release()
@@ -305,7 +313,7 @@ func decodeReference(v string, f *forest.Forest, id string) (arrow.Record, error
 }
 
 // referenceData checks one column's shape and returns its data bytes:
-// either values (n float64) or levels and codes (n int32 in −1..levels−1,
+// either values (n float32) or levels and codes (n int32 in −1..levels−1,
 // distinct valid UTF-8 levels).
 func referenceData(c referenceCol, n int) ([]byte, error) {
 	switch {
@@ -314,7 +322,7 @@ func referenceData(c referenceCol, n int) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("values: %w", err)
 		}
-		if len(b) != 8*n {
+		if len(b) != 4*n {
 			return nil, fmt.Errorf("values: %d bytes for %d rows", len(b), n)
 		}
 		return b, nil

@@ -243,3 +243,21 @@ func FuzzReference(f *testing.F) {
 		}
 	})
 }
+
+// TestSampleReferenceWide: a wide model keeps fewer rows, at most 1 MiB
+// of values.
+func TestSampleReferenceWide(t *testing.T) {
+	names := make([]string, 1000)
+	for j := range names {
+		names[j] = "f" + strings.Repeat("x", j%3) + string(rune('a'+j%26)) + strings.Repeat("0", j/26)
+	}
+	f := &forest.Forest{Features: names}
+	fr := &frame.Frame{Names: names, NRows: 3000, Cols: make([][]float32, len(names))}
+	for j := range fr.Cols {
+		fr.Cols[j] = make([]float32, 3000)
+	}
+	r := SampleReference(fr, f, 2000, 1)
+	if r == nil || r.NumRows() != maxReferenceBytes/(4*1000) || r.NumCols() != 1000 {
+		t.Fatalf("a 1,000-feature sample: %v rows", r.NumRows())
+	}
+}
