@@ -358,7 +358,7 @@ func newDriftMetrics(reg *prometheus.Registry) *driftMetrics {
 		Tests:       prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_drift_tests_total", Help: "Drift tests of the current window against the live model's reference sample (stage drift)."}),
 		Detected:    prometheus.NewCounter(prometheus.CounterOpts{Name: "forestd_drift_detected_total", Help: "Drift tests that found drift (any feature or the joint test, after drift.adjust)."}),
 		PValue:      prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "forestd_drift_p_value", Help: "The latest drift test's p-value per feature (unadjusted; the report on topics.drift has the adjusted ones)."}, []string{"feature"}),
-		JointPValue: prometheus.NewGauge(prometheus.GaugeOpts{Name: "forestd_drift_joint_p_value", Help: "The latest joint drift test's p-value (unadjusted)."}),
+		JointPValue: prometheus.NewGauge(prometheus.GaugeOpts{Name: "forestd_drift_joint_p_value", Help: "The latest joint drift test's p-value (unadjusted; -1 before the first)."}),
 		WindowRows:  prometheus.NewGauge(prometheus.GaugeOpts{Name: "forestd_drift_window_rows", Help: "Rows in the drift stage's current window at its latest test."}),
 		Seconds:     prometheus.NewHistogram(prometheus.HistogramOpts{Name: "forestd_drift_seconds", Help: "Time of one drift test.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)}),
 	}
