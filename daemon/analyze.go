@@ -16,7 +16,7 @@ import (
 func (d *Daemon) analysisStages() ([]pipeline.Stage, error) {
 	c := d.cfg
 	if d.analyzer == nil {
-		rows, every, err := operators.ParseRetrain(c.Train.RetrainEvery)
+		rows, every, err := parseSchedule("train.retrain_every", c.Train.RetrainEvery)
 		if err != nil {
 			return nil, err
 		}

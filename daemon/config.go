@@ -17,9 +17,12 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/forestd/forestd/arrowforest/dependence"
+	"github.com/forestd/forestd/arrowforest/drift"
 	"github.com/forestd/forestd/arrowforest/fdm"
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
+	modelfile "github.com/forestd/forestd/arrowforest/model"
 	"github.com/forestd/forestd/connectors/kafka"
 	"github.com/forestd/forestd/internal/broker"
 	"github.com/forestd/forestd/operators"
@@ -32,6 +35,9 @@ const (
 	StageTrain   = "train"
 	StageAnalyze = "analyze"
 	StageSelect  = "select"
+	// StageDrift tests the scored traffic against the live model's
+	// reference sample (drift.go; Config.Drift). It needs score.
+	StageDrift = "drift"
 )
 
 // Config is the daemon's configuration: the YAML file given with
@@ -71,6 +77,7 @@ type Config struct {
 	OutputFormat string         `yaml:"output_format"`
 	Score        ScoreConfig    `yaml:"score"`
 	Train        TrainConfig    `yaml:"train"`
+	Drift        DriftConfig    `yaml:"drift"`
 	Pipeline     PipelineConfig `yaml:"pipeline"`
 	Kafka        KafkaConfig    `yaml:"kafka"`
 	HTTP         string         `yaml:"http"`
@@ -104,8 +111,10 @@ type TopicsConfig struct {
 	Importances string `yaml:"importances"`
 	Reports     string `yaml:"reports"`
 	Selected    string `yaml:"selected"`
-	Models      string `yaml:"models"`
-	DLQ         string `yaml:"dlq"`
+	// Drift receives the drift stage's reports (JSON, one per test).
+	Drift  string `yaml:"drift"`
+	Models string `yaml:"models"`
+	DLQ    string `yaml:"dlq"`
 	// Partitions of the topics the daemon creates (the model topic always
 	// has one).
 	Partitions int `yaml:"partitions"`
@@ -169,6 +178,91 @@ type TrainConfig struct {
 	// Tune chooses each retrain's hyperparameters out of bag (rf, sporf
 	// and morf; forest.Params.Tune).
 	Tune bool `yaml:"tune"`
+	// RetrainOn is what retrains besides retrain_every: "schedule" (the
+	// default: nothing else) or "drift" (stage drift: a drift test that
+	// finds drift retrains once labelled rows arrived since the last
+	// training).
+	RetrainOn string `yaml:"retrain_on"`
+	// ReferenceRows is the sample of its training window each model
+	// keeps for the drift stage (operators.TrainOptions.ReferenceRows;
+	// 0: none).
+	ReferenceRows int `yaml:"reference_rows"`
+}
+
+// retrainOnDrift is train.retrain_on's value that retrains on drift.
+const retrainOnDrift = "drift"
+
+// DriftConfig is the drift stage (key drift; stage drift): every Every
+// the current window — the last Window rows (or the rows of the last
+// duration, at most MaxWindowRows) of scored traffic — is tested against
+// the live model's reference sample with arrowforest/drift's energy
+// tests, one per feature and one joint, at level Alpha across them
+// (Adjust); each test's report goes to topics.drift.
+type DriftConfig struct {
+	// Window is a row count ("2000") or a duration ("5m").
+	Window string `yaml:"window"`
+	// MaxWindowRows bounds a duration window's rows.
+	MaxWindowRows int `yaml:"max_window_rows"`
+	// Every is a row count of newly scored rows ("1000") or a duration.
+	Every string `yaml:"every"`
+	// MinRows is the least rows in the window to test.
+	MinRows int     `yaml:"min_rows"`
+	Alpha   float64 `yaml:"alpha"`
+	// Adjust is holm, bh or none (dependence.ParseAdjust).
+	Adjust string `yaml:"adjust"`
+	// MaxRows bounds the pooled rows of the joint test (drift.Options).
+	MaxRows int    `yaml:"max_rows"`
+	Seed    uint64 `yaml:"seed"`
+	Threads int    `yaml:"threads"`
+}
+
+// parseSchedule reads a row count or a duration (operators.ParseRetrain)
+// of the config key key.
+func parseSchedule(key, v string) (int, time.Duration, error) {
+	rows, every, err := operators.ParseRetrain(v)
+	if se := (*operators.ScheduleError)(nil); errors.As(err, &se) {
+		se.Key = key
+	}
+	return rows, every, err
+}
+
+// window is drift.window: a row bound and, for a duration, the age.
+func (c DriftConfig) window() (rows int, age time.Duration, err error) {
+	rows, age, err = parseSchedule("drift.window", c.Window)
+	if age > 0 {
+		rows = c.MaxWindowRows
+	}
+	return rows, age, err
+}
+
+// validate checks the drift section (used only with stage drift).
+func (c DriftConfig) validate() error {
+	var errs []error
+	if _, _, err := c.window(); err != nil {
+		errs = append(errs, err)
+	}
+	if _, _, err := parseSchedule("drift.every", c.Every); err != nil {
+		errs = append(errs, err)
+	}
+	if c.MaxWindowRows < 2 || c.MaxWindowRows > 10_000_000 {
+		errs = append(errs, fmt.Errorf("drift.max_window_rows: %d (2..10000000)", c.MaxWindowRows))
+	}
+	if rows, _, err := c.window(); err == nil && (c.MinRows < 1 || c.MinRows > rows) {
+		errs = append(errs, fmt.Errorf("drift.min_rows: %d (1..the window's %d rows)", c.MinRows, rows))
+	}
+	if !(c.Alpha > 0 && c.Alpha < 1) {
+		errs = append(errs, fmt.Errorf("drift.alpha: %v outside (0, 1)", c.Alpha))
+	}
+	if _, err := dependence.ParseAdjust(c.Adjust); err != nil {
+		errs = append(errs, fmt.Errorf("drift.adjust: %w", err))
+	}
+	if c.MaxRows < 2 {
+		errs = append(errs, fmt.Errorf("drift.max_rows: %d (at least 2)", c.MaxRows))
+	}
+	if c.Threads < 1 || c.Threads > maxThreads {
+		errs = append(errs, fmt.Errorf("drift.threads: %d (1..%d)", c.Threads, maxThreads))
+	}
+	return errors.Join(errs...)
 }
 
 // PipelineConfig bounds the work in flight (key pipeline).
@@ -240,7 +334,7 @@ func (t TopicsConfig) checkShared() error {
 	inputs := []role{{"features", t.Features}, {"training", t.Training}}
 	models := role{"models", t.Models}
 	outputs := []role{{"predictions", t.Predictions}, {"dlq", t.DLQ}, {"importances", t.Importances},
-		{"reports", t.Reports}, {"selected", t.Selected}}
+		{"reports", t.Reports}, {"selected", t.Selected}, {"drift", t.Drift}}
 	for _, in := range inputs {
 		if models.topic == in.topic {
 			return fmt.Errorf("topics.models: %q is also topics.%s: the daemon would read its models as data", models.topic, in.key)
@@ -273,12 +367,15 @@ func DefaultConfig() Config {
 		Topics: TopicsConfig{
 			Features: "forestd.features", Training: "forestd.training", Predictions: "forestd.predictions",
 			Importances: "forestd.importances", Reports: "forestd.reports", Selected: "forestd.selected",
-			Models: "forestd.models", DLQ: "forestd.dlq", Partitions: 4,
+			Drift: "forestd.drift", Models: "forestd.models", DLQ: "forestd.dlq", Partitions: 4,
 		},
 		OutputFormat: kafka.FormatAuto,
 		Score:        ScoreConfig{Probs: "auto"},
 		Train: TrainConfig{Window: 50000, WindowKind: operators.WindowCount, RetrainEvery: "10000",
-			MinRows: 100, Forest: "rf", Trees: 100, Seed: 1, Threads: 1, AnalysisWindow: DefaultAnalysisWindow},
+			MinRows: 100, Forest: "rf", Trees: 100, Seed: 1, Threads: 1, AnalysisWindow: DefaultAnalysisWindow,
+			RetrainOn: "schedule", ReferenceRows: modelfile.DefaultReferenceRows},
+		Drift: DriftConfig{Window: "2000", MaxWindowRows: 100000, Every: "1000", MinRows: 100, Alpha: drift.DefaultAlpha,
+			Adjust: string(dependence.AdjustHolm), MaxRows: drift.DefaultMaxRows, Seed: 1, Threads: 1},
 		Pipeline: PipelineConfig{MaxInFlightBytes: 64 << 20, MaxUncommitted: 1000,
 			CommitInterval: 200 * time.Millisecond, DrainTimeout: 10 * time.Second, StallTimeout: time.Minute},
 		Kafka: KafkaConfig{SessionTimeout: 10 * time.Second, StartOffset: kafka.StartEarliest,
@@ -578,6 +675,7 @@ func (c *Config) Validate() error {
 		c.Topics.validate(),
 		c.validateOutput(),
 		c.validateTrain(),
+		c.validateDrift(),
 		c.Pipeline.validate(),
 		c.validateKafka(),
 		c.validateOps(),
@@ -593,9 +691,9 @@ func (c *Config) validateStages() error {
 	seen := map[string]bool{}
 	for _, s := range c.Stages {
 		switch s {
-		case StageScore, StageTrain, StageAnalyze, StageSelect:
+		case StageScore, StageTrain, StageAnalyze, StageSelect, StageDrift:
 		default:
-			errs = append(errs, fmt.Errorf("stages: unknown stage %q (score, train, analyze, select)", s))
+			errs = append(errs, fmt.Errorf("stages: unknown stage %q (score, train, analyze, select, drift)", s))
 			continue
 		}
 		if seen[s] {
@@ -604,6 +702,19 @@ func (c *Config) validateStages() error {
 		seen[s] = true
 	}
 	return errors.Join(errs...)
+}
+
+// validateDrift checks the drift section when the drift stage runs (it
+// tests scored traffic: it needs score).
+func (c *Config) validateDrift() error {
+	if !c.Has(StageDrift) {
+		return nil
+	}
+	var errs []error
+	if !c.Has(StageScore) {
+		errs = append(errs, errors.New("stages: drift tests the scored traffic: it needs score"))
+	}
+	return errors.Join(append(errs, c.Drift.validate())...)
 }
 
 // validateBrokers checks brokers, and the embedded broker's keys when
@@ -647,7 +758,7 @@ func (t TopicsConfig) validate() error {
 	for _, r := range []struct{ key, topic string }{
 		{"features", t.Features}, {"training", t.Training}, {"predictions", t.Predictions},
 		{"importances", t.Importances}, {"reports", t.Reports}, {"selected", t.Selected},
-		{"models", t.Models}, {"dlq", t.DLQ},
+		{"drift", t.Drift}, {"models", t.Models}, {"dlq", t.DLQ},
 	} {
 		if !validTopic(r.topic) {
 			errs = append(errs, fmt.Errorf("topics.%s: %q is not a Kafka topic name (1-249 of a-z A-Z 0-9 . _ -)", r.key, r.topic))
@@ -716,8 +827,20 @@ func (c *Config) validateTrain() error {
 	if _, err := frame.ParseTask(t.Task); err != nil {
 		add("task", fmt.Errorf("train.task: %w", err))
 	}
-	if _, _, err := operators.ParseRetrain(t.RetrainEvery); err != nil {
-		add("retrain_every", fmt.Errorf("train.%w", err))
+	if _, _, err := parseSchedule("train.retrain_every", t.RetrainEvery); err != nil {
+		add("retrain_every", err)
+	}
+	switch t.RetrainOn {
+	case "schedule":
+	case retrainOnDrift:
+		if !c.Has(StageDrift) || !c.Has(StageTrain) {
+			add("retrain_on", fmt.Errorf("train.retrain_on: drift needs the stages train and drift"))
+		}
+	default:
+		add("retrain_on", fmt.Errorf("train.retrain_on: %q is not schedule or drift", t.RetrainOn))
+	}
+	if t.ReferenceRows < 0 {
+		add("reference_rows", fmt.Errorf("train.reference_rows: %d (0: none)", t.ReferenceRows))
 	}
 	if t.Trees < 1 || t.Trees > 100000 {
 		add("trees", fmt.Errorf("train.trees: %d", t.Trees))

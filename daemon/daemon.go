@@ -65,6 +65,7 @@ type Daemon struct {
 
 	analyzer    *operators.Analyzer
 	analyzeLoop *analyzeLoop
+	driftLoop   *driftLoop // stage drift (drift.go)
 
 	workCancel, bgCancel context.CancelFunc
 	srcDone              chan error
@@ -118,143 +119,194 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 			d.closeAll()
 		}
 	}()
-	// the status page (/ on the ops address) records from here on
-	if d.status, err = status.New(status.Options{Gatherer: d.metrics.Registry, Ready: d.Ready}); err != nil {
+	bgCtx, bgCancel := context.WithCancel(context.Background())
+	d.bgCancel = bgCancel
+	// the steps, in order; each leaves what it built in d for closeAll
+	if err := d.serveOps(bgCtx); err != nil {
 		return nil, err
 	}
-	// The ops endpoint comes first: the daemon is live (/healthz) while it
-	// waits for the brokers below, and /readyz, /metrics and the status
-	// page say why it is not ready yet.
+	if err := d.loadSeed(); err != nil {
+		return nil, err
+	}
+	if err := d.connect(ctx); err != nil {
+		return nil, err
+	}
+	if err := d.buildPipeline(); err != nil {
+		return nil, err
+	}
+	d.startLoops(bgCtx)
+	d.setStarting(nil) // every field Ready reads is set: it asks them from here on
+	d.consume(runCtx)
+	go d.runAndClose(runCtx)
+	log.Info("forestd serve started", "brokers", strings.Join(d.cfg.Brokers, ","), "group", cfg.Group,
+		"stages", strings.Join(cfg.Stages, ","), "composed", cfg.Composed(), "topics", strings.Join(d.rt.Topics(), ","),
+		"output_format", cfg.OutputFormat, "score.probs", cfg.Score.Probs)
+	for _, n := range startNotes(&d.cfg) {
+		log.Info(n)
+	}
+	return d, nil
+}
+
+// serveOps is Start's first step: the status page's recorder (sampling
+// until bgCtx ends) and the ops endpoint. It comes first: the daemon is
+// live (/healthz) while it waits for the brokers, and /readyz, /metrics
+// and the status page say why it is not ready yet.
+func (d *Daemon) serveOps(bgCtx context.Context) (err error) {
+	// the status page (/ on the ops address) records from here on
+	if d.status, err = status.New(status.Options{Gatherer: d.metrics.Registry, Ready: d.Ready}); err != nil {
+		return err
+	}
 	var page []pipeline.OpsHandler
 	for _, p := range status.Patterns() {
 		page = append(page, pipeline.OpsHandler{Pattern: p, Handler: d.status.Handler()})
 	}
-	if d.ops, err = pipeline.ServeOps(cfg.HTTP, d.metrics, d.Ready, log, page...); err != nil {
-		return nil, err
+	if d.ops, err = pipeline.ServeOps(d.cfg.HTTP, d.metrics, d.Ready, d.log, page...); err != nil {
+		return err
 	}
-	log.Info("ops endpoint listening", "addr", d.ops.Addr(), "metrics", "http://"+d.ops.Addr()+"/metrics",
+	d.log.Info("ops endpoint listening", "addr", d.ops.Addr(), "metrics", "http://"+d.ops.Addr()+"/metrics",
 		"status", "http://"+d.ops.Addr()+"/")
-	bgCtx, bgCancel := context.WithCancel(context.Background())
-	d.bgCancel = bgCancel
 	d.bg.Add(1)
 	go func() {
 		defer d.bg.Done()
 		d.status.Run(bgCtx)
 	}()
-	d.models = &models{Current: d.cur, Metrics: d.dm, Logger: log, Status: d.status}
-	if cfg.Has(StageScore) {
-		probs := scoring.Probs(cfg.Score.Probs)
+	d.models = &models{Current: d.cur, Metrics: d.dm, Logger: d.log, Status: d.status}
+	if d.cfg.Has(StageScore) {
+		probs := scoring.Probs(d.cfg.Score.Probs)
 		d.models.Probs = &probs
 	}
-	if cfg.Model != "" {
-		m, err := scoring.Load(cfg.Model)
-		if err != nil {
-			return nil, fmt.Errorf("model: %w", err)
-		}
-		if err := m.Prepare(0); err != nil {
-			return nil, fmt.Errorf("model %s: %w", cfg.Model, err)
-		}
-		d.seed = m
-		d.models.Offer(m, "seed file "+cfg.Model)
+	return nil
+}
+
+// loadSeed loads the model file of cfg.Model, if any, and makes it live.
+func (d *Daemon) loadSeed() error {
+	if d.cfg.Model == "" {
+		return nil
 	}
+	m, err := scoring.Load(d.cfg.Model)
+	if err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
+	if err := m.Prepare(0); err != nil {
+		return fmt.Errorf("model %s: %w", d.cfg.Model, err)
+	}
+	d.seed = m
+	d.models.Offer(m, "seed file "+d.cfg.Model)
+	return nil
+}
+
+// connect starts the embedded broker when no brokers are configured,
+// creates the topics (waiting while the brokers are unreachable) and
+// opens the model topic's bus and the sink.
+func (d *Daemon) connect(ctx context.Context) (err error) {
+	cfg := d.cfg
 	var embeddedUsers []broker.User
 	if len(cfg.Brokers) == 0 {
 		tc, users, err := cfg.Embedded.Resolve(os.Getenv)
 		if err != nil {
-			return nil, fmt.Errorf("embedded broker: %w", err)
+			return fmt.Errorf("embedded broker: %w", err)
 		}
 		b, err := broker.Start(broker.Options{Listen: cfg.Embedded.Listen, DataDir: cfg.Embedded.DataDir,
-			Partitions: cfg.Embedded.Partitions, AutoCreateTopics: true, Logger: log, TLS: tc, Users: users,
+			Partitions: cfg.Embedded.Partitions, AutoCreateTopics: true, Logger: d.log, TLS: tc, Users: users,
 			MaxRequestBytes: cfg.Embedded.MaxRequestBytes, MaxConnections: cfg.Embedded.MaxConnections})
 		if err != nil {
-			return nil, fmt.Errorf("embedded broker: %w", err)
+			return fmt.Errorf("embedded broker: %w", err)
 		}
 		d.broker = b
 		embeddedUsers = users
 		d.cfg.Brokers = []string{b.Addr()}
-		log.Info("embedded broker listening", "addr", b.Addr(), "data_dir", cfg.Embedded.DataDir,
+		d.log.Info("embedded broker listening", "addr", b.Addr(), "data_dir", cfg.Embedded.DataDir,
 			"tls", tc != nil, "sasl_users", len(users))
 	}
 	d.co = d.cfg.ClientOptions()
 	if d.broker != nil { // reach the embedded broker with its own TLS and SASL settings
 		if d.co.TLS, d.co.SASL, err = embeddedClient(cfg.Embedded.Auth, embeddedUsers, cfg.Kafka.TLS.CAFile, cfg.Kafka.TLS.ServerName); err != nil {
-			return nil, fmt.Errorf("embedded broker: %w", err)
+			return fmt.Errorf("embedded broker: %w", err)
 		}
 	}
 	if err := d.ensureTopics(ctx); err != nil {
-		return nil, fmt.Errorf("creating topics on brokers %s: %w", strings.Join(d.cfg.Brokers, ","), err)
+		return fmt.Errorf("creating topics on brokers %s: %w", strings.Join(d.cfg.Brokers, ","), err)
 	}
 	d.setStarting(errors.New("starting: topics created"))
-	if d.bus, err = kafka.NewModelBus(kafka.ModelBusOptions{Client: d.co, Topic: cfg.Topics.Models, Logger: log}); err != nil {
-		return nil, err
+	if d.bus, err = kafka.NewModelBus(kafka.ModelBusOptions{Client: d.co, Topic: cfg.Topics.Models, Logger: d.log}); err != nil {
+		return err
 	}
-	d.sink, err = kafka.NewSink(kafka.SinkOptions{Client: d.co, Format: cfg.OutputFormat, MaxMessageBytes: cfg.Kafka.MaxMessageBytes, Logger: log,
+	d.sink, err = kafka.NewSink(kafka.SinkOptions{Client: d.co, Format: cfg.OutputFormat, MaxMessageBytes: cfg.Kafka.MaxMessageBytes, Logger: d.log,
 		Metrics: d.metrics, DeadLetterStream: pipeline.DefaultDeadLetterStream, // the runtime's, below
 		Topics: map[string]string{
 			StreamPredictions: cfg.Topics.Predictions, StreamImportances: cfg.Topics.Importances,
-			StreamReports: cfg.Topics.Reports, StreamSelected: cfg.Topics.Selected,
+			StreamReports: cfg.Topics.Reports, StreamSelected: cfg.Topics.Selected, streamDrift: cfg.Topics.Drift,
 			pipeline.DefaultDeadLetterStream: cfg.Topics.DLQ,
 		}})
-	if err != nil {
-		return nil, err
-	}
+	return err
+}
+
+// buildPipeline builds the stages, the runtime and the consumer group's
+// source, and starts the runtime's workers.
+func (d *Daemon) buildPipeline() (err error) {
+	cfg := d.cfg
 	routes, err := d.buildStages()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	d.rt, err = pipeline.New(pipeline.Options{Workers: cfg.Pipeline.Workers, MaxInFlightBytes: cfg.Pipeline.MaxInFlightBytes,
-		Logger: log, Metrics: d.metrics, OnDeadLetter: d.deadLetter, DeadLetterStream: pipeline.DefaultDeadLetterStream},
+		Logger: d.log, Metrics: d.metrics, OnDeadLetter: d.deadLetter, DeadLetterStream: pipeline.DefaultDeadLetterStream},
 		d.decoder(routes), routes, d.sink)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	d.src, err = kafka.NewGroupSource(kafka.SourceOptions{Client: d.co, Group: cfg.Group, Topics: d.rt.Topics(),
 		StartOffset: cfg.Kafka.StartOffset, SessionTimeout: cfg.Kafka.SessionTimeout, CommitInterval: cfg.Pipeline.CommitInterval,
 		DrainTimeout: cfg.Pipeline.DrainTimeout, MaxUncommitted: cfg.Pipeline.MaxUncommitted, StallTimeout: cfg.Pipeline.StallTimeout,
-		MaxMessageBytes: max(8<<20, 2*cfg.Kafka.MaxMessageBytes), Logger: log, Metrics: d.metrics})
+		MaxMessageBytes: max(8<<20, 2*cfg.Kafka.MaxMessageBytes), Logger: d.log, Metrics: d.metrics})
 	if err != nil {
-		return nil, err
+		return err
 	}
-
 	workCtx, workCancel := context.WithCancel(context.Background())
 	d.workCancel = workCancel
 	d.rt.Start(workCtx)
-	d.bg.Add(1)
-	go func() {
-		defer d.bg.Done()
-		d.bus.Follow(bgCtx, func(ref kafka.ModelRef, data []byte) bool {
+	return nil
+}
+
+// startLoops starts the goroutines that run beside the pipeline until
+// bgCtx ends, each joined by closeAll (d.bg): the model topic's follower,
+// the seed's publication and the train, analysis and drift loops.
+func (d *Daemon) startLoops(bgCtx context.Context) {
+	goBg := func(run func(context.Context)) {
+		d.bg.Add(1)
+		go func() {
+			defer d.bg.Done()
+			run(bgCtx)
+		}()
+	}
+	goBg(func(ctx context.Context) {
+		d.bus.Follow(ctx, func(ref kafka.ModelRef, data []byte) bool {
 			if d.seed != nil && ref.ID == d.seed.ID() {
 				d.seedOnTopic.Store(true)
 				return true // the seed is live or superseded already
 			}
 			return d.models.Adopt(ref, data, "model topic")
 		})
-	}()
+	})
 	if d.seed != nil {
-		d.bg.Add(1)
-		go func() {
-			defer d.bg.Done()
-			d.publishSeed(bgCtx)
-		}()
+		goBg(d.publishSeed)
 	}
 	if d.loop != nil {
-		d.bg.Add(1)
-		go func() {
-			defer d.bg.Done()
-			d.loop.Run(bgCtx)
-		}()
+		goBg(func(ctx context.Context) { d.loop.Run(ctx) })
 	}
 	if d.analyzeLoop != nil {
-		// joined like the others: bgCtx's end stops a search under way
-		// (SearchOptions.Context), so closeAll never closes the sink under
-		// a report being published
-		d.bg.Add(1)
-		go func() {
-			defer d.bg.Done()
-			d.analyzeLoop.Run(bgCtx)
-		}()
+		// bgCtx's end stops a search under way (SearchOptions.Context), so
+		// closeAll never closes the sink under a report being published
+		goBg(func(ctx context.Context) { d.analyzeLoop.Run(ctx) })
 	}
-	d.setStarting(nil) // every field Ready reads is set: it asks them from here on
+	if d.driftLoop != nil {
+		goBg(func(ctx context.Context) { d.driftLoop.Run(ctx) })
+	}
+}
+
+// consume joins the consumer group and feeds the runtime until runCtx
+// ends (d.srcDone gets the source's result).
+func (d *Daemon) consume(runCtx context.Context) {
 	go func() {
 		// A daemon that scores or trains consumes only once the model topic
 		// has been read to its end and its newest models offered: started
@@ -268,14 +320,6 @@ func Start(ctx context.Context, cfg Config, opts Options) (_ *Daemon, err error)
 		}
 		d.srcDone <- d.src.Run(runCtx, d.rt.Submit)
 	}()
-	go d.runAndClose(runCtx)
-	log.Info("forestd serve started", "brokers", strings.Join(d.cfg.Brokers, ","), "group", cfg.Group,
-		"stages", strings.Join(cfg.Stages, ","), "composed", cfg.Composed(), "topics", strings.Join(d.rt.Topics(), ","),
-		"output_format", cfg.OutputFormat, "score.probs", cfg.Score.Probs)
-	for _, n := range startNotes(&d.cfg) {
-		log.Info(n)
-	}
-	return d, nil
 }
 
 // startNotes are the lines the daemon logs once at start about what its
@@ -379,6 +423,9 @@ func (d *Daemon) ensureTopics(ctx context.Context) error {
 	if c.Has(StageSelect) {
 		specs = append(specs, kafka.TopicSpec{Name: c.Topics.Selected, Partitions: c.Topics.Partitions})
 	}
+	if c.Has(StageDrift) { // one partition: the reports in the order of the tests
+		specs = append(specs, kafka.TopicSpec{Name: c.Topics.Drift, Partitions: 1})
+	}
 	// A refused password or certificate (kafka.ErrAuth) is not retried for
 	// ever: after authFailures refusals in a row the daemon stops with that
 	// error, so a misconfigured daemon fails with one clear line.
@@ -411,8 +458,9 @@ func (d *Daemon) ensureTopics(ctx context.Context) error {
 func (d *Daemon) buildStages() ([]pipeline.Route, error) {
 	c := d.cfg
 	var routes []pipeline.Route
+	var ss *scoreStage
 	if c.Has(StageScore) {
-		ss := &scoreStage{Current: d.cur, Key: c.Key, Probs: scoring.Probs(c.Score.Probs), Metrics: d.dm}
+		ss = &scoreStage{Current: d.cur, Key: c.Key, Probs: scoring.Probs(c.Score.Probs), Metrics: d.dm}
 		routes = append(routes, pipeline.Route{Topic: c.Topics.Features, Stages: []pipeline.Stage{ss}, Pin: ss.Pin})
 	}
 	if c.Has(StageSelect) {
@@ -457,6 +505,13 @@ func (d *Daemon) buildStages() ([]pipeline.Route, error) {
 	if len(routes) == 0 {
 		return nil, errors.New("no stage consumes a topic")
 	}
+	if c.Has(StageDrift) && ss != nil { // after train: drift may retrain (train.retrain_on)
+		w, err := d.driftStage()
+		if err != nil {
+			return nil, err
+		}
+		ss.Drift = w
+	}
 	return routes, nil
 }
 
@@ -479,7 +534,7 @@ func (c Config) trainTask() (frame.Task, error) {
 
 func (d *Daemon) newTrainer() (*operators.Trainer, error) {
 	c := d.cfg.Train
-	rows, every, err := operators.ParseRetrain(c.RetrainEvery)
+	rows, every, err := parseSchedule("train.retrain_every", c.RetrainEvery)
 	if err != nil {
 		return nil, err
 	}
@@ -493,7 +548,10 @@ func (d *Daemon) newTrainer() (*operators.Trainer, error) {
 	}
 	o := operators.TrainOptions{Label: c.Label, Task: task, Features: c.Features, Exclude: c.Exclude,
 		Window: c.Window, Kind: c.WindowKind, RetrainRows: rows, RetrainEvery: every, MinRows: c.MinRows,
-		Params: p, Seed: c.Seed}
+		Params: p, Seed: c.Seed, ReferenceRows: c.ReferenceRows}
+	if c.ReferenceRows == 0 {
+		o.ReferenceRows = -1 // none
+	}
 	if labels := c.Labels(); len(labels) > 1 { // one multi-output regression forest
 		o.Label, o.Labels = "", labels
 	}

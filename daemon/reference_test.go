@@ -36,8 +36,9 @@ func daemonMetrics(t *testing.T) []metricDoc {
 	t.Helper()
 	pm := pipeline.NewMetrics()
 	dm := newMetrics(pm.Registry, pm.Retries)
+	drm := newDriftMetrics(pm.Registry) // stage drift's (drift.go)
 	seen := map[string]metricDoc{}
-	for _, s := range []any{pm, dm} {
+	for _, s := range []any{pm, dm, drm} {
 		v := reflect.ValueOf(s).Elem()
 		for i := 0; i < v.NumField(); i++ {
 			c, ok := v.Field(i).Interface().(prometheus.Collector)

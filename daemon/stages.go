@@ -168,6 +168,9 @@ type scoreStage struct {
 	// the columns the model reads (scoreDecoder), and what Score refuses
 	// in those is scored again from the full record, for the same reason.
 	Full pipeline.Decoder
+	// Drift, when set (stage drift), keeps the last rows scored: the
+	// drift stage's current window (drift.go).
+	Drift *driftWindow
 }
 
 // Name implements pipeline.Stage.
@@ -210,6 +213,9 @@ func (s *scoreStage) Process(ctx context.Context, in *pipeline.Batch) ([]pipelin
 	}
 	if err != nil {
 		return nil, nil, stageErr(err)
+	}
+	if s.Drift != nil {
+		s.Drift.add(m, in.Records, src)
 	}
 	stream := s.Stream
 	if stream == "" {
@@ -314,6 +320,26 @@ type trainLoop struct {
 	Logger *slog.Logger
 
 	waker
+	// drifted is set by the drift stage (train.retrain_on: drift) and
+	// cleared by the next training.
+	drifted atomic.Bool
+}
+
+// retrainOnDrift asks for a retrain because the drift stage found drift:
+// the loop trains as soon as labelled rows arrived since the last
+// training (retraining on the same window would give the same forest).
+func (l *trainLoop) retrainOnDrift() {
+	l.drifted.Store(true)
+	l.Notify()
+}
+
+// driftDue: drift was found and there are new labelled rows to train on.
+func (l *trainLoop) driftDue() bool {
+	if !l.drifted.Load() {
+		return false
+	}
+	st := l.Trainer.Stats()
+	return st.Since > 0 && st.Rows >= l.Trainer.Options().MinRows
 }
 
 // Notify wakes the loop (new rows arrived). It never blocks.
@@ -351,11 +377,11 @@ func (l *trainLoop) Run(ctx context.Context) error {
 // selection (logged once).
 func (l *trainLoop) due() func(time.Time) bool {
 	if l.Compose == nil {
-		return l.Trainer.Due
+		return func(now time.Time) bool { return l.Trainer.Due(now) || l.driftDue() }
 	}
 	logged := false
 	return func(now time.Time) bool {
-		if !l.Trainer.Due(now) {
+		if !l.Trainer.Due(now) && !l.driftDue() {
 			return false
 		}
 		if t, _ := l.Compose.Selection(); t == nil {
@@ -383,6 +409,7 @@ func (l *trainLoop) trainOnce(ctx context.Context) error {
 		return err
 	}
 	t0 := time.Now()
+	onDrift := l.drifted.Swap(false)
 	fr, err := l.Trainer.Snapshot(t0)
 	if err != nil {
 		return err
@@ -395,7 +422,8 @@ func (l *trainLoop) trainOnce(ctx context.Context) error {
 	if err := l.nextVersion(&version); err != nil {
 		return err
 	}
-	m, err := scoring.Encode(f, version, l.CreatedBy)
+	// the model keeps a sample of its window: the drift stage's reference
+	m, err := scoring.EncodeMeta(f, modelfile.Meta{Version: version, CreatedBy: l.CreatedBy, Reference: l.Trainer.Reference(f, fr)})
 	if err != nil {
 		return fmt.Errorf("encoding the trained model: %w", err)
 	}
@@ -405,7 +433,7 @@ func (l *trainLoop) trainOnce(ctx context.Context) error {
 		mt.TrainingSeconds.Observe(secs)
 	}
 	attrs := []any{"model_id", m.ID(), "model_version", version, "rows", fr.NRows,
-		"classes", len(fr.Classes), "seconds", secs, "bytes", len(m.Bytes())}
+		"classes", len(fr.Classes), "seconds", secs, "bytes", len(m.Bytes()), "on_drift", onDrift}
 	if f.Targets != nil { // a multi-output regression forest
 		attrs = append(attrs, "targets", strings.Join(f.Targets, ","))
 	}

@@ -306,7 +306,7 @@ func TestNoGoroutineOutlivesWait(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Embedded.Listen = "127.0.0.1:0"
 	cfg.HTTP = "127.0.0.1:0"
-	cfg.Stages = []string{StageScore, StageAnalyze}
+	cfg.Stages = []string{StageScore, StageAnalyze, StageDrift} // the analysis and drift loops both joined
 	cfg.Model = "../scoring/testdata/iris.model"
 	cfg.Train.Label = "y"
 	cfg.Train.MinRows = 100
@@ -322,6 +322,9 @@ func TestNoGoroutineOutlivesWait(t *testing.T) {
 			d.Stop()
 		}
 	}()
+	if d.driftLoop == nil {
+		t.Fatal("no drift loop with stage drift")
+	}
 	publishing := make(chan struct{})
 	var published atomic.Bool
 	d.analyzeLoop.Publish = func(ctx context.Context, _ *operators.Analysis) error {

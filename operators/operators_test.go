@@ -458,3 +458,41 @@ func TestTrainerOptionErrors(t *testing.T) {
 		t.Errorf("an empty criterion (the task's): %v", err)
 	}
 }
+
+// TestTrainerReference: the trainer's reference sample is bounded by
+// ReferenceRows, the model's feature columns, and the same for the same
+// seed; a negative bound keeps none.
+func TestTrainerReference(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	sample := func(rows int, seed uint64) arrow.Record {
+		tr, _ := NewTrainer(TrainOptions{Label: "y", Window: 500, Params: smallParams(11), ReferenceRows: rows, Seed: seed})
+		s, recs := labelled(t, mem, 400, 5)
+		tr.Add(s, recs)
+		releaseAll(recs)
+		fr, err := tr.Snapshot(time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := tr.Train(context.Background(), fr, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := tr.Reference(f, fr)
+		want := min(rows, 400)
+		if rows == 0 {
+			want = 400 // the default, model.DefaultReferenceRows, is more
+		}
+		if r != nil && (r.NumRows() != int64(want) || int(r.NumCols()) != len(f.Features)) {
+			t.Fatalf("%d rows × %d columns, want %d × %d", r.NumRows(), r.NumCols(), want, len(f.Features))
+		}
+		return r
+	}
+	a, b := sample(50, 1), sample(50, 1)
+	if !array.RecordApproxEqual(a, b, array.WithNaNsEqual(true)) || array.RecordApproxEqual(a, sample(50, 2), array.WithNaNsEqual(true)) {
+		t.Fatal("the sample is not the seed's")
+	}
+	if sample(0, 1).NumRows() != 400 || sample(-1, 1) != nil {
+		t.Fatal("default or negative bound")
+	}
+}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/arrowforest/model"
 	"github.com/forestd/forestd/scoring"
 )
 
@@ -74,8 +75,12 @@ type TrainOptions struct {
 	// hyperparameters out of bag on its window first (forest.Tuning;
 	// rf, sporf and morf).
 	Params forest.Params
-	// Seed seeds the reservoir's sampling.
+	// Seed seeds the reservoir's sampling (and the reference sample).
 	Seed uint64
+	// ReferenceRows bounds the reference sample each model keeps of its
+	// training rows for drift tests (Trainer.Reference; default
+	// model.DefaultReferenceRows, negative: none).
+	ReferenceRows int
 }
 
 // ParseRetrain parses a retrain schedule: a positive row count ("10000",
@@ -85,16 +90,27 @@ func ParseRetrain(s string) (rows int, every time.Duration, err error) {
 	s = strings.TrimSpace(s)
 	if n, err := strconv.Atoi(s); err == nil {
 		if n <= 0 {
-			return 0, 0, fmt.Errorf("retrain_every %q: a row count must be positive", s)
+			return 0, 0, &ScheduleError{Key: "retrain_every", Value: s, reason: ": a row count must be positive"}
 		}
 		return n, 0, nil
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d <= 0 {
-		return 0, 0, fmt.Errorf("retrain_every %q is neither a row count (10000) nor a duration (30s)", s)
+		return 0, 0, &ScheduleError{Key: "retrain_every", Value: s, reason: " is neither a row count (10000) nor a duration (30s)"}
 	}
 	return 0, d, nil
 }
+
+// ScheduleError is a schedule that ParseRetrain refuses. Key names the
+// setting ("retrain_every"; a caller with other keys — the daemon's
+// train.retrain_every, drift.window — sets its own, rather than editing
+// the error's text).
+type ScheduleError struct {
+	Key, Value string
+	reason     string // the text after the quoted value
+}
+
+func (e *ScheduleError) Error() string { return e.Key + " " + strconv.Quote(e.Value) + e.reason }
 
 // Trainer keeps a bounded window of labelled rows and decides when to
 // retrain (ARCHITECTURE.md, The daemon's promises: "training windows are bounded by configuration").
@@ -495,6 +511,15 @@ func sortClasses(set map[string]bool) []string {
 		return out[a] < out[b]
 	})
 	return out
+}
+
+// Reference is the reference sample the model f trained on fr keeps
+// (model.SampleReference: up to ReferenceRows of fr's rows, seeded by
+// Seed, of f's source columns), for the drift tests of its traffic
+// (arrowforest/drift, the daemon's drift stage); nil with ReferenceRows
+// negative. Encode it with the model (model.Meta.Reference).
+func (t *Trainer) Reference(f *forest.Forest, fr *frame.Frame) arrow.Record {
+	return model.SampleReference(fr, f, t.opts.ReferenceRows, t.opts.Seed)
 }
 
 // Train trains a forest on fr with the trainer's parameters (Breiman's

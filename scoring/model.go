@@ -88,6 +88,16 @@ func Encode(f *forest.Forest, version int64, createdBy string) (*Model, error) {
 	return newModel(f, meta, data)
 }
 
+// EncodeMeta is Encode with the whole of meta: the version, the writer and
+// the reference sample (model.Meta.Reference, Model.Reference).
+func EncodeMeta(f *forest.Forest, meta model.Meta) (*Model, error) {
+	data, meta, err := model.EncodeBytes(f, meta)
+	if err != nil {
+		return nil, err
+	}
+	return newModel(f, meta, data)
+}
+
 func newModel(f *forest.Forest, meta model.Meta, data []byte) (*Model, error) {
 	m := &Model{f: f, meta: meta, bytes: data}
 	m.names, m.levels = f.SourceColumns()
@@ -129,6 +139,13 @@ func (m *Model) Prepare(threads int) error {
 	})
 	return m.err
 }
+
+// Reference is the model's reference sample of its training rows
+// (model.SampleReference: its source columns, float64 with NaN for a
+// missing number, strings with nulls), which drift tests compare traffic
+// with (arrowforest/drift); nil when the model carries none. Shared: do
+// not release it.
+func (m *Model) Reference() arrow.Record { return m.meta.Reference }
 
 // Forest returns the model's forest. It is shared: do not modify it.
 func (m *Model) Forest() *forest.Forest { return m.f }

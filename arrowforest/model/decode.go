@@ -178,6 +178,9 @@ func decodeStream(rdr *ipc.Reader, mr *msgReader) (*forest.Forest, Meta, error) 
 	if v := formatVersionFor(st.f); v > st.version {
 		return nil, Meta{}, corrupt("%s %d cannot hold what this model carries (it needs version %d)", KeyFormatVersion, st.version, v)
 	}
+	if st.meta.Reference, err = readReference(schema.Metadata(), st.f, d.id); err != nil { // reference.go
+		return nil, Meta{}, err
+	}
 	return st.f, st.meta, nil
 }
 

@@ -113,6 +113,15 @@
 //	forestd.nodes           number of node-table rows, decimal
 //	forestd.checksum        "crc32c:" + 8 lowercase hex digits, see below
 //
+// # Reference sample
+//
+// A model may carry a reference sample of its training rows for drift
+// tests under the key "forestd-reference" (keyReference, reference.go).
+// It is optional and a section of its own: outside "forestd.", so the
+// checksum and model ID do not cover it and readers that predate it
+// ignore it; it carries its own CRC-32C and the model ID it was written
+// for, and Decode refuses it (ErrCorrupt) when either does not match.
+//
 // # Canonical content, checksum and model ID
 //
 // The canonical serialization C is the following byte string; integers

@@ -97,6 +97,13 @@ func (c Codec) Encode(w io.Writer, f *forest.Forest, meta Meta) (Meta, error) {
 	if err != nil {
 		return Meta{}, fmt.Errorf("model: cannot encode forest: %w", err)
 	}
+	if meta.Reference != nil { // its own section, after the digest (reference.go)
+		v, err := encodeReference(meta.Reference, f, d.id)
+		if err != nil {
+			return Meta{}, fmt.Errorf("model: cannot encode forest: %s: %w", keyReference, err)
+		}
+		entries = append(entries[:len(entries):len(entries)], metaEntry{keyReference, v})
+	}
 	meta.ID, err = c.writeRows(w, d, entries, src.rows(), src.listLen, func(lo, hi int) (*table, int, error) {
 		tab, err := src.table(lo, hi)
 		return tab, 0, err

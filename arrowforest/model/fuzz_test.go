@@ -25,6 +25,7 @@ func fuzzSeeds(f *testing.F) {
 	add(Codec{MaxBatchRows: 16}, randomForest(1, 3, 21, 5, 3, 4), Meta{})
 	add(Codec{}, mappedForest(), Meta{Version: 2})
 	add(Codec{MaxBatchRows: 2}, multiForest(), Meta{Version: 3})
+	add(Codec{}, classForest(), Meta{Version: 4, Reference: testReference(classForest(), 7)}) // reference.go
 	f.Add([]byte{})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0})
 	f.Add([]byte("ARROW1\x00\x00"))
@@ -94,7 +95,7 @@ func checkDecodeBytes(t *testing.T, data []byte) {
 	if err != nil {
 		t.Fatalf("re-encoded model does not decode: %v", err)
 	}
-	if m3 != m2 || !sameForest(g3, g) {
+	if !sameMeta(m3, m2) || !sameForest(g3, g) {
 		t.Fatal("re-encoding changes the model")
 	}
 }

@@ -27,6 +27,10 @@ type Meta struct {
 	// CreatedBy names the writer, e.g. "forestd dev". Part of the hashed
 	// content; must be valid UTF-8.
 	CreatedBy string
+	// Reference, when set, is the model's reference sample
+	// (SampleReference), a section of its own outside the checksum and
+	// the ID (keyReference, reference.go); nil when the model has none.
+	Reference arrow.Record
 }
 
 // MaxVersion is the largest model version, 2^62 − 1: versions run from 0

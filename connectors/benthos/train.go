@@ -458,7 +458,8 @@ func (p *trainProc) retrain(ctx context.Context) error {
 	}
 	// Encoded only: this processor writes the model and never scores
 	// with it, so it is not compiled (scoring.Encode would).
-	data, meta, err := model.EncodeBytes(f, model.Meta{Version: version, CreatedBy: CreatedBy})
+	// with the reference sample of drift tests (model.SampleReference)
+	data, meta, err := model.EncodeBytes(f, model.Meta{Version: version, CreatedBy: CreatedBy, Reference: p.tr.Reference(f, fr)})
 	if err != nil {
 		return err
 	}

@@ -34,7 +34,7 @@ type Status struct {
 	// Revisions count the changes of each part (the page refetches a
 	// chart only when its part changed).
 	Revisions Revisions `json:"revisions"`
-	// Unchanged names the parts (model, history, dead_letters, analysis)
+	// Unchanged names the parts (model, history, dead_letters, analysis, drift)
 	// left out of this document because the client holds them at their
 	// current revision (see Held); absent from the whole document. An
 	// omitted part is absent from the JSON, never null (null is "no model"
@@ -51,6 +51,9 @@ type Status struct {
 	// Analysis is the latest dependence analysis (null before the first,
 	// and without the analyze or select stage).
 	Analysis *Analysis `json:"analysis"`
+	// Drift is the drift stage's tests (null without the stage, and
+	// before its first test; drift.go).
+	Drift *Drift `json:"drift"`
 }
 
 // Revisions count the changes of each part of the status.
@@ -60,6 +63,7 @@ type Revisions struct {
 	Traffic     int64 `json:"traffic"`
 	DeadLetters int64 `json:"dead_letters"`
 	Analysis    int64 `json:"analysis"`
+	Drift       int64 `json:"drift"`
 }
 
 // LiveModel is the live model's facts (report.ModelFacts: version, id,
@@ -196,7 +200,7 @@ func (r *Recorder) status(ready bool, h Held) Status {
 	if notReady != nil {
 		s.NotReady = notReady.Error()
 	}
-	for _, p := range []string{PartModel, PartHistory, PartDeadLetters, PartAnalysis} {
+	for _, p := range []string{PartModel, PartHistory, PartDeadLetters, PartAnalysis, PartDrift} {
 		if rev, ok := h.Revisions[p]; ok && rev == r.rev.part(p) {
 			s.Unchanged = append(s.Unchanged, p)
 		}
@@ -240,6 +244,9 @@ func (r *Recorder) status(ready bool, h Held) Status {
 	if !s.unchanged(PartAnalysis) {
 		s.Analysis = r.analysis
 	}
+	if !s.unchanged(PartDrift) {
+		s.Drift = r.drift.status()
+	}
 	return s
 }
 
@@ -274,7 +281,8 @@ func (s Status) MarshalJSON() ([]byte, error) {
 		Traffic     Traffic   `json:"traffic"`
 		DeadLetters any       `json:"dead_letters,omitempty"`
 		Analysis    any       `json:"analysis,omitempty"`
+		Drift       any       `json:"drift,omitempty"`
 	}{s.Now, s.Started, s.Instance, s.Ready, s.NotReady, s.Revisions, s.Unchanged,
 		part(PartModel, s.Model), part(PartHistory, s.History), s.Traffic,
-		part(PartDeadLetters, s.DeadLetters), part(PartAnalysis, s.Analysis)})
+		part(PartDeadLetters, s.DeadLetters), part(PartAnalysis, s.Analysis), part(PartDrift, s.Drift)})
 }

@@ -16,7 +16,7 @@ import (
 var assets embed.FS
 
 // charts are the SVG charts served at /status/chart/NAME.svg.
-var charts = [...]string{"importances", "history", "rows", "latency", "lag", "pvalues", "groups"}
+var charts = [...]string{"importances", "history", "rows", "latency", "lag", "pvalues", "groups", "drift"}
 
 // Charts lists the SVG charts served at /status/chart/NAME.svg (a new
 // slice).
@@ -161,6 +161,8 @@ func (r *Recorder) chartRev(name string) string {
 		return fmt.Sprint("t", r.rev.Traffic)
 	case "pvalues", "groups":
 		return fmt.Sprint("a", r.rev.Analysis)
+	case "drift":
+		return fmt.Sprint("d", r.rev.Drift)
 	}
 	return ""
 }
@@ -196,6 +198,8 @@ func draw(name string, s Status) (template.HTML, error) {
 			return report.PValues(s.Analysis.Dependence)
 		}
 		return report.Groups(s.Analysis.Dependence)
+	case "drift":
+		return driftChart(s.Drift)
 	}
 	return "", fmt.Errorf("status: no chart %q (want one of %s)", name, strings.Join(charts[:], ", "))
 }

@@ -16,11 +16,12 @@ const (
 	PartTraffic     = "traffic"
 	PartDeadLetters = "dead_letters"
 	PartAnalysis    = "analysis"
+	PartDrift       = "drift"
 )
 
 // Parts lists the parts a client can hold (Held.Revisions' keys).
 func Parts() []string {
-	return []string{PartModel, PartHistory, PartTraffic, PartDeadLetters, PartAnalysis}
+	return []string{PartModel, PartHistory, PartTraffic, PartDeadLetters, PartAnalysis, PartDrift}
 }
 
 // Held is what a client holds from an earlier document: the document's
@@ -44,13 +45,15 @@ func (v Revisions) part(name string) int64 {
 		return v.DeadLetters
 	case PartAnalysis:
 		return v.Analysis
+	case PartDrift:
+		return v.Drift
 	}
 	return 0
 }
 
 // ParseHeld reads Held from the query of a conditional /api/status:
 // instance=INSTANCE and, for each part the client holds, PART=REVISION
-// (model, history, traffic, dead_letters, analysis; a non-negative
+// (model, history, traffic, dead_letters, analysis, drift; a non-negative
 // integer). Other parameters are ignored (a query without these asks for
 // the whole document, as before). A parameter given twice, an empty
 // instance, a revision that is not a non-negative integer, or revisions

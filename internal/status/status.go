@@ -107,6 +107,7 @@ type Recorder struct {
 	dlKind   map[string]int64
 	dlLast   ring[DeadLetter]
 	analysis *Analysis
+	drift    *driftState // drift.go
 	rev      Revisions
 	cache    map[string]cached
 	zpool    sync.Pool // *gzip.Writer, reused across responses

@@ -374,7 +374,7 @@ func TestConditionalStatus(t *testing.T) {
 		}
 		return "/api/status?" + q.Encode()
 	}
-	const wholeKeys = "analysis,dead_letters,history,instance,model,now,ready,revisions,started,traffic"
+	const wholeKeys = "analysis,dead_letters,drift,history,instance,model,now,ready,revisions,started,traffic"
 
 	// before anything: the whole document has null model and analysis;
 	// holding them at revision 0 leaves them out, which null never means
@@ -386,7 +386,7 @@ func TestConditionalStatus(t *testing.T) {
 	if err := json.Unmarshal(whole, &s0); err != nil || len(s0.Instance) < 16 {
 		t.Fatalf("instance %q: %v", s0.Instance, err)
 	}
-	if ks, doc := keys(t, body(held(s0, PartModel, PartAnalysis))); ks != "dead_letters,history,instance,now,ready,revisions,started,traffic,unchanged" ||
+	if ks, doc := keys(t, body(held(s0, PartModel, PartAnalysis))); ks != "dead_letters,drift,history,instance,now,ready,revisions,started,traffic,unchanged" ||
 		string(doc["unchanged"]) != `["model","analysis"]` {
 		t.Fatalf("held null model and analysis: keys %s, unchanged %s", ks, doc["unchanged"])
 	}
@@ -425,7 +425,7 @@ func TestConditionalStatus(t *testing.T) {
 	// the steady state: everything held is current
 	all := held(s, Parts()...)
 	ks, doc = keys(t, body(all))
-	if ks != "instance,now,ready,revisions,started,traffic,unchanged" || string(doc["unchanged"]) != `["model","history","dead_letters","analysis"]` {
+	if ks != "instance,now,ready,revisions,started,traffic,unchanged" || string(doc["unchanged"]) != `["model","history","dead_letters","analysis","drift"]` {
 		t.Fatalf("all held: keys %s, unchanged %s", ks, doc["unchanged"])
 	}
 	cs := decode(all)
@@ -437,7 +437,7 @@ func TestConditionalStatus(t *testing.T) {
 	r.ModelLive(model(t, 2, 6), "trained")
 	sample(1)
 	ks, doc = keys(t, body(all))
-	if ks != "history,instance,model,now,ready,revisions,started,traffic,unchanged" || string(doc["unchanged"]) != `["dead_letters","analysis"]` {
+	if ks != "history,instance,model,now,ready,revisions,started,traffic,unchanged" || string(doc["unchanged"]) != `["dead_letters","analysis","drift"]` {
 		t.Fatalf("after a swap: keys %s, unchanged %s", ks, doc["unchanged"])
 	}
 	cs = decode(all)
@@ -447,7 +447,7 @@ func TestConditionalStatus(t *testing.T) {
 	}
 	// held parts are independent: only the dead letters held, all else whole
 	r.DeadLetter("features", 0, 2, "score", "missing column", "column x missing")
-	if ks, _ := keys(t, body(held(s, PartAnalysis))); ks != "dead_letters,history,instance,model,now,ready,revisions,started,traffic,unchanged" {
+	if ks, _ := keys(t, body(held(s, PartAnalysis))); ks != "dead_letters,drift,history,instance,model,now,ready,revisions,started,traffic,unchanged" {
 		t.Fatalf("analysis held: keys %s", ks)
 	}
 	if cs = decode(held(s, PartDeadLetters)); cs.DeadLetters.Total != 2 || len(cs.Unchanged) != 0 {

@@ -28,7 +28,7 @@ With no --brokers it starts an embedded broker on --embedded-listen (with TLS
 and SASL when --embedded-tls-cert/--embedded-sasl-user are given; the daemon
 connects with the matching settings).
 
---stages lists the stages in order: score, train, analyze, select. Listing
+--stages lists the stages in order: score, train, analyze, select, drift. Listing
 select before train composes them, e.g. --stages select,train,score: train
 learns on the selected and FDM-mapped columns of the labelled batches, each
 model carries its mapping, and score applies a model's own mapping to the raw
@@ -291,9 +291,9 @@ func applyServeFlags(cfg *daemon.Config, f *serveFlags, set map[string]bool) err
 		}
 		p := map[string]*string{"features": &cfg.Topics.Features, "training": &cfg.Topics.Training, "predictions": &cfg.Topics.Predictions,
 			"importances": &cfg.Topics.Importances, "reports": &cfg.Topics.Reports, "selected": &cfg.Topics.Selected,
-			"models": &cfg.Topics.Models, "dlq": &cfg.Topics.DLQ}[role]
+			"drift": &cfg.Topics.Drift, "models": &cfg.Topics.Models, "dlq": &cfg.Topics.DLQ}[role]
 		if p == nil {
-			return usagef("--topic %q: unknown role %q (features, training, predictions, importances, reports, selected, models, dlq)", t, role)
+			return usagef("--topic %q: unknown role %q (features, training, predictions, importances, reports, selected, drift, models, dlq)", t, role)
 		}
 		*p = name
 	}

@@ -59,6 +59,7 @@ func runTrain(args []string, env Env) error {
 	fs.Var(&features, "features", "feature columns (comma-separated; default every numeric column but the label)")
 	fs.Var(&exclude, "exclude", "columns to leave out (comma-separated)")
 	version := fs.Int64("model-version", 1, "version number recorded in the model")
+	refRows := fs.Int("reference-rows", model.DefaultReferenceRows, "training rows (a seeded sample) kept in the model for drift tests of its traffic (0: none)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -69,6 +70,9 @@ func runTrain(args []string, env Env) error {
 	paths := append(in.vals, pos...)
 	if *out == "" {
 		return usagef("--out is required")
+	}
+	if *refRows < 0 {
+		return usagef("--reference-rows %d: a row count, 0 for none", *refRows)
 	}
 	if err := checkOutFile("--out", *out, paths...); err != nil {
 		return err
@@ -206,8 +210,11 @@ func runTrain(args []string, env Env) error {
 	if *local.lfsGraph == "" {
 		graphFrame = nil
 	}
-	fr = nil
 	meta := model.Meta{Version: *version, CreatedBy: "forestd"}
+	if *refRows > 0 { // the reference sample of drift tests (model/reference.go)
+		meta.Reference = model.SampleReference(fr, f, *refRows, *seed)
+	}
+	fr = nil
 	meta, err = saveModel(*out, f, meta)
 	if err != nil {
 		return fmt.Errorf("writing model: %w", err)

@@ -14,14 +14,14 @@
   var POLL_MS = 1000;
   var MAX_ROWS = 50;
   // the parts the daemon leaves out when they did not change
-  var PARTS = ['model', 'history', 'dead_letters', 'analysis'];
+  var PARTS = ['model', 'history', 'dead_letters', 'analysis', 'drift'];
   // held: the instance of the documents, the parts and their revisions
   // and the traffic revision; null before the first document
   var held = null;
   var chartRev = {};
   var charts = {
     importances: 'model', history: 'history', rows: 'traffic', latency: 'traffic', lag: 'traffic',
-    pvalues: 'analysis', groups: 'analysis'
+    pvalues: 'analysis', groups: 'analysis', drift: 'drift'
   };
 
   function byId(id) { return document.getElementById(id); }
@@ -150,6 +150,34 @@
     fillTable('marginal', marg.map(function (f) { return [f.name, num(f.statistic), num(f.p_value), num(f.p_adjusted)]; }));
   }
 
+  // showDrift shows the drift stage's counts and its last alarm: when,
+  // on which model version and window, and each feature's test (those
+  // that drifted first).
+  function showDrift(d) {
+    if (!d) {
+      text('drift-info', 'no test yet');
+      text('drift-alarm', 'none');
+      fillTable('drift-features', []);
+      return;
+    }
+    text('drift-info', d.tests + ' test(s), ' + d.alarms + ' alarm(s)');
+    var a = d.last_alarm;
+    if (!a) {
+      text('drift-alarm', 'none');
+      fillTable('drift-features', []);
+      return;
+    }
+    var moved = a.features.filter(function (f) { return f.drift; }).map(function (f) { return f.name; });
+    if (a.joint && a.joint.drift) { moved.push('joint'); }
+    text('drift-alarm', time(a.at) + ', model version ' + a.model_version + ', ' + a.window_rows + ' rows: ' + moved.join(', '));
+    var rows = a.features.slice();
+    if (a.joint) { rows.push(a.joint); }
+    rows.sort(function (x, y) { return (y.drift ? 1 : 0) - (x.drift ? 1 : 0); });
+    fillTable('drift-features', rows.map(function (f) {
+      return [f.name, num(f.p_value), num(f.p_adjusted), f.drift ? { text: 'drift', cls: 'bad' } : 'no'];
+    }));
+  }
+
   // statusURL asks for the whole document first (and after an error),
   // then for what changed since the held parts.
   function statusURL() {
@@ -196,6 +224,7 @@
     showTraffic(s.traffic);
     if (changed.dead_letters) { showDeadLetters(s.dead_letters); }
     if (changed.analysis) { showAnalysis(s.analysis); }
+    if (changed.drift) { showDrift(s.drift); }
     Object.keys(charts).forEach(function (name) {
       // revisions count within one instance (a restarted daemon starts over)
       loadChart(name, s.instance + '.' + charts[name] + s.revisions[charts[name]]);
