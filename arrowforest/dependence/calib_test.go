@@ -164,12 +164,21 @@ func TestApproxCalibration(t *testing.T) {
 		}
 		return y
 	}
+	wide := func(d, n int) [][]float64 {
+		x := make([][]float64, d)
+		for j := range x {
+			x[j] = norm(n, id)
+		}
+		return x
+	}
 	cases := []calibCase{
 		{name: "3 columns, 2 classes, n=80", x: [][]float64{norm(80, id), norm(80, id), norm(80, id)}, y: classes(80, 2), k: 2},
 		{name: "2 columns, 3 classes, n=90", x: [][]float64{norm(90, id), norm(90, math.Exp)}, y: classes(90, 3), k: 3},
 		{name: "3 columns, numeric label, n=80", x: [][]float64{norm(80, id), norm(80, id), norm(80, id)}, yv: norm(80, id)},
 		{name: "1 column heavy-tailed, 2 classes, n=100", x: [][]float64{norm(100, math.Exp)}, y: classes(100, 2), k: 2},
 		{name: "1 column, numeric label, n=100", x: [][]float64{norm(100, id)}, yv: norm(100, math.Exp)},
+		// a wide set (the top-down searches test such): ρ small, p_ν near the normal tail
+		{name: "20 columns, 2 classes, n=100", x: wide(20, 100), y: classes(100, 2), k: 2},
 		// more rows than spectralRows: ρ from a stride sample
 		{name: "3 columns, 2 classes, n=600", x: [][]float64{norm(600, id), norm(600, id), norm(600, math.Exp)}, y: classes(600, 2), k: 2, perms: 10},
 	}

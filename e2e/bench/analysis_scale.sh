@@ -116,7 +116,7 @@ else
   echo "(R energy is not installed: apt-get install -y r-cran-energy r-cran-jsonlite)"
 fi
 echo
-echo "## Each approximation next to permutations, one set test at t = 10⁻⁴ ($DRAWS draws each)"
+echo "## Each approximation next to permutations, set tests at n = 400 ($DRAWS draws each, 10× on the null)"
 echo
 (cd "$ROOT" && FORESTD_APPROX_TABLE="$DRAWS" go test -count=1 -timeout 2h -run TestApproxPowerTable ./arrowforest/dependence -v) | grep '^|'
 } | tee "$OUT"
