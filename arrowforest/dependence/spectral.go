@@ -44,12 +44,14 @@ import (
 
 // spectralRows is the most rows ρ of a side is computed on (O(s²)
 // memory and O(s²·lanczosSteps) time: 256 rows take about a
-// millisecond).
+// millisecond, a fifth of the distance pass of a 2,000-row set test).
 const spectralRows = 256
 
 // lanczosSteps is the Lanczos iteration count for the extreme
-// eigenvalues of a spectralRows-row matrix.
-const lanczosSteps = 40
+// eigenvalue of a spectralRows-row matrix: the largest |Ritz value| of
+// 256 stride rows (1, 2, 3 and 20 columns, one log-normal) had all its 8
+// digits after 12 steps in a trial of 8 to 80.
+const lanczosSteps = 16
 
 // strideRows returns s = min(n, spectralRows) row indices ⌊k·n/s⌋.
 func strideRows(n int) []int {
