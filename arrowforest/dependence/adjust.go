@@ -22,8 +22,8 @@ const SeqExceed = 2
 // seqPlan is the sequential plan of a test at threshold t under the
 // resolved options o: N_t = ⌈SeqExceed/t⌉ − 1, cut to o.MaxPerms
 // (Capped), or o's fixed count when o.Perms is set. Unless o.Exact, the
-// test spends ApproxShare of t on the χ²₁ approximation (approx.go,
-// hybridP) and N_t is that of (1 − ApproxShare)·t.
+// test spends ApproxShare of t on the approximation (approx.go,
+// spectral.go, hybridP) and N_t is that of (1 − ApproxShare)·t.
 func seqPlan(t float64, o TestOptions) permPlan {
 	if o.Perms > 0 {
 		return permPlan{fixed: o.Perms}

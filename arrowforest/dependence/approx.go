@@ -33,9 +33,9 @@ import "math"
 // p = P(χ²₁ ≥ 1 + √2·z) is conservative in the tail (Shen, Panda and
 // Vogelstein 2022, "The chi-square test of distance correlation", make the
 // same argument with the mean instead of the variance; hyppo's fast Dcorr
-// test). A search uses it through hybridP only when it settles the test
-// far below its threshold; near the threshold the exact sequential test
-// decides.
+// test). A search uses it through hybridP (perm.go) only when it
+// settles the test; the sharper tail of spectral.go decides next, and the
+// exact sequential test near the threshold.
 
 // uCentredZ returns z = T/√Var T for the ordered-pair sums of numSums and
 // Σ_{i≠j} a_ij b_ij = sab, Σ_i a_i· b_i· = rab; NaN when it is undefined
@@ -96,15 +96,26 @@ func classCross(n int, cnt []int, ta float64, within, rc []float64) (sab, rab fl
 
 // approxProblem is a permProblem with the approximate p-value above.
 type approxProblem interface {
-	// approxP returns the conservative χ²₁ p-value of the observed labels.
-	approxP() float64
+	// approxZ returns z = T/√Var T of the observed labels (NaN when
+	// undefined).
+	approxZ() float64
+	// ratio returns ρ of spectral.go (1 when unknown), the same for every
+	// permutation of the labels; it costs O(s²) distances of
+	// s = min(n, spectralRows) rows and a Lanczos run.
+	ratio() float64
 }
 
-func (p *uniProblem) approxP() float64 {
+// approxP returns the effective-degrees-of-freedom tail p_ν of
+// spectral.go (the χ²₁ tail at ρ = 1).
+func approxP(ap approxProblem) float64 {
+	return effTailP(ap.approxZ(), ap.ratio())
+}
+
+func (p *uniProblem) approxZ() float64 {
 	u := p.u
 	n := len(u.v)
 	if n < 4 {
-		return 1
+		return math.NaN()
 	}
 	row, rtot, a2, r2 := u.row, u.rtot, u.a2, u.r2
 	if row == nil {
@@ -125,13 +136,18 @@ func (p *uniProblem) approxP() float64 {
 	}
 	s := numSums{n: n, ta: rtot, saa: a2, raa: r2}
 	classSums(n, u.cnt, &s)
-	return chi2TailP(s.uCentredZ(classCross(n, u.cnt, rtot, sc.p, rc)))
+	return s.uCentredZ(classCross(n, u.cnt, rtot, sc.p, rc))
 }
 
-func (p *setProblem) approxP() float64 {
+func (p *uniProblem) ratio() float64 {
+	v := p.u.v
+	return specRatio(strideRows(len(v)), func(i, j int) float64 { return math.Abs(v[i] - v[j]) }) * classRatio(p.u.cnt)
+}
+
+func (p *setProblem) approxZ() float64 {
 	n := len(p.y)
 	if n < 4 {
-		return 1
+		return math.NaN()
 	}
 	rc := make([]float64, p.k)
 	for i, c := range p.y {
@@ -139,29 +155,49 @@ func (p *setProblem) approxP() float64 {
 	}
 	s := numSums{n: n, ta: 2 * p.ps.tot, saa: 2 * p.ps.sq, raa: p.r2}
 	classSums(n, p.cnt, &s)
-	return chi2TailP(s.uCentredZ(classCross(n, p.cnt, 2*p.ps.tot, p.ps.within, rc)))
+	return s.uCentredZ(classCross(n, p.cnt, 2*p.ps.tot, p.ps.within, rc))
 }
 
-func (p *uniNumProblem) approxP() float64 {
+func (p *setProblem) ratio() float64 {
+	x := p.x
+	return specRatio(strideRows(len(p.y)), func(i, j int) float64 { return dist(x, i, j) }) * classRatio(p.cnt)
+}
+
+func (p *uniNumProblem) approxZ() float64 {
 	n := len(p.u.xs)
 	if n < 4 {
-		return 1
+		return math.NaN()
 	}
 	sab, rab := p.u.crossRanks(p.u.obs, make([][4]float64, n+1))
-	return chi2TailP(p.u.s.uCentredZ(sab, rab))
+	return p.u.s.uCentredZ(sab, rab)
 }
 
-func (p *setNumProblem) approxP() float64 {
+// ratio samples x and y at strides of their sorted orders (quantiles).
+func (p *uniNumProblem) ratio() float64 {
+	xs, ys := p.u.xs, p.u.ys
+	idx := strideRows(len(xs))
+	return specRatio(idx, func(i, j int) float64 { return math.Abs(xs[i] - xs[j]) }) *
+		specRatio(idx, func(i, j int) float64 { return math.Abs(ys[i] - ys[j]) })
+}
+
+func (p *setNumProblem) approxZ() float64 {
 	n := len(p.y)
 	if n < 4 {
-		return 1
+		return math.NaN()
 	}
 	w := p.newWorker().(*setNumWorker)
 	for i := range w.pi {
 		w.pi[i] = int32(i)
 	}
 	sab, rab := w.sums()
-	return chi2TailP(p.s.uCentredZ(sab, rab))
+	return p.s.uCentredZ(sab, rab)
+}
+
+func (p *setNumProblem) ratio() float64 {
+	x, y := p.x, p.y
+	idx := strideRows(len(y))
+	return specRatio(idx, func(i, j int) float64 { return dist(x, i, j) }) *
+		specRatio(idx, func(i, j int) float64 { return math.Abs(y[i] - y[j]) })
 }
 
 // ApproxShare is the share c of a sequential test's threshold t the

@@ -78,9 +78,10 @@ type TestOptions struct {
 	MaxCacheBytes int64
 	// Exact, when true, decides every sequential test (AdjustHolm,
 	// AdjustBH) by permutations alone. By default such a test first
-	// takes the conservative χ²₁ approximation of its permutation
-	// distribution (approx.go) and runs no permutation when that
-	// p-value, divided by ApproxShare, is already at its threshold.
+	// takes the approximation of its permutation distribution
+	// (approx.go, spectral.go: the χ²₁ tail, then the tail of ν = 1/ρ²
+	// equal weights) and runs no permutation when that p-value, divided
+	// by ApproxShare, is already at its threshold.
 	Exact bool
 }
 
@@ -213,8 +214,8 @@ type SearchOptions struct {
 
 // DefaultSearchOptions returns gcor, mdc-bottomup, Holm's family-wise
 // control at α = 0.05 over the whole analysis, sizes 2 and 3, sequential
-// permutation counts up to DefaultMaxPermsAdjusted with the χ²₁
-// approximation (approx.go), set tests on DefaultSetRows rows.
+// permutation counts up to DefaultMaxPermsAdjusted with the
+// approximation (approx.go, spectral.go), set tests on DefaultSetRows rows.
 func DefaultSearchOptions() SearchOptions {
 	return SearchOptions{Stat: StatGCor, Method: MethodMDCBottomUp, Alpha: DefaultAlpha, Adjust: AdjustHolm, MaxSize: DefaultMaxSize,
 		Test: TestOptions{MaxRows: DefaultSetRows}}

@@ -70,17 +70,40 @@ func pairPass(x [][]float64, y []int32, k int, wantRow bool, tri []float32) pair
 		ps.row = make([]float64, n)
 	}
 	d := make([]float64, n)
+	// mask[c][j] = 1 when y_j = c, for a few classes: the within-class
+	// sum of row i is then a branch-free Σ d_ij·mask[y_i][j] (a class
+	// comparison mispredicts about every other pair with balanced
+	// classes), the same sum to the bit (v·0 adds +0).
+	var mask [][]float64
+	if k > 1 && k <= byClassMin {
+		mask = make([][]float64, k)
+		for c := range mask {
+			mask[c] = make([]float64, n)
+		}
+		for j, c := range y {
+			mask[c][j] = 1
+		}
+	}
 	off := 0
 	for i := 1; i < n; i++ {
 		di := d[:i]
 		distRow(x, i, di)
 		ci := y[i]
 		var s, s2, w float64
-		for j, v := range di {
-			s += v
-			s2 += v * v
-			if y[j] == ci {
-				w += v
+		if mask != nil {
+			m := mask[ci][:i]
+			for j, v := range di {
+				s += v
+				s2 += v * v
+				w += v * m[j]
+			}
+		} else {
+			for j, v := range di {
+				s += v
+				s2 += v * v
+				if y[j] == ci {
+					w += v
+				}
 			}
 		}
 		ps.tot += s

@@ -29,9 +29,9 @@ type TestResult struct {
 	// of reach (see Search).
 	MaxN   int
 	Capped bool
-	// Approx says that the p-value came from the χ²₁ approximation of
-	// the permutation distribution (approx.go) without permutations
-	// (N = 0): it was at most ApproxShare of the test's threshold.
+	// Approx says that the p-value came from the approximation of the
+	// permutation distribution (approx.go, spectral.go) without
+	// permutations (N = 0): the rule of hybridP settled it.
 	Approx bool
 }
 
@@ -161,7 +161,7 @@ type permPlan struct {
 	min, max int
 	capped   bool // max was cut by TestOptions.MaxPerms
 	// approxT > 0: the decision threshold t of a sequential test that
-	// spends ApproxShare of it on the χ²₁ approximation (hybridP); the
+	// spends ApproxShare of it on the approximation (hybridP); the
 	// sequential counts above are then those of (1 − ApproxShare)·t.
 	approxT float64
 }
@@ -198,19 +198,33 @@ func runPerm(pr permProblem, stream uint64, pl permPlan, threads int, stop func(
 }
 
 // hybridP is the test of pl's threshold t = pl.approxT with the
-// approximation (approx.go): p = min(p_χ²/c, p_seq/(1−c)), c = ApproxShare,
-// valid as a Bonferroni combination of two valid p-values; when p_χ²/c ≤ t
-// no permutation runs (the test is dependent whatever p_seq would be).
+// approximation (approx.go, spectral.go): p = min(p_ν/c, p_seq/(1−c)),
+// c = ApproxShare, valid as a Bonferroni combination of two valid
+// p-values. The rule, cheapest first:
+//
+//  1. z alone: p_χ² ≤ min(c·t, chi2First) is dependent, p = p_χ²/c (then
+//     p_ν ≤ p_χ² too: TestEffTailBelowChi2); p_χ² ≥ max(ApproxFutile,
+//     10t) is not, p = min(1, p_χ²/c).
+//  2. ρ (O(s²) on s ≤ spectralRows rows): p_ν ≤ c·t is dependent,
+//     p = p_ν/c.
+//  3. Otherwise the sequential permutation test decides at (1−c)·t.
 func hybridP(pr permProblem, ap approxProblem, stream uint64, pl permPlan, threads int, stop func() bool) (TestResult, bool) {
-	raw := ap.approxP()
-	pa := min(1, raw/ApproxShare)
-	if pa <= pl.approxT {
-		return TestResult{Statistic: exactOf(pr), PValue: pa, Rows: pr.rows(), MaxN: pl.maxN(), Capped: pl.capped, Approx: true}, true
+	z := ap.approxZ()
+	pc := chi2TailP(z)
+	settled := func(p float64) (TestResult, bool) {
+		return TestResult{Statistic: exactOf(pr), PValue: p, Rows: pr.rows(), MaxN: pl.maxN(), Capped: pl.capped, Approx: true}, true
 	}
-	if raw >= max(ApproxFutile, 10*pl.approxT) {
+	if pc <= min(ApproxShare*pl.approxT, chi2First) {
+		return settled(pc / ApproxShare)
+	}
+	if pc >= max(ApproxFutile, 10*pl.approxT) {
 		// p_χ² this large settles "not dependent" (no false finding can
 		// come of it); the p-value min(1, p_χ²/c) is valid as it stands.
-		return TestResult{Statistic: exactOf(pr), PValue: pa, Rows: pr.rows(), MaxN: pl.maxN(), Capped: pl.capped, Approx: true}, true
+		return settled(min(1, pc/ApproxShare))
+	}
+	pa := min(1, effTailP(z, ap.ratio())/ApproxShare)
+	if pa <= pl.approxT {
+		return settled(pa)
 	}
 	if pp, ok := pr.(interface{ preparePerms() }); ok {
 		pp.preparePerms()
@@ -219,6 +233,10 @@ func hybridP(pr permProblem, ap approxProblem, stream uint64, pl permPlan, threa
 	r.PValue = min(pa, r.PValue/(1-ApproxShare))
 	return r, ok
 }
+
+// chi2First bounds the χ²₁ p-values hybridP settles before it computes ρ:
+// below it p_ν ≤ p_χ² for every ρ (TestEffTailBelowChi2).
+const chi2First = 0.01
 
 // exactOf is the reported statistic of pr without the comparison value
 // observed also computes (a pass over the triangle for a set).

@@ -9,6 +9,12 @@
 # exactly that structure; and, on independent draws (--null), how many
 # analyses report anything with the approximation (default) and with
 # permutations alone (--exact): the false-finding rate, at most α = 0.05.
+# Then R energy beside forestd where it can run (n ≤ 5,000: dcor.test of
+# f0 against the label, R = 199, and forestd's permutation test of the
+# same column), and the per-test table of each approximation next to
+# permutations (TestApproxPowerTable in arrowforest/dependence: false
+# findings on null sets, power on weak XOR and linear sets, permutations
+# and time per test; --draws draws of each).
 #
 #   bash e2e/bench/analysis_scale.sh [--quick] [--draws N] [--sizes "1000x20 5000x20 ..."]
 #
@@ -86,4 +92,31 @@ for mode in approx exact; do
   done
   echo "| $mode | $found / $DRAWS | $tw | $tc |"
 done
+echo
+if Rscript -e 'suppressMessages({library(energy); library(jsonlite)})' >/dev/null 2>&1; then
+  echo "## R energy beside forestd: one column (f0) against the label, 199 permutations"
+  echo
+  echo "| n | energy dcor.test s | energy dCor | forestd test s | forestd dCor |"
+  echo "|---|---|---|---|---|"
+  for s in $SIZES; do
+    n="${s%x*}"
+    [ "$n" -le 5000 ] || continue   # dcor.test holds n × n distance matrices
+    [ -f "$W/e_$n.csv" ] && continue
+    # f0 as the float32 value forestd reads, written in full so that R reads the same number
+    python3 -c "import csv,struct,sys; r=csv.DictReader(open(sys.argv[1])); w=csv.writer(open(sys.argv[2],'w')); w.writerow(['x1','y']); [w.writerow([repr(struct.unpack('f',struct.pack('f',float(row['f0'])))[0]),row['label']]) for row in r]" "$W/d_${n}_${s#*x}.csv" "$W/e_$n.csv"
+    Rscript "$HERE/dependence_energy.R" "$W/e_$n.csv" 199 >"$W/e_$n.json"
+    "$W/fd" analyze --progress never --threads 2 --in "$W/e_$n.csv" --label y --stat dcor --method marginal --perms 199 >"$W/o_$n.json"
+    python3 - "$W/e_$n.json" "$W/o_$n.json" "$n" <<'PY'
+import json, sys
+e = json.load(open(sys.argv[1])); o = json.load(open(sys.argv[2]))
+print("| %s | %.3f | %.10f | %.4f | %.10f |" % (sys.argv[3], e["seconds"], e["dcor"], o["seconds"], o["features"][0]["statistic"]))
+PY
+  done
+else
+  echo "(R energy is not installed: apt-get install -y r-cran-energy r-cran-jsonlite)"
+fi
+echo
+echo "## Each approximation next to permutations, set tests at n = 400 ($DRAWS draws each, 10× on the null)"
+echo
+(cd "$ROOT" && FORESTD_APPROX_TABLE="$DRAWS" go test -count=1 -timeout 2h -run TestApproxPowerTable ./arrowforest/dependence -v) | grep '^|'
 } | tee "$OUT"
