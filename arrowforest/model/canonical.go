@@ -27,8 +27,8 @@ type digest struct {
 // The entries must not include forestd.checksum or forestd.model_id.
 func canonicalDigest(entries []metaEntry, tab *table) digest {
 	cw := newCanonWriter()
-	canonicalHeader(cw, entries, tab.rows)
-	for ci, c := range nodeColumns {
+	canonicalHeader(cw, entries, tab.rows, len(tab.spec))
+	for ci, c := range tab.spec {
 		cw.str(c.name)
 		cw.u8(uint8(c.kind))
 		tc := &tab.cols[ci]
@@ -45,7 +45,7 @@ func canonicalDigest(entries []metaEntry, tab *table) digest {
 // canonicalHeader writes the canonical serialization up to the first
 // column: the magic, the sorted metadata entries, the row and column
 // counts.
-func canonicalHeader(cw *canonWriter, entries []metaEntry, rows int) {
+func canonicalHeader(cw *canonWriter, entries []metaEntry, rows, columns int) {
 	cw.bytes([]byte(canonicalMagic))
 	sorted := append([]metaEntry(nil), entries...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].key < sorted[j].key })
@@ -55,7 +55,7 @@ func canonicalHeader(cw *canonWriter, entries []metaEntry, rows int) {
 		cw.str(e.value)
 	}
 	cw.u64(uint64(rows))
-	cw.u32(uint32(len(nodeColumns)))
+	cw.u32(uint32(columns))
 }
 
 // canonWriter feeds CRC-32C and SHA-256 through one buffer.

@@ -70,7 +70,7 @@ const (
 	// calling an unknown key corrupt. Version 3 added forestd.targets
 	// (multi-output regression forests), version 4 forestd.tuning and the
 	// "tune" param (forests trained with out-of-bag tuning).
-	FormatVersion = 4
+	FormatVersion = 5
 )
 
 // formatVersionFor is the lowest format version that holds f.
@@ -136,6 +136,7 @@ type decodeState struct {
 	f            *forest.Forest
 	meta         Meta
 	trees, nodes int64
+	layout       *layout // forestd.layout (format 5)
 }
 
 // metaKey describes one metadata entry: how to write it and how to read it
@@ -280,6 +281,8 @@ var metaKeys = []metaKey{
 			return strconv.Itoa(len(f.Trees)), true, nil
 		},
 		dec: func(v string, st *decodeState) (err error) { st.trees, err = parseCount(v); return err }},
+	{key: KeyLayout, optional: true, dec: decodeLayout, // compact.go; written by encodeCompact
+		enc: func(*forest.Forest, Meta, int) (string, bool, error) { return "", false, nil }},
 	{key: KeyNodes,
 		enc: func(_ *forest.Forest, _ Meta, nodes int) (string, bool, error) {
 			return strconv.Itoa(nodes), true, nil
