@@ -1,6 +1,7 @@
 package scoring_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"math"
@@ -12,8 +13,10 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 
+	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/model"
+	"github.com/forestd/forestd/arrowforest/synth"
 	"github.com/forestd/forestd/scoring"
 )
 
@@ -72,12 +75,17 @@ func scoreAll(t *testing.T, m *scoring.Model, raw *frame.Frame) scored {
 // formatVersionOf reads forestd.format_version of the model file at path.
 func formatVersionOf(t *testing.T, path string) string {
 	t.Helper()
-	fh, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer fh.Close()
-	r, err := ipc.NewReader(fh)
+	return formatVersionOfBytes(t, b)
+}
+
+// formatVersionOfBytes reads forestd.format_version of a model.
+func formatVersionOfBytes(t *testing.T, b []byte) string {
+	t.Helper()
+	r, err := ipc.NewReader(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,5 +162,45 @@ func TestFormat4Models(t *testing.T) {
 			}
 			sameScores(t, scoreAll(t, now, kc.test), want)
 		})
+	}
+}
+
+// TestCompactBytesAnyThreads: the same seed gives the same model bytes
+// (format 5) whatever the training threads, for every kind Train grows.
+func TestCompactBytesAnyThreads(t *testing.T) {
+	tr, err := synth.Generate(synth.Trunk, synth.Options{N: 300, Seed: 1, P: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, set := range map[string]func(*forest.Params){
+		"rf":    func(*forest.Params) {},
+		"sporf": func(p *forest.Params) { p.Forest, p.MeanDiff = forest.KindSPORF, true },
+		"morf": func(p *forest.Params) {
+			p.Forest, p.PatchHMax, p.PatchWMax, p.Width, p.Height, p.Layout = forest.KindMORF, 2, 2, 3, 3, "grid"
+		},
+		"lfs": func(p *forest.Params) { p.Forest, p.LFSSize, p.Width, p.Height, p.Layout = forest.KindLFS, 3, 3, 3, "grid" },
+	} {
+		var first []byte
+		for _, threads := range []int{1, 3} {
+			p := forest.DefaultParams(tr.Task)
+			p.Trees, p.Threads = 8, threads
+			set(&p)
+			f, err := forest.Train(tr, p, forest.TrainOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := scoring.Encode(f, 1, "test")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := formatVersionOfBytes(t, m.Bytes()); v != "5" {
+				t.Fatalf("%s: format version %s", name, v)
+			}
+			if first == nil {
+				first = m.Bytes()
+			} else if !bytes.Equal(first, m.Bytes()) {
+				t.Fatalf("%s: %d threads give other bytes than 1", name, threads)
+			}
+		}
 	}
 }

@@ -108,8 +108,8 @@ func TestServeMultiOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(m.Targets(), []string{"y0", "y1", "y2"}) || m.Version() != 1 || len(m.Forest().Trees) != 10 {
-		t.Fatalf("published model: targets %v, version %d, %d trees", m.Targets(), m.Version(), len(m.Forest().Trees))
+	if !slices.Equal(m.Targets(), []string{"y0", "y1", "y2"}) || m.Version() != 1 || m.NumTrees() != 10 {
+		t.Fatalf("published model: targets %v, version %d, %d trees", m.Targets(), m.Version(), m.NumTrees())
 	}
 	if id, _ := p.Header(daemon.HeaderModelID); string(id) != m.ID() {
 		t.Fatalf("predictions by model %q, published %q", id, m.ID())
