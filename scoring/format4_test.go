@@ -178,7 +178,9 @@ func TestCompactBytesAnyThreads(t *testing.T) {
 		"morf": func(p *forest.Params) {
 			p.Forest, p.PatchHMax, p.PatchWMax, p.Width, p.Height, p.Layout = forest.KindMORF, 2, 2, 3, 3, "grid"
 		},
-		"lfs": func(p *forest.Params) { p.Forest, p.LFSSize, p.Width, p.Height, p.Layout = forest.KindLFS, 3, 3, 3, "grid" },
+		"lfs": func(p *forest.Params) {
+			p.Forest, p.LFSSize, p.Width, p.Height, p.Layout = forest.KindLFS, 3, 3, 3, "grid"
+		},
 	} {
 		var first []byte
 		for _, threads := range []int{1, 3} {
