@@ -34,7 +34,7 @@ const (
 // or, for classification with many classes, sparse (leafLayout).
 type Compiled struct {
 	p, k, q int
-	nodes   []cnode
+	nodes   []cnode // nil when axis covers the forest and it came from CompileCompact
 	roots   []int32
 	atomOff []int32 // per oblique slot: start in atomIdx/atomW, len+1
 	atomIdx []int32
@@ -108,6 +108,16 @@ func CompileCompact(f *Forest, cp *Compact) (*Compiled, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.layoutLists(cp, cp.Leaves, sparseAuto); c.k == 0 && c.q == 1 {
+		c.leafVal = make([]float32, 0, len(cp.Split)/2+1)
+	}
+	if w := compactAxisWalk(c, cp); w != nil {
+		// axis splits only: the branch-free layout alone (nodes stays
+		// nil: only blockPlain and leaf read it, and only without axis)
+		c.axis, c.roots = w, w.roots
+		return c, nil
+	}
+	c.leafVal = c.leafVal[:0]
 	c.build(cp, sparseAuto)
 	return c, nil
 }

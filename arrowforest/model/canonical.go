@@ -9,6 +9,7 @@ import (
 	"hash/crc32"
 	"math"
 	"sort"
+	"unsafe"
 )
 
 // canonicalMagic opens the canonical serialization (see doc.go).
@@ -117,10 +118,18 @@ func (w *canonWriter) str(s string) {
 func (w *canonWriter) values(k kind, v *values) {
 	switch k.elem() {
 	case kInt32:
+		if littleEndian && len(v.i32) > 0 {
+			w.raw(unsafe.Slice((*byte)(unsafe.Pointer(&v.i32[0])), 4*len(v.i32)))
+			return
+		}
 		for _, x := range v.i32 {
 			w.u32(uint32(x))
 		}
 	case kFloat32:
+		if littleEndian && len(v.f32) > 0 {
+			w.raw(unsafe.Slice((*byte)(unsafe.Pointer(&v.f32[0])), 4*len(v.f32)))
+			return
+		}
 		for _, x := range v.f32 {
 			w.u32(math.Float32bits(x))
 		}
@@ -137,6 +146,17 @@ func (w *canonWriter) values(k kind, v *values) {
 			w.u8(b)
 		}
 	}
+}
+
+// littleEndian: the machine's own bytes of an int32 or float32 are its
+// canonical (little-endian) bytes.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// raw writes b, bytes already in canonical order, straight to the hashes.
+func (w *canonWriter) raw(b []byte) {
+	w.flush()
+	w.crc.Write(b)
+	w.sha.Write(b)
 }
 
 func (w *canonWriter) sum() digest {

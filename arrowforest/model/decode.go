@@ -40,7 +40,7 @@ func ReadFile(path string) (*forest.Forest, Meta, error) { return Codec{}.ReadFi
 // DecodeBytes decodes b, which must hold exactly one model stream: bytes
 // after the end-of-stream marker are rejected as ErrCorrupt.
 func (c Codec) DecodeBytes(b []byte) (*forest.Forest, Meta, error) {
-	r := bytes.NewReader(b)
+	r := &sliceReader{b: b}
 	f, m, err := c.Decode(r)
 	if err != nil {
 		return nil, Meta{}, err
@@ -97,7 +97,7 @@ func (c Codec) Decode(r io.Reader) (*forest.Forest, Meta, error) {
 // format, is decoded whole and compiled (forest.Compile; a drf model's
 // Compiled is nil: it predicts through manifold.NewPredictor).
 func (c Codec) DecodeCompiled(b []byte) (*forest.Forest, *forest.Compiled, Meta, error) {
-	r := bytes.NewReader(b)
+	r := &sliceReader{b: b}
 	f, comp, m, err := c.decode(r, true)
 	if err != nil {
 		return nil, nil, Meta{}, err
@@ -117,6 +117,9 @@ func DecodeCompiled(b []byte) (*forest.Forest, *forest.Compiled, Meta, error) {
 // decode is Decode, and with compile DecodeCompiled.
 func (c Codec) decode(r io.Reader, compile bool) (f *forest.Forest, comp *forest.Compiled, m Meta, err error) {
 	mr := &msgReader{r: r, refs: 1}
+	if sr, ok := r.(*sliceReader); ok {
+		mr.size = int64(sr.Len())
+	}
 	alloc := &budgetAllocator{mem: c.alloc(), read: &mr.read, out: map[*byte]int{}}
 	defer alloc.freeAll() // runs after rdr.Release below
 	// ipc.Reader recovers the panics of its own decoding; this is the last
@@ -163,7 +166,14 @@ func decodeStream(rdr *ipc.Reader, mr *msgReader, compile bool) (*forest.Forest,
 		return nil, nil, Meta{}, err
 	}
 
-	tab := newDecodeTable(spec, st.nodes)
+	reserve := st.nodes
+	if spec[0].name == compactColumns[0].name && mr.size > 0 {
+		// a format-5 row takes 8 bytes of the input, so the input's size
+		// bounds the rows: room for them all at once (no regrowth) is
+		// within the memory the input justifies
+		reserve = mr.size / 8
+	}
+	tab := newDecodeTable(spec, reserve)
 	batches := 0
 	for rdr.Next() {
 		if err := tab.appendRecord(rdr.Record()); err != nil {
@@ -315,6 +325,9 @@ func checkSchema(spec []column, schema *arrow.Schema) error {
 func newDecodeTable(spec []column, nodes int64) *table {
 	tab := &table{spec: spec, cols: make([]tableCol, len(spec))}
 	reserve := int(min(nodes, 1<<16))
+	if spec[0].name == compactColumns[0].name {
+		reserve = int(nodes) // bounded by the input's size (decodeStream)
+	}
 	for ci, c := range spec {
 		tc := &tab.cols[ci]
 		if c.kind.isList() {
@@ -471,6 +484,7 @@ func buffer(d arrow.ArrayData, i int) []byte {
 // make it allocate more than the input holds).
 type msgReader struct {
 	r    io.Reader
+	size int64 // the input's size when known (a bytes.Reader), else 0
 	read int64 // bytes consumed
 	eos  bool  // the end-of-stream marker was read
 	// count is the number of messages read (the first must be a schema).
@@ -586,6 +600,16 @@ func (m *msgReader) readN(n int64) ([]byte, error) {
 	if n < 0 {
 		return nil, corrupt("negative IPC length")
 	}
+	if sr, ok := m.r.(*sliceReader); ok {
+		// the input is in memory: a view of it, no copy (the decoder
+		// copies every value out of Arrow's arrays before it returns)
+		b := sr.next(n)
+		m.read += int64(len(b))
+		if int64(len(b)) < n {
+			return nil, io.ErrUnexpectedEOF
+		}
+		return b, nil
+	}
 	const eager = 1 << 20
 	if n <= eager {
 		b := make([]byte, n)
@@ -678,4 +702,32 @@ func (a *budgetAllocator) freeAll() {
 	}
 	clear(a.out)
 	a.live = 0
+}
+
+// sliceReader reads a model held in memory (DecodeBytes,
+// DecodeCompiled); msgReader takes message bodies from it as views
+// instead of copies.
+type sliceReader struct {
+	b []byte
+	i int
+}
+
+func (r *sliceReader) Read(p []byte) (int, error) {
+	if r.i >= len(r.b) {
+		return 0, io.EOF
+	}
+	n := copy(p, r.b[r.i:])
+	r.i += n
+	return n, nil
+}
+
+// Len is the number of bytes not yet read.
+func (r *sliceReader) Len() int { return len(r.b) - r.i }
+
+// next returns a view of the next n bytes, fewer at the end of the input.
+func (r *sliceReader) next(n int64) []byte {
+	e := min(int64(r.i)+n, int64(len(r.b)))
+	v := r.b[r.i:e:e]
+	r.i = int(e)
+	return v
 }
