@@ -131,20 +131,8 @@ func step(nodes []anode, i int32, x []uint32, o int32) int32 {
 	return n.right + (i+1-n.right)&(-g) // g == 1: left child i+1
 }
 
-// leaf1 walks one key row (at offset o of x) from root to its leaf slot.
-func (w *axisWalk) leaf1(root int32, x []uint32, o int32) int32 {
-	i := root
-	for {
-		j := step(w.nodes, i, x, o)
-		if j == i {
-			return int32(w.nodes[i].thr)
-		}
-		i = j
-	}
-}
-
 // walk8 walks the eight consecutive key rows of x (8·stride keys) through
-// the tree at root and writes their leaf slots to out[:8]. It is unrolled
+// the tree at root and writes their leaf nodes to out[:8]. It is unrolled
 // by hand: eight independent chains, two levels per exit test (measured:
 // 8 rows beat 4, 6, 12 and 16 on trunk; see BenchmarkWalk).
 func (w *axisWalk) walk8(root int32, x []uint32, out []int32) {
@@ -175,20 +163,43 @@ func (w *axisWalk) walk8(root int32, x []uint32, out []int32) {
 		i0, i1, i2, i3, i4, i5, i6, i7 = k0, k1, k2, k3, k4, k5, k6, k7
 	}
 	_ = out[7]
-	out[0], out[1], out[2], out[3] = int32(nodes[i0].thr), int32(nodes[i1].thr), int32(nodes[i2].thr), int32(nodes[i3].thr)
-	out[4], out[5], out[6], out[7] = int32(nodes[i4].thr), int32(nodes[i5].thr), int32(nodes[i6].thr), int32(nodes[i7].thr)
+	out[0], out[1], out[2], out[3] = i0, i1, i2, i3
+	out[4], out[5], out[6], out[7] = i4, i5, i6, i7
 }
 
 // leaves writes the leaf slots of the m key rows of x in the tree at root
 // to out[:m].
 func (w *axisWalk) leaves(root int32, x []uint32, m int, out []int32) {
+	w.leafNodes(root, x, m, out)
+	w.slots(out[:m])
+}
+
+// slots turns leaf nodes into their leaf slots, in place.
+func (w *axisWalk) slots(nodes []int32) {
+	for q, i := range nodes {
+		nodes[q] = int32(w.nodes[i].thr)
+	}
+}
+
+// leafNodes writes the leaf nodes (not slots: distinct leaves may share
+// a slot, their values) of the m key rows of x in the tree at root to
+// out[:m].
+func (w *axisWalk) leafNodes(root int32, x []uint32, m int, out []int32) {
 	s := w.stride
 	q := 0
 	for ; q+8 <= m; q += 8 {
 		w.walk8(root, x[q*s:(q+8)*s], out[q:q+8])
 	}
 	for ; q < m; q++ {
-		out[q] = w.leaf1(root, x, int32(q*s))
+		i := root
+		for {
+			j := step(w.nodes, i, x, int32(q*s))
+			if j == i {
+				break
+			}
+			i = j
+		}
+		out[q] = i
 	}
 }
 
