@@ -116,7 +116,9 @@ func (c Codec) encodeCompact(w io.Writer, f *forest.Forest, meta Meta) (Meta, er
 	}
 	for i := range entries {
 		if entries[i].key == KeyFormatVersion {
-			entries[i].value = strconv.Itoa(compactVersion)
+			// a section added after format 5 raises formatVersionFor
+			// (doc.go, Extending the format)
+			entries[i].value = strconv.Itoa(max(compactVersion, formatVersionFor(f)))
 		}
 	}
 	lb, err := json.Marshal(layout{LeafLists: cp.Leaves, AtomLists: len(cp.Off) - 1 - cp.Leaves})

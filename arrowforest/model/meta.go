@@ -69,7 +69,9 @@ const (
 	// model that needs version 2 says so (ErrFutureVersion) instead of
 	// calling an unknown key corrupt. Version 3 added forestd.targets
 	// (multi-output regression forests), version 4 forestd.tuning and the
-	// "tune" param (forests trained with out-of-bag tuning).
+	// "tune" param (forests trained with out-of-bag tuning). Version 5 is
+	// the compact node table (compact.go), which Encode writes for every
+	// model; encodeFormat4 still writes the table of versions 1–4.
 	FormatVersion = 5
 )
 
