@@ -17,6 +17,7 @@ import (
 
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/arrowforest/model"
 	"github.com/forestd/forestd/connectors/codec"
 	"github.com/forestd/forestd/connectors/files"
 	"github.com/forestd/forestd/connectors/kafka"
@@ -138,7 +139,11 @@ func TestServeMultiOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := forest.Compile(m.Forest())
+	f, _, err := model.DecodeBytes(m.Bytes()) // with its trees
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := forest.Compile(f)
 	if err != nil {
 		t.Fatal(err)
 	}
