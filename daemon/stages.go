@@ -97,7 +97,7 @@ func (ms *models) Offer(m *scoring.Model, origin string) bool {
 	}
 	if ms.Logger != nil {
 		attrs := []any{"model_id", m.ID(), "model_version", m.Version(), "origin", origin,
-			"trees", len(m.Forest().Trees), "features", len(m.Forest().Features)}
+			"trees", m.NumTrees(), "features", len(m.Forest().Features)}
 		if ms.Probs != nil && m.Classes() != nil {
 			if p, err := m.ResolveProbs(*ms.Probs); err == nil {
 				attrs = append(attrs, "classes", len(m.Classes()), "probs", string(p))

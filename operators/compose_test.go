@@ -17,6 +17,7 @@ import (
 	"github.com/forestd/forestd/arrowforest/dependence"
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/arrowforest/model"
 	"github.com/forestd/forestd/arrowforest/synth"
 	"github.com/forestd/forestd/schemas"
 	"github.com/forestd/forestd/scoring"
@@ -172,7 +173,11 @@ func TestTrainMappedScoresRaw(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer mapped[0].Release()
-		return offlinePredict(t, m.Forest(), mapped[0].Schema(), mapped)
+		f, _, err := model.DecodeBytes(m.Bytes()) // with its trees
+		if err != nil {
+			t.Fatal(err)
+		}
+		return offlinePredict(t, f, mapped[0].Schema(), mapped)
 	}
 	classes, probs := score(m1)
 	want := offline(m1)

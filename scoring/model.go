@@ -68,13 +68,18 @@ func Load(path string) (*Model, error) {
 
 // Decode checks and compiles an encoded model (a model file's bytes, or a
 // model from the daemon's model topic). data is kept by the Model: the
-// caller must not change it.
+// caller must not change it. A model of format 5 is compiled from its
+// compact node table without trees (model.DecodeCompiled: one validation,
+// about 12 bytes a node in memory beside data), so its Forest carries
+// the header alone.
 func Decode(data []byte) (*Model, error) {
-	f, meta, err := model.DecodeBytes(data)
+	f, c, meta, err := model.DecodeCompiled(data)
 	if err != nil {
 		return nil, err
 	}
-	return newModel(f, meta, data)
+	m := &Model{f: f, meta: meta, bytes: data, c: c}
+	m.names, m.levels = f.SourceColumns()
+	return m, nil
 }
 
 // Encode encodes a trained forest as model version version (createdBy names
@@ -147,8 +152,18 @@ func (m *Model) Prepare(threads int) error {
 // not release it.
 func (m *Model) Reference() arrow.Record { return m.meta.Reference }
 
-// Forest returns the model's forest. It is shared: do not modify it.
+// Forest returns the model's forest. It is shared: do not modify it. For
+// a model decoded from format 5 (Decode, Load) its Trees are nil: NumTrees
+// counts them, and model.DecodeBytes of Bytes gives them.
 func (m *Model) Forest() *forest.Forest { return m.f }
+
+// NumTrees is the number of trees.
+func (m *Model) NumTrees() int {
+	if m.c != nil {
+		return m.c.NumTrees()
+	}
+	return len(m.f.Trees)
+}
 
 // Meta returns the model's identity: content ID, version, writer.
 func (m *Model) Meta() model.Meta { return m.meta }

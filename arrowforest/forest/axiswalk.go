@@ -23,11 +23,11 @@ import (
 // left gets a second key column in which NaN is the smallest key (0), so
 // those nodes read that column and send NaN left. Leaves point to
 // themselves and read a sentinel column whose key (MaxUint32) exceeds their
-// threshold (MaxUint32−1), so a row that reached its leaf stays there
-// while the others of its group go on.
+// threshold, which holds the leaf's slot (below 2^30), so a row that
+// reached its leaf stays there while the others of its group go on, and
+// the slot is read from the node itself (12 bytes a node in all).
 type axisWalk struct {
 	nodes  []anode
-	leafOf []int32 // per node: its leaf slot (read only at leaves)
 	roots  []int32
 	p      int     // input features
 	stride int     // key columns per row: p, the NaN-low copies, the sentinel
@@ -36,7 +36,7 @@ type axisWalk struct {
 
 // anode is one node of axisWalk (12 bytes, preorder: left child i+1).
 type anode struct {
-	thr   uint32 // orderKey of the threshold; MaxUint32−1 at leaves
+	thr   uint32 // orderKey of the threshold; the leaf slot at leaves
 	col   int32  // key column tested; the sentinel column at leaves
 	right int32  // right child; the node itself at leaves
 }
@@ -63,7 +63,7 @@ func newAxisWalk(c *Compiled) *axisWalk {
 	if len(c.atomOff) > 1 {
 		return nil
 	}
-	w := &axisWalk{p: c.p, roots: c.roots, nodes: make([]anode, len(c.nodes)), leafOf: make([]int32, len(c.nodes))}
+	w := &axisWalk{p: c.p, roots: c.roots, nodes: make([]anode, len(c.nodes))}
 	low := make([]int32, c.p) // feature → its NaN-low column, or 0
 	for _, n := range c.nodes {
 		if n.right >= 0 && n.feat&missBit != 0 && low[n.feat&featMask] == 0 {
@@ -76,8 +76,7 @@ func newAxisWalk(c *Compiled) *axisWalk {
 	sentinel := int32(w.stride - 1)
 	for i, n := range c.nodes {
 		if n.right < 0 {
-			w.nodes[i] = anode{thr: math.MaxUint32 - 1, col: sentinel, right: int32(i)}
-			w.leafOf[i] = -1 - n.right
+			w.nodes[i] = anode{thr: uint32(-1 - n.right), col: sentinel, right: int32(i)}
 			continue
 		}
 		if n.thr != n.thr {
@@ -132,20 +131,8 @@ func step(nodes []anode, i int32, x []uint32, o int32) int32 {
 	return n.right + (i+1-n.right)&(-g) // g == 1: left child i+1
 }
 
-// leaf1 walks one key row (at offset o of x) from root to its leaf slot.
-func (w *axisWalk) leaf1(root int32, x []uint32, o int32) int32 {
-	i := root
-	for {
-		j := step(w.nodes, i, x, o)
-		if j == i {
-			return w.leafOf[i]
-		}
-		i = j
-	}
-}
-
 // walk8 walks the eight consecutive key rows of x (8·stride keys) through
-// the tree at root and writes their leaf slots to out[:8]. It is unrolled
+// the tree at root and writes their leaf nodes to out[:8]. It is unrolled
 // by hand: eight independent chains, two levels per exit test (measured:
 // 8 rows beat 4, 6, 12 and 16 on trunk; see BenchmarkWalk).
 func (w *axisWalk) walk8(root int32, x []uint32, out []int32) {
@@ -176,19 +163,105 @@ func (w *axisWalk) walk8(root int32, x []uint32, out []int32) {
 		i0, i1, i2, i3, i4, i5, i6, i7 = k0, k1, k2, k3, k4, k5, k6, k7
 	}
 	_ = out[7]
-	out[0], out[1], out[2], out[3] = w.leafOf[i0], w.leafOf[i1], w.leafOf[i2], w.leafOf[i3]
-	out[4], out[5], out[6], out[7] = w.leafOf[i4], w.leafOf[i5], w.leafOf[i6], w.leafOf[i7]
+	out[0], out[1], out[2], out[3] = i0, i1, i2, i3
+	out[4], out[5], out[6], out[7] = i4, i5, i6, i7
 }
 
 // leaves writes the leaf slots of the m key rows of x in the tree at root
 // to out[:m].
 func (w *axisWalk) leaves(root int32, x []uint32, m int, out []int32) {
+	w.leafNodes(root, x, m, out)
+	w.slots(out[:m])
+}
+
+// slots turns leaf nodes into their leaf slots, in place.
+func (w *axisWalk) slots(nodes []int32) {
+	for q, i := range nodes {
+		nodes[q] = int32(w.nodes[i].thr)
+	}
+}
+
+// leafNodes writes the leaf nodes (not slots: distinct leaves may share
+// a slot, their values) of the m key rows of x in the tree at root to
+// out[:m].
+func (w *axisWalk) leafNodes(root int32, x []uint32, m int, out []int32) {
 	s := w.stride
 	q := 0
 	for ; q+8 <= m; q += 8 {
 		w.walk8(root, x[q*s:(q+8)*s], out[q:q+8])
 	}
 	for ; q < m; q++ {
-		out[q] = w.leaf1(root, x, int32(q*s))
+		i := root
+		for {
+			j := step(w.nodes, i, x, int32(q*s))
+			if j == i {
+				break
+			}
+			i = j
+		}
+		out[q] = i
 	}
+}
+
+// compactAxisWalk builds the layout straight from a checked compact
+// forest cp, in one pass over its nodes with a stack for the right
+// children (CompileCompact: no cnode array beside it), with c's leaf
+// slots (a single-output regression leaf's value is appended to
+// c.leafVal). It returns nil, and leaves c untouched, when cp has an
+// oblique node or a NaN threshold.
+func compactAxisWalk(c *Compiled, cp *Compact) *axisWalk {
+	if len(cp.Off)-1 > cp.Leaves {
+		return nil // atoms: oblique nodes
+	}
+	w := &axisWalk{p: c.p}
+	low := make([]int32, c.p) // feature → its NaN-low column, or 0
+	for i, s := range cp.Split {
+		u := uint32(s)
+		if u>>31 != 0 {
+			continue
+		}
+		if v := cp.Value[i]; v != v {
+			return nil
+		}
+		if f := u & compactFeatureMask; u&compactMiss != 0 && low[f] == 0 {
+			low[f] = int32(c.p + len(w.lowOf))
+			w.lowOf = append(w.lowOf, int32(f))
+		}
+	}
+	w.stride = c.p + len(w.lowOf) + 1
+	sentinel := int32(w.stride - 1)
+	single := c.k == 0 && c.q == 1
+	w.nodes = make([]anode, len(cp.Split))
+	stack := make([]int32, 0, 64)
+	slot := uint32(0)
+	start := int32(0)
+	for i, s := range cp.Split {
+		u := uint32(s)
+		if u>>31 == 0 {
+			f := int32(u & compactFeatureMask)
+			col := f
+			if u&compactMiss != 0 {
+				col = low[f]
+			}
+			w.nodes[i] = anode{thr: orderKey(cp.Value[i]), col: col}
+			stack = append(stack, int32(i))
+			continue
+		}
+		ref := u & compactFeatureMask
+		if single {
+			c.leafVal = append(c.leafVal, cp.Value[i])
+			ref = slot
+			slot++
+		}
+		w.nodes[i] = anode{thr: ref, col: sentinel, right: int32(i)}
+		if len(stack) == 0 {
+			w.roots = append(w.roots, start)
+			start = int32(i) + 1
+			continue
+		}
+		p := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		w.nodes[p].right = int32(i) + 1
+	}
+	return w
 }

@@ -34,7 +34,7 @@ const (
 // or, for classification with many classes, sparse (leafLayout).
 type Compiled struct {
 	p, k, q int
-	nodes   []cnode
+	nodes   []cnode // nil when axis covers the forest and it came from CompileCompact
 	roots   []int32
 	atomOff []int32 // per oblique slot: start in atomIdx/atomW, len+1
 	atomIdx []int32
@@ -47,7 +47,6 @@ type Compiled struct {
 	leafIdx []int32
 	leafW   []float32
 	iota    []int32 // 0, 1, …, stride−1: the indexes of a dense leaf's values
-	leafCls []int32 // majority class per leaf (classification)
 	stride  int
 	rank    *RankMap
 	targets []string  // Forest.Targets (multi-output regression)
@@ -71,6 +70,60 @@ func compile(f *Forest, mode int) (*Compiled, error) {
 	if f.Kind == KindDRF { // its leaves hold no predictions: see drf.go
 		return nil, fmt.Errorf("forest: a drf forest predicts multivariate responses through manifold.NewPredictor, not Compile")
 	}
+	c, err := newCompiled(f)
+	if err != nil {
+		return nil, err
+	}
+	for ti, t := range f.Trees {
+		if _, _, err := c.inBounds(t); err != nil {
+			return nil, fmt.Errorf("forest: tree %d: %w (see Forest.Validate)", ti, err)
+		}
+	}
+	cp, err := ToCompact(f)
+	if err != nil {
+		return nil, err
+	}
+	c.build(cp, mode)
+	return c, nil
+}
+
+// CompileCompact builds the scoring layout straight from a forest's
+// compact layout (model format 5), without trees: f is the forest's
+// header (Trees nil; every other field as decoded), and this is its one
+// validation (ARCHITECTURE.md, Formats): the header as Validate checks
+// it and the nodes and lists as Compact.Trees would, in one pass over
+// each. It keeps c's arrays.
+func CompileCompact(f *Forest, cp *Compact) (*Compiled, error) {
+	if f == nil || f.Trees != nil || f.Kind == KindDRF {
+		return nil, fmt.Errorf("forest: CompileCompact takes the header of a forest that is not drf, without trees")
+	}
+	trees, named, err := cp.check(f)
+	if err != nil {
+		return nil, fmt.Errorf("forest: %w", err)
+	}
+	if err := f.validateHeader(trees, named); err != nil {
+		return nil, err
+	}
+	c, err := newCompiled(f)
+	if err != nil {
+		return nil, err
+	}
+	if c.layoutLists(cp, cp.Leaves, sparseAuto); c.k == 0 && c.q == 1 {
+		c.leafVal = make([]float32, 0, len(cp.Split)/2+1)
+	}
+	if w := compactAxisWalk(c, cp); w != nil {
+		// axis splits only: the branch-free layout alone (nodes stays
+		// nil: only blockPlain and leaf read it, and only without axis)
+		c.axis, c.roots = w, w.roots
+		return c, nil
+	}
+	c.leafVal = c.leafVal[:0]
+	c.build(cp, sparseAuto)
+	return c, nil
+}
+
+// newCompiled is the empty Compiled of f's header.
+func newCompiled(f *Forest) (*Compiled, error) {
 	c := &Compiled{p: len(f.Features), k: f.NumClasses(), q: f.NumOutputs(), atomOff: []int32{0}, rank: f.Rank, targets: f.Targets}
 	if (c.k > 0) != (f.Task == frame.TaskClassification) || (c.k > 0 && c.q != 1) {
 		return nil, fmt.Errorf("forest: %s forest with %d classes and %d outputs (Validate)", f.Task, c.k, c.q)
@@ -84,45 +137,63 @@ func compile(f *Forest, mode int) (*Compiled, error) {
 	if c.k == 0 {
 		c.stride = c.q
 	}
-	if err := c.layout(f, mode); err != nil {
-		return nil, err
-	}
-	for _, t := range f.Trees {
-		base := int32(len(c.nodes))
-		c.roots = append(c.roots, base)
-		for i := 0; i < t.NumNodes(); i++ {
-			if t.IsLeaf(i) {
-				slot := int32(len(c.leafCls))
-				c.addLeafValues(t, i)
-				c.nodes = append(c.nodes, cnode{right: -1 - slot})
-				continue
+	return c, nil
+}
+
+// build lays out the checked compact forest cp for scoring: one cnode
+// per node with its right child, the atoms, and the leaf table, one slot
+// per distinct leaf list (or per leaf of a single-output regression
+// forest, whose values are the nodes').
+func (c *Compiled) build(cp *Compact, mode int) {
+	n := len(cp.Split)
+	c.nodes = make([]cnode, n)
+	single := c.k == 0 && c.q == 1
+	leaves := cp.Leaves
+	if single {
+		for _, s := range cp.Split {
+			if uint32(s)>>30 == 0b10 {
+				leaves++
 			}
-			if int(t.Left[i]) != i+1 {
-				return nil, fmt.Errorf("forest: tree node %d is not in preorder", i)
-			}
-			n := cnode{thr: t.Threshold[i], right: base + t.Right[i]}
-			miss := int32(0)
-			if t.MissingLeft[i] {
-				miss = 1
-			}
-			a0, a1 := t.AtomStart[i], t.AtomStart[i+1]
-			if a1-a0 == 1 && t.AtomWeight[a0] == 1 {
-				if t.AtomFeature[a0] > featMask {
-					return nil, fmt.Errorf("forest: feature index %d too large to compile", t.AtomFeature[a0])
-				}
-				n.feat = t.AtomFeature[a0] | miss*missBit
-			} else {
-				slot := int32(len(c.atomOff) - 1)
-				c.atomIdx = append(c.atomIdx, t.AtomFeature[a0:a1]...)
-				c.atomW = append(c.atomW, t.AtomWeight[a0:a1]...)
-				c.atomOff = append(c.atomOff, int32(len(c.atomIdx)))
-				n.feat = -1 - (slot<<1 | miss)
-			}
-			c.nodes = append(c.nodes, n)
 		}
 	}
+	c.layoutLists(cp, leaves, mode)
+	slot := int32(0)
+	for i, s := range cp.Split {
+		u := uint32(s)
+		switch u >> 30 {
+		case 0b00, 0b01:
+			f := int32(u & compactFeatureMask)
+			if u&compactMiss != 0 {
+				f |= missBit
+			}
+			c.nodes[i] = cnode{thr: cp.Value[i], feat: f}
+		case 0b10:
+			if single {
+				c.leafVal = append(c.leafVal, cp.Value[i])
+				c.nodes[i] = cnode{right: -1 - slot}
+				slot++
+				continue
+			}
+			c.nodes[i] = cnode{right: -1 - int32(u&compactFeatureMask)}
+		default:
+			miss := int32(0)
+			if u&compactObliqueMiss != 0 {
+				miss = 1
+			}
+			c.nodes[i] = cnode{thr: cp.Value[i], feat: -1 - (int32(u&compactAtomMask)<<1 | miss)}
+		}
+	}
+	for l := cp.Leaves; l < len(cp.Off)-1; l++ {
+		e0, e1 := cp.Off[l], cp.Off[l+1]
+		c.atomIdx = append(c.atomIdx, cp.Key[e0:e1]...)
+		c.atomW = append(c.atomW, cp.Val[e0:e1]...)
+		c.atomOff = append(c.atomOff, int32(len(c.atomIdx)))
+	}
+	cp.walkTrees(func(s, _ int) error { //nolint:errcheck // cp is checked
+		c.roots = append(c.roots, int32(s))
+		return nil
+	}, func(i, r int) { c.nodes[i].right = int32(r) })
 	c.axis = newAxisWalk(c)
-	return c, nil
 }
 
 // inBounds checks what compiling and walking t read: array lengths,
@@ -197,66 +268,34 @@ const (
 	sparseGain       = 4
 )
 
-// layout sizes the leaf tables of f's leaves and chooses dense or sparse
-// storage (mode: sparseAuto, sparseNever or sparseAlways); the sparse
-// layout is for classification only. Its walk over the nodes checks that
-// they are in bounds (inBounds).
-func (c *Compiled) layout(f *Forest, mode int) error {
-	var leaves, entries int
-	for ti, t := range f.Trees {
-		l, e, err := c.inBounds(t)
-		if err != nil {
-			return fmt.Errorf("forest: tree %d: %w (see Forest.Validate)", ti, err)
-		}
-		leaves, entries = leaves+l, entries+e
+// layoutLists fills the leaf tables from cp's leaf lists and chooses
+// dense or sparse storage (mode: sparseAuto, sparseNever or
+// sparseAlways; sparse is for classification only); a single-output
+// regression forest gets room for leaves values, which build appends.
+func (c *Compiled) layoutLists(cp *Compact, leaves, mode int) {
+	if c.k == 0 && c.q == 1 {
+		c.leafVal = make([]float32, 0, leaves)
+		c.iota = []int32{0}
+		return
 	}
+	entries := int(cp.Off[cp.Leaves])
 	sparse := c.k > 0 && (mode == sparseAlways ||
 		mode == sparseAuto && c.k >= sparseMinClasses && 4*leaves*c.k > sparseGain*(8*entries+4*leaves))
-	c.leafCls = make([]int32, 0, leaves)
 	if sparse {
-		c.leafOff = make([]int32, 1, leaves+1)
-		c.leafIdx = make([]int32, 0, entries)
-		c.leafW = make([]float32, 0, entries)
-		return nil
+		c.leafOff = append([]int32(nil), cp.Off[:cp.Leaves+1]...)
+		c.leafIdx = append([]int32(nil), cp.Key[:entries]...)
+		c.leafW = append([]float32(nil), cp.Val[:entries]...)
+		return
 	}
-	c.leafVal = make([]float32, 0, leaves*c.stride)
+	c.leafVal = make([]float32, leaves*c.stride)
 	c.iota = make([]int32, c.stride)
 	for j := range c.iota {
 		c.iota[j] = int32(j)
 	}
-	return nil
-}
-
-// addLeafValues appends leaf i of t to the leaf tables: its values and,
-// for classification, its majority class (the first of the largest
-// probability).
-func (c *Compiled) addLeafValues(t *tree.Tree, i int) {
-	l0, l1 := t.LeafStart[i], t.LeafStart[i+1]
-	bestC, bestV := int32(0), -1.0
-	if c.k > 0 {
-		for e := l0; e < l1; e++ {
-			if t.LeafValue[e] > bestV {
-				bestC, bestV = t.LeafClass[e], t.LeafValue[e]
-			}
-		}
-	}
-	c.leafCls = append(c.leafCls, bestC)
-	if c.leafOff != nil {
-		for e := l0; e < l1; e++ {
-			c.leafIdx = append(c.leafIdx, t.LeafClass[e])
-			c.leafW = append(c.leafW, float32(t.LeafValue[e]))
-		}
-		c.leafOff = append(c.leafOff, int32(len(c.leafIdx)))
-		return
-	}
-	base := len(c.leafVal)
-	c.leafVal = append(c.leafVal, make([]float32, c.stride)...)
-	vals := c.leafVal[base:]
-	for e := l0; e < l1; e++ {
-		if c.k > 0 {
-			vals[t.LeafClass[e]] = float32(t.LeafValue[e])
-		} else {
-			vals[e-l0] = float32(t.LeafValue[e])
+	for l := 0; l < cp.Leaves; l++ {
+		vals := c.leafVal[l*c.stride : (l+1)*c.stride]
+		for e := cp.Off[l]; e < cp.Off[l+1]; e++ {
+			vals[cp.Key[e]] = cp.Val[e]
 		}
 	}
 }
@@ -280,12 +319,18 @@ func (c *Compiled) leafValues(slot int32) ([]int32, []float32) {
 // was fastest on this machine — the branch predictor and out-of-order core
 // already overlap the next row's first loads.
 func (c *Compiled) leaf(root int32, x []float32) int32 {
+	return -1 - c.nodes[c.leafNode(root, x)].right
+}
+
+// leafNode is leaf's node rather than its slot (distinct leaves may share
+// a slot: their values).
+func (c *Compiled) leafNode(root int32, x []float32) int32 {
 	nodes := c.nodes
 	i := root
 	for {
 		n := &nodes[i]
 		if n.right < 0 {
-			return -1 - n.right
+			return i
 		}
 		if f := n.feat; f >= 0 {
 			v := x[f&featMask]
@@ -593,8 +638,8 @@ func (c *Compiled) newScratch(bs int) *scratch {
 	return sc
 }
 
-// sortByLeaf orders the block's rows by the leaf they reach in tree 0
-// (s0): rows that share a leaf there tend to share paths in the other
+// sortByLeaf orders the block's rows by the leaf node they reach in
+// tree 0 (s0; nodes, not slots, which distinct leaves share): rows that share a leaf there tend to share paths in the other
 // trees too, so scoring them consecutively reuses the same deep nodes from
 // L1 (about 10% less CPU per row on trunk). It returns the sorted keys
 // (tree-0 leaf << 32 | row in block).
@@ -647,9 +692,12 @@ func (c *Compiled) blockPlain(cols [][]float32, r0, r1 int, x []float32, sc *scr
 	m := r1 - r0
 	p, stride := c.p, c.stride
 	for i := 0; i < m; i++ {
-		sc.s0[i] = c.leaf(c.roots[0], x[i*p:(i+1)*p])
+		sc.s0[i] = c.leafNode(c.roots[0], x[i*p:(i+1)*p])
 	}
 	keys := sortByLeaf(sc.s0[:m], sc.keys)
+	for i, n := range sc.s0[:m] {
+		sc.s0[i] = -1 - c.nodes[n].right
+	}
 	y := sc.y[:m*p]
 	reorderRows(y, x, keys, p)
 	c.addTree0(acc, keys, sc.s0)
@@ -667,8 +715,9 @@ func (c *Compiled) blockAxis(cols [][]float32, r0, r1 int, sc *scratch, acc []fl
 	m, s, stride := r1-r0, w.stride, c.stride
 	x := sc.kx[:m*s]
 	w.keys(cols, c.rank, r0, r1, x)
-	w.leaves(c.roots[0], x, m, sc.s0)
+	w.leafNodes(c.roots[0], x, m, sc.s0)
 	keys := sortByLeaf(sc.s0[:m], sc.keys)
+	w.slots(sc.s0[:m])
 	y := sc.ky[:m*s]
 	reorderRows(y, x, keys, s)
 	c.addTree0(acc, keys, sc.s0)
@@ -751,3 +800,6 @@ func (f *Forest) ValidateTargets() error {
 	}
 	return nil
 }
+
+// NumTrees is the number of trees.
+func (c *Compiled) NumTrees() int { return len(c.roots) }

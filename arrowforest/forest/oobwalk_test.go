@@ -75,8 +75,8 @@ func TestTreeWalkSameLeaves(t *testing.T) {
 							t.Fatalf("tree %d row %d: walk adds %v, compiled %v", tr, i, got, want)
 						}
 					}
-					if w.k > 0 && comp.leafCls[s] != w.leafClass(tr, l) {
-						t.Fatalf("tree %d row %d: walk's class %d, compiled %d", tr, i, w.leafClass(tr, l), comp.leafCls[s])
+					if w.k > 0 && comp.majority(s) != w.leafClass(tr, l) {
+						t.Fatalf("tree %d row %d: walk's class %d, compiled %d", tr, i, w.leafClass(tr, l), comp.majority(s))
 					}
 					if w.k == 0 {
 						for o := 0; o < w.q; o++ {
@@ -89,6 +89,18 @@ func TestTreeWalkSameLeaves(t *testing.T) {
 			}
 		})
 	}
+}
+
+// majority is the first most probable class of leaf slot s.
+func (c *Compiled) majority(s int32) int32 {
+	idx, lv := c.leafValues(s)
+	best := 0
+	for e, v := range lv {
+		if v > lv[best] {
+			best = e
+		}
+	}
+	return idx[best]
 }
 
 func equalBools(a, b []bool) bool {

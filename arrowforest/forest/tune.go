@@ -816,7 +816,10 @@ func tune(fr *frame.Frame, base Params, opts TrainOptions) (*Forest, error) {
 // settings, every candidate of stage 1 or 2 scored at increasing tree
 // counts (one finite score, Brier score and OOB error each), and one
 // winner, marked and indexed.
-func (f *Forest) ValidateTuning() error {
+func (f *Forest) ValidateTuning() error { return f.validateTuning(len(f.Trees)) }
+
+// validateTuning is ValidateTuning for a forest of trees trees.
+func (f *Forest) validateTuning(trees int) error {
 	tu := f.Tuning
 	if tu == nil {
 		if f.Params.Tune {
@@ -838,7 +841,7 @@ func (f *Forest) ValidateTuning() error {
 		return fmt.Errorf("forest: tuning has %d stages of rounds, want 2", len(tu.Rounds))
 	}
 	for _, rs := range tu.Rounds {
-		if err := increasing(rs, len(f.Trees)); err != nil {
+		if err := increasing(rs, trees); err != nil {
 			return fmt.Errorf("forest: tuning rounds %v: %w", rs, err)
 		}
 	}
@@ -872,7 +875,7 @@ func (f *Forest) ValidateTuning() error {
 			return fmt.Errorf("forest: tuning candidate %d has %d tree counts, %d scores, %d Brier scores and %d errors",
 				i, n, len(c.Scores), len(c.Briers), len(c.Errors))
 		}
-		if err := increasing(c.Trees, len(f.Trees)); err != nil {
+		if err := increasing(c.Trees, trees); err != nil {
 			return fmt.Errorf("forest: tuning candidate %d trees %v: %w", i, c.Trees, err)
 		}
 		for _, v := range slices.Concat(c.Scores, c.Briers, c.Errors) {

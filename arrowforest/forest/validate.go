@@ -74,8 +74,42 @@ func (f *Forest) validateGrown() error {
 			return fmt.Errorf("forest: tree %d: a regression tree with leaf classes", i)
 		}
 	}
+	k2 := (k + 63) / 64
+	named := make([]uint64, k2)
+	for _, t := range f.Trees {
+		for _, c := range t.LeafClass {
+			named[c/64] |= 1 << (c % 64)
+		}
+	}
+	return f.validateRest(named)
+}
+
+// validateHeader is Validate for a forest whose trees are held apart, in
+// a checked Compact of trees trees whose leaves name the classes in the
+// bitmap named (CompileCompact). The tuning record is checked too.
+func (f *Forest) validateHeader(trees int, named []uint64) error {
+	if f.Kind == "" {
+		return fmt.Errorf("forest: kind is empty")
+	}
+	if err := f.validateNames(); err != nil {
+		return err
+	}
+	if trees == 0 {
+		return fmt.Errorf("forest: no trees")
+	}
+	if err := f.validateRest(named); err != nil {
+		return err
+	}
+	return f.validateTuning(trees)
+}
+
+// validateRest is the part of Validate after the trees: the class budget
+// (named: a bitmap of the classes the leaves name), distinct classes, the
+// rank map, mapping, derived inputs and dRF part.
+func (f *Forest) validateRest(named []uint64) error {
+	p := len(f.Features)
 	// classes: first how many (a bitmap), then whether distinct (a map)
-	if err := f.validateClassBudget(); err != nil {
+	if err := f.validateClassBudget(named); err != nil {
 		return err
 	}
 	if err := distinct("class", f.Classes); err != nil {
@@ -183,16 +217,10 @@ func distinct(what string, names []string) error {
 // validateClassBudget refuses a classification forest listing more
 // classes that no leaf names than MaxUnnamedClasses and
 // UnnamedClassesPerNamed allow. The trees must be valid.
-func (f *Forest) validateClassBudget() error {
+func (f *Forest) validateClassBudget(named []uint64) error {
 	k := len(f.Classes)
 	if k <= MaxUnnamedClasses {
 		return nil
-	}
-	named := make([]uint64, (k+63)/64)
-	for _, t := range f.Trees {
-		for _, c := range t.LeafClass {
-			named[c/64] |= 1 << (c % 64)
-		}
 	}
 	n := 0
 	for _, w := range named {

@@ -9,6 +9,7 @@ import (
 	"hash/crc32"
 	"math"
 	"sort"
+	"unsafe"
 )
 
 // canonicalMagic opens the canonical serialization (see doc.go).
@@ -27,8 +28,8 @@ type digest struct {
 // The entries must not include forestd.checksum or forestd.model_id.
 func canonicalDigest(entries []metaEntry, tab *table) digest {
 	cw := newCanonWriter()
-	canonicalHeader(cw, entries, tab.rows)
-	for ci, c := range nodeColumns {
+	canonicalHeader(cw, entries, tab.rows, len(tab.spec))
+	for ci, c := range tab.spec {
 		cw.str(c.name)
 		cw.u8(uint8(c.kind))
 		tc := &tab.cols[ci]
@@ -45,7 +46,7 @@ func canonicalDigest(entries []metaEntry, tab *table) digest {
 // canonicalHeader writes the canonical serialization up to the first
 // column: the magic, the sorted metadata entries, the row and column
 // counts.
-func canonicalHeader(cw *canonWriter, entries []metaEntry, rows int) {
+func canonicalHeader(cw *canonWriter, entries []metaEntry, rows, columns int) {
 	cw.bytes([]byte(canonicalMagic))
 	sorted := append([]metaEntry(nil), entries...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].key < sorted[j].key })
@@ -55,7 +56,7 @@ func canonicalHeader(cw *canonWriter, entries []metaEntry, rows int) {
 		cw.str(e.value)
 	}
 	cw.u64(uint64(rows))
-	cw.u32(uint32(len(nodeColumns)))
+	cw.u32(uint32(columns))
 }
 
 // canonWriter feeds CRC-32C and SHA-256 through one buffer.
@@ -117,10 +118,18 @@ func (w *canonWriter) str(s string) {
 func (w *canonWriter) values(k kind, v *values) {
 	switch k.elem() {
 	case kInt32:
+		if littleEndian && len(v.i32) > 0 {
+			w.raw(unsafe.Slice((*byte)(unsafe.Pointer(&v.i32[0])), 4*len(v.i32)))
+			return
+		}
 		for _, x := range v.i32 {
 			w.u32(uint32(x))
 		}
 	case kFloat32:
+		if littleEndian && len(v.f32) > 0 {
+			w.raw(unsafe.Slice((*byte)(unsafe.Pointer(&v.f32[0])), 4*len(v.f32)))
+			return
+		}
 		for _, x := range v.f32 {
 			w.u32(math.Float32bits(x))
 		}
@@ -137,6 +146,17 @@ func (w *canonWriter) values(k kind, v *values) {
 			w.u8(b)
 		}
 	}
+}
+
+// littleEndian: the machine's own bytes of an int32 or float32 are its
+// canonical (little-endian) bytes.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// raw writes b, bytes already in canonical order, straight to the hashes.
+func (w *canonWriter) raw(b []byte) {
+	w.flush()
+	w.crc.Write(b)
+	w.sha.Write(b)
 }
 
 func (w *canonWriter) sum() digest {

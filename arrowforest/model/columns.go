@@ -278,6 +278,7 @@ func shareOffsets(dst *[]int32, off []int32, name string) error {
 // forest cannot overflow them.
 type table struct {
 	rows int
+	spec []column // nodeColumns (format 1–4) or compactColumns (5)
 	cols []tableCol
 }
 
@@ -292,7 +293,7 @@ func flatten(f *forest.Forest) (*table, error) {
 	for _, t := range f.Trees {
 		rows += t.NumNodes()
 	}
-	tab := &table{rows: rows, cols: make([]tableCol, len(nodeColumns))}
+	tab := &table{rows: rows, spec: nodeColumns, cols: make([]tableCol, len(nodeColumns))}
 	for ci, c := range nodeColumns {
 		tc := &tab.cols[ci]
 		if c.kind.isList() {

@@ -40,7 +40,7 @@ func ReadFile(path string) (*forest.Forest, Meta, error) { return Codec{}.ReadFi
 // DecodeBytes decodes b, which must hold exactly one model stream: bytes
 // after the end-of-stream marker are rejected as ErrCorrupt.
 func (c Codec) DecodeBytes(b []byte) (*forest.Forest, Meta, error) {
-	r := bytes.NewReader(b)
+	r := &sliceReader{b: b}
 	f, m, err := c.Decode(r)
 	if err != nil {
 		return nil, Meta{}, err
@@ -84,75 +84,128 @@ func (c Codec) ReadFile(path string) (*forest.Forest, Meta, error) {
 // read errors of r itself, which are returned wrapped as they are. Memory
 // use is bounded by a constant factor of the bytes actually read, whatever
 // lengths a corrupt stream claims.
-func (c Codec) Decode(r io.Reader) (f *forest.Forest, m Meta, err error) {
+func (c Codec) Decode(r io.Reader) (*forest.Forest, Meta, error) {
+	f, _, m, err := c.decode(r, false)
+	return f, m, err
+}
+
+// DecodeCompiled decodes b like DecodeBytes, with its checks, and returns
+// the forest compiled for scoring. A model of format 5 (the compact
+// layout) is compiled from its node table directly, validated once
+// (forest.CompileCompact), and its forest is the header alone: Trees is
+// nil (ReadFile or Decode give the trees). A drf model, or one of an older
+// format, is decoded whole and compiled (forest.Compile; a drf model's
+// Compiled is nil: it predicts through manifold.NewPredictor).
+func (c Codec) DecodeCompiled(b []byte) (*forest.Forest, *forest.Compiled, Meta, error) {
+	r := &sliceReader{b: b}
+	f, comp, m, err := c.decode(r, true)
+	if err != nil {
+		return nil, nil, Meta{}, err
+	}
+	if n := r.Len(); n > 0 {
+		return nil, nil, Meta{}, corrupt("%d bytes of trailing data after the end-of-stream marker", n)
+	}
+	return f, comp, m, nil
+}
+
+// DecodeCompiled decodes b with the default Codec; see
+// Codec.DecodeCompiled.
+func DecodeCompiled(b []byte) (*forest.Forest, *forest.Compiled, Meta, error) {
+	return Codec{}.DecodeCompiled(b)
+}
+
+// decode is Decode, and with compile DecodeCompiled.
+func (c Codec) decode(r io.Reader, compile bool) (f *forest.Forest, comp *forest.Compiled, m Meta, err error) {
 	mr := &msgReader{r: r, refs: 1}
+	if sr, ok := r.(*sliceReader); ok {
+		mr.size = int64(sr.Len())
+	}
 	alloc := &budgetAllocator{mem: c.alloc(), read: &mr.read, out: map[*byte]int{}}
 	defer alloc.freeAll() // runs after rdr.Release below
 	// ipc.Reader recovers the panics of its own decoding; this is the last
 	// line of defence for anything else.
 	defer func() {
 		if p := recover(); p != nil {
-			f, m, err = nil, Meta{}, corrupt("%s: %v", internalPanic, p)
+			f, comp, m, err = nil, nil, Meta{}, corrupt("%s: %v", internalPanic, p)
 		}
 	}()
 	rdr, err := ipc.NewReaderFromMessageReader(mr, ipc.WithAllocator(alloc))
 	if err != nil {
 		mr.Release()
 		if mr.err != nil {
-			return nil, Meta{}, mr.err
+			return nil, nil, Meta{}, mr.err
 		}
 		if mr.eos {
-			return nil, Meta{}, notModel("Arrow stream has no schema")
+			return nil, nil, Meta{}, notModel("Arrow stream has no schema")
 		}
-		return nil, Meta{}, newError(ErrCorrupt, err, "reading schema")
+		return nil, nil, Meta{}, newError(ErrCorrupt, err, "reading schema")
 	}
 	defer rdr.Release()
-	return decodeStream(rdr, mr)
+	if f, comp, m, err = decodeStream(rdr, mr, compile); err != nil {
+		return nil, nil, Meta{}, err
+	}
+	if compile && comp == nil && f.Kind != forest.KindDRF {
+		if comp, err = forest.Compile(f); err != nil {
+			return nil, nil, Meta{}, wrapCorrupt(err)
+		}
+	}
+	return f, comp, m, nil
 }
 
-func decodeStream(rdr *ipc.Reader, mr *msgReader) (*forest.Forest, Meta, error) {
+func decodeStream(rdr *ipc.Reader, mr *msgReader, compile bool) (*forest.Forest, *forest.Compiled, Meta, error) {
 	schema := rdr.Schema()
 	entries, st, err := readMetadata(schema)
 	if err != nil {
-		return nil, Meta{}, err
+		return nil, nil, Meta{}, err
 	}
-	if err := checkSchema(schema); err != nil {
-		return nil, Meta{}, err
+	spec := nodeColumns
+	if st.version >= compactVersion {
+		spec = compactColumns
+	}
+	if err := checkSchema(spec, schema); err != nil {
+		return nil, nil, Meta{}, err
 	}
 
-	tab := newDecodeTable(st.nodes)
+	reserve := st.nodes
+	if spec[0].name == compactColumns[0].name && mr.size > 0 {
+		// a format-5 row takes 8 bytes of the input, so the input's size
+		// bounds the rows: room for them all at once (no regrowth) is
+		// within the memory the input justifies
+		reserve = mr.size / 8
+	}
+	tab := newDecodeTable(spec, reserve)
 	batches := 0
 	for rdr.Next() {
 		if err := tab.appendRecord(rdr.Record()); err != nil {
-			return nil, Meta{}, corrupt("record batch %d: %v", batches, err)
+			return nil, nil, Meta{}, corrupt("record batch %d: %v", batches, err)
 		}
 		batches++
 	}
 	if mr.cleanEOF {
-		return nil, Meta{}, truncated("stream ended after %d of %d nodes without an end-of-stream marker", tab.rows, st.nodes)
+		return nil, nil, Meta{}, truncated("stream ended after %d of %d nodes without an end-of-stream marker", tab.rows, st.nodes)
 	}
 	if mr.err != nil {
-		return nil, Meta{}, mr.err
+		return nil, nil, Meta{}, mr.err
 	}
 	if err := rdr.Err(); err != nil {
-		return nil, Meta{}, newError(ErrCorrupt, err, "record batch %d", batches)
+		return nil, nil, Meta{}, newError(ErrCorrupt, err, "record batch %d", batches)
 	}
 	if !mr.eos {
-		return nil, Meta{}, truncated("stream ended after %d of %d nodes without an end-of-stream marker", tab.rows, st.nodes)
+		return nil, nil, Meta{}, truncated("stream ended after %d of %d nodes without an end-of-stream marker", tab.rows, st.nodes)
 	}
 
 	d := canonicalDigest(entries, tab)
 	stored, _ := schema.Metadata().GetValue(KeyChecksum)
 	if stored != d.checksum {
-		return nil, Meta{}, newError(ErrChecksum, nil, "stored %q, content has %s", stored, d.checksum)
+		return nil, nil, Meta{}, newError(ErrChecksum, nil, "stored %q, content has %s", stored, d.checksum)
 	}
 	if id, _ := schema.Metadata().GetValue(KeyModelID); id != d.id {
-		return nil, Meta{}, newError(ErrChecksum, nil, "model_id %q does not match the content (%s)", id, d.id)
+		return nil, nil, Meta{}, newError(ErrChecksum, nil, "model_id %q does not match the content (%s)", id, d.id)
 	}
 	st.meta.ID = d.id
 
-	if int64(tab.rows) != st.nodes {
-		return nil, Meta{}, corrupt("node table has %d rows but %s is %d", tab.rows, KeyNodes, st.nodes)
+	if int64(tab.rows) != st.nodes && st.version < compactVersion {
+		return nil, nil, Meta{}, corrupt("node table has %d rows but %s is %d", tab.rows, KeyNodes, st.nodes)
 	}
 	for _, e := range entries {
 		k := lookupMetaKey(e.key)
@@ -160,28 +213,38 @@ func decodeStream(rdr *ipc.Reader, mr *msgReader) (*forest.Forest, Meta, error) 
 			continue
 		}
 		if err := k.dec(e.value, st); err != nil {
-			return nil, Meta{}, corrupt("metadata %s: %v", e.key, err)
+			return nil, nil, Meta{}, corrupt("metadata %s: %v", e.key, err)
 		}
+	}
+	if st.version >= compactVersion {
+		f, comp, meta, err := decodeCompact(tab, st, compile)
+		if err != nil {
+			return nil, nil, Meta{}, err
+		}
+		if meta.Reference, err = readReference(schema.Metadata(), f, d.id); err != nil { // reference.go
+			return nil, nil, Meta{}, err
+		}
+		return f, comp, meta, nil
 	}
 	trees, err := tab.split()
 	if err != nil {
-		return nil, Meta{}, corrupt("%v", err)
+		return nil, nil, Meta{}, corrupt("%v", err)
 	}
 	if int64(len(trees)) != st.trees {
-		return nil, Meta{}, corrupt("node table has %d trees but %s is %d", len(trees), KeyTrees, st.trees)
+		return nil, nil, Meta{}, corrupt("node table has %d trees but %s is %d", len(trees), KeyTrees, st.trees)
 	}
 	st.f.Trees = trees
 	// the format is checked: now the meaning, once (forest.Validate)
 	if err := st.f.Validate(); err != nil {
-		return nil, Meta{}, wrapCorrupt(err)
+		return nil, nil, Meta{}, wrapCorrupt(err)
 	}
 	if v := formatVersionFor(st.f); v > st.version {
-		return nil, Meta{}, corrupt("%s %d cannot hold what this model carries (it needs version %d)", KeyFormatVersion, st.version, v)
+		return nil, nil, Meta{}, corrupt("%s %d cannot hold what this model carries (it needs version %d)", KeyFormatVersion, st.version, v)
 	}
 	if st.meta.Reference, err = readReference(schema.Metadata(), st.f, d.id); err != nil { // reference.go
-		return nil, Meta{}, err
+		return nil, nil, Meta{}, err
 	}
-	return st.f, st.meta, nil
+	return st.f, nil, st.meta, nil
 }
 
 // readMetadata checks the format keys and returns the metadata entries the
@@ -251,11 +314,11 @@ func readMetadata(schema *arrow.Schema) ([]metaEntry, *decodeState, error) {
 	return entries, st, nil
 }
 
-func checkSchema(schema *arrow.Schema) error {
-	if schema.NumFields() != len(nodeColumns) {
-		return corrupt("node table has %d columns, want %d", schema.NumFields(), len(nodeColumns))
+func checkSchema(spec []column, schema *arrow.Schema) error {
+	if schema.NumFields() != len(spec) {
+		return corrupt("node table has %d columns, want %d", schema.NumFields(), len(spec))
 	}
-	for i, c := range nodeColumns {
+	for i, c := range spec {
 		fl := schema.Field(i)
 		if fl.Name != c.name {
 			return corrupt("column %d is %q, want %q", i, fl.Name, c.name)
@@ -269,10 +332,13 @@ func checkSchema(schema *arrow.Schema) error {
 
 // newDecodeTable prepares an empty table, reserving room for the expected
 // number of rows only up to a modest bound (the count is not yet verified).
-func newDecodeTable(nodes int64) *table {
-	tab := &table{cols: make([]tableCol, len(nodeColumns))}
+func newDecodeTable(spec []column, nodes int64) *table {
+	tab := &table{spec: spec, cols: make([]tableCol, len(spec))}
 	reserve := int(min(nodes, 1<<16))
-	for ci, c := range nodeColumns {
+	if spec[0].name == compactColumns[0].name {
+		reserve = int(nodes) // bounded by the input's size (decodeStream)
+	}
+	for ci, c := range spec {
 		tc := &tab.cols[ci]
 		if c.kind.isList() {
 			tc.off = make([]int64, 1, reserve+1)
@@ -296,8 +362,8 @@ func newDecodeTable(nodes int64) *table {
 // length, offset and null count itself rather than trusting the IPC
 // metadata.
 func (tab *table) appendRecord(rec arrow.Record) error {
-	if rec.NumCols() != int64(len(nodeColumns)) {
-		return fmt.Errorf("%d columns, want %d", rec.NumCols(), len(nodeColumns))
+	if rec.NumCols() != int64(len(tab.spec)) {
+		return fmt.Errorf("%d columns, want %d", rec.NumCols(), len(tab.spec))
 	}
 	n := rec.NumRows()
 	if n < 0 || n > 1<<31 {
@@ -306,15 +372,15 @@ func (tab *table) appendRecord(rec arrow.Record) error {
 	rows := int(n)
 	// Extract every column before appending any, so a failing batch
 	// leaves the table unchanged.
-	cols := make([]treeCol, len(nodeColumns))
-	for ci, c := range nodeColumns {
+	cols := make([]treeCol, len(tab.spec))
+	for ci, c := range tab.spec {
 		col, err := extract(rec.Column(ci).Data(), c.kind, rows)
 		if err != nil {
 			return fmt.Errorf("column %s: %w", c.name, err)
 		}
 		cols[ci] = col
 	}
-	for ci, c := range nodeColumns {
+	for ci, c := range tab.spec {
 		tc, col := &tab.cols[ci], cols[ci]
 		if !c.kind.isList() {
 			tc.appendFrom(c.kind, col.values, 0, rows)
@@ -428,6 +494,7 @@ func buffer(d arrow.ArrayData, i int) []byte {
 // make it allocate more than the input holds).
 type msgReader struct {
 	r    io.Reader
+	size int64 // the input's size when known (a bytes.Reader), else 0
 	read int64 // bytes consumed
 	eos  bool  // the end-of-stream marker was read
 	// count is the number of messages read (the first must be a schema).
@@ -543,6 +610,16 @@ func (m *msgReader) readN(n int64) ([]byte, error) {
 	if n < 0 {
 		return nil, corrupt("negative IPC length")
 	}
+	if sr, ok := m.r.(*sliceReader); ok {
+		// the input is in memory: a view of it, no copy (the decoder
+		// copies every value out of Arrow's arrays before it returns)
+		b := sr.next(n)
+		m.read += int64(len(b))
+		if int64(len(b)) < n {
+			return nil, io.ErrUnexpectedEOF
+		}
+		return b, nil
+	}
 	const eager = 1 << 20
 	if n <= eager {
 		b := make([]byte, n)
@@ -635,4 +712,32 @@ func (a *budgetAllocator) freeAll() {
 	}
 	clear(a.out)
 	a.live = 0
+}
+
+// sliceReader reads a model held in memory (DecodeBytes,
+// DecodeCompiled); msgReader takes message bodies from it as views
+// instead of copies.
+type sliceReader struct {
+	b []byte
+	i int
+}
+
+func (r *sliceReader) Read(p []byte) (int, error) {
+	if r.i >= len(r.b) {
+		return 0, io.EOF
+	}
+	n := copy(p, r.b[r.i:])
+	r.i += n
+	return n, nil
+}
+
+// Len is the number of bytes not yet read.
+func (r *sliceReader) Len() int { return len(r.b) - r.i }
+
+// next returns a view of the next n bytes, fewer at the end of the input.
+func (r *sliceReader) next(n int64) []byte {
+	e := min(int64(r.i)+n, int64(len(r.b)))
+	v := r.b[r.i:e:e]
+	r.i = int(e)
+	return v
 }

@@ -85,6 +85,20 @@ func (c Codec) Encode(w io.Writer, f *forest.Forest, meta Meta) (Meta, error) {
 	if !utf8.ValidString(meta.CreatedBy) {
 		return Meta{}, fmt.Errorf("model: cannot encode forest: created-by %q is not valid UTF-8", meta.CreatedBy)
 	}
+	return c.encodeCompact(w, f, meta)
+}
+
+// encodeFormat4 is Encode in the node table of formats 1–4 (one row per
+// node, every tree.Tree field; stamped with the lowest of those versions
+// that holds f): what older readers read, and the tests' source of such
+// files.
+func (c Codec) encodeFormat4(w io.Writer, f *forest.Forest, meta Meta) (Meta, error) {
+	if err := f.Validate(); err != nil {
+		return Meta{}, fmt.Errorf("model: cannot encode: %w", err)
+	}
+	if err := checkVersion(meta.Version); err != nil {
+		return Meta{}, fmt.Errorf("model: cannot encode: %w", err)
+	}
 	src := newForestRows(f)
 	if err := src.check(); err != nil {
 		return Meta{}, fmt.Errorf("model: cannot encode forest: %w", err)
@@ -104,7 +118,7 @@ func (c Codec) Encode(w io.Writer, f *forest.Forest, meta Meta) (Meta, error) {
 		}
 		entries = append(entries[:len(entries):len(entries)], metaEntry{keyReference, v})
 	}
-	meta.ID, err = c.writeRows(w, d, entries, src.rows(), src.listLen, func(lo, hi int) (*table, int, error) {
+	meta.ID, err = c.writeRows(w, nodeColumns, d, entries, src.rows(), src.listLen, func(lo, hi int) (*table, int, error) {
 		tab, err := src.table(lo, hi)
 		return tab, 0, err
 	})
@@ -151,9 +165,9 @@ func (c Codec) WriteFileContext(ctx context.Context, path string, f *forest.Fore
 }
 
 // schemaFor builds the node-table schema with the given metadata.
-func schemaFor(entries []metaEntry) *arrow.Schema {
-	fields := make([]arrow.Field, len(nodeColumns))
-	for i, c := range nodeColumns {
+func schemaFor(spec []column, entries []metaEntry) *arrow.Schema {
+	fields := make([]arrow.Field, len(spec))
+	for i, c := range spec {
 		fields[i] = arrow.Field{Name: c.name, Type: c.kind.arrowType()}
 	}
 	keys := make([]string, len(entries))
@@ -170,11 +184,17 @@ func schemaFor(entries []metaEntry) *arrow.Schema {
 // validate anything, so tests can use it to craft files with valid
 // checksums and invalid content. It returns the model ID.
 func (c Codec) write(w io.Writer, tab *table, entries []metaEntry) (string, error) {
+	return c.writeDigested(w, tab, canonicalDigest(entries, tab), entries)
+}
+
+// writeDigested is write with the digest d of (entries, tab) computed
+// before: entries may then hold sections outside the digest.
+func (c Codec) writeDigested(w io.Writer, tab *table, d digest, entries []metaEntry) (string, error) {
 	listLen := func(ci int) func(r int) (int64, error) {
 		tc := &tab.cols[ci]
 		return func(r int) (int64, error) { return tc.off[r+1] - tc.off[r], nil }
 	}
-	return c.writeRows(w, canonicalDigest(entries, tab), entries, tab.rows, listLen,
+	return c.writeRows(w, tab.spec, d, entries, tab.rows, listLen,
 		func(lo, _ int) (*table, int, error) { return tab, lo, nil })
 }
 
@@ -182,7 +202,7 @@ func (c Codec) write(w io.Writer, tab *table, entries []metaEntry) (string, erro
 // of the whole table, listLen(ci)(r) the length of list column ci at row
 // r (r increasing), and part(lo, hi) a table holding rows [lo, hi) from
 // its row off on.
-func (c Codec) writeRows(w io.Writer, d digest, entries []metaEntry, rows int,
+func (c Codec) writeRows(w io.Writer, spec []column, d digest, entries []metaEntry, rows int,
 	listLen func(ci int) func(r int) (int64, error), part func(lo, hi int) (tab *table, off int, err error)) (string, error) {
 	all := make([]metaEntry, 0, len(entries)+2)
 	// Put the ID next to the format keys, where a human looks first.
@@ -196,10 +216,10 @@ func (c Codec) writeRows(w io.Writer, d digest, entries []metaEntry, rows int,
 		all = append(all, metaEntry{KeyModelID, d.id})
 	}
 	all = append(all, metaEntry{KeyChecksum, d.checksum})
-	schema := schemaFor(all)
+	schema := schemaFor(spec, all)
 
 	iw := ipc.NewWriter(w, ipc.WithSchema(schema), ipc.WithAllocator(c.alloc()))
-	batches, err := c.batches(rows, listLen)
+	batches, err := c.batches(spec, rows, listLen)
 	if err != nil {
 		return "", err
 	}
@@ -232,7 +252,7 @@ const (
 // batches cuts a table of rows rows (list column ci holding
 // listLen(ci)(r) elements at row r) into row ranges bounded by
 // MaxBatchRows and MaxBatchBytes.
-func (c Codec) batches(rows int, listLen func(ci int) func(r int) (int64, error)) ([][2]int, error) {
+func (c Codec) batches(spec []column, rows int, listLen func(ci int) func(r int) (int64, error)) ([][2]int, error) {
 	maxRows := c.MaxBatchRows
 	if maxRows <= 0 {
 		maxRows = DefaultMaxBatchRows
@@ -244,11 +264,11 @@ func (c Codec) batches(rows int, listLen func(ci int) func(r int) (int64, error)
 	case maxBytes < 0 || maxBytes > math.MaxInt32:
 		maxBytes = math.MaxInt32 // keeps int32 list offsets valid
 	}
-	overhead := int64(batchOverheadBase + batchOverheadPerCol*len(nodeColumns))
+	overhead := int64(batchOverheadBase + batchOverheadPerCol*len(spec))
 	fixed := int64(0) // bytes every row costs
 	var lists []int   // list columns
 	var lens []func(r int) (int64, error)
-	for ci, col := range nodeColumns {
+	for ci, col := range spec {
 		if col.kind.isList() {
 			fixed += 4
 			lists = append(lists, ci)
@@ -266,7 +286,7 @@ func (c Codec) batches(rows int, listLen func(ci int) func(r int) (int64, error)
 			if err != nil {
 				return nil, err
 			}
-			row += l * int64(nodeColumns[ci].kind.width())
+			row += l * int64(spec[ci].kind.width())
 		}
 		if r > lo && (r-lo >= maxRows || size+row > maxBytes) {
 			out = append(out, [2]int{lo, r})
@@ -285,8 +305,8 @@ func (c Codec) batches(rows int, listLen func(ci int) func(r int) (int64, error)
 // offsets.
 func (tab *table) record(schema *arrow.Schema, lo, hi int) arrow.Record {
 	n := hi - lo
-	cols := make([]arrow.Array, len(nodeColumns))
-	for ci, c := range nodeColumns {
+	cols := make([]arrow.Array, len(tab.spec))
+	for ci, c := range tab.spec {
 		tc := &tab.cols[ci]
 		var data arrow.ArrayData
 		if c.kind.isList() {

@@ -61,10 +61,10 @@ func Example() {
 	}
 	defer r.Release()
 	format, _ := r.Schema().Metadata().GetValue(model.KeyFormat)
-	fmt.Println(format, r.Schema().Field(0).Name, r.Schema().Field(2).Name, r.Schema().NumFields())
+	fmt.Println(format, r.Schema().Field(0).Name, r.Schema().Field(1).Name, r.Schema().NumFields())
 	// Output:
 	// trees: 1 features: [x] task: regression
 	// version: 7 same id: true id length: 64
 	// true truncated model: stream ended after 3 of 3 nodes without an end-of-stream marker
-	// forestd-model tree left 11
+	// forestd-model split value 2
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -82,7 +83,7 @@ func regForest() *forest.Forest {
 		AtomFeature: []int32{1},
 		AtomWeight:  []float32{1},
 		LeafStart:   []int32{0, 0, 1, 2},
-		LeafValue:   []float64{-3.5, 1e300},
+		LeafValue:   []float64{-3.5, 1 << 100},
 	}
 	t1 := &tree.Tree{
 		Left: []int32{-1}, Right: []int32{-1}, Threshold: []float32{0},
@@ -152,10 +153,20 @@ func randomForest(seed uint64, nTrees, nodesPerTree, p, k, maxAtom int) *forest.
 			t.AtomStart[i+1] = int32(len(t.AtomFeature))
 			t.LeafStart[i+1] = int32(len(t.LeafValue))
 		}
-		f.Trees = append(f.Trees, t)
+		f.Trees = append(f.Trees, preorderTree(t))
 	}
 	f.Params = forest.Params{Trees: nTrees, Seed: seed}
 	return f
+}
+
+// tableRows is the number of rows of f's format-5 node table.
+func tableRows(t testing.TB, f *forest.Forest) int {
+	t.Helper()
+	cp, err := forest.ToCompact(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return compactTable(cp).rows
 }
 
 func newChecked(t testing.TB) (*memory.CheckedAllocator, Codec) {
@@ -173,9 +184,68 @@ func mustEncode(t testing.TB, c Codec, f *forest.Forest, m Meta) ([]byte, Meta) 
 	return b, got
 }
 
-// sameForest compares two forests, treating NaNs as equal.
+// sameForest compares two forests as a model file stores them
+// (stored), treating NaNs as equal.
 func sameForest(a, b *forest.Forest) bool {
-	return reflect.DeepEqual(nanToSentinel(a), nanToSentinel(b))
+	return reflect.DeepEqual(nanToSentinel(stored(a)), nanToSentinel(stored(b)))
+}
+
+// stored is a copy of f as format 5 keeps it (forest.Compact): no in-bag
+// counts, no missing-value direction at leaves, leaf values rounded to
+// float32.
+func stored(f *forest.Forest) *forest.Forest {
+	g := *f
+	g.Trees = make([]*tree.Tree, len(f.Trees))
+	for i, t := range f.Trees {
+		u := *t
+		u.Count = make([]float32, len(t.Count))
+		u.MissingLeft = slices.Clone(t.MissingLeft)
+		for j := range u.MissingLeft {
+			if t.Left[j] < 0 {
+				u.MissingLeft[j] = false
+			}
+		}
+		u.LeafValue = make([]float64, len(t.LeafValue))
+		for j, v := range t.LeafValue {
+			u.LeafValue[j] = float64(float32(v))
+		}
+		g.Trees[i] = &u
+	}
+	return &g
+}
+
+// preorderTree relabels t's nodes into preorder (forest.Compact keeps
+// trees so; Train grows them so).
+func preorderTree(t *tree.Tree) *tree.Tree {
+	n := t.NumNodes()
+	u := &tree.Tree{Left: make([]int32, n), Right: make([]int32, n), Threshold: make([]float32, n),
+		MissingLeft: make([]bool, n), Count: make([]float32, n), AtomStart: make([]int32, 1, n+1), LeafStart: make([]int32, 1, n+1)}
+	next := int32(0)
+	var visit func(i int32) int32
+	visit = func(i int32) int32 {
+		j := next
+		next++
+		u.Threshold[j], u.MissingLeft[j], u.Count[j] = t.Threshold[i], t.MissingLeft[i], t.Count[i]
+		u.AtomFeature = append(u.AtomFeature, t.AtomFeature[t.AtomStart[i]:t.AtomStart[i+1]]...)
+		u.AtomWeight = append(u.AtomWeight, t.AtomWeight[t.AtomStart[i]:t.AtomStart[i+1]]...)
+		u.AtomStart = append(u.AtomStart, int32(len(u.AtomFeature)))
+		if len(t.LeafClass) > 0 {
+			u.LeafClass = append(u.LeafClass, t.LeafClass[t.LeafStart[i]:t.LeafStart[i+1]]...)
+		}
+		u.LeafValue = append(u.LeafValue, t.LeafValue[t.LeafStart[i]:t.LeafStart[i+1]]...)
+		u.LeafStart = append(u.LeafStart, int32(len(u.LeafValue)))
+		if t.Left[i] < 0 {
+			u.Left[j], u.Right[j] = -1, -1
+			return j
+		}
+		u.Left[j] = visit(t.Left[i])
+		u.Right[j] = visit(t.Right[i])
+		return j
+	}
+	visit(0)
+	u.AtomFeature, u.AtomWeight = slices.Clip(u.AtomFeature), slices.Clip(u.AtomWeight)
+	u.LeafClass, u.LeafValue = slices.Clip(u.LeafClass), slices.Clip(u.LeafValue)
+	return u
 }
 
 // nanToSentinel returns a copy of f with the non-finite floats of OOB and
@@ -232,7 +302,7 @@ func multiForest() *forest.Forest {
 	f.Targets = []string{"y0", "y1", "naïve y2"}
 	f.LabelName = "y0,y1,naïve y2"
 	f.Trees[0].LeafStart = []int32{0, 0, 3, 6}
-	f.Trees[0].LeafValue = []float64{-3.5, 0, 2, 1e300, -1, 0.5}
+	f.Trees[0].LeafValue = []float64{-3.5, 0, 2, 1 << 100, -1, 0.5}
 	f.Trees[1].LeafStart = []int32{0, 3}
 	f.Trees[1].LeafValue = []float64{0.1, 0.2, 0.3}
 	f.OOB = &forest.OOB{Rows: 4, Error: 0.5, R2: 0.25}

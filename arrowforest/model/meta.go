@@ -73,8 +73,10 @@ const (
 	// model that needs version 2 says so (ErrFutureVersion) instead of
 	// calling an unknown key corrupt. Version 3 added forestd.targets
 	// (multi-output regression forests), version 4 forestd.tuning and the
-	// "tune" param (forests trained with out-of-bag tuning).
-	FormatVersion = 4
+	// "tune" param (forests trained with out-of-bag tuning). Version 5 is
+	// the compact node table (compact.go), which Encode writes for every
+	// model; encodeFormat4 still writes the table of versions 1–4.
+	FormatVersion = 5
 )
 
 // formatVersionFor is the lowest format version that holds f.
@@ -140,6 +142,7 @@ type decodeState struct {
 	f            *forest.Forest
 	meta         Meta
 	trees, nodes int64
+	layout       *layout // forestd.layout (format 5)
 }
 
 // metaKey describes one metadata entry: how to write it and how to read it
@@ -284,6 +287,8 @@ var metaKeys = []metaKey{
 			return strconv.Itoa(len(f.Trees)), true, nil
 		},
 		dec: func(v string, st *decodeState) (err error) { st.trees, err = parseCount(v); return err }},
+	{key: KeyLayout, optional: true, dec: decodeLayout, // compact.go; written by encodeCompact
+		enc: func(*forest.Forest, Meta, int) (string, bool, error) { return "", false, nil }},
 	{key: KeyNodes,
 		enc: func(_ *forest.Forest, _ Meta, nodes int) (string, bool, error) {
 			return strconv.Itoa(nodes), true, nil

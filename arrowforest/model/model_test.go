@@ -51,7 +51,7 @@ func TestRoundTrip(t *testing.T) {
 			if gm != m {
 				t.Errorf("decoded meta %+v, want %+v", gm, m)
 			}
-			if !reflect.DeepEqual(g, f) {
+			if !sameForest(g, f) {
 				t.Errorf("decoded forest differs:\n got %+v\nwant %+v", g, f)
 				for i := range f.Trees {
 					if !reflect.DeepEqual(g.Trees[i], f.Trees[i]) {
@@ -125,11 +125,11 @@ func TestDeterministic(t *testing.T) {
 	if bytes.Equal(b1, b3) || m3.ID != m1.ID {
 		t.Fatalf("batching: same bytes %v, ids %s vs %s", bytes.Equal(b1, b3), m3.ID, m1.ID)
 	}
-	if n := countBatches(t, b3); n != (10*101+6)/7 {
-		t.Errorf("%d batches with MaxBatchRows 7, want %d", n, (10*101+6)/7)
+	if n, rows := countBatches(t, b3), tableRows(t, f); n != (rows+6)/7 {
+		t.Errorf("%d batches with MaxBatchRows 7, want %d", n, (rows+6)/7)
 	}
 	g, gm, err := DecodeBytes(b3)
-	if err != nil || gm.ID != m1.ID || !reflect.DeepEqual(g, f) {
+	if err != nil || gm.ID != m1.ID || !sameForest(g, f) {
 		t.Fatalf("small batches do not round trip: %v", err)
 	}
 	// The ID depends on the version and on every value.
@@ -217,10 +217,10 @@ func TestTruncated(t *testing.T) {
 			boundaries++
 		}
 	}
-	// Schema + 3 batches: the prefixes ending after the schema and after
-	// each of the first three batches end exactly at a message boundary.
-	if boundaries != 4 {
-		t.Errorf("%d prefixes ended at a message boundary, want 4", boundaries)
+	// Schema + batches of 4 rows: the prefixes ending after the schema
+	// and after each batch but the last end exactly at a message boundary.
+	if want := 1 + (tableRows(t, classForest())+3)/4 - 1 + 1; boundaries != want {
+		t.Errorf("%d prefixes ended at a message boundary, want %d", boundaries, want)
 	}
 	_, _, err := c.DecodeBytes(nil)
 	if !errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), "empty input") {
@@ -263,7 +263,7 @@ func TestByteFlips(t *testing.T) {
 				checkOneLine(t, err)
 				continue
 			}
-			if gm != m || !reflect.DeepEqual(g, f) {
+			if gm != m || !sameForest(g, f) {
 				t.Fatalf("flip %#x at %d decoded to a different model", mask, i)
 			}
 			if protected(i) {
@@ -334,7 +334,7 @@ func protectedRanges(t *testing.T, b []byte) func(int) bool {
 			ranges = append(ranges, [2]int{pos, pos + len(want)})
 			pos += (len(want) + 7) &^ 7
 		}
-		for ci := range nodeColumns {
+		for ci := range int(rec.NumCols()) {
 			d := rec.Column(ci).Data()
 			v := buffer(d, 1)
 			if d.DataType().ID() == arrow.BOOL {
@@ -427,22 +427,26 @@ func TestFutureVersion(t *testing.T) {
 	}
 }
 
-// TestFormatVersionIsTheLowestThatHolds: a forest without version-2
-// content is written as version 1 (old readers keep reading it); one with
-// a mapping, derived inputs or dRF backscoring selection is written as 2,
-// and a stream that claims 1 for such content is rejected.
+// TestFormatVersionIsTheLowestThatHolds: Encode writes format 5 (the
+// compact node table); the node table of formats 1–4 (encodeFormat4)
+// stamps a forest without version-2 content as version 1 (old readers
+// keep reading it), one with a mapping, derived inputs or dRF backscoring
+// selection as 2, and a stream that claims 1 for such content is
+// rejected.
 func TestFormatVersionIsTheLowestThatHolds(t *testing.T) {
 	f := classForest()
 	b, _, err := EncodeBytes(f, Meta{Version: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := ipc.NewReader(bytes.NewReader(b))
-	if err != nil {
+	if v := metadata(t, b)[KeyFormatVersion]; v != "5" {
+		t.Fatalf("Encode wrote format version %s, want 5", v)
+	}
+	var old bytes.Buffer
+	if _, err := (Codec{}).encodeFormat4(&old, f, Meta{Version: 1}); err != nil {
 		t.Fatal(err)
 	}
-	defer r.Release()
-	if v, _ := r.Schema().Metadata().GetValue(KeyFormatVersion); v != "1" {
+	if v := metadata(t, old.Bytes())[KeyFormatVersion]; v != "1" {
 		t.Fatalf("plain forest written as format version %s, want 1", v)
 	}
 	if formatVersionFor(f) != 1 {
@@ -693,7 +697,7 @@ func TestWriteReadFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	g, gm, err := ReadFile(path)
-	if err != nil || gm != m || !reflect.DeepEqual(g, f) {
+	if err != nil || gm != m || !sameForest(g, f) {
 		t.Fatalf("read back: %v", err)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
@@ -801,7 +805,7 @@ func TestReadableByArrow(t *testing.T) {
 	for r.Next() {
 		rows += int(r.Record().NumRows())
 	}
-	if rows != 9 {
-		t.Errorf("%d rows, want 9", rows)
+	if want := tableRows(t, classForest()); rows != want {
+		t.Errorf("%d rows, want %d", rows, want)
 	}
 }

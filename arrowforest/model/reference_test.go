@@ -189,23 +189,14 @@ func referenceValue(t *testing.T, b []byte) string {
 // computed without it as the encoder computes it.
 func withReference(t *testing.T, f *forest.Forest, v string) []byte {
 	t.Helper()
-	tab, err := flatten(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	entries, err := encodeMeta(f, Meta{}, tab.rows)
+	tab, entries, err := compactParts(f, Meta{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := canonicalDigest(entries, tab)
 	entries = append(entries, metaEntry{keyReference, v})
-	listLen := func(ci int) func(r int) (int64, error) {
-		tc := &tab.cols[ci]
-		return func(r int) (int64, error) { return tc.off[r+1] - tc.off[r], nil }
-	}
 	var buf bytes.Buffer
-	if _, err := (Codec{}).writeRows(&buf, d, entries, tab.rows, listLen,
-		func(lo, _ int) (*table, int, error) { return tab, lo, nil }); err != nil {
+	if _, err := (Codec{}).writeDigested(&buf, tab, d, entries); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()

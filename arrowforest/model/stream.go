@@ -64,7 +64,7 @@ func (fr *forestRows) check() error {
 
 // table lays rows [lo, hi) out as a node table of hi−lo rows.
 func (fr *forestRows) table(lo, hi int) (*table, error) {
-	tab := &table{rows: hi - lo, cols: make([]tableCol, len(nodeColumns))}
+	tab := &table{rows: hi - lo, spec: nodeColumns, cols: make([]tableCol, len(nodeColumns))}
 	for ci, c := range nodeColumns {
 		tc := &tab.cols[ci]
 		if c.kind.isList() {
@@ -116,7 +116,7 @@ func (fr *forestRows) listLen(ci int) func(r int) (int64, error) {
 // digest is canonicalDigest of the whole table, read tree by tree.
 func (fr *forestRows) digest(entries []metaEntry) (digest, error) {
 	cw := newCanonWriter()
-	canonicalHeader(cw, entries, fr.rows())
+	canonicalHeader(cw, entries, fr.rows(), len(nodeColumns))
 	for ci, c := range nodeColumns {
 		cw.str(c.name)
 		cw.u8(uint8(c.kind))

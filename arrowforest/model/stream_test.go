@@ -23,7 +23,7 @@ func TestStreamSameBytes(t *testing.T) {
 		for _, c := range codecs {
 			meta := Meta{Version: 2, CreatedBy: "test"}
 			var got bytes.Buffer
-			m, err := c.Encode(&got, f, meta)
+			m, err := c.encodeFormat4(&got, f, meta)
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}

@@ -3,7 +3,6 @@ package model
 import (
 	"bytes"
 	"errors"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -22,11 +21,18 @@ func TestTuningRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(g, f) {
+	if !sameForest(g, f) {
 		t.Fatalf("decoded tuned forest differs:\n got %+v\nwant %+v", g.Tuning, f.Tuning)
 	}
-	if v := metadata(t, b)[KeyFormatVersion]; v != "4" {
+	var old bytes.Buffer
+	if _, err := (Codec{}).encodeFormat4(&old, f, Meta{Version: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if v := metadata(t, old.Bytes())[KeyFormatVersion]; v != "4" {
 		t.Fatalf("tuned model written as format version %s, want 4", v)
+	}
+	if g, _, err := DecodeBytes(old.Bytes()); err != nil || !sameForest(g, f) {
+		t.Fatalf("format-4 tuned model: %v", err)
 	}
 }
 
@@ -45,7 +51,7 @@ func TestUntunedCarriesNoTuning(t *testing.T) {
 	if strings.Contains(md[KeyParams], "tune") {
 		t.Fatalf("untuned params mention tuning: %s", md[KeyParams])
 	}
-	if md[KeyFormatVersion] != "1" {
+	if md[KeyFormatVersion] != "5" {
 		t.Fatalf("untuned model written as format version %s", md[KeyFormatVersion])
 	}
 }

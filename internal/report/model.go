@@ -79,7 +79,7 @@ func DescribeModel(m *scoring.Model, grid projection.Topology) (ModelFacts, erro
 	f, meta := m.Forest(), m.Meta()
 	p := f.Params
 	mf := ModelFacts{ID: meta.ID, Version: meta.Version, CreatedBy: meta.CreatedBy, Kind: string(f.Kind), Task: f.Task.String(),
-		Label: f.LabelName, Trees: len(f.Trees), Features: slices.Clone(f.Features), Classes: f.Classes, Targets: m.Targets(),
+		Label: f.LabelName, Trees: m.NumTrees(), Features: slices.Clone(f.Features), Classes: f.Classes, Targets: m.Targets(),
 		OOB: f.OOB, Importances: f.Importances, ImportanceKind: Primary(f.Importances), Params: &p}
 	if mf.Importances == nil {
 		mf.Importances = map[string][]float64{}

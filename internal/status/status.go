@@ -163,7 +163,7 @@ func (r *Recorder) ModelLive(m *scoring.Model, origin string) {
 		facts.Layout = nil
 	}
 	now := r.opts.Now()
-	v := ModelVersion{Version: m.Version(), ID: m.ID(), Kind: string(m.Kind()), Trees: len(m.Forest().Trees),
+	v := ModelVersion{Version: m.Version(), ID: m.ID(), Kind: string(m.Kind()), Trees: m.NumTrees(),
 		Features: len(m.Forest().Features), Origin: origin, LiveAt: now, OOBError: NaN(), OOBR2: NaN()}
 	if o := m.Forest().OOB; o != nil {
 		v.OOBError = Float(o.Error)

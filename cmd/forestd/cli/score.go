@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/forestd/forestd/arrowforest/forest"
+	"github.com/forestd/forestd/arrowforest/model"
 	"github.com/forestd/forestd/arrowforest/projection"
 	"github.com/forestd/forestd/connectors/files"
 	"github.com/forestd/forestd/internal/bytefmt"
@@ -289,11 +290,15 @@ func runInspect(args []string, env Env) error {
 			return err
 		}
 	}
-	m, err := loadModel(*modelPath)
+	if *modelPath == "" {
+		return usagef("--model is required")
+	}
+	// the trees themselves (scoring.Load keeps a format-5 model compiled,
+	// without them)
+	f, meta, err := model.ReadFile(*modelPath)
 	if err != nil {
 		return err
 	}
-	f, meta := m.Forest(), m.Meta()
 	nodes, leaves, depth := 0, 0, 0
 	for _, t := range f.Trees {
 		nodes += t.NumNodes()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/arrowforest/model"
 	"github.com/forestd/forestd/connectors/codec"
 	"github.com/forestd/forestd/connectors/files"
 	"github.com/forestd/forestd/connectors/kafka"
@@ -108,8 +109,8 @@ func TestServeMultiOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(m.Targets(), []string{"y0", "y1", "y2"}) || m.Version() != 1 || len(m.Forest().Trees) != 10 {
-		t.Fatalf("published model: targets %v, version %d, %d trees", m.Targets(), m.Version(), len(m.Forest().Trees))
+	if !slices.Equal(m.Targets(), []string{"y0", "y1", "y2"}) || m.Version() != 1 || m.NumTrees() != 10 {
+		t.Fatalf("published model: targets %v, version %d, %d trees", m.Targets(), m.Version(), m.NumTrees())
 	}
 	if id, _ := p.Header(daemon.HeaderModelID); string(id) != m.ID() {
 		t.Fatalf("predictions by model %q, published %q", id, m.ID())
@@ -138,7 +139,11 @@ func TestServeMultiOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := forest.Compile(m.Forest())
+	f, _, err := model.DecodeBytes(m.Bytes()) // with its trees
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := forest.Compile(f)
 	if err != nil {
 		t.Fatal(err)
 	}
