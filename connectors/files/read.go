@@ -337,7 +337,7 @@ func readFile(path string, opts ReadOptions, budget *readBudget) (*arrow.Schema,
 	case FormatParquet:
 		schema, recs, err = readParquet(path, f, st.Size(), opts.Columns, mem, budget)
 	case FormatIPCFile, FormatIPCStream:
-		schema, recs, err = readIPC(path, f, ft, opts.Columns, mem)
+		schema, recs, err = readIPC(path, f, ft == FormatIPCFile, opts.Columns, mem)
 	case FormatCSV:
 		schema, recs, err = readCSV(path, f, opts.Columns, mem)
 	}
