@@ -14,6 +14,7 @@ import (
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/manifold"
 	"github.com/forestd/forestd/arrowforest/model"
+	"github.com/forestd/forestd/internal/report"
 )
 
 // drfFlags are the flags of `forestd train --forest drf` (distance random
@@ -178,7 +179,7 @@ func (d *drfFlags) train(fs *flags, env Env, paths []string) error {
 	for _, t := range f.Trees {
 		nodes += t.NumNodes()
 	}
-	info := drfInfo(f)
+	info := report.DRFInfo(f)
 	// how m was set (the model stores the embedding only, so train alone
 	// reports this): the candidates' out-of-bag errors when chosen
 	info["embed_dim_selected_by"] = "flags"
@@ -191,27 +192,4 @@ func (d *drfFlags) train(fs *flags, env Env, paths []string) error {
 		"trees": len(f.Trees), "rows": fr.NRows, "skipped_labels": skipped, "features": fr.P(),
 		"targets": resp.Targets, "nodes": nodes, "seconds": secs, "params": f.Params, "drf": info,
 	})
-}
-
-// drfInfo describes a forest's dRF part for train and inspect reports.
-func drfInfo(f *forest.Forest) map[string]any {
-	d := f.DRF
-	return map[string]any{
-		"targets": d.Targets, "label_columns": frame.SplitLabel(f.LabelName),
-		"distance": d.Distance, "isomap_k": d.IsomapK, "projection": d.Projection,
-		"embed_dim": d.Dim(), "eigenvalues": d.Eigenvalues, "sigma_g": d.SigmaG, "gamma_g": d.GammaG,
-		"rows": d.Rows(), "input_rows": d.InputRows, "predict": d.Predict, "backscore_center": d.Offset != nil,
-		"backscore_offset": d.Offset, "sigma_gamma_selected_by": selectedBy(d), "select_mse": d.SelectMSE,
-	}
-}
-
-// selectedBy says how a model's σ_G and γ_G were set, for reports.
-func selectedBy(d *forest.DRF) string {
-	switch d.SelectedBy {
-	case "":
-		return "flags"
-	case forest.SelectedByOOB:
-		return "out-of-bag"
-	}
-	return "leave-one-out"
 }

@@ -21,10 +21,6 @@ import (
 	"github.com/forestd/forestd/scoring"
 )
 
-// slowBatchEnv names a test-only hook: a duration to sleep after scoring
-// each row group, so that end-to-end tests can kill a lake run midway.
-const slowBatchEnv = "FORESTD_TEST_SLOW_BATCH"
-
 // byteSize is a flag holding a byte count written as 65536, 512MiB, 2GiB,
 // 100MB or 1.5G (K/M/G/T are binary multiples, KB/MB/GB/TB decimal).
 type byteSize int64
@@ -159,11 +155,6 @@ func runScoreLake(env Env, sl *scoreLakeFlags, modelPath string, paths []string,
 	if _, err := files.NewParquetWriter(discard{}, arrow.NewSchema(nil, nil), files.WriteOptions{Compression: sl.compression}); err != nil {
 		return usageError{fmt.Errorf("--compression: %w", err)}
 	}
-	if s := os.Getenv(slowBatchEnv); s != "" {
-		if opts.Throttle, err = time.ParseDuration(s); err != nil {
-			return fmt.Errorf("%s: %w", slowBatchEnv, err)
-		}
-	}
 	m, err := loadModel(modelPath)
 	if err != nil {
 		return err
@@ -184,6 +175,14 @@ func runScoreLake(env Env, sl *scoreLakeFlags, modelPath string, paths []string,
 				}
 				bar.Describe(fmt.Sprintf("files %d/%d", p.FilesDone, p.Files))
 				_ = bar.Set64(p.RowsDone)
+			}
+		}
+		if hook, shown := env.lakeProgress, opts.Progress; hook != nil {
+			opts.Progress = func(p lakescore.Progress) {
+				if shown != nil {
+					shown(p)
+				}
+				hook(p)
 			}
 		}
 		// SIGINT and SIGTERM end the run: the files being written are

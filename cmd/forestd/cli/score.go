@@ -15,6 +15,7 @@ import (
 	"github.com/forestd/forestd/arrowforest/projection"
 	"github.com/forestd/forestd/connectors/files"
 	"github.com/forestd/forestd/internal/bytefmt"
+	"github.com/forestd/forestd/internal/report"
 	"github.com/forestd/forestd/scoring"
 )
 
@@ -293,54 +294,16 @@ func runInspect(args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	f, meta := m.Forest(), m.Meta()
-	nodes, leaves, depth := 0, 0, 0
-	for _, t := range f.Trees {
-		nodes += t.NumNodes()
-		leaves += t.NumLeaves()
-		depth = max(depth, t.Depth())
-	}
-	imps := map[string]map[string]float64{}
-	for kind, v := range f.Importances {
-		imps[kind] = byName(f.Features, v)
-	}
-	primary := forest.ImportanceImpurity
-	if _, ok := f.Importances[forest.ImportancePermutation]; ok {
-		primary = forest.ImportancePermutation
-	}
-	rep := map[string]any{
-		"model": *modelPath, "model_id": meta.ID, "model_version": meta.Version,
-		"forest": f.Kind, "task": f.Task.String(), "label": f.LabelName,
-		"trees": len(f.Trees), "features": f.Features, "n_features": len(f.Features),
-		"classes": f.Classes, "targets": f.Targets, "nodes": nodes, "leaves": leaves, "max_depth": depth,
-		"params":          f.Params,
-		"importance_kind": primary, "importance": byName(f.Features, f.Importances[primary]),
-		"importances": imps, "top_features": topNames(f.Features, f.Importances[primary]),
-	}
-	if f.OOB != nil {
-		rep["oob"] = f.OOB
-	} else {
-		rep["oob"] = nil
-	}
-	if f.DRF != nil {
-		rep["drf"] = drfInfo(f)
-	}
-	if f.Kind == forest.KindFDM { // RF_FDM: which mapping the trees draw (inspect_fdm.go)
-		rep["fdm"] = fdmInfo(f)
-	}
-	if f.Mapping != nil { // the FDM mapping the trees read through (forestd serve select → train)
-		rep["mapping"] = f.Mapping
-	}
-	if f.Tuning != nil { // the out-of-bag search that chose the params (train --tune)
-		rep["tuning"] = f.Tuning
-	}
+	f := m.Forest()
+	rep := report.Inspect(m)
+	rep["model"] = *modelPath
+	primary := rep["importance_kind"].(string)
 	if g, ok, err := modelGrid(f.Params, *grid, len(f.Features)); err != nil {
 		return err
 	} else if ok {
 		tv := map[string]float64{}
 		for k, v := range f.Importances {
-			g.V = v
-			tv[k] = g.totalVariation()
+			tv[k] = report.TotalVariation(g.Topology, v)
 		}
 		rep["importance_total_variation"] = tv
 		if *pngPath != "" {
