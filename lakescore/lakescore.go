@@ -486,6 +486,9 @@ func keepMissing(err error, keep []string) error {
 // and probabilities) whose model_id is the model's. An output of another
 // model, or with other columns, is scored again.
 func (s *scorer) done(op string) bool {
+	if !lake.Done(op) { // before s.spec: a worker's first job has none yet
+		return false
+	}
 	want := make([]string, 0, s.spec.NumFields())
 	for _, f := range s.spec.Fields() {
 		want = append(want, f.Name)
