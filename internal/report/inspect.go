@@ -198,3 +198,54 @@ func TotalVariation(g projection.Topology, v []float64) float64 {
 	}
 	return tv / s
 }
+
+// EvalSummary is what forestd eval prints about an evaluation (besides
+// the model): rows, time, skipped labels, and accuracy and error for
+// classes or RMSE, MAE and MSE for numbers, per output for a model with
+// several.
+func EvalSummary(ev *scoring.Evaluation) map[string]any {
+	rep := map[string]any{
+		"rows": ev.Rows, "seconds": ev.Seconds,
+		"rows_per_second": float64(ev.Rows) / math.Max(ev.Seconds, 1e-9), "skipped_labels": ev.SkippedLabels,
+	}
+	switch {
+	case ev.Classification:
+		rep["accuracy"], rep["error"] = ev.Accuracy, ev.Error
+		if ev.UnknownClassRows > 0 {
+			rep["unknown_class_rows"] = ev.UnknownClassRows
+		}
+	default:
+		rep["rmse"], rep["mae"], rep["mse"] = ev.RMSE, ev.MAE, ev.MSE
+	}
+	if ev.PerOutput != nil { // several outputs
+		per := map[string]any{}
+		for t, e := range ev.PerOutput {
+			per[t] = map[string]float64{"rmse": e.RMSE, "mse": e.MSE, "mae": e.MAE}
+		}
+		rep["per_output"], rep["setup_seconds"] = per, ev.SetupSeconds
+	}
+	return rep
+}
+
+// TrainSummary is what forestd train prints about a forest it trained
+// (besides the model file): its id, kind, task, size, the training rows
+// and features, parameters, out-of-bag estimates and tuning.
+func TrainSummary(f *forest.Forest, id string, rows, skipped, nFeatures int, secs float64) map[string]any {
+	nodes := 0
+	for _, t := range f.Trees {
+		nodes += t.NumNodes()
+	}
+	rep := map[string]any{
+		"model_id": id, "forest": f.Kind, "task": f.Task.String(),
+		"trees": len(f.Trees), "rows": rows, "skipped_labels": skipped,
+		"features": nFeatures, "classes": f.Classes, "targets": f.Targets, "nodes": nodes, "seconds": secs,
+		"params": f.Params,
+	}
+	if f.OOB != nil {
+		rep["oob"] = f.OOB
+	}
+	if f.Tuning != nil {
+		rep["tuning"] = f.Tuning
+	}
+	return rep
+}

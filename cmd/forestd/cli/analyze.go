@@ -215,13 +215,7 @@ func searchBar(env Env) (func(dependence.SearchProgress), func()) {
 				_ = bar.Finish()
 			}
 			stage = p.Stage
-			bar = progressbar.NewOptions(p.Total,
-				progressbar.OptionSetWriter(env.Stderr),
-				progressbar.OptionSetDescription(p.Stage+" tests"),
-				progressbar.OptionShowCount(),
-				progressbar.OptionSetPredictTime(true),
-				progressbar.OptionClearOnFinish(),
-				progressbar.OptionThrottle(100*time.Millisecond))
+			bar = newBar(env, int64(p.Total), p.Stage+" tests", 100*time.Millisecond)
 			_ = bar.RenderBlank() // each stage shows at once, however short
 		}
 		if bar.GetMax() != p.Total {

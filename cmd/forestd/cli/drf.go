@@ -4,11 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
-
-	"github.com/schollz/progressbar/v3"
 
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
@@ -68,40 +65,19 @@ func labelColumns(label string) ([]string, error) {
 }
 
 // readDRFInput reads paths into a feature frame and the responses named by
-// labels, dropping rows whose response has a null or NaN. With a model
-// (f non-nil) the features are the model's; otherwise features lists them
-// (nil: every column but labels and exclude).
-func readDRFInput(paths, labels, features, exclude []string, f *forest.Forest) (*frame.Frame, *manifold.Responses, int, error) {
+// labels (manifold.ReadTraining: rows whose response has a null or NaN
+// dropped and counted); features lists the features (nil: every column
+// but labels and exclude).
+func readDRFInput(paths, labels, features, exclude []string) (*frame.Frame, *manifold.Responses, int, error) {
 	schema, recs, err := readRecords(paths, nil)
 	if err != nil {
 		return nil, nil, 0, err
 	}
 	defer release(recs)
-	resp, err := manifold.ReadResponses(schema, recs, labels)
+	fr, resp, skipped, err := manifold.ReadTraining(schema, recs, labels, frame.Options{Features: features, Exclude: exclude})
 	if err != nil {
 		return nil, nil, 0, inPaths(paths, err)
 	}
-	var fr *frame.Frame
-	if f != nil {
-		fr, err = frame.FeaturesFromRecords(schema, recs, f.Features, f.Levels)
-	} else {
-		fr, err = frame.FromRecords(schema, recs, frame.Options{Features: features, Exclude: append(slices.Clone(exclude), labels...)})
-	}
-	if err != nil {
-		return nil, nil, 0, inPaths(paths, err)
-	}
-	fr, err = manifold.KeepRows(fr, resp.Valid)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	skipped := 0
-	for _, ok := range resp.Valid {
-		if !ok {
-			skipped++
-		}
-	}
-	resp.Y = manifold.KeepValues(resp.Y, len(resp.Targets), resp.Valid)
-	resp.Rows -= skipped
 	if fr.NRows == 0 {
 		return nil, nil, 0, fmt.Errorf("no rows with a complete response in %v", paths)
 	}
@@ -153,14 +129,12 @@ func (d *drfFlags) train(fs *flags, env Env, paths []string) error {
 	if v, ok := fs.Lookup("exclude").Value.(*listFlag); ok {
 		exclude = *v
 	}
-	fr, resp, skipped, err := readDRFInput(paths, labels, features.vals, exclude.vals, nil)
+	fr, resp, skipped, err := readDRFInput(paths, labels, features.vals, exclude.vals)
 	if err != nil {
 		return err
 	}
 	if env.isTTY() {
-		bar := progressbar.NewOptions(o.Trees, progressbar.OptionSetWriter(env.Stderr),
-			progressbar.OptionSetDescription("training drf"), progressbar.OptionShowCount(),
-			progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond))
+		bar := newBar(env, int64(o.Trees), "training drf", 100*time.Millisecond)
 		o.Progress = func(done, _ int) { _ = bar.Set(done) }
 		defer bar.Finish()
 	}

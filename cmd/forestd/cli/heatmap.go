@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -25,4 +26,17 @@ func writeHeatmap(path string, g gridMap, title string) error {
 	return writeOut(path, func(w io.Writer) error {
 		return report.HeatmapPNG(w, g.Topology, g.V, title)
 	})
+}
+
+// heatmapOf is the importance a heatmap PNG draws — --kind, or the
+// model's primary kind — and its title.
+func heatmapOf(imps map[string][]float64, primary, kind, forestKind string, trees int) ([]float64, string, error) {
+	if kind == "" {
+		kind = primary
+	}
+	v, ok := imps[kind]
+	if !ok {
+		return nil, "", usagef("--kind %q: the model has importances %v", kind, keys(imps))
+	}
+	return v, fmt.Sprintf("%s importance, %s forest, %d trees", kind, forestKind, trees), nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/forestd/forestd/connectors/files"
 	"github.com/forestd/forestd/connectors/lake"
+	"github.com/forestd/forestd/internal/bytefmt"
 	"github.com/forestd/forestd/lakescore"
 	"github.com/forestd/forestd/scoring"
 )
@@ -28,30 +28,12 @@ type byteSize int64
 func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
 
 func (b *byteSize) Set(s string) error {
-	v, err := parseBytes(s)
+	v, err := bytefmt.Parse(s)
 	if err != nil {
 		return err
 	}
 	*b = byteSize(v)
 	return nil
-}
-
-func parseBytes(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	num := strings.TrimRightFunc(t, func(r rune) bool { return r < '0' || r > '9' && r != '.' })
-	unit := strings.ToLower(strings.TrimSpace(t[len(num):]))
-	mult := map[string]float64{
-		"": 1, "b": 1,
-		"k": 1 << 10, "ki": 1 << 10, "kib": 1 << 10, "kb": 1e3,
-		"m": 1 << 20, "mi": 1 << 20, "mib": 1 << 20, "mb": 1e6,
-		"g": 1 << 30, "gi": 1 << 30, "gib": 1 << 30, "gb": 1e9,
-		"t": 1 << 40, "ti": 1 << 40, "tib": 1 << 40, "tb": 1e12,
-	}[unit]
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || mult == 0 || v <= 0 || math.IsInf(v*mult, 0) || v*mult >= 1<<62 {
-		return 0, fmt.Errorf("%q: want a positive size like 512MiB, 2GiB or 100000000", s)
-	}
-	return int64(v * mult), nil
 }
 
 // lakeFlags are the flags of the lake paths of score and train.

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"slices"
 
 	"github.com/apache/arrow/go/v17/arrow"
 
@@ -56,30 +55,10 @@ func (li *lakeInput) learnRecords(paths []string, label string, keep []string, s
 		return readRecords(paths, nil)
 	}
 	defer li.limitMemory()()
-	list, err := lake.List(paths)
-	if err != nil {
-		return nil, nil, err
-	}
-	cols, err := lake.FileColumns(list)
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, k := range keep {
-		if !slices.Contains(cols, k) {
-			cols = append(cols, k)
-		}
-	}
-	lopts.Columns = cols
-	l, err := lake.OpenFiles(list, lopts)
-	if err != nil {
-		return nil, nil, err
-	}
-	schema, recs, rep, err := l.Sample(context.Background(), lake.SampleOptions{N: li.n, Mode: mode, Seed: seed, Label: label})
-	if err != nil {
-		return nil, nil, err
-	}
-	li.report = &rep
-	return schema, recs, nil
+	schema, recs, rep, err := lakescore.SampleRecords(context.Background(), paths, label, keep,
+		lakescore.SampleOptions{N: li.n, Mode: mode, Seed: seed, Lake: lopts})
+	li.report = rep
+	return schema, recs, err
 }
 
 // selectOut writes select's output: one file (selectWrite over recs, or,

@@ -90,26 +90,8 @@ func runEval(args []string, env Env) error {
 		}
 		return inPaths(paths, err)
 	}
-	rep := map[string]any{
-		"model": *modelPath, "model_id": m.ID(), "rows": ev.Rows, "seconds": ev.Seconds,
-		"rows_per_second": float64(ev.Rows) / math.Max(ev.Seconds, 1e-9), "skipped_labels": ev.SkippedLabels,
-	}
-	switch {
-	case ev.Classification:
-		rep["accuracy"], rep["error"] = ev.Accuracy, ev.Error
-		if ev.UnknownClassRows > 0 {
-			rep["unknown_class_rows"] = ev.UnknownClassRows
-		}
-	default:
-		rep["rmse"], rep["mae"], rep["mse"] = ev.RMSE, ev.MAE, ev.MSE
-	}
-	if ev.PerOutput != nil { // several outputs
-		per := map[string]any{}
-		for t, e := range ev.PerOutput {
-			per[t] = map[string]float64{"rmse": e.RMSE, "mse": e.MSE, "mae": e.MAE}
-		}
-		rep["per_output"], rep["setup_seconds"] = per, ev.SetupSeconds
-	}
+	rep := report.EvalSummary(ev)
+	rep["model"], rep["model_id"] = *modelPath, m.ID()
 	return writeJSON(env.Stdout, rep)
 }
 
@@ -307,16 +289,11 @@ func runInspect(args []string, env Env) error {
 		}
 		rep["importance_total_variation"] = tv
 		if *pngPath != "" {
-			k := primary
-			if *kind != "" {
-				k = *kind
-			}
-			v, ok := f.Importances[k]
-			if !ok {
-				return usagef("--kind %q: the model has importances %v", k, keys(f.Importances))
+			v, title, err := heatmapOf(f.Importances, primary, *kind, string(f.Kind), len(f.Trees))
+			if err != nil {
+				return err
 			}
 			g.V = v
-			title := fmt.Sprintf("%s importance, %s forest, %d trees", k, f.Kind, len(f.Trees))
 			if err := writeHeatmap(*pngPath, g, title); err != nil {
 				return fmt.Errorf("writing %s: %w", *pngPath, err)
 			}
