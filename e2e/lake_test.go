@@ -271,7 +271,9 @@ func TestLakeScore(t *testing.T) {
 // killLake makes a lake of days × 3 letter_recognition files (20 row
 // groups each), scores it once uninterrupted into full, and returns the
 // score command's arguments for an output directory (and extra flags) and
-// the number of files.
+// the number of files. The runs score on one thread, so that a test can
+// kill one midway: a lake of many files is what keeps it busy long enough
+// (there is no slowing knob).
 func killLake(t *testing.T, days int) (args func(out string, extra ...string) []string, full string, files int) {
 	mdl := letterModel(t)
 	layout := map[string]string{}
@@ -282,18 +284,16 @@ func killLake(t *testing.T, days int) (args func(out string, extra ...string) []
 	}
 	root := makeLake(t, layout)
 	args = func(out string, extra ...string) []string {
-		return append([]string{"score", "--model", mdl, "--in", root, "--out", out, "--keep", "label,date", "--readers", "2"}, extra...)
+		return append([]string{"score", "--model", mdl, "--in", root, "--out", out, "--keep", "label,date", "--readers", "2", "--threads", "1"}, extra...)
 	}
 	full = filepath.Join(t.TempDir(), "full")
 	forestdJSON(t, args(full)...)
 	return args, full, len(layout)
 }
 
-// startSlow starts forestd with args, each row group taking 40 ms more
-// (20 row groups per file: about 0.8 s per file), for a test to kill.
-func startSlow(t *testing.T, args ...string) *exec.Cmd {
+// startRun starts forestd with args, for a test to kill.
+func startRun(t *testing.T, args ...string) *exec.Cmd {
 	cmd := exec.Command(forestdBin(t), args...)
-	cmd.Env = append(os.Environ(), "FORESTD_TEST_SLOW_BATCH=40ms")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -305,9 +305,9 @@ func startSlow(t *testing.T, args ...string) *exec.Cmd {
 // was ever visible half-written, and no temporary file is left.
 func TestLakeKillResume(t *testing.T) {
 	t.Parallel()
-	args, full, files := killLake(t, 3)
+	args, full, files := killLake(t, 8)
 	part := filepath.Join(t.TempDir(), "part")
-	cmd := startSlow(t, args(part)...)
+	cmd := startRun(t, args(part)...)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if n := len(outputs(t, part)); n >= 2 {
@@ -358,9 +358,9 @@ func TestLakeKillResume(t *testing.T) {
 // the outputs of an uninterrupted run, byte for byte, and nothing else.
 func TestLakeKillRerun(t *testing.T) {
 	t.Parallel()
-	args, full, files := killLake(t, 2)
+	args, full, files := killLake(t, 6)
 	part := filepath.Join(t.TempDir(), "part")
-	cmd := startSlow(t, args(part)...)
+	cmd := startRun(t, args(part)...)
 	// kill it once a file is complete and the next is half written
 	deadline := time.Now().Add(30 * time.Second)
 	for len(outputs(t, part)) < 1 || len(temps(t, part)) == 0 {
@@ -540,7 +540,6 @@ func TestLakeWorkers(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, forestdBin(t), a...)
-			cmd.Env = append(os.Environ(), "FORESTD_TEST_SLOW_BATCH=15ms")
 			var so, se bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &so, &se
 			if err := cmd.Run(); err != nil {

@@ -10,7 +10,8 @@
 #
 # It covers every forest kind (rf, sporf, morf, lfs, fdm, drf, multi-output
 # rf) on the data sets in testdata/ and forestd gen's simulations, through
-# train, eval, score (file and lake), inspect, analyze and select. Prints one
+# train, eval, score (file and lake), inspect, analyze and select (file and
+# lake). Prints one
 # line per compared output and exits 1 on the first difference.
 # SAME_PARQUET=data accepts Parquet files whose data pages are identical and
 # whose footers differ: for a change of the footer alone, such as the schema
@@ -29,6 +30,9 @@ cp "$ROOT/testdata/digits.parquet" "$D/lake/part=a/d.parquet"
 cp "$ROOT/testdata/digits.parquet" "$D/lake/part=b/d.parquet"
 mkdir -p "$D/swisslake"
 cp "$D/swiss.parquet" "$D/swisslake/s.parquet"
+mkdir -p "$D/xorlake/part=a" "$D/xorlake/part=b"
+cp "$D/xor3.parquet" "$D/xorlake/part=a/x.parquet"
+cp "$D/xor3.parquet" "$D/xorlake/part=b/x.parquet"
 T=$ROOT/testdata
 
 # run NAME ARGS...: the command in both trees; its stdout goes to NAME.json
@@ -115,4 +119,9 @@ sametree swiss-out
 run analyze analyze --in "$D/xor3.parquet" --label y --method mdc-bottomup --seed 1
 run select select --in "$D/xor3.parquet" --label y --out selected.parquet --mapping mapping.json --seed 1
 same selected.parquet mapping.json
+run select-lake select --in "$D/xorlake" --label y --out selected-lake --mapping lake-mapping.json --seed 1 --threads 2
+sametree selected-lake
+same lake-mapping.json
+run select-lake-apply select --in "$D/xorlake" --apply lake-mapping.json --out applied-lake
+sametree applied-lake
 echo "all outputs identical"

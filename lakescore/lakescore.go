@@ -36,7 +36,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -86,9 +85,6 @@ type Options struct {
 	// Progress, when set, is called from one goroutine after each chunk of
 	// rows is written (and once per file without rows).
 	Progress func(Progress)
-	// Throttle pauses after each row group is queued: it slows a run down
-	// (the end-to-end tests use it to kill a run midway).
-	Throttle time.Duration
 	// Mem allocates the decoded row groups and the predictions (nil:
 	// memory.DefaultAllocator).
 	Mem memory.Allocator
@@ -417,23 +413,15 @@ func run(ctx context.Context, m *scoring.Model, paths []string, out string, opts
 	if !opts.DryRun {
 		sum.Out = out
 	}
-	var which []int
-	outs := map[string]string{}
-	for i, pf := range l.Files() {
-		op := lake.OutputPath(out, pf.File)
-		if err := notInput(op, pf.Path); err != nil {
-			return nil, err
-		}
-		if prev, dup := outs[op]; dup {
-			return nil, fmt.Errorf("%s and %s would both write %s (give inputs with distinct paths below their roots)", prev, pf.Path, op)
-		}
-		outs[op] = pf.Path
-		if opts.Resume && !opts.DryRun && s.done(op) {
-			sum.Resumed++
-			continue
-		}
-		which = append(which, i)
+	var done func(op string) bool
+	if opts.Resume && !opts.DryRun {
+		done = s.done
 	}
+	which, resumed, err := pending(l, out, done)
+	if err != nil {
+		return nil, err
+	}
+	sum.Resumed = resumed
 	if !opts.DryRun {
 		if sum.Temps, err = cleanTemps(out, opts.Resume); err != nil {
 			return nil, err
@@ -443,7 +431,7 @@ func run(ctx context.Context, m *scoring.Model, paths []string, out string, opts
 	for _, i := range which {
 		s.progress.Rows += l.Files()[i].Rows
 	}
-	res, err := s.scoreFiles(ctx, l, which, opts.DryRun)
+	res, err := s.mapper(opts.DryRun).run(ctx, l, which)
 	if err != nil {
 		return nil, err
 	}
@@ -498,6 +486,37 @@ func keepMissing(err error, keep []string) error {
 // and probabilities) whose model_id is the model's. An output of another
 // model, or with other columns, is scored again.
 func (s *scorer) done(op string) bool {
+	if !lake.Done(op) { // before s.spec: a worker's first job has none yet
+		return false
+	}
+	want := make([]string, 0, s.spec.NumFields())
+	for _, f := range s.spec.Fields() {
+		want = append(want, f.Name)
+	}
+	slices.Sort(want)
+	return doneWith(op, want, func(pf *files.ParquetFile) bool {
+		if pf.NumRows() == 0 {
+			return true
+		}
+		for g := 0; g < pf.NumRowGroups(); g++ {
+			if pf.RowGroupRows(g) == 0 {
+				continue
+			}
+			rec, err := pf.ReadRowGroup(g, []string{schemas.ColModelID}, s.opts.Mem)
+			if err != nil {
+				return false
+			}
+			defer rec.Release()
+			return rec.Column(0).ValueStr(0) == s.m.ID()
+		}
+		return false
+	})
+}
+
+// doneWith reports whether op is a complete Parquet output (lake.Done)
+// whose columns are want (sorted) and, when check is set, that check
+// accepts.
+func doneWith(op string, want []string, check func(*files.ParquetFile) bool) bool {
 	if !lake.Done(op) {
 		return false
 	}
@@ -515,30 +534,34 @@ func (s *scorer) done(op string) bool {
 		return false
 	}
 	have := pf.ColumnNames()
-	want := make([]string, 0, s.spec.NumFields())
-	for _, f := range s.spec.Fields() {
-		want = append(want, f.Name)
-	}
 	slices.Sort(have)
-	slices.Sort(want)
 	if !slices.Equal(have, want) {
 		return false
 	}
-	if pf.NumRows() == 0 {
-		return true
-	}
-	for g := 0; g < pf.NumRowGroups(); g++ {
-		if pf.RowGroupRows(g) == 0 {
+	return check == nil || check(pf)
+}
+
+// pending returns the files of l to write into out, those done reports
+// complete left out (counted as resumed). It refuses an output that would
+// overwrite its input or that two inputs would write.
+func pending(l *lake.Lake, out string, done func(op string) bool) (which []int, resumed int, err error) {
+	outs := map[string]string{}
+	for i, pf := range l.Files() {
+		op := lake.OutputPath(out, pf.File)
+		if err := notInput(op, pf.Path); err != nil {
+			return nil, 0, err
+		}
+		if prev, dup := outs[op]; dup {
+			return nil, 0, fmt.Errorf("%s and %s would both write %s (give inputs with distinct paths below their roots)", prev, pf.Path, op)
+		}
+		outs[op] = pf.Path
+		if done != nil && done(op) {
+			resumed++
 			continue
 		}
-		rec, err := pf.ReadRowGroup(g, []string{schemas.ColModelID}, s.opts.Mem)
-		if err != nil {
-			return false
-		}
-		defer rec.Release()
-		return rec.Column(0).ValueStr(0) == s.m.ID()
+		which = append(which, i)
 	}
-	return false
+	return which, resumed, nil
 }
 
 // notInput refuses an output path that is the input file itself (out
@@ -578,13 +601,6 @@ func (s *scorer) prepare(l *lake.Lake) error {
 	return nil
 }
 
-type result struct {
-	files int
-	rows  int64
-	peak  int64
-	over  []lake.OverBudget
-}
-
 // warn sets Summary.Warning from OverBudget; budget is the part of
 // MaxMemory the run gives to decoded row groups.
 func (sum *Summary) warn(budget int64) {
@@ -596,109 +612,29 @@ func (sum *Summary) warn(budget int64) {
 		len(sum.OverBudget), budget>>20, sum.MaxMemory>>20, largest.Bytes>>20, largest.RowGroup, largest.File)
 }
 
-// scored is a chunk of a batch on its way from scoring to the writer.
-type scored struct {
-	b      *lake.Batch
-	r0, r1 int64         // the chunk's rows in the batch
-	final  bool          // the batch's last chunk: the writer releases the batch
-	done   chan struct{} // closed when pred and err are set
-	pred   arrow.Record  // nil for an error batch, an empty file or a dry run
-	err    error         // scoring failed: the file is abandoned
-}
-
-// scoreFiles scans files which of l and cuts every row group, as it is
-// delivered, into chunks of at most s.chunk rows that s.threads scorer
-// goroutines predict concurrently (each chunk on one thread, so no core
-// idles at the end of a chunk), while a writer goroutine writes them in
-// order: reading (the lake's readers), scoring and writing overlap. Each
-// chunk becomes one row group of its file's output, which is committed
-// after the file's last chunk. At most 2·threads+1 chunks are in flight.
-func (s *scorer) scoreFiles(ctx context.Context, l *lake.Lake, which []int, dry bool) (result, error) {
-	var res result
-	if len(which) == 0 {
-		return res, nil
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	jobs := make(chan *scored, s.threads)
-	ch := make(chan *scored, s.threads)
-	var wg sync.WaitGroup
-	for range s.threads {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for c := range jobs {
-				c.pred, c.err = s.score(l, c.b, c.r0, c.r1)
-				if c.err != nil {
-					c.err = fmt.Errorf("%s: %w", l.Files()[c.b.File].Path, c.err)
-				}
-				close(c.done)
+// mapper is the writer loop of a run: chunks of s.chunk rows scored on
+// s.threads goroutines into s.spec outputs.
+func (s *scorer) mapper(dry bool) *mapper {
+	return &mapper{out: s.out, threads: s.threads, chunk: s.chunk, spec: s.spec, wopts: s.wopts, dry: dry,
+		apply: s.score, progress: func(rows int64, last bool) {
+			if s.opts.Progress == nil {
+				return
 			}
-		}()
-	}
-	werr := make(chan error, 1)
-	go func() { werr <- s.writeLoop(l, ch, dry, &res, cancel) }()
-	// queue hands a chunk to the scorers, then (in order) to the writer,
-	// which releases the batch with its final chunk. A chunk the writer
-	// never gets (the context ended) is abandoned: its prediction and its
-	// batch are released once the scorers and the writer are done with
-	// them (the batch's later chunks will never come).
-	var abandoned []*scored
-	queue := func(c *scored, score bool) error {
-		if !score {
-			close(c.done)
-		} else {
-			select {
-			case jobs <- c:
-			case <-ctx.Done():
-				abandoned = append(abandoned, c)
-				return ctx.Err()
+			s.progress.RowsDone += rows
+			if last {
+				s.progress.FilesDone++
 			}
-		}
-		select {
-		case ch <- c:
-			return nil
-		case <-ctx.Done():
-			abandoned = append(abandoned, c)
-			return ctx.Err()
-		}
-	}
-	stats, err := l.Scan(ctx, which, func(b *lake.Batch) error {
-		n := b.Rows()
-		if b.Err != nil || dry || n == 0 {
-			return queue(&scored{b: b, final: true, done: make(chan struct{})}, false)
-		}
-		for r0 := int64(0); r0 < n; r0 += s.chunk {
-			r1 := min(n, r0+s.chunk)
-			if err := queue(&scored{b: b, r0: r0, r1: r1, final: r1 == n, done: make(chan struct{})}, true); err != nil {
-				return err
-			}
-		}
-		if s.opts.Throttle > 0 {
-			time.Sleep(s.opts.Throttle)
-		}
-		return nil
-	})
-	close(jobs)
-	wg.Wait()
-	close(ch)
-	wErr := <-werr
-	for _, c := range abandoned {
-		if c.pred != nil {
-			c.pred.Release()
-		}
-		c.b.Release()
-	}
-	res.peak, res.over = stats.PeakBytes, stats.OverBudget
-	if wErr != nil {
-		return res, wErr
-	}
-	return res, err
+			s.opts.Progress(s.progress)
+		}}
 }
 
 // score predicts rows [r0, r1) of a batch on one thread into their
-// predictions record.
+// predictions record (nil for an empty file: the output has the
+// prediction schema and no rows).
 func (s *scorer) score(l *lake.Lake, b *lake.Batch, r0, r1 int64) (arrow.Record, error) {
+	if r0 == r1 {
+		return nil, nil
+	}
 	rec := b.Record.NewSlice(r0, r1)
 	defer rec.Release()
 	out, err := s.m.Score([]arrow.Record{rec}, scoring.Options{Keep: s.opts.Keep, Source: l.Files()[b.File].Path,
@@ -707,117 +643,4 @@ func (s *scorer) score(l *lake.Lake, b *lake.Batch, r0, r1 int64) (arrow.Record,
 		return nil, err
 	}
 	return out[0], nil
-}
-
-// writeLoop writes the scored chunks in order: one output per file,
-// committed after the file's last chunk and abandoned when the file fails
-// (a read error, already recorded by the lake, or a scoring error, which
-// is recorded here). A write error ends the run. A batch is released with
-// its final chunk, never earlier: the scorer may still be slicing it.
-func (s *scorer) writeLoop(l *lake.Lake, ch <-chan *scored, dry bool, res *result, cancel func()) error {
-	var (
-		w       *lake.FileWriter
-		wFile   = -1
-		dropped = -1
-		runErr  error
-		pending int64 // rows written of the current file, counted once it is complete
-	)
-	abort := func() {
-		pending = 0
-		if w != nil {
-			w.Abort()
-			w, wFile = nil, -1
-		}
-	}
-	defer abort()
-	for c := range ch {
-		<-c.done
-		b := c.b
-		release := func() {
-			if c.pred != nil {
-				c.pred.Release()
-			}
-			if c.final {
-				b.Release()
-			}
-		}
-		switch {
-		case runErr != nil || b.File == dropped:
-			release()
-			continue
-		case b.Err != nil:
-			abort()
-			dropped = b.File
-			release()
-			continue
-		case c.err != nil:
-			abort()
-			dropped = b.File
-			release()
-			if l.OnError() == lake.Fail {
-				runErr = c.err
-				cancel()
-				continue
-			}
-			l.AddSkipped(l.Files()[b.File].Path, c.err)
-			continue
-		}
-		var rows int64
-		if c.pred != nil {
-			rows = c.pred.NumRows()
-		} else if dry {
-			rows = b.Rows()
-		}
-		if !dry {
-			if err := s.writeBatch(l, &w, &wFile, b, c.pred); err != nil {
-				runErr = err
-				cancel()
-				release()
-				continue
-			}
-		}
-		release()
-		pending += rows
-		last := c.final && b.Last
-		if last {
-			if !dry {
-				if err := w.Commit(); err != nil {
-					runErr = err
-					cancel()
-					continue
-				}
-				w, wFile = nil, -1
-			}
-			// a file's rows count once it is complete: rows of a file
-			// abandoned midway (a corrupt row group) are in no output
-			res.files++
-			res.rows += pending
-			pending = 0
-		}
-		if s.opts.Progress != nil {
-			s.progress.RowsDone += rows
-			if last {
-				s.progress.FilesDone++
-			}
-			s.opts.Progress(s.progress)
-		}
-	}
-	return runErr
-}
-
-func (s *scorer) writeBatch(l *lake.Lake, w **lake.FileWriter, wFile *int, b *lake.Batch, pred arrow.Record) error {
-	if *w == nil || *wFile != b.File {
-		if *w != nil {
-			(*w).Abort()
-		}
-		nw, err := lake.Create(lake.OutputPath(s.out, l.Files()[b.File].File), s.spec, s.wopts)
-		if err != nil {
-			return err
-		}
-		*w, *wFile = nw, b.File
-	}
-	if pred == nil { // an empty file: an output without rows
-		return nil
-	}
-	return (*w).Write(pred)
 }

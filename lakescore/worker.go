@@ -145,7 +145,7 @@ func runWorker(ctx context.Context, m *scoring.Model, root, out string, opts Opt
 		if err := s.prepare(l); err != nil {
 			return bad(err)
 		}
-		res, err := s.scoreFiles(ctx, l, []int{0}, false)
+		res, err := s.mapper(false).run(ctx, l, []int{0})
 		if err != nil {
 			return err
 		}

@@ -150,15 +150,9 @@ func (a *Analyzer) Analyze(ctx context.Context, now time.Time) (*Analysis, error
 	}
 	an := &Analysis{Seq: a.seq.Add(1), Rows: fr.NRows, Names: fr.Names, Task: fr.Task, Classes: fr.Classes, Result: res, Seed: a.opts.Seed}
 	if plan.Validate(fr.P()) == nil {
-		t, err := fdm.Fit(fr, plan, a.opts.FDM, a.opts.Seed)
+		t, err := fitPlan(fr, plan, res, a.opts.FDM, a.opts.Seed)
 		if err != nil {
 			return nil, fmt.Errorf("analyze: mapping: %w", err)
-		}
-		for g := range t.Groups {
-			if g < len(res.Groups) {
-				pv, pa := res.Groups[g].PValue, res.Groups[g].AdjPValue
-				t.Groups[g].Kind, t.Groups[g].PValue, t.Groups[g].PAdjusted = res.Groups[g].Kind, &pv, &pa
-			}
 		}
 		an.Transform = t
 	}
@@ -207,4 +201,45 @@ func (an *Analysis) Select(mem memory.Allocator, schema *arrow.Schema, recs []ar
 	}
 	_, out, err := SelectRecords(an.Transform, schema, recs, SelectOptions{Passthrough: passthrough, Mem: mem})
 	return out, err
+}
+
+// FitSelection learns a feature selection from a labelled frame, as
+// forestd select does: the plan given or, when plan is nil, the one the
+// search opt finds (fdm.DiscoverLabel: dissertation ch. 5), then the FDM
+// mapping of its groups (fdm.Fit, §6.3), each group carrying the search's
+// kind and p-values. A plan with nothing to select is an error. The
+// search result is nil for a plan given.
+func FitSelection(fr *frame.Frame, lab dependence.Label, plan *fdm.Plan, opt dependence.SearchOptions, fopts fdm.Options, seed uint64) (*fdm.Transform, *dependence.SearchResult, error) {
+	var res *dependence.SearchResult
+	if plan == nil {
+		p, r, err := fdm.DiscoverLabel(fr.Cols, lab, opt)
+		if err != nil {
+			return nil, nil, err
+		}
+		plan, res = &p, r
+	}
+	if err := plan.Validate(fr.P()); err != nil {
+		if res != nil {
+			return nil, res, fmt.Errorf("the %s search found nothing to select: %w", res.Method, err)
+		}
+		return nil, nil, err
+	}
+	t, err := fitPlan(fr, *plan, res, fopts, seed)
+	return t, res, err
+}
+
+// fitPlan maps the plan's groups (fdm.Fit) and gives each the kind and
+// p-values the search res found for it (none when res is nil).
+func fitPlan(fr *frame.Frame, plan fdm.Plan, res *dependence.SearchResult, fopts fdm.Options, seed uint64) (*fdm.Transform, error) {
+	t, err := fdm.Fit(fr, plan, fopts, seed)
+	if err != nil || res == nil {
+		return t, err
+	}
+	for g := range t.Groups {
+		if g < len(res.Groups) {
+			pv, pa := res.Groups[g].PValue, res.Groups[g].AdjPValue
+			t.Groups[g].Kind, t.Groups[g].PValue, t.Groups[g].PAdjusted = res.Groups[g].Kind, &pv, &pa
+		}
+	}
+	return t, nil
 }

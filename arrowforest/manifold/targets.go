@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -234,4 +235,33 @@ func KeepValues(y []float64, q int, keep []bool) []float64 {
 		}
 	}
 	return out
+}
+
+// ReadTraining reads a dRF training set from records: the responses named
+// by labels (ReadResponses) and the features of fopts (fopts.Features, or
+// every column but the labels and fopts.Exclude), without the rows whose
+// response has a null or NaN, which it counts (skipped). The frame may
+// have no rows.
+func ReadTraining(schema *arrow.Schema, recs []arrow.Record, labels []string, fopts frame.Options) (*frame.Frame, *Responses, int, error) {
+	resp, err := ReadResponses(schema, recs, labels)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	fopts.Exclude = append(slices.Clone(fopts.Exclude), labels...)
+	fr, err := frame.FromRecords(schema, recs, fopts)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if fr, err = KeepRows(fr, resp.Valid); err != nil {
+		return nil, nil, 0, err
+	}
+	skipped := 0
+	for _, ok := range resp.Valid {
+		if !ok {
+			skipped++
+		}
+	}
+	resp.Y = KeepValues(resp.Y, len(resp.Targets), resp.Valid)
+	resp.Rows -= skipped
+	return fr, resp, skipped, nil
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
-	"github.com/forestd/forestd/connectors/files"
+	"github.com/forestd/forestd/internal/ipcread"
 )
 
 // Content types of message values.
@@ -95,7 +95,7 @@ func Decode(value []byte, contentType string, mem memory.Allocator) (*arrow.Sche
 	}
 	switch ct {
 	case ContentTypeArrow:
-		schema, recs, err := files.ReadIPCBytes("message", value, files.ReadOptions{Mem: mem})
+		schema, recs, err := ipcread.ReadBytes("message", value, mem)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/internal/ipcread"
 )
 
 // The fuzz targets feed arbitrary bytes to each reader: it must return an
@@ -84,7 +85,7 @@ func consume(t *testing.T, mem *memory.CheckedAllocator, s *arrow.Schema, recs [
 		}
 	}
 	for i, r := range recs {
-		if err := validateRecord(s, r); err != nil {
+		if err := ipcread.ValidateRecord(s, r); err != nil {
 			t.Fatalf("record %d invalid: %v", i, err)
 		}
 		for j := 0; j < int(r.NumCols()); j++ {

@@ -15,7 +15,7 @@ import (
 // memory"), which no recover can catch. It has no option to bound the
 // footer. So every Parquet file is opened through openParquetFile, which
 // first walks the footer's Thrift encoding without allocating, as
-// fbcheck.go does for Arrow IPC flatbuffers, and refuses a footer whose
+// internal/ipcread's fbcheck.go does for Arrow IPC flatbuffers, and refuses a footer whose
 // lists, strings or nesting cannot be what they claim (ARCHITECTURE.md,
 // File map: connectors/files).
 

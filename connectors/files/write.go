@@ -290,3 +290,22 @@ func writeCSVFile(f *os.File, gz bool, schema *arrow.Schema, recs []arrow.Record
 	}
 	return bw.Flush()
 }
+
+// bufBytes is buffer i of d (nil when d has none).
+func bufBytes(d arrow.ArrayData, i int) []byte {
+	bufs := d.Buffers()
+	if i >= len(bufs) || bufs[i] == nil {
+		return nil
+	}
+	return bufs[i].Bytes()
+}
+
+// dictData returns the dictionary of d, or nil (ArrayData.Dictionary
+// returns a typed nil pointer when there is none).
+func dictData(d arrow.ArrayData) arrow.ArrayData {
+	dd := d.Dictionary()
+	if p, ok := dd.(*array.Data); dd == nil || (ok && p == nil) {
+		return nil
+	}
+	return dd
+}

@@ -11,11 +11,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 	"time"
 
 	"golang.org/x/term"
+
+	"github.com/forestd/forestd/lakescore"
 )
 
 // Exit codes.
@@ -35,6 +36,9 @@ type Env struct {
 	// ProgressEvery is the interval of the progress lines written when
 	// stderr is not a terminal (default 5 s; progress.go).
 	ProgressEvery time.Duration
+	// lakeProgress, when set, is called after each chunk a lake run
+	// writes (tests hold a run midway with it).
+	lakeProgress func(lakescore.Progress)
 }
 
 func (e Env) isTTY() bool {
@@ -249,35 +253,4 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-// byName returns a name → value map for JSON output (encoding/json sorts
-// map keys, so output is stable).
-func byName(names []string, vals []float64) map[string]float64 {
-	m := make(map[string]float64, len(names))
-	for j, n := range names {
-		if j < len(vals) {
-			m[n] = vals[j]
-		}
-	}
-	return m
-}
-
-// topNames lists names by decreasing value (ties by name).
-func topNames(names []string, vals []float64) []string {
-	idx := make([]int, len(names))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool {
-		if vals[idx[a]] != vals[idx[b]] {
-			return vals[idx[a]] > vals[idx[b]]
-		}
-		return names[idx[a]] < names[idx[b]]
-	})
-	out := make([]string, len(idx))
-	for i, j := range idx {
-		out[i] = names[j]
-	}
-	return out
 }

@@ -4,16 +4,14 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
-
-	"github.com/schollz/progressbar/v3"
 
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/manifold"
 	"github.com/forestd/forestd/arrowforest/model"
+	"github.com/forestd/forestd/internal/report"
 )
 
 // drfFlags are the flags of `forestd train --forest drf` (distance random
@@ -67,40 +65,19 @@ func labelColumns(label string) ([]string, error) {
 }
 
 // readDRFInput reads paths into a feature frame and the responses named by
-// labels, dropping rows whose response has a null or NaN. With a model
-// (f non-nil) the features are the model's; otherwise features lists them
-// (nil: every column but labels and exclude).
-func readDRFInput(paths, labels, features, exclude []string, f *forest.Forest) (*frame.Frame, *manifold.Responses, int, error) {
+// labels (manifold.ReadTraining: rows whose response has a null or NaN
+// dropped and counted); features lists the features (nil: every column
+// but labels and exclude).
+func readDRFInput(paths, labels, features, exclude []string) (*frame.Frame, *manifold.Responses, int, error) {
 	schema, recs, err := readRecords(paths, nil)
 	if err != nil {
 		return nil, nil, 0, err
 	}
 	defer release(recs)
-	resp, err := manifold.ReadResponses(schema, recs, labels)
+	fr, resp, skipped, err := manifold.ReadTraining(schema, recs, labels, frame.Options{Features: features, Exclude: exclude})
 	if err != nil {
 		return nil, nil, 0, inPaths(paths, err)
 	}
-	var fr *frame.Frame
-	if f != nil {
-		fr, err = frame.FeaturesFromRecords(schema, recs, f.Features, f.Levels)
-	} else {
-		fr, err = frame.FromRecords(schema, recs, frame.Options{Features: features, Exclude: append(slices.Clone(exclude), labels...)})
-	}
-	if err != nil {
-		return nil, nil, 0, inPaths(paths, err)
-	}
-	fr, err = manifold.KeepRows(fr, resp.Valid)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	skipped := 0
-	for _, ok := range resp.Valid {
-		if !ok {
-			skipped++
-		}
-	}
-	resp.Y = manifold.KeepValues(resp.Y, len(resp.Targets), resp.Valid)
-	resp.Rows -= skipped
 	if fr.NRows == 0 {
 		return nil, nil, 0, fmt.Errorf("no rows with a complete response in %v", paths)
 	}
@@ -152,14 +129,12 @@ func (d *drfFlags) train(fs *flags, env Env, paths []string) error {
 	if v, ok := fs.Lookup("exclude").Value.(*listFlag); ok {
 		exclude = *v
 	}
-	fr, resp, skipped, err := readDRFInput(paths, labels, features.vals, exclude.vals, nil)
+	fr, resp, skipped, err := readDRFInput(paths, labels, features.vals, exclude.vals)
 	if err != nil {
 		return err
 	}
 	if env.isTTY() {
-		bar := progressbar.NewOptions(o.Trees, progressbar.OptionSetWriter(env.Stderr),
-			progressbar.OptionSetDescription("training drf"), progressbar.OptionShowCount(),
-			progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond))
+		bar := newBar(env, int64(o.Trees), "training drf", 100*time.Millisecond)
 		o.Progress = func(done, _ int) { _ = bar.Set(done) }
 		defer bar.Finish()
 	}
@@ -178,7 +153,7 @@ func (d *drfFlags) train(fs *flags, env Env, paths []string) error {
 	for _, t := range f.Trees {
 		nodes += t.NumNodes()
 	}
-	info := drfInfo(f)
+	info := report.DRFInfo(f)
 	// how m was set (the model stores the embedding only, so train alone
 	// reports this): the candidates' out-of-bag errors when chosen
 	info["embed_dim_selected_by"] = "flags"
@@ -191,27 +166,4 @@ func (d *drfFlags) train(fs *flags, env Env, paths []string) error {
 		"trees": len(f.Trees), "rows": fr.NRows, "skipped_labels": skipped, "features": fr.P(),
 		"targets": resp.Targets, "nodes": nodes, "seconds": secs, "params": f.Params, "drf": info,
 	})
-}
-
-// drfInfo describes a forest's dRF part for train and inspect reports.
-func drfInfo(f *forest.Forest) map[string]any {
-	d := f.DRF
-	return map[string]any{
-		"targets": d.Targets, "label_columns": frame.SplitLabel(f.LabelName),
-		"distance": d.Distance, "isomap_k": d.IsomapK, "projection": d.Projection,
-		"embed_dim": d.Dim(), "eigenvalues": d.Eigenvalues, "sigma_g": d.SigmaG, "gamma_g": d.GammaG,
-		"rows": d.Rows(), "input_rows": d.InputRows, "predict": d.Predict, "backscore_center": d.Offset != nil,
-		"backscore_offset": d.Offset, "sigma_gamma_selected_by": selectedBy(d), "select_mse": d.SelectMSE,
-	}
-}
-
-// selectedBy says how a model's σ_G and γ_G were set, for reports.
-func selectedBy(d *forest.DRF) string {
-	switch d.SelectedBy {
-	case "":
-		return "flags"
-	case forest.SelectedByOOB:
-		return "out-of-bag"
-	}
-	return "leave-one-out"
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/forestd/forestd/connectors/files"
 	"github.com/forestd/forestd/connectors/lake"
 	"github.com/forestd/forestd/internal/bytefmt"
+	"github.com/forestd/forestd/internal/sysmem"
 )
 
 // readRecords reads every input path; the caller releases the records.
@@ -26,7 +27,7 @@ func readRecords(paths []string, columns []string) (*arrow.Schema, []arrow.Recor
 	}
 	// A read bigger than the machine is refused (files.ErrMemory) rather
 	// than left to abort the process; 0 (unknown) keeps the default bound.
-	bound := machineMemory()
+	bound := sysmem.Available()
 	schema, recs, err := files.ReadPaths(paths, files.ReadOptions{Columns: columns, Mem: memory.DefaultAllocator, MaxMemory: bound})
 	if errors.Is(err, files.ErrMemory) {
 		what := "this machine's available memory"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -17,13 +16,10 @@ import (
 
 	"github.com/forestd/forestd/connectors/files"
 	"github.com/forestd/forestd/connectors/lake"
+	"github.com/forestd/forestd/internal/bytefmt"
 	"github.com/forestd/forestd/lakescore"
 	"github.com/forestd/forestd/scoring"
 )
-
-// slowBatchEnv names a test-only hook: a duration to sleep after scoring
-// each row group, so that end-to-end tests can kill a lake run midway.
-const slowBatchEnv = "FORESTD_TEST_SLOW_BATCH"
 
 // byteSize is a flag holding a byte count written as 65536, 512MiB, 2GiB,
 // 100MB or 1.5G (K/M/G/T are binary multiples, KB/MB/GB/TB decimal).
@@ -32,30 +28,12 @@ type byteSize int64
 func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
 
 func (b *byteSize) Set(s string) error {
-	v, err := parseBytes(s)
+	v, err := bytefmt.Parse(s)
 	if err != nil {
 		return err
 	}
 	*b = byteSize(v)
 	return nil
-}
-
-func parseBytes(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	num := strings.TrimRightFunc(t, func(r rune) bool { return r < '0' || r > '9' && r != '.' })
-	unit := strings.ToLower(strings.TrimSpace(t[len(num):]))
-	mult := map[string]float64{
-		"": 1, "b": 1,
-		"k": 1 << 10, "ki": 1 << 10, "kib": 1 << 10, "kb": 1e3,
-		"m": 1 << 20, "mi": 1 << 20, "mib": 1 << 20, "mb": 1e6,
-		"g": 1 << 30, "gi": 1 << 30, "gib": 1 << 30, "gb": 1e9,
-		"t": 1 << 40, "ti": 1 << 40, "tib": 1 << 40, "tb": 1e12,
-	}[unit]
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || mult == 0 || v <= 0 || math.IsInf(v*mult, 0) || v*mult >= 1<<62 {
-		return 0, fmt.Errorf("%q: want a positive size like 512MiB, 2GiB or 100000000", s)
-	}
-	return int64(v * mult), nil
 }
 
 // lakeFlags are the flags of the lake paths of score and train.
@@ -159,11 +137,6 @@ func runScoreLake(env Env, sl *scoreLakeFlags, modelPath string, paths []string,
 	if _, err := files.NewParquetWriter(discard{}, arrow.NewSchema(nil, nil), files.WriteOptions{Compression: sl.compression}); err != nil {
 		return usageError{fmt.Errorf("--compression: %w", err)}
 	}
-	if s := os.Getenv(slowBatchEnv); s != "" {
-		if opts.Throttle, err = time.ParseDuration(s); err != nil {
-			return fmt.Errorf("%s: %w", slowBatchEnv, err)
-		}
-	}
 	m, err := loadModel(modelPath)
 	if err != nil {
 		return err
@@ -184,6 +157,14 @@ func runScoreLake(env Env, sl *scoreLakeFlags, modelPath string, paths []string,
 				}
 				bar.Describe(fmt.Sprintf("files %d/%d", p.FilesDone, p.Files))
 				_ = bar.Set64(p.RowsDone)
+			}
+		}
+		if hook, shown := env.lakeProgress, opts.Progress; hook != nil {
+			opts.Progress = func(p lakescore.Progress) {
+				if shown != nil {
+					shown(p)
+				}
+				hook(p)
 			}
 		}
 		// SIGINT and SIGTERM end the run: the files being written are

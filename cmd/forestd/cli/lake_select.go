@@ -2,16 +2,14 @@ package cli
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"slices"
 
 	"github.com/apache/arrow/go/v17/arrow"
 
 	"github.com/forestd/forestd/arrowforest/fdm"
 	"github.com/forestd/forestd/arrowforest/frame"
-	"github.com/forestd/forestd/connectors/files"
 	"github.com/forestd/forestd/connectors/lake"
+	"github.com/forestd/forestd/lakescore"
+	"github.com/forestd/forestd/operators"
 )
 
 // lakeInput gives analyze and select the lake reader: --sample N draws
@@ -20,8 +18,10 @@ import (
 // with a directory --out writes the mapped lake in the input's layout.
 type lakeInput struct {
 	*trainSample
-	n      int
-	report *lake.SampleReport
+	n       int
+	report  *lake.SampleReport
+	threads int  // select's --threads: row groups mapped at once
+	resume  bool // select's --resume
 }
 
 func addLakeInputFlags(fs *flags) *lakeInput {
@@ -55,39 +55,19 @@ func (li *lakeInput) learnRecords(paths []string, label string, keep []string, s
 		return readRecords(paths, nil)
 	}
 	defer li.limitMemory()()
-	list, err := lake.List(paths)
-	if err != nil {
-		return nil, nil, err
-	}
-	cols, err := lake.FileColumns(list)
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, k := range keep {
-		if !slices.Contains(cols, k) {
-			cols = append(cols, k)
-		}
-	}
-	lopts.Columns = cols
-	l, err := lake.OpenFiles(list, lopts)
-	if err != nil {
-		return nil, nil, err
-	}
-	schema, recs, rep, err := l.Sample(context.Background(), lake.SampleOptions{N: li.n, Mode: mode, Seed: seed, Label: label})
-	if err != nil {
-		return nil, nil, err
-	}
-	li.report = &rep
-	return schema, recs, nil
+	schema, recs, rep, err := lakescore.SampleRecords(context.Background(), paths, label, keep,
+		lakescore.SampleOptions{N: li.n, Mode: mode, Seed: seed, Lake: lopts})
+	li.report = rep
+	return schema, recs, err
 }
 
 // selectOut writes select's output: one file (selectWrite over recs, or,
 // after a --sample, over every input read whole), or, when out names a
-// directory, the mapped lake: one output per input file in the same
-// layout (lake.OutputPath), each written through a temporary name.
-// It returns the rows written and a lake summary (nil for one file).
+// directory, the mapped lake (lakescore.Select: one output per input file
+// in the same layout). It returns the rows written and the lake's summary
+// (nil for one file).
 func (li *lakeInput) selectOut(paths []string, schema *arrow.Schema, recs []arrow.Record, t *fdm.Transform,
-	levels [][]string, names []string, label string, keep []string, out string) (int, map[string]any, error) {
+	sopts operators.SelectOptions, out string) (int, *lakescore.SelectSummary, error) {
 	if !dirOut(out) {
 		if li.n > 0 {
 			// The sample taught the mapping; the output maps every row.
@@ -98,7 +78,7 @@ func (li *lakeInput) selectOut(paths []string, schema *arrow.Schema, recs []arro
 			defer release(all)
 			schema, recs = s, all
 		}
-		rows, err := selectWrite(schema, recs, t, levels, names, label, keep, out)
+		rows, err := selectWrite(schema, recs, t, sopts, out)
 		return rows, nil, err
 	}
 	lopts, err := li.options(0)
@@ -106,99 +86,13 @@ func (li *lakeInput) selectOut(paths []string, schema *arrow.Schema, recs []arro
 		return 0, nil, err
 	}
 	defer li.limitMemory()()
-	list, err := lake.List(paths)
-	if err != nil {
-		return 0, nil, err
-	}
-	cols, err := lake.FileColumns(list)
-	if err != nil {
-		return 0, nil, err
-	}
-	for _, k := range keep {
-		if !slices.Contains(cols, k) {
-			cols = append(cols, k)
-		}
-	}
-	lopts.Columns = cols
-	l, err := lake.OpenFiles(list, lopts)
-	if err != nil {
-		return 0, nil, err
-	}
-	// the temporary files of a select killed midway (SIGKILL, a crash),
-	// whose lock no process holds any more; without locks (lake.TempLocks)
-	// they stay, since another run may be writing them
-	temps, err := lake.CleanTemps(out, false)
-	if err != nil {
-		return 0, nil, err
-	}
-	rows, nfiles := 0, 0
-	var (
-		w       *lake.FileWriter
-		dropped = -1 // a file that failed: its remaining batches are ignored
-	)
-	abort := func() {
-		if w != nil {
-			w.Abort()
-			w = nil
-		}
-	}
-	defer abort()
-	// Row group by row group: each batch is mapped and written as one
-	// row group of its file's output, committed after the last one.
 	ctx, stop := interruptible() // SIGINT/SIGTERM: the file being written is removed (see runScoreLake)
 	defer stop()
-	_, err = l.Scan(ctx, nil, func(b *lake.Batch) error {
-		defer b.Release()
-		f := l.Files()[b.File]
-		if b.Err != nil || b.File == dropped {
-			abort()
-			return nil
-		}
-		err := func() error {
-			s, recs, n, err := selectRecords(b.Record.Schema(), []arrow.Record{b.Record}, t, levels, names, label, keep)
-			if err != nil {
-				return err
-			}
-			defer release(recs)
-			if w == nil {
-				if w, err = lake.Create(lake.OutputPath(out, f.File), s, files.WriteOptions{}); err != nil {
-					return err
-				}
-			}
-			if err := w.Write(recs[0]); err != nil {
-				return err
-			}
-			rows += n
-			return nil
-		}()
-		if err == nil && b.Last {
-			err = w.Commit()
-			w = nil
-			nfiles++
-		}
-		if err != nil {
-			abort()
-			err = fmt.Errorf("%s: %w", f.Path, err)
-			if l.OnError() == lake.Fail {
-				return err
-			}
-			l.AddSkipped(f.Path, err)
-			dropped = b.File
-		}
-		return nil
-	})
+	sum, err := lakescore.Select(ctx, t, paths, out, lakescore.SelectOptions{Select: sopts, Lake: lopts, Threads: li.threads, Resume: li.resume})
 	if err != nil {
 		return 0, nil, err
 	}
-	sk := l.Skipped()
-	if sk == nil {
-		sk = []lake.Skipped{}
-	}
-	rep := map[string]any{"files": nfiles, "skipped": sk}
-	if temps != (lake.Temps{}) {
-		rep["temps"] = temps
-	}
-	return rows, rep, nil
+	return int(sum.Rows), sum, nil
 }
 
 // dirOut reports whether an output path names a directory (an existing
@@ -206,23 +100,4 @@ func (li *lakeInput) selectOut(paths []string, schema *arrow.Schema, recs []arro
 func dirOut(out string) bool {
 	sl := scoreLakeFlags{}
 	return sl.wanted(out)
-}
-
-// selectApplyLake maps a lake with a stored mapping into a lake of the
-// same layout (select --apply with a directory --out).
-func (li *lakeInput) selectApplyLake(paths []string, mappingPath, label string, keep []string, out string, env Env) error {
-	fh, err := os.Open(mappingPath)
-	if err != nil {
-		return fmt.Errorf("--apply: %w", err)
-	}
-	t, err := fdm.ReadTransform(fh)
-	fh.Close()
-	if err != nil {
-		return fmt.Errorf("%s: %w", mappingPath, err)
-	}
-	rows, rep, err := li.selectOut(paths, nil, nil, t, nil, nil, label, keep, out)
-	if err != nil {
-		return err
-	}
-	return writeJSON(env.Stdout, map[string]any{"rows": rows, "out": out, "mapping": mappingPath, "columns": t.Names(), "lake": rep})
 }

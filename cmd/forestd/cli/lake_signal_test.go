@@ -1,12 +1,16 @@
 package cli
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/forestd/forestd/lakescore"
 )
 
 // TestScoreLakeSIGTERM: SIGTERM during a lake run killed forestd score
@@ -43,32 +47,39 @@ func TestScoreLakeSIGTERM(t *testing.T) {
 		}
 		return h
 	}
-	t.Setenv(slowBatchEnv, "20ms")
+	// the run's writer waits, after its first chunk, until the signal has
+	// been sent: the run is midway, a file being written, when it comes
+	started, sent := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	env := Env{lakeProgress: func(lakescore.Progress) {
+		once.Do(func() { close(started) })
+		<-sent
+	}}
 	type result struct {
 		code      int
 		out, errs string
 	}
 	done := make(chan result, 1)
 	go func() {
-		code, so, se := run(t, "score", "--model", mdl, "--in", lakeDir, "--out", out, "--threads", "1")
-		done <- result{code, so, se}
+		var so, se bytes.Buffer
+		env.Stdout, env.Stderr = &so, &se
+		code := Main([]string{"score", "--model", mdl, "--in", lakeDir, "--out", out, "--threads", "1"}, env)
+		done <- result{code, so.String(), se.String()}
 	}()
-	// signal once a file is being written (the run is under way)
-	deadline := time.Now().Add(20 * time.Second)
-	for len(hidden()) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("no output was being written after 20 s")
-		}
-		select {
-		case r := <-done:
-			t.Fatalf("the run ended before it was signalled: exit %d, %s %s", r.code, r.out, r.errs)
-		default:
-		}
-		time.Sleep(5 * time.Millisecond)
+	select {
+	case <-started:
+	case r := <-done:
+		t.Fatalf("the run ended before it was signalled: exit %d, %s %s", r.code, r.out, r.errs)
+	case <-time.After(20 * time.Second):
+		t.Fatal("no chunk was written after 20 s")
+	}
+	if len(hidden()) == 0 {
+		t.Fatal("no output is being written midway through the run")
 	}
 	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
+	close(sent)
 	var r result
 	select {
 	case r = <-done:
@@ -81,7 +92,6 @@ func TestScoreLakeSIGTERM(t *testing.T) {
 	if h := hidden(); len(h) != 0 {
 		t.Fatalf("left behind in OUTDIR: %v", h)
 	}
-	os.Unsetenv(slowBatchEnv)
 	sum := mustRun(t, "score", "--model", mdl, "--in", lakeDir, "--out", out, "--resume")
 	ents, _ := os.ReadDir(out)
 	if len(ents) != 3 || sum["files"].(float64)+sum["resumed"].(float64) != 3 {

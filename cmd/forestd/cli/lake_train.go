@@ -2,12 +2,12 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strconv"
 
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/connectors/lake"
+	"github.com/forestd/forestd/lakescore"
 )
 
 // trainSample holds train's lake-sampling flags: --sample N (a row count;
@@ -65,59 +65,17 @@ func (ts *trainSample) loadTraining(paths []string, opts frame.Options, n int, s
 		}
 		return fr, nil, err
 	}
-	labels := opts.Targets // a multi-output target, or the label
-	if opts.Label != "" {
-		labels = []string{opts.Label}
-	}
-	if len(labels) == 0 {
+	if opts.Label == "" && len(opts.Targets) == 0 {
 		return nil, nil, usagef("--label is required")
 	}
 	if len(paths) == 0 {
 		return nil, nil, usagef("no input: give --in PATH (a lake directory, a glob or files)")
 	}
-	defer ts.limitMemory()()
-	list, err := lake.List(paths)
-	if err != nil {
-		return nil, nil, err
-	}
-	cols := opts.Features
-	if len(cols) == 0 {
-		// Every file column but the label and the excluded ones (hive
-		// partition columns only when asked for with --features).
-		all, err := lake.FileColumns(list)
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, c := range all {
-			if !slices.Contains(labels, c) && !slices.Contains(opts.Exclude, c) {
-				cols = append(cols, c)
-			}
-		}
-	}
-	lopts.Columns = append(slices.Clone(cols), labels...)
-	for _, lb := range labels {
-		if slices.Contains(cols, lb) {
+	for _, lb := range append([]string{opts.Label}, opts.Targets...) {
+		if lb != "" && slices.Contains(opts.Features, lb) {
 			return nil, nil, usagef("--features lists the label %s", lb)
 		}
 	}
-	l, err := lake.OpenFiles(list, lopts)
-	if err != nil {
-		return nil, nil, err
-	}
-	schema, recs, rep, err := l.Sample(context.Background(), lake.SampleOptions{N: n, Mode: mode, Seed: seed, Label: labels[0]})
-	if err != nil {
-		return nil, nil, err
-	}
-	defer release(recs)
-	fopts := opts
-	fopts.Features, fopts.Exclude = cols, nil
-	fr, err := frame.FromRecords(schema, recs, fopts)
-	if err != nil {
-		return nil, nil, err
-	}
-	if fr.NRows == 0 {
-		return nil, nil, fmt.Errorf("no labelled rows sampled from %v", paths)
-	}
-	fr.ResolveAuto(opts.Task)
-	return fr, &rep, nil
+	defer ts.limitMemory()()
+	return lakescore.SampleFrame(context.Background(), paths, opts, lakescore.SampleOptions{N: n, Mode: mode, Seed: seed, Lake: lopts})
 }

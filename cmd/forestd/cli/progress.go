@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/schollz/progressbar/v3"
 	"sync"
 	"time"
 
@@ -109,4 +110,12 @@ func searchLines(env Env, always bool) (func(dependence.SearchProgress), func())
 			}
 		})
 	}
+}
+
+// newBar is a progress bar on stderr for a terminal: count and ETA,
+// cleared when finished, redrawn at most once per throttle.
+func newBar(env Env, max int64, desc string, throttle time.Duration) *progressbar.ProgressBar {
+	return progressbar.NewOptions64(max, progressbar.OptionSetWriter(env.Stderr), progressbar.OptionSetDescription(desc),
+		progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish(),
+		progressbar.OptionThrottle(throttle))
 }

@@ -104,15 +104,10 @@ func runReport(args []string, env Env) error {
 		if mf.Layout == nil {
 			return usagef("--out %s: a PNG is an importance heatmap and needs grid-shaped features: give --grid WxH (the model has no layout), or write .html", *out)
 		}
-		k := mf.ImportanceKind
-		if *kind != "" {
-			k = *kind
+		v, title, err := heatmapOf(mf.Importances, mf.ImportanceKind, *kind, string(mf.Kind), mf.Trees)
+		if err != nil {
+			return err
 		}
-		v, ok := mf.Importances[k]
-		if !ok {
-			return usagef("--kind %q: the model has importances %v", k, keys(mf.Importances))
-		}
-		title := fmt.Sprintf("%s importance, %s forest, %d trees", k, mf.Kind, mf.Trees)
 		if err := report.HeatmapPNG(&buf, mf.Layout.Topology(), v, title); err != nil {
 			return err
 		}

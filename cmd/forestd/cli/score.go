@@ -16,6 +16,7 @@ import (
 	"github.com/forestd/forestd/arrowforest/projection"
 	"github.com/forestd/forestd/connectors/files"
 	"github.com/forestd/forestd/internal/bytefmt"
+	"github.com/forestd/forestd/internal/report"
 	"github.com/forestd/forestd/scoring"
 )
 
@@ -90,26 +91,8 @@ func runEval(args []string, env Env) error {
 		}
 		return inPaths(paths, err)
 	}
-	rep := map[string]any{
-		"model": *modelPath, "model_id": m.ID(), "rows": ev.Rows, "seconds": ev.Seconds,
-		"rows_per_second": float64(ev.Rows) / math.Max(ev.Seconds, 1e-9), "skipped_labels": ev.SkippedLabels,
-	}
-	switch {
-	case ev.Classification:
-		rep["accuracy"], rep["error"] = ev.Accuracy, ev.Error
-		if ev.UnknownClassRows > 0 {
-			rep["unknown_class_rows"] = ev.UnknownClassRows
-		}
-	default:
-		rep["rmse"], rep["mae"], rep["mse"] = ev.RMSE, ev.MAE, ev.MSE
-	}
-	if ev.PerOutput != nil { // several outputs
-		per := map[string]any{}
-		for t, e := range ev.PerOutput {
-			per[t] = map[string]float64{"rmse": e.RMSE, "mse": e.MSE, "mae": e.MAE}
-		}
-		rep["per_output"], rep["setup_seconds"] = per, ev.SetupSeconds
-	}
+	rep := report.EvalSummary(ev)
+	rep["model"], rep["model_id"] = *modelPath, m.ID()
 	return writeJSON(env.Stdout, rep)
 }
 
@@ -299,66 +282,23 @@ func runInspect(args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	nodes, leaves, depth := 0, 0, 0
-	for _, t := range f.Trees {
-		nodes += t.NumNodes()
-		leaves += t.NumLeaves()
-		depth = max(depth, t.Depth())
-	}
-	imps := map[string]map[string]float64{}
-	for kind, v := range f.Importances {
-		imps[kind] = byName(f.Features, v)
-	}
-	primary := forest.ImportanceImpurity
-	if _, ok := f.Importances[forest.ImportancePermutation]; ok {
-		primary = forest.ImportancePermutation
-	}
-	rep := map[string]any{
-		"model": *modelPath, "model_id": meta.ID, "model_version": meta.Version,
-		"forest": f.Kind, "task": f.Task.String(), "label": f.LabelName,
-		"trees": len(f.Trees), "features": f.Features, "n_features": len(f.Features),
-		"classes": f.Classes, "targets": f.Targets, "nodes": nodes, "leaves": leaves, "max_depth": depth,
-		"params":          f.Params,
-		"importance_kind": primary, "importance": byName(f.Features, f.Importances[primary]),
-		"importances": imps, "top_features": topNames(f.Features, f.Importances[primary]),
-	}
-	if f.OOB != nil {
-		rep["oob"] = f.OOB
-	} else {
-		rep["oob"] = nil
-	}
-	if f.DRF != nil {
-		rep["drf"] = drfInfo(f)
-	}
-	if f.Kind == forest.KindFDM { // RF_FDM: which mapping the trees draw (inspect_fdm.go)
-		rep["fdm"] = fdmInfo(f)
-	}
-	if f.Mapping != nil { // the FDM mapping the trees read through (forestd serve select → train)
-		rep["mapping"] = f.Mapping
-	}
-	if f.Tuning != nil { // the out-of-bag search that chose the params (train --tune)
-		rep["tuning"] = f.Tuning
-	}
+	rep := report.Inspect(f, meta)
+	rep["model"] = *modelPath
+	primary := rep["importance_kind"].(string)
 	if g, ok, err := modelGrid(f.Params, *grid, len(f.Features)); err != nil {
 		return err
 	} else if ok {
 		tv := map[string]float64{}
 		for k, v := range f.Importances {
-			g.V = v
-			tv[k] = g.totalVariation()
+			tv[k] = report.TotalVariation(g.Topology, v)
 		}
 		rep["importance_total_variation"] = tv
 		if *pngPath != "" {
-			k := primary
-			if *kind != "" {
-				k = *kind
-			}
-			v, ok := f.Importances[k]
-			if !ok {
-				return usagef("--kind %q: the model has importances %v", k, keys(f.Importances))
+			v, title, err := heatmapOf(f.Importances, primary, *kind, string(f.Kind), len(f.Trees))
+			if err != nil {
+				return err
 			}
 			g.V = v
-			title := fmt.Sprintf("%s importance, %s forest, %d trees", k, f.Kind, len(f.Trees))
 			if err := writeHeatmap(*pngPath, g, title); err != nil {
 				return fmt.Errorf("writing %s: %w", *pngPath, err)
 			}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/forestd/forestd/daemon"
+	"github.com/forestd/forestd/internal/servedemo"
 )
 
 const serveUsage = `[--config FILE] [--brokers HOST:PORT,...] [flags]
@@ -78,7 +79,7 @@ func runServe(args []string, env Env) error {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(cfg.Pipeline.MemoryLimit))
 	}
 	if f.demo {
-		return runDemo(ctx, cfg, f.demoDuration, env)
+		return servedemo.Run(ctx, cfg, f.demoDuration, env.Stdout, env.Stderr)
 	}
 	if f.maxRuntime > 0 {
 		var cancel context.CancelFunc
@@ -182,7 +183,7 @@ func serveConfigFromArgs(args []string, env Env) (daemon.Config, *serveFlags, er
 		return cfg, nil, err
 	}
 	if f.demo {
-		demoDefaults(&cfg, set)
+		servedemo.Defaults(&cfg, set)
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, nil, usageError{err}

@@ -12,11 +12,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/model"
+	"github.com/forestd/forestd/internal/report"
 )
 
 func runTrain(args []string, env Env) error {
@@ -90,26 +89,11 @@ func runTrain(args []string, env Env) error {
 	if kd == forest.KindDRF {
 		return drf.train(fs, env, paths)
 	}
-	fopts := frame.Options{Label: *label, Features: features.vals, Exclude: exclude.vals}
-	if strings.Contains(*label, ",") { // one multi-output regression forest
-		cols, err := labelColumns(*label)
-		if err != nil {
-			return err
-		}
-		if fopts.Label = cols[0]; len(cols) > 1 {
-			fopts.Label, fopts.Targets = "", cols
-			if kd == forest.KindFDM {
-				return usagef("--label %s names several columns: --forest fdm learns one label (the others learn several as one multi-output regression forest, and --forest drf as a distance forest)", *label)
-			}
-			if *task == "classification" {
-				return usagef("--label %s names several columns, a multi-output regression target; --task classification takes one label", *label)
-			}
-		}
-	}
-	tk, err := frame.ParseTask(*task)
+	fopts, err := trainFrameOptions(*label, *task, kd, features.vals, exclude.vals)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
+	tk := fopts.Task
 	var perm bool
 	switch *importance {
 	case "impurity":
@@ -145,7 +129,6 @@ func runTrain(args []string, env Env) error {
 	if err := params(tk).Check(); err != nil {
 		return paramUsage(err)
 	}
-	fopts.Task = tk
 	maxMemSet := false
 	fs.Visit(func(f *flag.Flag) { maxMemSet = maxMemSet || f.Name == "max-memory" })
 	if maxMemSet {
@@ -171,32 +154,7 @@ func runTrain(args []string, env Env) error {
 	var opts forest.TrainOptions
 	var bound string
 	opts.MaxBytes, bound = memoryBound(maxMemSet, int64(lakeSample.maxMemory))
-	if env.isTTY() {
-		bar := progressbar.NewOptions(p.Trees,
-			progressbar.OptionSetWriter(env.Stderr),
-			progressbar.OptionSetDescription("training"),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionClearOnFinish(),
-			progressbar.OptionThrottle(100*time.Millisecond))
-		opts.Progress = func(done, total int) {
-			if total != bar.GetMax() { // --tune: the search's trees, then the forest's
-				bar.ChangeMax(total)
-			}
-			_ = bar.Set(done)
-		}
-		defer bar.Finish()
-		if kd == forest.KindFDM && p.FDMGroups == "" && p.FDMMarginal == "" {
-			// the group search runs before the first tree: its bars,
-			// cleared when the trees' starts
-			search, clear := searchBar(env)
-			var once sync.Once
-			trees := opts.Progress
-			opts.SearchProgress = search
-			opts.Progress = func(done, total int) { once.Do(clear); trees(done, total) }
-			defer once.Do(clear)
-		}
-	}
+	defer trainProgress(env, p, &opts)()
 	t0 := time.Now()
 	f, err := forest.Train(fr, p, opts)
 	if err != nil {
@@ -222,26 +180,67 @@ func runTrain(args []string, env Env) error {
 	if err := local.writeGraph(f, graphFrame); err != nil {
 		return err
 	}
-	nodes := 0
-	for _, t := range f.Trees {
-		nodes += t.NumNodes()
-	}
-	rep := map[string]any{
-		"model": *out, "model_id": meta.ID, "forest": f.Kind, "task": f.Task.String(),
-		"trees": len(f.Trees), "rows": rows, "skipped_labels": skipped,
-		"features": nFeatures, "classes": f.Classes, "targets": f.Targets, "nodes": nodes, "seconds": secs,
-		"params": f.Params,
-	}
-	if f.OOB != nil {
-		rep["oob"] = f.OOB
-	}
-	if f.Tuning != nil {
-		rep["tuning"] = f.Tuning
-	}
+	rep := report.TrainSummary(f, meta.ID, rows, skipped, nFeatures, secs)
+	rep["model"] = *out
 	if sampled != nil {
 		rep["sample"] = sampled
 	}
 	return writeJSON(env.Stdout, rep)
+}
+
+// trainFrameOptions reads --label (one column, or several: a multi-output
+// regression target) and --task into the training frame's options.
+func trainFrameOptions(label, task string, kd forest.Kind, features, exclude []string) (frame.Options, error) {
+	fopts := frame.Options{Label: label, Features: features, Exclude: exclude}
+	if strings.Contains(label, ",") { // one multi-output regression forest
+		cols, err := labelColumns(label)
+		if err != nil {
+			return fopts, err
+		}
+		if fopts.Label = cols[0]; len(cols) > 1 {
+			fopts.Label, fopts.Targets = "", cols
+			if kd == forest.KindFDM {
+				return fopts, usagef("--label %s names several columns: --forest fdm learns one label (the others learn several as one multi-output regression forest, and --forest drf as a distance forest)", label)
+			}
+			if task == "classification" {
+				return fopts, usagef("--label %s names several columns, a multi-output regression target; --task classification takes one label", label)
+			}
+		}
+	}
+	tk, err := frame.ParseTask(task)
+	if err != nil {
+		return fopts, usageError{err}
+	}
+	fopts.Task = tk
+	return fopts, nil
+}
+
+// trainProgress shows training's progress on a terminal: a bar of the
+// trees (of the --tune search's, then the forest's) and, for an RF_FDM
+// forest that searches its groups first, the search's bars. It returns
+// the function that ends them.
+func trainProgress(env Env, p forest.Params, opts *forest.TrainOptions) func() {
+	if !env.isTTY() {
+		return func() {}
+	}
+	bar := newBar(env, int64(p.Trees), "training", 100*time.Millisecond)
+	opts.Progress = func(done, total int) {
+		if total != bar.GetMax() { // --tune: the search's trees, then the forest's
+			bar.ChangeMax(total)
+		}
+		_ = bar.Set(done)
+	}
+	if p.Forest != forest.KindFDM || p.FDMGroups != "" || p.FDMMarginal != "" {
+		return func() { _ = bar.Finish() }
+	}
+	// the group search runs before the first tree: its bars, cleared when
+	// the trees' starts
+	search, clear := searchBar(env)
+	var once sync.Once
+	trees := opts.Progress
+	opts.SearchProgress = search
+	opts.Progress = func(done, total int) { once.Do(clear); trees(done, total) }
+	return func() { once.Do(clear); _ = bar.Finish() }
 }
 
 // Forest kinds that flags of train apply to (trainFlagKinds).

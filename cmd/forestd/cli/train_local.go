@@ -11,9 +11,8 @@ import (
 	"github.com/forestd/forestd/arrowforest/dependence"
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
-	"github.com/forestd/forestd/arrowforest/locality"
 	"github.com/forestd/forestd/connectors/files"
-	"github.com/forestd/forestd/schemas"
+	"github.com/forestd/forestd/operators"
 )
 
 // localFlags are train's flags for --forest lfs (dissertation ch. 4) and
@@ -130,24 +129,7 @@ func (l *localFlags) writeGraph(f *forest.Forest, fr *frame.Frame) error {
 	if *l.lfsGraph == "" {
 		return nil
 	}
-	d, err := forest.LFSLocality(fr.Cols, f.Params)
-	if err != nil {
-		return err
-	}
-	k := f.Params.LFSK
-	if k == 0 {
-		k = locality.DefaultK
-	}
-	spec := schemas.LocalitySpec{Features: f.Features, Metric: d.Metric}
-	if d.Metric == locality.Geodesic {
-		spec.K = k
-	}
-	var b schemas.LocalityBatch
-	for _, e := range d.Edges(k) {
-		b.Source, b.Target = append(b.Source, e.Source), append(b.Target, e.Target)
-		b.Rank, b.Distance = append(b.Rank, e.Rank), append(b.Distance, e.Distance)
-	}
-	rec, err := schemas.BuildLocalityEdges(memory.DefaultAllocator, spec, b)
+	rec, err := operators.LocalityEdges(memory.DefaultAllocator, f, fr)
 	if err != nil {
 		return err
 	}

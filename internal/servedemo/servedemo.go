@@ -1,4 +1,10 @@
-package cli
+// Package servedemo is forestd serve --demo (ARCHITECTURE.md, Command
+// line): it starts the daemon with an embedded broker, feeds it a
+// simulated Trunk stream (Randomer Forests §3.1) and prints what flows out
+// — predictions, per-version accuracy, dead letters, metrics — until it
+// has shown a hot swap and a dead letter. A part of the command, kept out
+// of its flag parsing.
+package servedemo
 
 import (
 	"context"
@@ -34,10 +40,10 @@ const (
 	demoTick       = 100 * time.Millisecond
 )
 
-// demoDefaults turns the configuration into the demo's unless a flag said
-// otherwise: an embedded broker on a free loopback port, train and score,
-// frequent retraining, quiet logs.
-func demoDefaults(cfg *daemon.Config, set map[string]bool) {
+// Defaults turns the configuration into the demo's unless a flag said
+// otherwise (set holds the flags given): an embedded broker on a free
+// loopback port, train and score, frequent retraining, quiet logs.
+func Defaults(cfg *daemon.Config, set map[string]bool) {
 	if !set["embedded-listen"] {
 		cfg.Embedded.Listen = "127.0.0.1:0"
 	}
@@ -91,16 +97,17 @@ type demoStats struct {
 	firstOut  time.Time
 }
 
-// runDemo is `forestd serve --demo`: it starts the daemon with an embedded
+// Run is `forestd serve --demo`: it starts the daemon with an embedded
 // broker, feeds a simulated stream (labelled Trunk rows to the training
 // topic, unlabelled rows with their true class in a "truth" column to the
 // features topic, and one malformed message), and prints predictions,
-// per-version accuracy and metrics as they flow, then stops by itself.
-func runDemo(ctx context.Context, cfg daemon.Config, dur time.Duration, env Env) error {
-	out := env.Stdout
+// per-version accuracy and metrics to out as they flow (the daemon's log
+// to logw), then stops by itself after dur, or up to two minutes later
+// until it has shown a hot swap and a dead letter.
+func Run(ctx context.Context, cfg daemon.Config, dur time.Duration, out, logw io.Writer) error {
 	// the demo prints each dead letter itself, reason and all: the
 	// daemon's WARN line for it would only repeat it as a raw log line
-	log := slog.New(dropMessages{cfg.Log.Logger(env.Stderr).Handler(), pipeline.LogQuarantined})
+	log := slog.New(dropMessages{cfg.Log.Logger(logw).Handler(), pipeline.LogQuarantined})
 	ctx, cancel := context.WithTimeout(ctx, dur+demoGrace+30*time.Second)
 	defer cancel()
 	runCtx, stopRun := context.WithCancel(ctx)

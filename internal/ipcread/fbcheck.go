@@ -1,4 +1,4 @@
-package files
+package ipcread
 
 import (
 	"encoding/binary"

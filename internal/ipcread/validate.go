@@ -1,4 +1,4 @@
-package files
+package ipcread
 
 import (
 	"errors"
@@ -9,13 +9,13 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
 )
 
-// validateRecord checks that a decoded record is structurally sound for
+// ValidateRecord checks that a decoded record is structurally sound for
 // the types forestd uses, so that code indexing its buffers cannot run out
 // of bounds: the record matches the schema, every validity bitmap and
 // value buffer is long enough, variable-length offsets are monotonic and
 // inside the data, and dictionary indices are inside the dictionary.
 // Other types are checked for their validity bitmap only.
-func validateRecord(schema *arrow.Schema, rec arrow.Record) error {
+func ValidateRecord(schema *arrow.Schema, rec arrow.Record) error {
 	if int(rec.NumCols()) != schema.NumFields() {
 		return fmt.Errorf("%d columns, schema has %d", rec.NumCols(), schema.NumFields())
 	}
