@@ -81,7 +81,7 @@ func TestPruneKeepsStructure(t *testing.T) {
 	}
 }
 
-// With the screen on (1,000 set rows, screens of 500), the search is the
+// With the screen on (1,000 set rows, screens of about 450), the search is the
 // same at any thread count.
 func TestPruneThreads(t *testing.T) {
 	x, y := issueCase(2500, 16, 2)
@@ -177,7 +177,7 @@ func TestUnreachableFamily(t *testing.T) {
 	}
 }
 
-// screenRows: none below 1,000 set rows or without a threshold, at least
+// screenRows: none below 500 set rows or without a threshold, at least
 // screenMinRows, at most half the rows, fewer for smaller thresholds.
 func TestScreenRows(t *testing.T) {
 	for _, p := range []float64{0.05, 1e-3, 1e-8, 1e-20} {
@@ -185,8 +185,8 @@ func TestScreenRows(t *testing.T) {
 			t.Errorf("chi2TailP(chi2Z(%g)) = %g", p, chi2TailP(z))
 		}
 	}
-	if screenRows(1e-5, 999) != 0 || screenRows(0, 5000) != 0 {
-		t.Error("a screen below 1,000 rows or without a threshold")
+	if screenRows(1e-5, 2*screenMinRows-1) != 0 || screenRows(0, 5000) != 0 {
+		t.Error("a screen below 500 rows or without a threshold")
 	}
 	prev := 2000
 	for _, thr := range []float64{1e-4, 1e-6, 1e-8, 1e-12} {
