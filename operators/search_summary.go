@@ -119,7 +119,8 @@ func SearchSummary(fr *frame.Frame, res *dependence.SearchResult, opt dependence
 	if res.Adjust != dependence.AdjustNone {
 		stages := make([]map[string]any, len(res.Stages))
 		for i, st := range res.Stages {
-			stages[i] = map[string]any{"size": st.Size, "family": st.Family, "threshold": st.Threshold, "max_perms": st.MaxN, "capped": st.Capped}
+			stages[i] = map[string]any{"size": st.Size, "family": st.Family, "threshold": st.Threshold, "max_perms": st.MaxN, "capped": st.Capped,
+				"screen_rows": st.ScreenRows, "screened": st.Screened, "approx_only": st.ApproxOnly, "unreachable": st.Unreachable}
 		}
 		rep["alpha_marginal"], rep["alpha_sets"] = res.AlphaMarginal, res.AlphaSets
 		rep["marginal_threshold"] = res.AlphaMarginal / float64(fr.P())
@@ -127,7 +128,7 @@ func SearchSummary(fr *frame.Frame, res *dependence.SearchResult, opt dependence
 		rep["set_stages"] = stages
 	}
 	if res.Unresolved > 0 {
-		rep["warning"] = fmt.Sprintf("%d test(s) reached --max-perms %d before their decision was settled (marked unresolved): a p-value at their threshold needs more permutations; raise --max-perms or shrink the family (fewer features, --max-size 2)", res.Unresolved, res.MaxPerms)
+		rep["warning"] = fmt.Sprintf("%d test(s) were left undecided by --max-perms %d (marked unresolved; in a set stage with approx_only no allowed permutation count reaches the threshold): a p-value at their threshold needs more permutations; raise --max-perms or shrink the family (fewer features, --max-size 2)", res.Unresolved, res.MaxPerms)
 	}
 	if res.Rest != nil {
 		var rest []int

@@ -210,6 +210,10 @@ type SearchOptions struct {
 	// is done, a running test stops within a few permutations, and Search
 	// returns an error wrapping Context.Err() instead of a result.
 	Context context.Context
+	// noPrune turns off prune.go's candidate screen and its families
+	// decided by the approximation alone (tests compare the decisions
+	// with and without them).
+	noPrune bool
 }
 
 // DefaultSearchOptions returns gcor, mdc-bottomup, Holm's family-wise

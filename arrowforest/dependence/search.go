@@ -35,6 +35,8 @@ type data struct {
 	// or stopped by it, reports p = 1 and is not cached (Search then
 	// returns the context's error, never such a result).
 	ctx context.Context
+	// order is screenOrder's row order, drawn once (prune.go).
+	order []int
 }
 
 func newData(x [][]float64, lab Label, o TestOptions) *data {
@@ -76,8 +78,9 @@ func keyHash(key string) uint64 {
 // cached is a test's result; counted says whether the search has asked
 // for it yet (a test prefetch ran ahead of the search counts only then).
 type cached struct {
-	r       TestResult
-	counted bool
+	r        TestResult
+	counted  bool
+	screened bool // the candidate screen dropped the set (prune.go)
 }
 
 // test runs (or recalls) the permutation test of the features feats (nil
@@ -85,6 +88,13 @@ type cached struct {
 // and the O(n) (classes) or O(n log n) (numbers) per-permutation path; a
 // set uses the subsample's complete rows and the cached distance triangle.
 func (d *data) test(stat Stat, feats []int, pl permPlan, threads int) TestResult {
+	r, _ := d.testWith(stat, feats, testPlan{permPlan: pl}, threads)
+	return r
+}
+
+// testWith is test with a search's set plan; it also reports whether the
+// candidate screen dropped the set (prune.go).
+func (d *data) testWith(stat Stat, feats []int, pl testPlan, threads int) (TestResult, bool) {
 	if feats == nil {
 		feats = make([]int, len(d.x))
 		for j := range feats {
@@ -92,7 +102,7 @@ func (d *data) test(stat Stat, feats []int, pl permPlan, threads int) TestResult
 		}
 	}
 	if d.stopped() {
-		return TestResult{Statistic: math.NaN(), PValue: 1}
+		return TestResult{Statistic: math.NaN(), PValue: 1}, false
 	}
 	feats = slices.Clone(feats)
 	slices.Sort(feats)
@@ -104,26 +114,26 @@ func (d *data) test(stat Stat, feats []int, pl permPlan, threads int) TestResult
 			d.count()
 		}
 		d.mu.Unlock()
-		return c.r
+		return c.r, c.screened
 	}
 	d.mu.Unlock()
 	var r TestResult
-	ok := false
+	ok, scr := false, false
 	if len(feats) == 1 {
-		r, ok = d.run(stat, feats, key, pl, threads, nil)
+		r, scr, ok = d.run(stat, feats, key, pl, threads, nil)
 	} else {
 		d.setMu.Lock()
-		r, ok = d.run(stat, feats, key, pl, threads, &d.tri)
+		r, scr, ok = d.run(stat, feats, key, pl, threads, &d.tri)
 		d.setMu.Unlock()
 	}
 	if !ok {
-		return TestResult{Statistic: math.NaN(), PValue: 1}
+		return TestResult{Statistic: math.NaN(), PValue: 1}, false
 	}
 	d.mu.Lock()
-	d.cache[key] = &cached{r: r, counted: true}
+	d.cache[key] = &cached{r: r, counted: true, screened: scr}
 	d.count()
 	d.mu.Unlock()
-	return r
+	return r, scr
 }
 
 // count counts a test the search asked for (under mu).
@@ -135,12 +145,19 @@ func (d *data) count() {
 }
 
 // run runs the test of the sorted features feats named key; a set test
-// keeps its distance triangle in *tri. It reports false when the context
-// stopped it.
-func (d *data) run(stat Stat, feats []int, key string, pl permPlan, threads int, tri *[]float32) (TestResult, bool) {
+// keeps its distance triangle in *tri. A set is first screened on pl's
+// screen rows, and with pl.approxOnly decided without permutations
+// (prune.go): screened says the screen dropped it. It reports ok = false
+// when the context stopped it.
+func (d *data) run(stat Stat, feats []int, key string, pl testPlan, threads int, tri *[]float32) (r TestResult, screened, ok bool) {
 	cols := make([][]float64, len(feats))
 	for i, f := range feats {
 		cols[i] = d.x[f]
+	}
+	if len(cols) > 1 && pl.screen != nil {
+		if r, ok := d.screened(stat, cols, pl.screen); ok {
+			return r, true, !d.stopped()
+		}
 	}
 	var pr permProblem
 	if len(cols) == 1 {
@@ -163,7 +180,13 @@ func (d *data) run(stat Stat, feats []int, key string, pl permPlan, threads int,
 			pr = newSetProblemLazy(x, l.Y, l.K, stat, d.o.MaxCacheBytes, tri, lazy)
 		}
 	}
-	return runPerm(pr, streamKey(d.o.Seed, keyHash(key)), pl, threads, d.stopped)
+	if pl.approxOnly {
+		if r, ok := approxDecides(pr, pl.permPlan); ok {
+			return r, false, !d.stopped()
+		}
+	}
+	r, ok = runPerm(pr, streamKey(d.o.Seed, keyHash(key)), pl.permPlan, threads, d.stopped)
+	return r, false, ok
 }
 
 // prefetch runs the tests of the sets (two or more features each) that
@@ -176,7 +199,7 @@ func (d *data) run(stat Stat, feats []int, key string, pl permPlan, threads int,
 // early) and their distance triangle is built on one thread — so this is
 // how a search uses its threads. Every worker keeps a triangle: workers
 // are as many as TestOptions.MaxCacheBytes holds.
-func (d *data) prefetch(stat Stat, sets [][]int, pl permPlan, workers int) {
+func (d *data) prefetch(stat Stat, sets [][]int, pl testPlan, workers int) {
 	if d.stopped() {
 		return
 	}
@@ -226,19 +249,27 @@ func (d *data) prefetch(stat Stat, sets [][]int, pl permPlan, workers int) {
 				if i >= len(jobs) {
 					return
 				}
-				r, ok := d.run(stat, jobs[i].feats, jobs[i].key, pl, 1, tri)
+				r, scr, ok := d.run(stat, jobs[i].feats, jobs[i].key, pl, 1, tri)
 				if !ok {
 					return
 				}
 				d.mu.Lock()
 				if _, done := d.cache[jobs[i].key]; !done {
-					d.cache[jobs[i].key] = &cached{r: r}
+					d.cache[jobs[i].key] = &cached{r: r, screened: scr}
 				}
 				d.mu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
+}
+
+// setRows is the number of rows set tests draw from.
+func (d *data) setRows() int {
+	if d.sub != nil {
+		return len(d.sub)
+	}
+	return d.lab.Len()
 }
 
 // stopped reports whether the search's context is done.
@@ -263,7 +294,7 @@ type Group struct {
 	// AdjPValue is the joint p-value adjusted for the set search's family,
 	// on the scale of Alpha (see Search); PValue with AdjustNone.
 	AdjPValue float64
-	// Approx says that the χ²₁ approximation settled the joint test
+	// Approx says that the approximation (χ²₁ or χ²_ν, approx.go) settled the joint test
 	// without permutations (TestResult.Approx).
 	Approx bool
 }
@@ -279,12 +310,22 @@ const (
 // test the method may run (top-down methods; Size 0), each tested at
 // Threshold = share of AlphaSets / Family, with at most MaxN permutations
 // (Capped: TestOptions.MaxPerms cut MaxN below ⌈SeqExceed/Threshold⌉ − 1).
+//
+// The search's shortcuts (prune.go): ScreenRows > 0 says each candidate
+// was first tested on that many of the set rows and dropped there when
+// p_χ² ≥ ApproxFutile (Screened of them were); ApproxOnly that no permutation count up to MaxN
+// could reach Threshold, so the approximation alone decided; and
+// Unreachable that not even it could, so no candidate was tested.
 type SetStage struct {
-	Size      int
-	Family    int
-	Threshold float64
-	MaxN      int
-	Capped    bool
+	Size        int
+	Family      int
+	Threshold   float64
+	MaxN        int
+	Capped      bool
+	ScreenRows  int
+	Screened    int
+	ApproxOnly  bool
+	Unreachable bool
 }
 
 // SearchResult is the outcome of Search.
@@ -308,7 +349,7 @@ type SearchResult struct {
 	Statistic []float64
 	PValue    []float64
 	B, N      []int
-	// Approx marks the marginal tests the χ²₁ approximation settled
+	// Approx marks the marginal tests the approximation settled
 	// without permutations (TestResult.Approx; N is 0).
 	Approx []bool
 	// AdjPValue is each feature's marginal p-value adjusted across the p
@@ -439,7 +480,7 @@ func SearchLabel(x [][]float64, lab Label, opt SearchOptions) (*SearchResult, er
 		res.AlphaMarginal, res.AlphaSets = o.Alpha/2, o.Alpha/2
 	}
 	if !adjusted {
-		s.setPlan = adaptivePlan(o.Test)
+		s.setPlan = testPlan{permPlan: adaptivePlan(o.Test)}
 	}
 	d.onTest = s.tick
 	// Algorithm 1: S_m, parallel over features (each test single-threaded).
@@ -540,7 +581,7 @@ type searcher struct {
 	tf func(feats []int) TestResult
 	// the set tests' plan and, when adjusted, their families: the current
 	// threshold and plan, and every family so far
-	setPlan permPlan
+	setPlan testPlan
 	setT    float64
 	stages  []SetStage
 	// openSets holds the set tests the permutation cap left undecided.
@@ -583,11 +624,25 @@ func (s *searcher) family(size, n int) {
 	st := SetStage{Size: size, Family: n}
 	if n > 0 {
 		st.Threshold = a / float64(n)
-		s.setPlan = seqPlan(st.Threshold, s.o.Test)
-		st.MaxN, st.Capped = s.setPlan.maxN(), s.setPlan.capped
+		pl := seqPlan(st.Threshold, s.o.Test)
+		s.setPlan = testPlan{permPlan: pl, approxOnly: !s.o.noPrune && permsFutile(pl)}
+		st.MaxN, st.Capped, st.ApproxOnly = pl.maxN(), pl.capped, s.setPlan.approxOnly
+		if size > 0 && s.d != nil && !s.o.noPrune {
+			m := s.d.setRows()
+			st.Unreachable = unreachable(pl.approxT, m, pl)
+			if ms := screenRows(pl.approxT, m); ms > 0 {
+				s.setPlan.screen, st.ScreenRows = s.d.screenSet(ms), ms
+			}
+		}
 	}
 	s.setT = st.Threshold
 	s.stages = append(s.stages, st)
+}
+
+// skipFamily reports whether the current family is Unreachable (no
+// candidate of it can be dependent: prune.go).
+func (s *searcher) skipFamily() bool {
+	return len(s.stages) > 0 && s.stages[len(s.stages)-1].Unreachable
 }
 
 // adjusted returns p adjusted for the family a set of the given size was
@@ -647,7 +702,11 @@ func (s *searcher) test(feats []int) TestResult {
 	if s.tf != nil {
 		return s.tf(feats)
 	}
-	return s.d.test(s.o.Stat, feats, s.setPlan, s.o.Test.Threads)
+	r, scr := s.d.testWith(s.o.Stat, feats, s.setPlan, s.o.Test.Threads)
+	if scr && len(s.stages) > 0 {
+		s.stages[len(s.stages)-1].Screened++
+	}
+	return r
 }
 
 func (s *searcher) dep(feats []int) bool {
@@ -846,9 +905,10 @@ func (s *searcher) bottomUp(set []int, sdc bool) [][]int {
 		return pairs + triples(unusedFrom(set, 0))
 	}
 	s.family(2, choose(len(set), 2))
+	skip := s.skipFamily()
 	for i, a := range set {
 		at = i
-		if used[a] || s.stopped() {
+		if used[a] || s.stopped() || skip {
 			continue
 		}
 		pairs := func(yield func(candidate) bool) {
@@ -885,9 +945,10 @@ func (s *searcher) bottomUp(set []int, sdc bool) [][]int {
 		return n
 	}
 	s.family(3, choose(len(left), 3))
+	skip = s.skipFamily()
 	for i, a := range left {
 		at = i
-		if used[a] || s.stopped() {
+		if used[a] || s.stopped() || skip {
 			continue
 		}
 		trios := func(yield func(candidate) bool) {
