@@ -35,6 +35,12 @@ type TrainOptions struct {
 	// size is projected from the trees grown so far as each completes;
 	// training stops with an ErrMemory error as soon as either exceeds it.
 	MaxBytes int64
+	// DropColumns lets Train release fr's feature columns (fr.Cols[j] set
+	// to nil) once they are binned, when the trees need only the bin codes
+	// (rf in binned mode, not tuned): the float32 copy of the data is then
+	// freed while the trees grow (issue 31). fr keeps its labels and
+	// metadata; the model does not depend on this option.
+	DropColumns bool
 }
 
 // ErrMemory marks a training run that would exceed TrainOptions.MaxBytes.
@@ -131,6 +137,9 @@ func Train(fr *frame.Frame, p Params, opts TrainOptions) (*Forest, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.DropColumns && s.d.Cols == nil {
+		clear(fr.Cols) // the out-of-bag passes read the bins (oob.go: colSource)
+	}
 	if err := s.grow(opts, g, p.Trees, progressFunc(opts, 0, p.Trees)); err != nil {
 		return nil, err
 	}
@@ -206,6 +215,11 @@ func begin(fr *frame.Frame, p Params, opts TrainOptions) (*session, *growing, er
 	d := &tree.Data{Cols: cols, Y: fr.Y, K: fr.NumClasses(), YReg: fr.YReg, Outputs: len(fr.Targets)}
 	if r.binned {
 		d.Bins = tree.NewBinned(cols, p.Bins, p.Threads)
+		if p.Forest == KindRF {
+			// axis atoms only: the builder needs the codes alone, and
+			// every split falls on a bin edge (tree.Builder)
+			d.Cols = nil
+		}
 	}
 	s := &session{fr: fr, d: d, rank: rank, derived: derived, threads: p.Threads}
 	if err := s.forest(&growing{p: p}).ValidateDerived(); err != nil {
@@ -369,6 +383,7 @@ func (s *session) finish(g *growing) (*Forest, error) {
 	// the out-of-bag passes walk the trees as grown: a compiled copy
 	// (Compile) would hold as much memory again as the forest
 	c := newTreeWalk(f)
+	c.bins = s.d.Bins // for the columns DropColumns released
 	oobRows := 0
 	if r.bootstrap || r.fraction < 1 {
 		f.OOB = outOfBag(c, fr, g.inbag, s.threads)

@@ -165,6 +165,9 @@ func runTrain(args []string, env Env) error {
 		return err
 	}
 	var opts forest.TrainOptions
+	// the frame's feature columns are not needed past training (but for
+	// --lfs-graph): rf in binned mode grows on their bin codes (issue 31)
+	opts.DropColumns = *local.lfsGraph == ""
 	var bound string
 	opts.MaxBytes, bound = memoryBound(maxMemSet, int64(lakeSample.maxMemory))
 	if env.isTTY() {
