@@ -150,6 +150,11 @@ func runTrain(args []string, env Env) error {
 		// twice what reading and training hold (issue 31)
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(int64(lakeSample.maxMemory)))
 	}
+	// Training keeps what it allocates (the trees) and makes little
+	// garbage, so a collection at a quarter's growth instead of the
+	// default doubling costs no measurable CPU and keeps the peak near
+	// what is live (100k × 50 Trunk, 100 trees: 161 → 127 MiB; issue 31).
+	defer debug.SetGCPercent(debug.SetGCPercent(trainGCPercent))
 	fr, sampled, err := lakeSample.loadTraining(paths, fopts, nSample, *seed)
 	if err != nil {
 		return err
@@ -239,6 +244,9 @@ func runTrain(args []string, env Env) error {
 	}
 	return writeJSON(env.Stdout, rep)
 }
+
+// trainGCPercent is the garbage collector's percentage while train runs.
+const trainGCPercent = 25
 
 // Forest kinds that flags of train apply to (trainFlagKinds).
 var (
