@@ -38,7 +38,7 @@ func outOfBag(c *treeWalk, fr *frame.Frame, inbag []bitset, threads int) *OOB {
 	nt := make([]int64, T)
 
 	forBlocks(n, threads, blockRows(n, threads, c.p, T, c.stride+K), c.p, c.stride, true, func(r0, r1 int, x []float32, acc []float64) {
-		transpose(fr.Cols, c.rank, r0, r1, x)
+		c.transpose(fr.Cols, r0, r1, x)
 		m := r1 - r0
 		stride := c.stride
 		clear(acc[:m*stride])
@@ -263,6 +263,14 @@ func (c *treeWalk) permTree(t int, fr *frame.Frame, in bitset, seed uint64, xb, 
 	}
 	x := (*xb)[:m*p]
 	for j, col := range fr.Cols {
+		if col == nil { // released (TrainOptions.DropColumns): the bins' stand-ins
+			lut := c.standIns(j)
+			codes := c.bins.Codes[j]
+			for i, r := range rows {
+				x[i*p+j] = lut[codes[r]]
+			}
+			continue
+		}
 		for i, r := range rows {
 			if c.rank != nil {
 				x[i*p+j] = c.rank.Apply(j, col[r])

@@ -14,6 +14,47 @@ type treeWalk struct {
 	trees           []*tree.Tree
 	p, k, q, stride int
 	rank            *RankMap
+	// bins, when set, stand in for the feature columns a training run
+	// released (TrainOptions.DropColumns, nil in fr.Cols): trees grown on
+	// the codes alone split at bin edges, so a bin's stand-in value
+	// (tree.Binned.Value) reaches the leaf its raw values reach.
+	bins *tree.Binned
+}
+
+// standIns is the stand-in value of each code of feature j.
+func (w *treeWalk) standIns(j int) *[256]float32 {
+	var lut [256]float32
+	for c := range lut {
+		lut[c] = w.bins.Value(j, uint8(c))
+	}
+	return &lut
+}
+
+// transpose writes rows r0..r1 of cols row-major into x as transpose
+// does, taking a released (nil) column's values from w.bins.
+func (w *treeWalk) transpose(cols [][]float32, r0, r1 int, x []float32) {
+	p := len(cols)
+	for j, col := range cols {
+		if col != nil {
+			continue
+		}
+		lut := w.standIns(j)
+		for i, c := range w.bins.Codes[j][r0:r1] {
+			x[i*p+j] = lut[c]
+		}
+	}
+	if w.bins == nil || w.rank != nil {
+		transpose(cols, w.rank, r0, r1, x)
+		return
+	}
+	for j, col := range cols {
+		if col == nil {
+			continue
+		}
+		for i, val := range col[r0:r1] {
+			x[i*p+j] = val
+		}
+	}
 }
 
 // newTreeWalk returns the walk of f's trees.

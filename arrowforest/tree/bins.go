@@ -32,6 +32,36 @@ type Binned struct {
 // NBins returns the number of non-missing bins of feature j.
 func (b *Binned) NBins(j int) int { return len(b.Upper[j]) + 1 }
 
+// binOf is the bin whose upper edge is thr (a threshold a codes-only
+// builder chose): rows of feature j with code ≤ binOf go left.
+func (b *Binned) binOf(j int, thr float32) uint8 {
+	up := b.Upper[j]
+	lo, hi := 0, len(up)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if up[m] < thr {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return uint8(lo)
+}
+
+// Value is a float32 that feature j's rows of code c can stand for
+// against every threshold a codes-only builder chooses (a bin edge):
+// the bin's upper edge, +Inf for the top bin, NaN for missing. A tree
+// grown on codes routes it as it routes the raw values.
+func (b *Binned) Value(j int, c uint8) float32 {
+	if c == MissingCode {
+		return float32(math.NaN())
+	}
+	if int(c) < len(b.Upper[j]) {
+		return b.Upper[j][c]
+	}
+	return float32(math.Inf(1))
+}
+
 // NewBinned bins every column of cols with at most maxBins bins (2..255),
 // using up to threads goroutines. The result does not depend on threads.
 func NewBinned(cols [][]float32, maxBins, threads int) *Binned {

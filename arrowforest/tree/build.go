@@ -12,9 +12,13 @@ import (
 
 // Data is the read-only training input shared by every tree of a forest.
 type Data struct {
-	Cols [][]float32 // p feature columns, NaN = missing
-	Y    []int32     // class per row (classification)
-	K    int         // number of classes (0 for regression)
+	// Cols are the p feature columns, NaN = missing. With Bins set they
+	// may be nil: the builder then sees only the bin codes (codes-only
+	// mode, see Builder), every atom must be an axis atom of weight 1, and
+	// every threshold is a bin edge (Binned.Upper).
+	Cols [][]float32
+	Y    []int32 // class per row (classification)
+	K    int     // number of classes (0 for regression)
 	// YReg is the regression target: one per row, or, with Outputs
 	// q ≥ 2, q per row in row-major order (YReg[i*q+o] is output o of
 	// row i; multi.go).
@@ -34,11 +38,36 @@ func (d *Data) Rows() int {
 	if len(d.Cols) > 0 {
 		return len(d.Cols[0])
 	}
+	if d.Bins != nil && len(d.Bins.Codes) > 0 {
+		return len(d.Bins.Codes[0])
+	}
 	if d.Y != nil {
 		return len(d.Y)
 	}
 	return len(d.YReg) / d.outputs()
 }
+
+// features returns p, the number of feature columns.
+func (d *Data) features() int {
+	if d.codesOnly() {
+		return len(d.Bins.Codes)
+	}
+	return len(d.Cols)
+}
+
+// value is atom (idx, wts) at row r: project's float32 sum, or in
+// codes-only mode the stand-in value of the row's bin (Binned.Value),
+// which every threshold of the tree routes as the raw value.
+func (d *Data) value(idx []int32, wts []float32, r int32) float32 {
+	if d.codesOnly() {
+		return d.Bins.Value(int(idx[0]), d.Bins.Codes[idx[0]][r])
+	}
+	return project(d.Cols, idx, wts, r)
+}
+
+// codesOnly reports whether the builder sees the bin codes alone (Cols
+// nil, Bins set).
+func (d *Data) codesOnly() bool { return d.Cols == nil && d.Bins != nil }
 
 // outputs is q, the number of regression targets (1 for classification).
 func (d *Data) outputs() int { return max(d.Outputs, 1) }
@@ -82,14 +111,26 @@ func (c Config) Validate(d *Data) error {
 	if d.Outputs < 0 || (d.Outputs > 1 && (d.K > 0 || len(d.YReg)%d.Outputs != 0)) {
 		return fmt.Errorf("tree: %d outputs for %d target values (regression only)", d.Outputs, len(d.YReg))
 	}
-	if len(d.Cols) > 0 && d.K == 0 && len(d.YReg) != len(d.Cols[0])*d.outputs() {
-		return fmt.Errorf("tree: %d target values for %d rows and %d outputs", len(d.YReg), len(d.Cols[0]), d.outputs())
+	if d.codesOnly() && d.Dist != nil {
+		return fmt.Errorf("tree: criterion distance needs the feature columns, not only their bin codes")
+	}
+	if (len(d.Cols) > 0 || d.codesOnly()) && d.K == 0 && len(d.YReg) != d.Rows()*d.outputs() {
+		return fmt.Errorf("tree: %d target values for %d rows and %d outputs", len(d.YReg), d.Rows(), d.outputs())
 	}
 	return nil
 }
 
 // Builder grows trees on one Data. It owns all scratch memory of one worker
 // and is not safe for concurrent use; give each worker its own Builder.
+//
+// In codes-only mode (Data.Cols nil) a node too small for a histogram
+// sorts its rows by bin code instead of by value, so every split of every
+// node falls on a bin edge — the histogram split search of LightGBM and
+// XGBoost's hist method — and the float32 columns need not be kept while
+// the trees grow (issue 31: a million rows × 50 features are 200 MB of
+// float32 and 50 MB of codes). Both searches meet the same candidate
+// boundaries, so which one a node uses changes no split of a
+// classification tree.
 type Builder struct {
 	d   *Data
 	cfg Config
@@ -129,6 +170,9 @@ type Builder struct {
 	dmiss, dlr        []int32
 	dlw               []float64
 
+	codes bool  // codes-only mode (Data.codesOnly)
+	err   error // an atom codes-only mode cannot search (Grow returns it)
+
 	t    *Tree
 	grow Tree      // the growing tree's arrays, reused from tree to tree (Grow)
 	imp  []float64 // impurity decrease per feature for the current tree
@@ -152,8 +196,11 @@ func NewBuilder(d *Data, cfg Config, smp projection.Sampler) (*Builder, error) {
 	if err := cfg.Validate(d); err != nil {
 		return nil, err
 	}
-	b := &Builder{d: d, cfg: cfg, smp: smp}
+	b := &Builder{d: d, cfg: cfg, smp: smp, codes: d.codesOnly()}
 	if ns, ok := smp.(projection.NodeSampler); ok {
+		if b.codes {
+			return nil, fmt.Errorf("tree: a sampler that looks at the node's values needs the feature columns, not only their bin codes")
+		}
 		b.nsmp = ns
 	}
 	k := d.K
@@ -264,8 +311,9 @@ func (b *Builder) Grow(rng *rand.Rand, rows []int32, weights []float64) (*Tree, 
 		AtomWeight: g.AtomWeight[:0], LeafStart: append(g.LeafStart[:0], 0), LeafClass: g.LeafClass[:0],
 		LeafValue: g.LeafValue[:0]}
 	b.t = g
-	b.imp = make([]float64, len(b.d.Cols))
+	b.imp = make([]float64, b.d.features())
 	b.work = 0
+	b.err = nil
 	stack := []frameItem{{-1, false, 0, int32(n), 0}}
 	for len(stack) > 0 {
 		it := stack[len(stack)-1]
@@ -287,6 +335,9 @@ func (b *Builder) Grow(rng *rand.Rand, rows []int32, weights []float64) (*Tree, 
 		}
 	}
 	b.t = nil
+	if b.err != nil {
+		return nil, nil, b.err
+	}
 	return g.exact(), b.imp, nil
 }
 
@@ -462,6 +513,11 @@ func (b *Builder) findSplit(rng *rand.Rand, s, e int) split {
 	sortWork := int64(n*(bits.Len(uint(n))+5) + 48)
 	for a := 0; a < b.cand.Len(); a++ {
 		var sp split
+		if _, axis := b.cand.IsAxis(a); b.codes && !axis {
+			idx, _ := b.cand.Atom(a)
+			b.err = fmt.Errorf("tree: an oblique atom on features %v needs the feature columns, not only their bin codes", idx)
+			return split{}
+		}
 		if b.d.Dist != nil {
 			idx, wts := b.cand.Atom(a)
 			b.work += sortWork + int64(n*len(idx))
@@ -606,6 +662,19 @@ func (b *Builder) projectNode(idx []int32, wts []float32, s, e int) []float32 {
 		b.proj = make([]float32, m, max(m, len(b.idx)))
 	}
 	vals, rows := b.proj[:m], b.idx[s:e]
+	if b.codes { // an axis atom of weight 1 (findSplit): the bin codes
+		codes := b.d.Bins.Codes[idx[0]]
+		nan := float32(math.NaN())
+		for i, r := range rows {
+			c := codes[r]
+			if c == MissingCode {
+				vals[i] = nan
+			} else {
+				vals[i] = float32(c)
+			}
+		}
+		return vals
+	}
 	if len(idx) == 1 {
 		col, w := b.d.Cols[idx[0]], wts[0]
 		for i, r := range rows {
@@ -666,7 +735,7 @@ func (b *Builder) searchSorted(idx []int32, wts []float32, s, e int) split {
 				continue
 			}
 			if p, ml, ok := a.best(b.cfg.MinLeaf); ok && (!best.ok || p > best.proxy) {
-				best = split{ok: true, thr: Midpoint(v, next), missLeft: ml, proxy: p}
+				best = split{ok: true, thr: b.cut(idx, v, next), missLeft: ml, proxy: p}
 			}
 		}
 		return best
@@ -681,10 +750,20 @@ func (b *Builder) searchSorted(idx []int32, wts []float32, s, e int) split {
 			continue
 		}
 		if p, ml, ok := a.best(b.cfg.MinLeaf); ok && (!best.ok || p > best.proxy) {
-			best = split{ok: true, thr: Midpoint(v, next), missLeft: ml, proxy: p}
+			best = split{ok: true, thr: b.cut(idx, v, next), missLeft: ml, proxy: p}
 		}
 	}
 	return best
+}
+
+// cut is the threshold between consecutive distinct sorted values v <
+// next of atom idx: their midpoint, or in codes-only mode (where the
+// values are bin codes) the upper edge of v's bin.
+func (b *Builder) cut(idx []int32, v, next float32) float32 {
+	if b.codes {
+		return b.d.Bins.Upper[idx[0]][int(v)]
+	}
+	return Midpoint(v, next)
 }
 
 // sortKeys radix-sorts the node's keys (built in b.keys), keeping both
@@ -744,6 +823,16 @@ func (b *Builder) partition(s, e int, idx []int32, wts []float32, thr float32, m
 			return missLeft
 		}
 		return v <= thr
+	}
+	if b.codes { // thr is a bin edge: code ≤ its bin goes left
+		codes, bin := b.d.Bins.Codes[idx[0]], b.d.Bins.binOf(int(idx[0]), thr)
+		goesLeft = func(k int) bool {
+			c := codes[b.idx[k]]
+			if c == MissingCode {
+				return missLeft
+			}
+			return c <= bin
+		}
 	}
 	for i <= j {
 		if goesLeft(i) {

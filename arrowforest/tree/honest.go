@@ -34,7 +34,7 @@ func (t *Tree) Reestimate(d *Data, rows []int32, w []float64) {
 				break
 			}
 			a0, a1 := t.AtomStart[i], t.AtomStart[i+1]
-			v := project(d.Cols, t.AtomFeature[a0:a1], t.AtomWeight[a0:a1], r)
+			v := d.value(t.AtomFeature[a0:a1], t.AtomWeight[a0:a1], r)
 			left := v <= t.Threshold[i]
 			if v != v {
 				left = t.MissingLeft[i]

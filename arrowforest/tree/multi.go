@@ -206,7 +206,7 @@ func (b *Builder) searchSortedMulti(idx []int32, wts []float32, s, e int) split 
 			continue
 		}
 		if pr, ml, ok := a.best(b.cfg.MinLeaf); ok && (!best.ok || pr > best.proxy) {
-			best = split{ok: true, thr: Midpoint(v, next), missLeft: ml, proxy: pr}
+			best = split{ok: true, thr: b.cut(idx, v, next), missLeft: ml, proxy: pr}
 		}
 	}
 	return best

@@ -137,6 +137,11 @@ func runTrain(args []string, env Env) error {
 		// twice what reading and training hold (issue 31)
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(int64(lakeSample.maxMemory)))
 	}
+	// Training keeps what it allocates (the trees) and makes little
+	// garbage, so a collection at a quarter's growth instead of the
+	// default doubling costs no measurable CPU and keeps the peak near
+	// what is live (100k × 50 Trunk, 100 trees: 161 → 127 MiB; issue 31).
+	defer debug.SetGCPercent(debug.SetGCPercent(trainGCPercent))
 	fr, sampled, err := lakeSample.loadTraining(paths, fopts, nSample, *seed)
 	if err != nil {
 		return err
@@ -152,6 +157,9 @@ func runTrain(args []string, env Env) error {
 		return err
 	}
 	var opts forest.TrainOptions
+	// the frame's feature columns are not needed past training (but for
+	// --lfs-graph): rf in binned mode grows on their bin codes (issue 31)
+	opts.DropColumns = *local.lfsGraph == ""
 	var bound string
 	opts.MaxBytes, bound = memoryBound(maxMemSet, int64(lakeSample.maxMemory))
 	defer trainProgress(env, p, &opts)()
@@ -242,6 +250,9 @@ func trainProgress(env Env, p forest.Params, opts *forest.TrainOptions) func() {
 	opts.Progress = func(done, total int) { once.Do(clear); trees(done, total) }
 	return func() { once.Do(clear); _ = bar.Finish() }
 }
+
+// trainGCPercent is the garbage collector's percentage while train runs.
+const trainGCPercent = 25
 
 // Forest kinds that flags of train apply to (trainFlagKinds).
 var (
