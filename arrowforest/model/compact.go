@@ -22,9 +22,9 @@ var compactColumns = []column{
 	{name: "value", kind: kFloat32},
 }
 
-// KeyLayout is the metadata key of format 5 that counts the lists after
+// keyLayout is the metadata key of format 5 that counts the lists after
 // the node rows.
-const KeyLayout = "forestd.layout"
+const keyLayout = "forestd.layout"
 
 // layout is forestd.layout: how many leaf lists, then atom lists, follow
 // the nodes.
@@ -35,7 +35,7 @@ type layout struct {
 
 func decodeLayout(v string, st *decodeState) error {
 	if st.version < compactVersion {
-		return fmt.Errorf("format version %d has no %s", st.version, KeyLayout)
+		return fmt.Errorf("format version %d has no %s", st.version, keyLayout)
 	}
 	var l layout
 	dec := json.NewDecoder(bytes.NewReader([]byte(v)))
@@ -75,13 +75,13 @@ func compactTable(cp *forest.Compact) *table {
 func (tab *table) compact(nodes int64, l layout) (*forest.Compact, error) {
 	split, value := tab.cols[0].i32, tab.cols[1].f32
 	if nodes > int64(tab.rows) {
-		return nil, fmt.Errorf("%s is %d but the table has %d rows", KeyNodes, nodes, tab.rows)
+		return nil, fmt.Errorf("%s is %d but the table has %d rows", keyNodes, nodes, tab.rows)
 	}
 	n := int(nodes)
 	cp := &forest.Compact{Split: split[:n:n], Value: value[:n:n], Leaves: l.LeafLists}
 	lists := l.LeafLists + l.AtomLists
 	if lists > tab.rows-n {
-		return nil, fmt.Errorf("%s names %d lists, more than the %d rows after the nodes", KeyLayout, lists, tab.rows-n)
+		return nil, fmt.Errorf("%s names %d lists, more than the %d rows after the nodes", keyLayout, lists, tab.rows-n)
 	}
 	cp.Off = make([]int32, 1, lists+1)
 	r := n
@@ -146,7 +146,7 @@ func compactParts(f *forest.Forest, meta Meta) (*table, []metaEntry, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return compactTable(cp), append(entries, metaEntry{KeyLayout, string(lb)}), nil
+	return compactTable(cp), append(entries, metaEntry{keyLayout, string(lb)}), nil
 }
 
 // decodeCompact finishes decoding a format-5 table whose checksum and
@@ -156,7 +156,7 @@ func compactParts(f *forest.Forest, meta Meta) (*table, []metaEntry, error) {
 // rebuilt and the forest validated (forest.Validate).
 func decodeCompact(tab *table, st *decodeState, compile bool) (*forest.Forest, *forest.Compiled, Meta, error) {
 	if st.layout == nil {
-		return nil, nil, Meta{}, corrupt("missing %s", KeyLayout)
+		return nil, nil, Meta{}, corrupt("missing %s", keyLayout)
 	}
 	cp, err := tab.compact(st.nodes, *st.layout)
 	if err != nil {
@@ -168,7 +168,7 @@ func decodeCompact(tab *table, st *decodeState, compile bool) (*forest.Forest, *
 			return nil, nil, Meta{}, wrapCorrupt(err)
 		}
 		if int64(comp.NumTrees()) != st.trees {
-			return nil, nil, Meta{}, corrupt("node table has %d trees but %s is %d", comp.NumTrees(), KeyTrees, st.trees)
+			return nil, nil, Meta{}, corrupt("node table has %d trees but %s is %d", comp.NumTrees(), keyTrees, st.trees)
 		}
 		return st.f, comp, st.meta, nil
 	}
@@ -177,7 +177,7 @@ func decodeCompact(tab *table, st *decodeState, compile bool) (*forest.Forest, *
 		return nil, nil, Meta{}, wrapCorrupt(err)
 	}
 	if int64(len(trees)) != st.trees {
-		return nil, nil, Meta{}, corrupt("node table has %d trees but %s is %d", len(trees), KeyTrees, st.trees)
+		return nil, nil, Meta{}, corrupt("node table has %d trees but %s is %d", len(trees), keyTrees, st.trees)
 	}
 	st.f.Trees = trees
 	if err := st.f.Validate(); err != nil {

@@ -195,17 +195,17 @@ func decodeStream(rdr *ipc.Reader, mr *msgReader, compile bool) (*forest.Forest,
 	}
 
 	d := canonicalDigest(entries, tab)
-	stored, _ := schema.Metadata().GetValue(KeyChecksum)
+	stored, _ := schema.Metadata().GetValue(keyChecksum)
 	if stored != d.checksum {
 		return nil, nil, Meta{}, newError(ErrChecksum, nil, "stored %q, content has %s", stored, d.checksum)
 	}
-	if id, _ := schema.Metadata().GetValue(KeyModelID); id != d.id {
+	if id, _ := schema.Metadata().GetValue(keyModelID); id != d.id {
 		return nil, nil, Meta{}, newError(ErrChecksum, nil, "model_id %q does not match the content (%s)", id, d.id)
 	}
 	st.meta.ID = d.id
 
 	if int64(tab.rows) != st.nodes && st.version < compactVersion {
-		return nil, nil, Meta{}, corrupt("node table has %d rows but %s is %d", tab.rows, KeyNodes, st.nodes)
+		return nil, nil, Meta{}, corrupt("node table has %d rows but %s is %d", tab.rows, keyNodes, st.nodes)
 	}
 	for _, e := range entries {
 		k := lookupMetaKey(e.key)
@@ -231,7 +231,7 @@ func decodeStream(rdr *ipc.Reader, mr *msgReader, compile bool) (*forest.Forest,
 		return nil, nil, Meta{}, corrupt("%v", err)
 	}
 	if int64(len(trees)) != st.trees {
-		return nil, nil, Meta{}, corrupt("node table has %d trees but %s is %d", len(trees), KeyTrees, st.trees)
+		return nil, nil, Meta{}, corrupt("node table has %d trees but %s is %d", len(trees), keyTrees, st.trees)
 	}
 	st.f.Trees = trees
 	// the format is checked: now the meaning, once (forest.Validate)
@@ -262,7 +262,7 @@ func readMetadata(schema *arrow.Schema) ([]metaEntry, *decodeState, error) {
 		}
 		v := md.Values()[i]
 		seen[key] = v
-		if key != KeyChecksum && key != KeyModelID {
+		if key != keyChecksum && key != keyModelID {
 			entries = append(entries, metaEntry{key, v})
 		}
 	}
@@ -287,7 +287,7 @@ func readMetadata(schema *arrow.Schema) ([]metaEntry, *decodeState, error) {
 	if version > FormatVersion {
 		return nil, nil, futureVersion(version)
 	}
-	for _, key := range []string{KeyChecksum, KeyModelID} {
+	for _, key := range []string{keyChecksum, keyModelID} {
 		if _, ok := seen[key]; !ok {
 			return nil, nil, corrupt("missing %s", key)
 		}
@@ -306,7 +306,7 @@ func readMetadata(schema *arrow.Schema) ([]metaEntry, *decodeState, error) {
 		}
 	}
 	st := &decodeState{version: int(version), f: &forest.Forest{}}
-	for _, key := range []string{KeyTrees, KeyNodes} {
+	for _, key := range []string{keyTrees, keyNodes} {
 		if err := lookupMetaKey(key).dec(seen[key], st); err != nil {
 			return nil, nil, corrupt("metadata %s: %v", key, err)
 		}

@@ -9,14 +9,14 @@ import (
 	"github.com/forestd/forestd/arrowforest/forest"
 )
 
-// KeyDerived carries forest.Derived, the input columns a forest computes
+// keyDerived carries forest.Derived, the input columns a forest computes
 // from its features before its trees see them (RF_FDM with landmark
 // mappings: one group norm per feature group, dissertation §6.1.2 and
 // §6.4), as JSON {"norms":[{"inputs":[…],"centre":[…]},…]}. Centres are
 // finite float64s, which encoding/json writes in their shortest exact form,
 // so scoring recomputes the training values bit for bit. Absent when the
 // forest has none.
-const KeyDerived = "forestd.derived"
+const keyDerived = "forestd.derived"
 
 func encodeDerived(f *forest.Forest, _ Meta, _ int) (string, bool, error) {
 	if f.Derived == nil {

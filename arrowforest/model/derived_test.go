@@ -47,7 +47,7 @@ func TestDerivedRoundTrip(t *testing.T) {
 	if b2, _ := mustEncode(t, c, g, m2); !bytes.Equal(b, b2) {
 		t.Fatal("re-encoding changes the bytes")
 	}
-	if rb, _ := mustEncode(t, c, classForest(), Meta{}); bytes.Contains(rb, []byte(KeyDerived)) {
+	if rb, _ := mustEncode(t, c, classForest(), Meta{}); bytes.Contains(rb, []byte(keyDerived)) {
 		t.Fatal("a plain forest carries forestd.derived")
 	}
 }
@@ -57,10 +57,10 @@ func TestDerivedRoundTrip(t *testing.T) {
 // ErrCorrupt on one line.
 func TestDerivedCorrupt(t *testing.T) {
 	set := func(v string) func(*table, map[string]string) {
-		return func(_ *table, md map[string]string) { md[KeyDerived] = v }
+		return func(_ *table, md map[string]string) { md[keyDerived] = v }
 	}
 	params := func(from, to string) func(*table, map[string]string) {
-		return func(_ *table, md map[string]string) { md[KeyParams] = strings.Replace(md[KeyParams], from, to, 1) }
+		return func(_ *table, md map[string]string) { md[keyParams] = strings.Replace(md[keyParams], from, to, 1) }
 	}
 	cases := map[string]func(*table, map[string]string){
 		"not JSON":        set("{"),
@@ -76,12 +76,12 @@ func TestDerivedCorrupt(t *testing.T) {
 		"two norms":       set(`{"norms":[{"inputs":[0,2],"centre":[0,0]},{"inputs":[0,2],"centre":[0,0]}]}`),
 		"huge centre":     set(`{"norms":[{"inputs":[0,2],"centre":[0,1e999]}]}`),
 		"string centre":   set(`{"norms":[{"inputs":[0,2],"centre":[0,"NaN"]}]}`),
-		"part missing":    func(_ *table, md map[string]string) { delete(md, KeyDerived) },
-		"kind is rf":      func(_ *table, md map[string]string) { md[KeyKind] = "rf" },
+		"part missing":    func(_ *table, md map[string]string) { delete(md, keyDerived) },
+		"kind is rf":      func(_ *table, md map[string]string) { md[keyKind] = "rf" },
 		"map is rp":       params(`"fdm_map":"drl"`, `"fdm_map":"rp"`),
 		"other groups":    params(`"fdm_groups":"0,2"`, `"fdm_groups":"0,3"`),
 		"renamed": func(_ *table, md map[string]string) {
-			md[KeyFeatures] = strings.Replace(md[KeyFeatures], fdm.NormName(1), "norm", 1)
+			md[keyFeatures] = strings.Replace(md[keyFeatures], fdm.NormName(1), "norm", 1)
 		},
 	}
 	expectCorrupt(t, derivedForest, cases)
@@ -101,7 +101,7 @@ func FuzzDerivedPart(f *testing.F) {
 	f.Add(`{"norms":null}`)
 	f.Add("")
 	f.Fuzz(func(t *testing.T, val string) {
-		b := craft(t, derivedForest(), func(_ *table, md map[string]string) { md[KeyDerived] = val })
+		b := craft(t, derivedForest(), func(_ *table, md map[string]string) { md[keyDerived] = val })
 		g, m, err := DecodeBytes(b)
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) {

@@ -11,9 +11,9 @@ import (
 	"github.com/forestd/forestd/arrowforest/forest"
 )
 
-// KeyDRF carries forest.DRF, the part of a distance random forest that is
+// keyDRF carries forest.DRF, the part of a distance random forest that is
 // not its trees (see doc.go, "The dRF part").
-const KeyDRF = "forestd.drf"
+const keyDRF = "forestd.drf"
 
 // drfJSON is the value of forestd.drf. Arrays travel as standard base64
 // of little-endian IEEE-754 float64s (exact, and about half the size of

@@ -51,7 +51,7 @@ func TestDRFRoundTrip(t *testing.T) {
 	// a forest without a dRF part has no forestd.drf key, so the bytes
 	// of every other model are unchanged by this key's existence
 	rb, _ := mustEncode(t, c, regForest(), Meta{})
-	if bytes.Contains(rb, []byte(KeyDRF)) {
+	if bytes.Contains(rb, []byte(keyDRF)) {
 		t.Fatal("a plain forest carries forestd.drf")
 	}
 	// without the optional offset and selection (the paper's map with
@@ -78,18 +78,18 @@ func TestDRFCorrupt(t *testing.T) {
 	edit := func(mut func(j map[string]any)) func(*table, map[string]string) {
 		return func(_ *table, md map[string]string) {
 			var j map[string]any
-			if err := json.Unmarshal([]byte(md[KeyDRF]), &j); err != nil {
+			if err := json.Unmarshal([]byte(md[keyDRF]), &j); err != nil {
 				t.Fatal(err)
 			}
 			mut(j)
 			b, _ := json.Marshal(j)
-			md[KeyDRF] = string(b)
+			md[keyDRF] = string(b)
 		}
 	}
 	leaves := func(vals ...byte) string { return base64.StdEncoding.EncodeToString(vals) }
 	cases := map[string]func(*table, map[string]string){
-		"not JSON":          func(_ *table, md map[string]string) { md[KeyDRF] = "{" },
-		"not an object":     func(_ *table, md map[string]string) { md[KeyDRF] = "[1]" },
+		"not JSON":          func(_ *table, md map[string]string) { md[keyDRF] = "{" },
+		"not an object":     func(_ *table, md map[string]string) { md[keyDRF] = "[1]" },
 		"unknown field":     edit(func(j map[string]any) { j["extra"] = 1 }),
 		"missing field":     edit(func(j map[string]any) { delete(j, "coef") }),
 		"bad base64":        edit(func(j map[string]any) { j["responses"] = "!!!" }),
@@ -107,8 +107,8 @@ func TestDRFCorrupt(t *testing.T) {
 		"negative sigma":    edit(func(j map[string]any) { j["sigma_g"] = -1 }),
 		"input rows":        edit(func(j map[string]any) { j["input_rows"] = 3 }),
 		"k out of range":    edit(func(j map[string]any) { j["isomap_k"] = 4 }),
-		"kind is rf":        func(_ *table, md map[string]string) { md[KeyKind] = "rf" },
-		"part missing":      func(_ *table, md map[string]string) { delete(md, KeyDRF) },
+		"kind is rf":        func(_ *table, md map[string]string) { md[keyKind] = "rf" },
+		"part missing":      func(_ *table, md map[string]string) { delete(md, keyDRF) },
 		"short offset":      edit(func(j map[string]any) { j["offset"] = j["coef"].(string)[:12] }),
 		"offset not finite": edit(func(j map[string]any) {
 			j["offset"] = base64.StdEncoding.EncodeToString([]byte{0, 0, 0, 0, 0, 0, 0xf0, 0x7f, 0, 0, 0, 0, 0, 0, 0, 0})
@@ -136,7 +136,7 @@ func FuzzDRFPart(f *testing.F) {
 	f.Add(`{"targets":["a"]}`)
 	f.Add("")
 	f.Fuzz(func(t *testing.T, val string) {
-		b := craft(t, drfForest(), func(_ *table, md map[string]string) { md[KeyDRF] = val })
+		b := craft(t, drfForest(), func(_ *table, md map[string]string) { md[keyDRF] = val })
 		g, m, err := DecodeBytes(b)
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) {

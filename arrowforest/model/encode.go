@@ -209,13 +209,13 @@ func (c Codec) writeRows(w io.Writer, spec []column, d digest, entries []metaEnt
 	for i, e := range entries {
 		all = append(all, e)
 		if i == 1 {
-			all = append(all, metaEntry{KeyModelID, d.id})
+			all = append(all, metaEntry{keyModelID, d.id})
 		}
 	}
 	if len(entries) < 2 {
-		all = append(all, metaEntry{KeyModelID, d.id})
+		all = append(all, metaEntry{keyModelID, d.id})
 	}
-	all = append(all, metaEntry{KeyChecksum, d.checksum})
+	all = append(all, metaEntry{keyChecksum, d.checksum})
 	schema := schemaFor(spec, all)
 
 	iw := ipc.NewWriter(w, ipc.WithSchema(schema), ipc.WithAllocator(c.alloc()))

@@ -47,9 +47,9 @@ func fuzzSeeds(f *testing.F) {
 	f.Add(craft(f, ladderForest(50), noEdit))
 	for _, e := range []func(*table, map[string]string){
 		leafValue(math.NaN()), leafValue(math.Inf(1)), leafValue(-1e30),
-		meta(KeyFeatures, `["x0","colour","x0","x3"]`), meta(KeyClasses, `["a","b","a"]`),
-		meta(KeyModelVersion, "-1"), meta(KeyModelVersion, "9223372036854775807"), meta(KeyModelVersion, "4611686018427387904"),
-		meta(KeyClasses, manyClasses(f, 4+forest.MaxUnnamedClasses)),
+		meta(keyFeatures, `["x0","colour","x0","x3"]`), meta(keyClasses, `["a","b","a"]`),
+		meta(keyModelVersion, "-1"), meta(keyModelVersion, "9223372036854775807"), meta(keyModelVersion, "4611686018427387904"),
+		meta(keyClasses, manyClasses(f, 4+forest.MaxUnnamedClasses)),
 	} {
 		f.Add(craft(f, classForest(), e))
 	}
@@ -238,7 +238,7 @@ func craft5(t testing.TB, f *forest.Forest, edit func(tab *table, md map[string]
 	if err != nil {
 		t.Fatal(err)
 	}
-	md := map[string]string{KeyLayout: fmt.Sprintf(`{"leaf_lists":%d,"atom_lists":%d}`, cp.Leaves, len(cp.Off)-1-cp.Leaves)}
+	md := map[string]string{keyLayout: fmt.Sprintf(`{"leaf_lists":%d,"atom_lists":%d}`, cp.Leaves, len(cp.Off)-1-cp.Leaves)}
 	for _, e := range entries {
 		md[e.key] = e.value
 	}
@@ -286,12 +286,12 @@ func FuzzCompact(f *testing.F) {
 		}
 		b := craft5(t, fo, func(tab *table, md map[string]string) {
 			var l layout
-			if err := json.Unmarshal([]byte(md[KeyLayout]), &l); err != nil {
+			if err := json.Unmarshal([]byte(md[keyLayout]), &l); err != nil {
 				t.Fatal(err)
 			}
 			l.LeafLists += int(dLeaf)
 			l.AtomLists += int(dAtom)
-			md[KeyLayout] = fmt.Sprintf(`{"leaf_lists":%d,"atom_lists":%d}`, l.LeafLists, l.AtomLists)
+			md[keyLayout] = fmt.Sprintf(`{"leaf_lists":%d,"atom_lists":%d}`, l.LeafLists, l.AtomLists)
 			for e := edits; len(e) >= 7; e = e[7:] {
 				r := (int(e[1]) | int(e[2])<<8) % tab.rows
 				v := binary.LittleEndian.Uint32(e[3:])

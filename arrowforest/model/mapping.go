@@ -8,12 +8,12 @@ import (
 	"github.com/forestd/forestd/arrowforest/forest"
 )
 
-// KeyMapping carries forest.Mapping, the FDM_RF feature mapping a forest
+// keyMapping carries forest.Mapping, the FDM_RF feature mapping a forest
 // was trained behind (dissertation §6.3), in the format of the mapping
 // files that forestd select writes and --apply reads: the JSON of
 // fdm.Transform, decoded by the same strict (and fuzzed) fdm.ReadTransform.
 // Model and mapping are thereby one checksummed, content-addressed unit.
-const KeyMapping = "forestd.mapping"
+const keyMapping = "forestd.mapping"
 
 func encodeMapping(f *forest.Forest, _ Meta, _ int) (string, bool, error) {
 	if f.Mapping == nil {

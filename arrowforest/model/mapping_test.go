@@ -44,7 +44,7 @@ func TestMappingRoundTrip(t *testing.T) {
 	var md map[string]string
 	keep := func(_ *table, m map[string]string) { md = maps.Clone(m) } // craft empties m afterwards
 	craft(t, f, keep)
-	tr, err := fdm.ReadTransform(strings.NewReader(md[KeyMapping]))
+	tr, err := fdm.ReadTransform(strings.NewReader(md[keyMapping]))
 	if err != nil || !reflect.DeepEqual(tr, f.Mapping) {
 		t.Fatalf("forestd.mapping is not a mapping file: %v", err)
 	}
@@ -56,7 +56,7 @@ func TestMappingRoundTrip(t *testing.T) {
 	}
 	// a forest without a mapping has no forestd.mapping key
 	craft(t, classForest(), keep)
-	if _, ok := md[KeyMapping]; ok {
+	if _, ok := md[keyMapping]; ok {
 		t.Fatal("forestd.mapping written for a forest without a mapping")
 	}
 }
@@ -69,18 +69,18 @@ func TestMappingCorrupt(t *testing.T) {
 	edit := func(mut func(j map[string]any)) func(*table, map[string]string) {
 		return func(_ *table, md map[string]string) {
 			var j map[string]any
-			if err := json.Unmarshal([]byte(md[KeyMapping]), &j); err != nil {
+			if err := json.Unmarshal([]byte(md[keyMapping]), &j); err != nil {
 				t.Fatal(err)
 			}
 			mut(j)
 			b, _ := json.Marshal(j)
-			md[KeyMapping] = string(b)
+			md[keyMapping] = string(b)
 		}
 	}
 	group := func(j map[string]any) map[string]any { return j["groups"].([]any)[0].(map[string]any) }
 	cases := map[string]func(*table, map[string]string){
-		"not JSON":       func(_ *table, md map[string]string) { md[KeyMapping] = "{" },
-		"trailing data":  func(_ *table, md map[string]string) { md[KeyMapping] += " {}" },
+		"not JSON":       func(_ *table, md map[string]string) { md[keyMapping] = "{" },
+		"trailing data":  func(_ *table, md map[string]string) { md[keyMapping] += " {}" },
 		"unknown field":  edit(func(j map[string]any) { j["extra"] = 1 }),
 		"wrong format":   edit(func(j map[string]any) { j["format"] = "forestd-fdm/9" }),
 		"short weights":  edit(func(j map[string]any) { group(j)["outputs"].([]any)[0].(map[string]any)["weights"] = []float64{1} }),
@@ -88,11 +88,11 @@ func TestMappingCorrupt(t *testing.T) {
 		"extra marginal": edit(func(j map[string]any) { j["marginal"] = []string{"x0", "colour", "x9"} }),
 		"no marginal":    edit(func(j map[string]any) { j["marginal"] = []string{"colour", "x0"} }),
 		"features only": func(_ *table, md map[string]string) {
-			delete(md, KeyMapping)
-			md[KeyFeatures] = `["x0","colour","a","b"]`
+			delete(md, keyMapping)
+			md[keyFeatures] = `["x0","colour","a","b"]`
 		},
-		"levels mapped": func(_ *table, md map[string]string) { md[KeyLevels] = `[null,["red","green"],["u"],null]` },
-		"drf kind":      func(_ *table, md map[string]string) { md[KeyKind] = string(forest.KindDRF) },
+		"levels mapped": func(_ *table, md map[string]string) { md[keyLevels] = `[null,["red","green"],["u"],null]` },
+		"drf kind":      func(_ *table, md map[string]string) { md[keyKind] = string(forest.KindDRF) },
 	}
 	for name, e := range cases {
 		_, _, err := DecodeBytes(craft(t, mappedForest(), e))

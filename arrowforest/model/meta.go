@@ -112,23 +112,23 @@ func IsModelSchema(schema *arrow.Schema) bool {
 const (
 	KeyFormat        = "forestd.format"
 	KeyFormatVersion = "forestd.format_version"
-	KeyModelID       = "forestd.model_id"
-	KeyModelVersion  = "forestd.model_version"
-	KeyCreatedBy     = "forestd.created_by"
-	KeyKind          = "forestd.kind"
-	KeyTask          = "forestd.task"
-	KeyLabel         = "forestd.label"
-	KeyFeatures      = "forestd.features"
-	KeyLevels        = "forestd.levels"
-	KeyClasses       = "forestd.classes"
-	KeyTargets       = "forestd.targets"
-	KeyParams        = "forestd.params"
-	KeyOOB           = "forestd.oob"
-	KeyImportances   = "forestd.importances"
-	KeyRank          = "forestd.rank"
-	KeyTrees         = "forestd.trees"
-	KeyNodes         = "forestd.nodes"
-	KeyChecksum      = "forestd.checksum"
+	keyModelID       = "forestd.model_id"
+	keyModelVersion  = "forestd.model_version"
+	keyCreatedBy     = "forestd.created_by"
+	keyKind          = "forestd.kind"
+	keyTask          = "forestd.task"
+	keyLabel         = "forestd.label"
+	keyFeatures      = "forestd.features"
+	keyLevels        = "forestd.levels"
+	keyClasses       = "forestd.classes"
+	keyTargets       = "forestd.targets"
+	keyParams        = "forestd.params"
+	keyOOB           = "forestd.oob"
+	keyImportances   = "forestd.importances"
+	keyRank          = "forestd.rank"
+	keyTrees         = "forestd.trees"
+	keyNodes         = "forestd.nodes"
+	keyChecksum      = "forestd.checksum"
 
 	keyPrefix = "forestd."
 )
@@ -168,7 +168,7 @@ var metaKeys = []metaKey{
 		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) {
 			return strconv.Itoa(formatVersionFor(f)), true, nil
 		}},
-	{key: KeyModelVersion,
+	{key: keyModelVersion,
 		enc: func(_ *forest.Forest, m Meta, _ int) (string, bool, error) {
 			return strconv.FormatInt(m.Version, 10), true, nil
 		},
@@ -178,13 +178,13 @@ var metaKeys = []metaKey{
 			}
 			return checkVersion(st.meta.Version)
 		}},
-	{key: KeyCreatedBy,
+	{key: keyCreatedBy,
 		enc: func(_ *forest.Forest, m Meta, _ int) (string, bool, error) { return m.CreatedBy, true, nil },
 		dec: func(v string, st *decodeState) error { st.meta.CreatedBy = v; return nil }},
-	{key: KeyKind, fields: []string{"Kind"},
+	{key: keyKind, fields: []string{"Kind"},
 		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) { return string(f.Kind), true, nil },
 		dec: func(v string, st *decodeState) (err error) { st.f.Kind, err = forest.ParseKind(v); return err }},
-	{key: KeyTask, fields: []string{"Task"},
+	{key: keyTask, fields: []string{"Task"},
 		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) { return f.Task.String(), true, nil },
 		dec: func(v string, st *decodeState) error {
 			switch v {
@@ -197,19 +197,19 @@ var metaKeys = []metaKey{
 			}
 			return nil
 		}},
-	{key: KeyLabel, fields: []string{"LabelName"},
+	{key: keyLabel, fields: []string{"LabelName"},
 		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) { return f.LabelName, true, nil },
 		dec: func(v string, st *decodeState) error { st.f.LabelName = v; return nil }},
-	{key: KeyFeatures, fields: []string{"Features"},
+	{key: keyFeatures, fields: []string{"Features"},
 		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) { return jsonString(f.Features) },
 		dec: func(v string, st *decodeState) error { return json.Unmarshal([]byte(v), &st.f.Features) }},
-	{key: KeyLevels, fields: []string{"Levels"},
+	{key: keyLevels, fields: []string{"Levels"},
 		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) { return jsonString(f.Levels) },
 		dec: func(v string, st *decodeState) error { return json.Unmarshal([]byte(v), &st.f.Levels) }},
-	{key: KeyClasses, fields: []string{"Classes"},
+	{key: keyClasses, fields: []string{"Classes"},
 		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) { return jsonString(f.Classes) },
 		dec: func(v string, st *decodeState) error { return json.Unmarshal([]byte(v), &st.f.Classes) }},
-	{key: KeyTargets, fields: []string{"Targets"}, optional: true,
+	{key: keyTargets, fields: []string{"Targets"}, optional: true,
 		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) {
 			if f.Targets == nil {
 				return "", false, nil
@@ -225,13 +225,13 @@ var metaKeys = []metaKey{
 			}
 			return nil
 		}},
-	{key: KeyParams, fields: []string{"Params"},
+	{key: keyParams, fields: []string{"Params"},
 		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) {
 			s, err := marshalStruct(f.Params)
 			return s, true, err
 		},
 		dec: func(v string, st *decodeState) error { return unmarshalStruct(v, &st.f.Params) }},
-	{key: KeyOOB, fields: []string{"OOB"}, optional: true,
+	{key: keyOOB, fields: []string{"OOB"}, optional: true,
 		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) {
 			if f.OOB == nil {
 				return "", false, nil
@@ -243,7 +243,7 @@ var metaKeys = []metaKey{
 			st.f.OOB = new(forest.OOB)
 			return unmarshalStruct(v, st.f.OOB)
 		}},
-	{key: KeyImportances, fields: []string{"Importances"},
+	{key: keyImportances, fields: []string{"Importances"},
 		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) {
 			m := make(map[string][]jsonFloat, len(f.Importances))
 			for k, v := range f.Importances {
@@ -267,7 +267,7 @@ var metaKeys = []metaKey{
 			}
 			return nil
 		}},
-	{key: KeyRank, fields: []string{"Rank"}, optional: true,
+	{key: keyRank, fields: []string{"Rank"}, optional: true,
 		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) {
 			if f.Rank == nil {
 				return "", false, nil
@@ -278,18 +278,18 @@ var metaKeys = []metaKey{
 			st.f.Rank = new(forest.RankMap)
 			return json.Unmarshal([]byte(v), st.f.Rank)
 		}},
-	{key: KeyDRF, fields: []string{"DRF"}, optional: true, enc: encodeDRF, dec: decodeDRF},                 // drf.go
-	{key: KeyDerived, fields: []string{"Derived"}, optional: true, enc: encodeDerived, dec: decodeDerived}, // derived.go
-	{key: KeyMapping, fields: []string{"Mapping"}, optional: true, enc: encodeMapping, dec: decodeMapping}, // mapping.go
-	{key: KeyTuning, fields: []string{"Tuning"}, optional: true, enc: encodeTuning, dec: decodeTuning},     // tuning.go
-	{key: KeyTrees, fields: []string{"Trees"},
+	{key: keyDRF, fields: []string{"DRF"}, optional: true, enc: encodeDRF, dec: decodeDRF},                 // drf.go
+	{key: keyDerived, fields: []string{"Derived"}, optional: true, enc: encodeDerived, dec: decodeDerived}, // derived.go
+	{key: keyMapping, fields: []string{"Mapping"}, optional: true, enc: encodeMapping, dec: decodeMapping}, // mapping.go
+	{key: keyTuning, fields: []string{"Tuning"}, optional: true, enc: encodeTuning, dec: decodeTuning},     // tuning.go
+	{key: keyTrees, fields: []string{"Trees"},
 		enc: func(f *forest.Forest, _ Meta, _ int) (string, bool, error) {
 			return strconv.Itoa(len(f.Trees)), true, nil
 		},
 		dec: func(v string, st *decodeState) (err error) { st.trees, err = parseCount(v); return err }},
-	{key: KeyLayout, optional: true, dec: decodeLayout, // compact.go; written by encodeCompact
+	{key: keyLayout, optional: true, dec: decodeLayout, // compact.go; written by encodeCompact
 		enc: func(*forest.Forest, Meta, int) (string, bool, error) { return "", false, nil }},
-	{key: KeyNodes,
+	{key: keyNodes,
 		enc: func(_ *forest.Forest, _ Meta, nodes int) (string, bool, error) {
 			return strconv.Itoa(nodes), true, nil
 		},

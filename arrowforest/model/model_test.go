@@ -488,19 +488,19 @@ func TestMultiOutputCorrupt(t *testing.T) {
 		edit func(*table, map[string]string)
 		want string
 	}{
-		"one target":       {func(_ *table, md map[string]string) { md[KeyTargets] = `["y0"]` }, "two or more"},
-		"repeated target":  {func(_ *table, md map[string]string) { md[KeyTargets] = `["a","a","b"]` }, "repeated"},
-		"null targets":     {func(_ *table, md map[string]string) { md[KeyTargets] = `null` }, "not a JSON array"},
-		"not JSON":         {func(_ *table, md map[string]string) { md[KeyTargets] = `[y0` }, KeyTargets},
-		"too few values":   {func(_ *table, md map[string]string) { md[KeyTargets] = `["a","b"]` }, "value entries"},
-		"classes too":      {func(_ *table, md map[string]string) { md[KeyClasses] = `["a","b"]` }, "classes"},
+		"one target":       {func(_ *table, md map[string]string) { md[keyTargets] = `["y0"]` }, "two or more"},
+		"repeated target":  {func(_ *table, md map[string]string) { md[keyTargets] = `["a","a","b"]` }, "repeated"},
+		"null targets":     {func(_ *table, md map[string]string) { md[keyTargets] = `null` }, "not a JSON array"},
+		"not JSON":         {func(_ *table, md map[string]string) { md[keyTargets] = `[y0` }, keyTargets},
+		"too few values":   {func(_ *table, md map[string]string) { md[keyTargets] = `["a","b"]` }, "value entries"},
+		"classes too":      {func(_ *table, md map[string]string) { md[keyClasses] = `["a","b"]` }, "classes"},
 		"targets on class": {nil, "targets"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var b []byte
 			if c.edit == nil {
 				f := classForest()
-				b = craft(t, f, func(_ *table, md map[string]string) { md[KeyTargets] = `["a","b"]`; md[KeyFormatVersion] = "3" })
+				b = craft(t, f, func(_ *table, md map[string]string) { md[keyTargets] = `["a","b"]`; md[KeyFormatVersion] = "3" })
 			} else {
 				b = craft(t, multiForest(), c.edit)
 			}
@@ -544,30 +544,30 @@ func TestCraftedStructure(t *testing.T) {
 				c.off[2] = 0 // node 1 empty, node 2 (internal) holds two entries
 			}
 		},
-		"trees count":         func(_ *table, md map[string]string) { md[KeyTrees] = "4" },
-		"nodes count":         func(_ *table, md map[string]string) { md[KeyNodes] = "8" },
-		"nodes not a number":  func(_ *table, md map[string]string) { md[KeyNodes] = "many" },
-		"levels length":       func(_ *table, md map[string]string) { md[KeyLevels] = `[null]` },
-		"importance length":   func(_ *table, md map[string]string) { md[KeyImportances] = `{"impurity":[1,2]}` },
-		"importance null":     func(_ *table, md map[string]string) { md[KeyImportances] = `{"impurity":[1,null,3,4]}` },
-		"importances not obj": func(_ *table, md map[string]string) { md[KeyImportances] = `null` },
-		"features not json":   func(_ *table, md map[string]string) { md[KeyFeatures] = `["a",` },
-		"fewer features":      func(_ *table, md map[string]string) { md[KeyFeatures] = `["a"]` },
-		"no classes":          func(_ *table, md map[string]string) { md[KeyClasses] = `null` },
-		"two classes":         func(_ *table, md map[string]string) { md[KeyClasses] = `["a","b"]` },
-		"regression classes":  func(_ *table, md map[string]string) { md[KeyTask] = "regression" },
-		"unknown task":        func(_ *table, md map[string]string) { md[KeyTask] = "auto" },
-		"empty kind":          func(_ *table, md map[string]string) { md[KeyKind] = "" },
-		"unknown kind":        func(_ *table, md map[string]string) { md[KeyKind] = "xgboost" },
-		"params not object":   func(_ *table, md map[string]string) { md[KeyParams] = `[]` },
-		"params bad type":     func(_ *table, md map[string]string) { md[KeyParams] = `{"trees":"x"}` },
-		"oob bad":             func(_ *table, md map[string]string) { md[KeyOOB] = `{"error":"NaNx"}` },
-		"model version":       func(_ *table, md map[string]string) { md[KeyModelVersion] = "1.5" },
+		"trees count":         func(_ *table, md map[string]string) { md[keyTrees] = "4" },
+		"nodes count":         func(_ *table, md map[string]string) { md[keyNodes] = "8" },
+		"nodes not a number":  func(_ *table, md map[string]string) { md[keyNodes] = "many" },
+		"levels length":       func(_ *table, md map[string]string) { md[keyLevels] = `[null]` },
+		"importance length":   func(_ *table, md map[string]string) { md[keyImportances] = `{"impurity":[1,2]}` },
+		"importance null":     func(_ *table, md map[string]string) { md[keyImportances] = `{"impurity":[1,null,3,4]}` },
+		"importances not obj": func(_ *table, md map[string]string) { md[keyImportances] = `null` },
+		"features not json":   func(_ *table, md map[string]string) { md[keyFeatures] = `["a",` },
+		"fewer features":      func(_ *table, md map[string]string) { md[keyFeatures] = `["a"]` },
+		"no classes":          func(_ *table, md map[string]string) { md[keyClasses] = `null` },
+		"two classes":         func(_ *table, md map[string]string) { md[keyClasses] = `["a","b"]` },
+		"regression classes":  func(_ *table, md map[string]string) { md[keyTask] = "regression" },
+		"unknown task":        func(_ *table, md map[string]string) { md[keyTask] = "auto" },
+		"empty kind":          func(_ *table, md map[string]string) { md[keyKind] = "" },
+		"unknown kind":        func(_ *table, md map[string]string) { md[keyKind] = "xgboost" },
+		"params not object":   func(_ *table, md map[string]string) { md[keyParams] = `[]` },
+		"params bad type":     func(_ *table, md map[string]string) { md[keyParams] = `{"trees":"x"}` },
+		"oob bad":             func(_ *table, md map[string]string) { md[keyOOB] = `{"error":"NaNx"}` },
+		"model version":       func(_ *table, md map[string]string) { md[keyModelVersion] = "1.5" },
 		"unknown key":         func(_ *table, md map[string]string) { md["forestd.extra"] = "1" },
-		"missing key":         func(_ *table, md map[string]string) { delete(md, KeyLabel) },
+		"missing key":         func(_ *table, md map[string]string) { delete(md, keyLabel) },
 		"version zero":        func(_ *table, md map[string]string) { md[KeyFormatVersion] = "0" },
 		"version text":        func(_ *table, md map[string]string) { md[KeyFormatVersion] = "one" },
-		"bad utf8":            func(_ *table, md map[string]string) { md[KeyLabel] = "\xff" },
+		"bad utf8":            func(_ *table, md map[string]string) { md[keyLabel] = "\xff" },
 	}
 	for name, edit := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -795,10 +795,10 @@ func TestReadableByArrow(t *testing.T) {
 	}
 	defer r.Release()
 	md := r.Schema().Metadata()
-	if v, _ := md.GetValue(KeyModelID); v != m.ID {
+	if v, _ := md.GetValue(keyModelID); v != m.ID {
 		t.Errorf("model_id %q", v)
 	}
-	if v, _ := md.GetValue(KeyChecksum); !regexp.MustCompile(`^crc32c:[0-9a-f]{8}$`).MatchString(v) {
+	if v, _ := md.GetValue(keyChecksum); !regexp.MustCompile(`^crc32c:[0-9a-f]{8}$`).MatchString(v) {
 		t.Errorf("checksum %q", v)
 	}
 	rows := 0

@@ -4,7 +4,7 @@ import (
 	"github.com/forestd/forestd/arrowforest/forest"
 )
 
-// KeyTuning carries forest.Tuning, the out-of-bag hyperparameter search
+// keyTuning carries forest.Tuning, the out-of-bag hyperparameter search
 // that chose a tuned forest's params (forestd train --tune): the metric,
 // the rounds of both stages, every candidate with its scores at the tree
 // counts it reached, the winner and the search's tree count, as compact
@@ -12,7 +12,7 @@ import (
 // Absent for an untuned forest, whose bytes it therefore leaves as they
 // were; present exactly when forestd.params has "tune": true. Format
 // version 4.
-const KeyTuning = "forestd.tuning"
+const keyTuning = "forestd.tuning"
 
 func encodeTuning(f *forest.Forest, _ Meta, _ int) (string, bool, error) {
 	if f.Tuning == nil {

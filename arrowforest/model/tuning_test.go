@@ -45,11 +45,11 @@ func TestUntunedCarriesNoTuning(t *testing.T) {
 		t.Fatal(err)
 	}
 	md := metadata(t, b)
-	if _, ok := md[KeyTuning]; ok {
+	if _, ok := md[keyTuning]; ok {
 		t.Fatal("untuned model has forestd.tuning")
 	}
-	if strings.Contains(md[KeyParams], "tune") {
-		t.Fatalf("untuned params mention tuning: %s", md[KeyParams])
+	if strings.Contains(md[keyParams], "tune") {
+		t.Fatalf("untuned params mention tuning: %s", md[keyParams])
 	}
 	if md[KeyFormatVersion] != "5" {
 		t.Fatalf("untuned model written as format version %s", md[KeyFormatVersion])
@@ -71,20 +71,20 @@ func TestTuningVersion(t *testing.T) {
 // unexpected, malformed or inconsistent are rejected as corrupt.
 func TestTuningCorrupt(t *testing.T) {
 	setTuning := func(s string) func(*table, map[string]string) {
-		return func(_ *table, md map[string]string) { md[KeyTuning] = s }
+		return func(_ *table, md map[string]string) { md[keyTuning] = s }
 	}
 	edit := func(old, new string) func(*table, map[string]string) {
-		return func(_ *table, md map[string]string) { md[KeyTuning] = strings.Replace(md[KeyTuning], old, new, 1) }
+		return func(_ *table, md map[string]string) { md[keyTuning] = strings.Replace(md[keyTuning], old, new, 1) }
 	}
 	expectCorrupt(t, tunedForest, map[string]func(*table, map[string]string){
-		"tuned params, no record": func(_ *table, md map[string]string) { delete(md, KeyTuning) },
+		"tuned params, no record": func(_ *table, md map[string]string) { delete(md, keyTuning) },
 		"record, untuned params": func(_ *table, md map[string]string) {
-			md[KeyParams] = strings.Replace(md[KeyParams], `,"tune":true`, "", 1)
+			md[keyParams] = strings.Replace(md[keyParams], `,"tune":true`, "", 1)
 		},
 		"not JSON":            setTuning("{"),
 		"null":                setTuning("null"),
 		"unknown field":       edit(`"metric"`, `"extra":1,"metric"`),
-		"trailing data":       func(_ *table, md map[string]string) { md[KeyTuning] += " {}" },
+		"trailing data":       func(_ *table, md map[string]string) { md[keyTuning] += " {}" },
 		"regression metric":   edit(`"metric":"error"`, `"metric":"mse"`),
 		"one stage":           edit(`"rounds":[[1,2],[3]]`, `"rounds":[[1,2]]`),
 		"rounds decrease":     edit(`"rounds":[[1,2],[3]]`, `"rounds":[[2,1],[3]]`),

@@ -119,10 +119,10 @@ func TestLeafValuesRefused(t *testing.T) {
 // error blamed --keep) are refused on decode, naming the name.
 func TestDuplicateNamesRefused(t *testing.T) {
 	decodeCorrupt(t, craft(t, classForest(), func(_ *table, md map[string]string) {
-		md[KeyFeatures] = `["x0","colour","x0","x3"]`
+		md[keyFeatures] = `["x0","colour","x0","x3"]`
 	}), `feature "x0" is listed twice (positions 0 and 2)`)
 	decodeCorrupt(t, craft(t, classForest(), func(_ *table, md map[string]string) {
-		md[KeyClasses] = `["a","b","a"]`
+		md[keyClasses] = `["a","b","a"]`
 	}), `class "a" is listed twice (positions 0 and 2)`)
 	f := classForest()
 	f.Classes[2] = "a"
@@ -137,7 +137,7 @@ func TestDuplicateNamesRefused(t *testing.T) {
 func TestModelVersionRange(t *testing.T) {
 	for _, v := range []string{"-1", "-9223372036854775808", "4611686018427387904", "9223372036854775807"} {
 		t.Run(v, func(t *testing.T) {
-			decodeCorrupt(t, craft(t, classForest(), func(_ *table, md map[string]string) { md[KeyModelVersion] = v }),
+			decodeCorrupt(t, craft(t, classForest(), func(_ *table, md map[string]string) { md[keyModelVersion] = v }),
 				"model version "+v+" outside 0..4611686018427387903")
 		})
 	}
@@ -185,15 +185,15 @@ func manyClasses(t testing.TB, n int) string {
 // classes no leaf names are allowed (a rare class out of bag for every
 // tree), one more is not.
 func TestClassBudget(t *testing.T) {
-	decodeCorrupt(t, craft(t, classForest(), func(_ *table, md map[string]string) { md[KeyClasses] = manyClasses(t, 2000000) }),
+	decodeCorrupt(t, craft(t, classForest(), func(_ *table, md map[string]string) { md[keyClasses] = manyClasses(t, 2000000) }),
 		"2000000 classes but the leaves name only 3")
 	ok := craft(t, classForest(), func(_ *table, md map[string]string) {
-		md[KeyClasses] = manyClasses(t, 3+forest.MaxUnnamedClasses)
+		md[keyClasses] = manyClasses(t, 3+forest.MaxUnnamedClasses)
 	})
 	if _, _, err := DecodeBytes(ok); err != nil {
 		t.Fatalf("%d unnamed classes: %v", forest.MaxUnnamedClasses, err)
 	}
 	decodeCorrupt(t, craft(t, classForest(), func(_ *table, md map[string]string) {
-		md[KeyClasses] = manyClasses(t, 4+forest.MaxUnnamedClasses)
+		md[keyClasses] = manyClasses(t, 4+forest.MaxUnnamedClasses)
 	}), "1028 classes but the leaves name only 3")
 }
