@@ -62,7 +62,7 @@ func readCSVColumns(t *testing.T, path string, names []string) [][]float64 {
 }
 
 // TestServeDRFModel: a distance random forest completing digits (the lower
-// half from the upper half, dRF paper §3.2.1; 800 training rows, 20
+// half from the upper half, dRF paper §3.2.1; 1,100 training rows, 20
 // trees: a model above the 1 MiB message limit) seeds daemon A with
 // --model; A publishes it on the model topic in chunks; replica B, started
 // without a model, assembles it from the chunks, and scores rows produced
@@ -75,7 +75,7 @@ func TestServeDRFModel(t *testing.T) {
 	upper, lower := digitHalves()
 	model := filepath.Join(t.TempDir(), "drf.model")
 	forestdJSON(t, "train", "--in", filepath.Join(dataDir, "digits.parquet"), "--forest", "drf",
-		"--label", strings.Join(lower, ","), "--features", strings.Join(upper, ","), "--max-rows", "800",
+		"--label", strings.Join(lower, ","), "--features", strings.Join(upper, ","), "--max-rows", "1100",
 		"--trees", "20", "--max-features", "5", "--isomap-k", "5", "--embed-dim", "25", "--seed", "3", "--out", model)
 	if fi, err := os.Stat(model); err != nil || fi.Size() <= 1<<20 {
 		t.Fatalf("drf model of %v bytes: the test needs one above 1 MiB (%v)", fi.Size(), err)
