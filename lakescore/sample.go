@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -24,11 +25,16 @@ type SampleOptions struct {
 }
 
 // SampleRecords draws a sample from the lake at paths for forestd select
-// to learn from: every column of the files plus the keep columns (hive
-// partitions, say), label stratifying a stratified sample and never null
-// in it. The caller releases the records.
-func SampleRecords(ctx context.Context, paths []string, label string, keep []string, opts SampleOptions) (*arrow.Schema, []arrow.Record, *lake.SampleReport, error) {
+// to learn from, or forestd drift to compare: every column of the files
+// plus the keep columns (hive partitions, say), or the keep columns alone
+// with only set; label stratifying a stratified sample and never null in
+// it ("" for none); N = 0 draws every row. The caller releases the
+// records.
+func SampleRecords(ctx context.Context, paths []string, label string, keep []string, only bool, opts SampleOptions) (*arrow.Schema, []arrow.Record, *lake.SampleReport, error) {
 	return sample(ctx, paths, label, opts, func(fileCols func() ([]string, error)) ([]string, error) {
+		if only {
+			return keep, nil
+		}
 		cols, err := fileCols()
 		if err != nil {
 			return nil, err
@@ -117,7 +123,13 @@ func sample(ctx context.Context, paths []string, label string, opts SampleOption
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	schema, recs, rep, err := l.Sample(ctx, lake.SampleOptions{N: opts.N, Mode: opts.Mode, Seed: opts.Seed, Label: label})
+	n := opts.N
+	if n == 0 {
+		if n = int(min(l.Rows(), math.MaxInt32)); n == 0 {
+			return nil, nil, &lake.SampleReport{}, nil // no rows: the caller names the empty side
+		}
+	}
+	schema, recs, rep, err := l.Sample(ctx, lake.SampleOptions{N: n, Mode: opts.Mode, Seed: opts.Seed, Label: label})
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -38,7 +38,7 @@ func TestSampleFrameAndRecords(t *testing.T) {
 	if _, _, err := lakescore.SampleFrame(context.Background(), []string{root}, frame.Options{Label: "label", Features: []string{"label"}}, opts); err == nil {
 		t.Fatal("the label among the features was accepted")
 	}
-	schema, recs, _, err := lakescore.SampleRecords(context.Background(), []string{root}, "label", []string{"day"}, opts)
+	schema, recs, _, err := lakescore.SampleRecords(context.Background(), []string{root}, "label", []string{"day"}, false, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

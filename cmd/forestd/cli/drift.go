@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"runtime"
 	"slices"
@@ -15,7 +14,7 @@ import (
 	"github.com/forestd/forestd/arrowforest/dependence"
 	"github.com/forestd/forestd/arrowforest/drift"
 	"github.com/forestd/forestd/connectors/files"
-	"github.com/forestd/forestd/connectors/lake"
+	"github.com/forestd/forestd/lakescore"
 	"github.com/forestd/forestd/operators"
 )
 
@@ -125,29 +124,8 @@ func (in driftInput) read(paths []string) ([]arrow.Record, error) {
 		return nil, err
 	}
 	defer in.lf.limitMemory()()
-	list, err := lake.List(paths)
-	if err != nil {
-		return nil, err
-	}
-	cols := in.features
-	if len(cols) == 0 {
-		if cols, err = lake.FileColumns(list); err != nil {
-			return nil, err
-		}
-	}
-	lopts.Columns = cols
-	l, err := lake.OpenFiles(list, lopts)
-	if err != nil {
-		return nil, err
-	}
-	n := in.n
-	if n == 0 {
-		n = int(min(l.Rows(), math.MaxInt32))
-	}
-	if n == 0 {
-		return nil, nil // drift.Test names the empty side
-	}
-	_, recs, _, err := l.Sample(context.Background(), lake.SampleOptions{N: n, Seed: in.seed})
+	_, recs, _, err := lakescore.SampleRecords(context.Background(), paths, "", in.features, len(in.features) > 0,
+		lakescore.SampleOptions{N: in.n, Seed: in.seed, Lake: lopts})
 	return recs, err
 }
 

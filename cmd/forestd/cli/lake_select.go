@@ -55,7 +55,7 @@ func (li *lakeInput) learnRecords(paths []string, label string, keep []string, s
 		return readRecords(paths, nil)
 	}
 	defer li.limitMemory()()
-	schema, recs, rep, err := lakescore.SampleRecords(context.Background(), paths, label, keep,
+	schema, recs, rep, err := lakescore.SampleRecords(context.Background(), paths, label, keep, false,
 		lakescore.SampleOptions{N: li.n, Mode: mode, Seed: seed, Lake: lopts})
 	li.report = rep
 	return schema, recs, err
