@@ -33,26 +33,7 @@ func pageBomb(count uint64) []byte {
 	hdr.field(2, tcStruct).i32(1, 1).i32(1, 0).i32(1, 3).i32(1, 3).stop().stop() // 1 value, PLAIN, RLE levels
 	page := append(hdr.b, body...)
 
-	e := (&tc{}).i32(1, 1).list(1, 2, tcStruct)
-	e.str(4, "schema").i32(1, 1).stop()
-	e.i32(1, 1).i32(2, 1).str(1, "x").stop() // INT32, OPTIONAL, "x"
-	e.i64(1, 1)                              // num_rows
-	e.list(1, 1, tcStruct)                   // row_groups
-	e.list(1, 1, tcStruct)                   // columns
-	e.i64(2, 4).field(1, tcStruct)           // file_offset, meta_data
-	e.i32(1, 1)                              // type INT32
-	e.list(1, 2, tcI32).uv(0).uv(6)          // encodings PLAIN, RLE
-	e.list(1, 1, tcBinary).uv(1).raw('x')    // path_in_schema
-	e.i32(1, 0).i64(1, 1)                    // codec UNCOMPRESSED, num_values
-	e.i64(1, int64(len(page))).i64(1, int64(len(page)))
-	e.i64(2, 4).stop()                          // data_page_offset
-	e.stop()                                    // column chunk
-	e.i64(1, int64(len(page))).i64(1, 1).stop() // total_byte_size, num_rows
-	e.stop()
-	out := append([]byte("PAR1"), page...)
-	out = append(out, e.b...)
-	out = binary.LittleEndian.AppendUint32(out, uint32(len(e.b)))
-	return append(out, "PAR1"...)
+	return oneRowFile(page, true, 0, int64(len(page)))
 }
 
 // pageBombs returns the data-page bombs by name (testdata/parquet_bombs).
@@ -75,18 +56,32 @@ func codecBomb(codec int32, body []byte) []byte {
 	hdr.field(2, tcStruct).i32(1, 1).i32(1, 0).i32(1, 3).i32(1, 3).stop().stop() // 1 value, PLAIN
 	page := append(hdr.b, body...)
 
+	return oneRowFile(page, false, codec, int64(len(hdr.b))+4)
+}
+
+// oneRowFile returns a Parquet file of one INT32 column x, OPTIONAL
+// (levels RLE) or REQUIRED, and one row in one column chunk compressed
+// with codec whose only data page is page, uncompressed bytes in all.
+func oneRowFile(page []byte, optional bool, codec int32, uncompressed int64) []byte {
+	rep, encodings := int32(0), []uint64{0} // REQUIRED, PLAIN
+	if optional {
+		rep, encodings = 1, []uint64{0, 6} // OPTIONAL, PLAIN and RLE
+	}
 	e := (&tc{}).i32(1, 1).list(1, 2, tcStruct)
 	e.str(4, "schema").i32(1, 1).stop()
-	e.i32(1, 1).i32(2, 0).str(1, "x").stop() // INT32, REQUIRED, "x"
-	e.i64(1, 1)                              // num_rows
-	e.list(1, 1, tcStruct)                   // row_groups
-	e.list(1, 1, tcStruct)                   // columns
-	e.i64(2, 4).field(1, tcStruct)           // file_offset, meta_data
-	e.i32(1, 1)                              // type INT32
-	e.list(1, 1, tcI32).uv(0)                // encodings PLAIN
-	e.list(1, 1, tcBinary).uv(1).raw('x')    // path_in_schema
-	e.i32(1, codec).i64(1, 1)                // codec, num_values
-	e.i64(1, int64(len(hdr.b))+4).i64(1, int64(len(page)))
+	e.i32(1, 1).i32(2, rep).str(1, "x").stop() // INT32, "x"
+	e.i64(1, 1)                                // num_rows
+	e.list(1, 1, tcStruct)                     // row_groups
+	e.list(1, 1, tcStruct)                     // columns
+	e.i64(2, 4).field(1, tcStruct)             // file_offset, meta_data
+	e.i32(1, 1)                                // type INT32
+	e.list(1, uint64(len(encodings)), tcI32)   // encodings
+	for _, v := range encodings {
+		e.uv(v)
+	}
+	e.list(1, 1, tcBinary).uv(1).raw('x') // path_in_schema
+	e.i32(1, codec).i64(1, 1)             // codec, num_values
+	e.i64(1, uncompressed).i64(1, int64(len(page)))
 	e.i64(2, 4).stop()                          // data_page_offset
 	e.stop()                                    // column chunk
 	e.i64(1, int64(len(page))).i64(1, 1).stop() // total_byte_size, num_rows
