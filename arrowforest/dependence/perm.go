@@ -209,22 +209,9 @@ func runPerm(pr permProblem, stream uint64, pl permPlan, threads int, stop func(
 //     p = p_ν/c.
 //  3. Otherwise the sequential permutation test decides at (1−c)·t.
 func hybridP(pr permProblem, ap approxProblem, stream uint64, pl permPlan, threads int, stop func() bool) (TestResult, bool) {
-	z := ap.approxZ()
-	pc := chi2TailP(z)
-	settled := func(p float64) (TestResult, bool) {
-		return TestResult{Statistic: exactOf(pr), PValue: p, Rows: pr.rows(), MaxN: pl.maxN(), Capped: pl.capped, Approx: true}, true
-	}
-	if pc <= min(ApproxShare*pl.approxT, chi2First) {
-		return settled(pc / ApproxShare)
-	}
-	if pc >= max(ApproxFutile, 10*pl.approxT) {
-		// p_χ² this large settles "not dependent" (no false finding can
-		// come of it); the p-value min(1, p_χ²/c) is valid as it stands.
-		return settled(min(1, pc/ApproxShare))
-	}
-	pa := min(1, effTailP(z, ap.ratio())/ApproxShare)
-	if pa <= pl.approxT {
-		return settled(pa)
+	pa, futile := approxSteps(ap, pl.approxT)
+	if pa <= pl.approxT || futile {
+		return TestResult{Statistic: exactOf(pr), PValue: pa, Rows: pr.rows(), MaxN: pl.maxN(), Capped: pl.capped, Approx: true}, true
 	}
 	if pp, ok := pr.(interface{ preparePerms() }); ok {
 		pp.preparePerms()
@@ -232,6 +219,22 @@ func hybridP(pr permProblem, ap approxProblem, stream uint64, pl permPlan, threa
 	r, ok := runExact(pr, stream, pl, threads, stop)
 	r.PValue = min(pa, r.PValue/(1-ApproxShare))
 	return r, ok
+}
+
+// approxSteps is hybridP's steps 1 and 2 at threshold t: the approximate
+// p-value min(1, p/c), p = p_χ² where step 1 settles the test, else p_ν;
+// futile reports p_χ² ≥ max(ApproxFutile, 10t), which settles "not
+// dependent" (no false finding can come of it; the p-value is valid as it
+// stands).
+func approxSteps(ap approxProblem, t float64) (pa float64, futile bool) {
+	z := ap.approxZ()
+	pc := chi2TailP(z)
+	futile = pc >= max(ApproxFutile, 10*t)
+	p := pc
+	if !(pc <= min(ApproxShare*t, chi2First)) && !futile {
+		p = effTailP(z, ap.ratio())
+	}
+	return min(1, p/ApproxShare), futile
 }
 
 // chi2First bounds the χ²₁ p-values hybridP settles before it computes ρ:

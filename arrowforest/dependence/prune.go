@@ -189,16 +189,9 @@ func approxDecides(pr permProblem, pl permPlan) (TestResult, bool) {
 	if !ok || pr.rows() < 4 {
 		return TestResult{}, false
 	}
-	// hybridP's steps 1 and 2 (perm.go): p_χ² where it settles, else p_ν
-	z := ap.approxZ()
-	pc := chi2TailP(z)
-	raw := pc
-	if pc > min(ApproxShare*pl.approxT, chi2First) && pc < max(ApproxFutile, 10*pl.approxT) {
-		raw = effTailP(z, ap.ratio())
-	}
-	pa := min(1, raw/ApproxShare)
+	pa, futile := approxSteps(ap, pl.approxT) // hybridP's steps 1 and 2 (perm.go)
 	r := TestResult{Statistic: exactOf(pr), PValue: pa, Rows: pr.rows(), MaxN: pl.maxN(), Capped: true, Approx: true}
-	if pa > pl.approxT && pc < max(ApproxFutile, 10*pl.approxT) {
+	if pa > pl.approxT && !futile {
 		r.MaxN = 0
 	}
 	return r, true
