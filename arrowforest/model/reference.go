@@ -77,7 +77,10 @@ type referenceCol struct {
 // as float64 with NaN for missing, categorical as strings with nulls). It
 // returns nil when there is nothing to keep. Wide models keep fewer rows:
 // at most 1 MiB of values, 4 bytes each (and at least 2 rows). The record
-// is Go memory: no Release is needed.
+// is Go memory: no Release is needed. A nil f stands for a forest that
+// reads every feature column of fr, as rf, sporf and morf without a
+// mapping do: a caller whose training releases fr's columns
+// (forest.TrainOptions.DropColumns) samples with nil before it trains.
 func SampleReference(fr *frame.Frame, f *forest.Forest, rows int, seed uint64) arrow.Record {
 	if rows == 0 {
 		rows = DefaultReferenceRows
@@ -85,7 +88,10 @@ func SampleReference(fr *frame.Frame, f *forest.Forest, rows int, seed uint64) a
 	if rows < 0 || fr == nil || fr.NRows == 0 {
 		return nil
 	}
-	names, _ := f.SourceColumns()
+	names := fr.Names
+	if f != nil {
+		names, _ = f.SourceColumns()
+	}
 	var cols []int
 	for _, name := range names {
 		if j := slices.Index(fr.Names, name); j >= 0 {

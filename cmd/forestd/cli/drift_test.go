@@ -3,13 +3,17 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
 
+	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/connectors/files"
 	"github.com/forestd/forestd/schemas"
+	"github.com/forestd/forestd/scoring"
 )
 
 // TestDrift runs forestd drift on the R reference data (shifted feature
@@ -101,5 +105,49 @@ func TestDriftLake(t *testing.T) {
 	}
 	if code, _, errs := run(t, "drift", "--reference", filepath.Join(root, "none*", "*.parquet"), "--current", filepath.Join(root, "cur")); code == 0 || !strings.Contains(errs, "--reference") {
 		t.Errorf("a glob matching nothing: exit %d %q, want an error naming --reference", code, errs)
+	}
+}
+
+// TestTrainCodesOnlyReference: from forest.CodesOnlyRows rows rf grows on
+// the bin codes and train releases the float32 columns while the trees
+// grow; the model's reference sample of drift tests is drawn before that.
+// It used to be drawn after, from the released columns: `forestd train` of
+// a 10M-row lake failed after all its trees with "internal error: index out
+// of range". The sample holds every feature, and each of its values is a
+// value of its column in the training data.
+func TestTrainCodesOnlyReference(t *testing.T) {
+	dir := t.TempDir()
+	data, out := filepath.Join(dir, "trunk.parquet"), filepath.Join(dir, "m")
+	mustRun(t, "gen", "trunk", "--n", strconv.Itoa(forest.CodesOnlyRows), "--p", "3", "--seed", "1", "--out", data)
+	mustRun(t, "train", "--in", data, "--label", "y", "--trees", "1", "--reference-rows", "50", "--out", out)
+	m, err := scoring.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := m.Reference()
+	if ref == nil || ref.NumRows() != 50 || ref.NumCols() != 3 {
+		t.Fatalf("reference sample %v; want 50 rows of x1, x2, x3", ref)
+	}
+	_, recs, err := files.ReadFile(data, files.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range 3 {
+		name := ref.ColumnName(j)
+		seen := map[float64]bool{}
+		for _, r := range recs {
+			k := r.Schema().FieldIndices(name)
+			if len(k) != 1 {
+				t.Fatalf("column %s: not in the data", name)
+			}
+			for _, v := range r.Column(k[0]).(*array.Float32).Float32Values() {
+				seen[float64(v)] = true
+			}
+		}
+		for _, v := range ref.Column(j).(*array.Float64).Float64Values() {
+			if !seen[v] {
+				t.Fatalf("reference %s = %v: not a training value", name, v)
+			}
+		}
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apache/arrow/go/v17/arrow"
+
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/model"
@@ -163,6 +165,12 @@ func runTrain(args []string, env Env) error {
 	var bound string
 	opts.MaxBytes, bound = memoryBound(maxMemSet, int64(lakeSample.maxMemory))
 	defer trainProgress(env, p, &opts)()
+	// Training may release fr's columns (DropColumns): the reference sample
+	// of drift tests is drawn from them first, and kept if they are gone.
+	var early arrow.Record
+	if *refRows > 0 && opts.DropColumns {
+		early = model.SampleReference(fr, nil, *refRows, *seed)
+	}
 	t0 := time.Now()
 	f, err := forest.Train(fr, p, opts)
 	if err != nil {
@@ -177,7 +185,10 @@ func runTrain(args []string, env Env) error {
 		graphFrame = nil
 	}
 	meta := model.Meta{Version: *version, CreatedBy: "forestd"}
-	if *refRows > 0 { // the reference sample of drift tests (model/reference.go)
+	switch { // the reference sample of drift tests (model/reference.go)
+	case *refRows > 0 && slices.ContainsFunc(fr.Cols, func(c []float32) bool { return c == nil }):
+		meta.Reference = early
+	case *refRows > 0:
 		meta.Reference = model.SampleReference(fr, f, *refRows, *seed)
 	}
 	fr = nil
