@@ -225,3 +225,64 @@ func TestApproxAgainstPermutations(t *testing.T) {
 func zOf(ap approxProblem) float64 {
 	return ap.approxZ()
 }
+
+// TestApproxFarSettles checks hybridP's step 2 futility rule (approxFar):
+// a set test whose p_ν is at least approxFar times its threshold runs no
+// permutation and is not dependent — as the sequential permutations alone
+// also find — while one between c·t and approxFar·t still runs them.
+func TestApproxFarSettles(t *testing.T) {
+	o, err := TestOptions{MaxPerms: DefaultMaxPermsAdjusted}.resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const thr = 2e-4
+	pl := seqPlan(thr, o)
+	oe := o
+	oe.Exact = true
+	ple := seqPlan(thr, oe)
+	zones := map[string]int{}
+	for seed := uint64(1); seed <= 40; seed++ {
+		r := rand.New(rand.NewPCG(seed, 31))
+		const n = 200
+		shift := 0.12 * float64(seed%12) // none to a clear XOR
+		x := [][]float64{make([]float64, n), make([]float64, n)}
+		y := make([]int32, n)
+		for i := range n {
+			y[i] = int32(r.IntN(2))
+			a, b := r.NormFloat64(), r.NormFloat64()
+			if y[i] == 1 {
+				a += shift * math.Copysign(1, b)
+			}
+			x[0][i], x[1][i] = a, b
+		}
+		pr := newSetProblemLazy(x, y, 2, StatGCor, DefaultMaxCacheBytes, nil, true)
+		z := pr.approxZ()
+		pc, pv := chi2TailP(z), effTailP(z, pr.ratio())
+		if pc >= max(ApproxFutile, 10*thr) || pv <= ApproxShare*thr {
+			continue // settled by step 1 or taken
+		}
+		got, _ := runPerm(pr, 9, pl, 1, nil)
+		switch {
+		case pv >= approxFar*thr:
+			zones["far"]++
+			if got.N != 0 || !got.Approx || got.PValue <= thr {
+				t.Errorf("seed %d: p_ν = %g ≥ %g·t, yet N = %d, p = %g", seed, pv, float64(approxFar), got.N, got.PValue)
+			}
+			ex, _ := runExact(newSetProblem(x, y, 2, StatGCor, DefaultMaxCacheBytes, nil), 9, ple, 1, nil)
+			if ex.PValue <= thr {
+				t.Errorf("seed %d: permutations alone call p_ν = %g dependent (p = %g)", seed, pv, ex.PValue)
+			}
+		default:
+			zones["near"]++
+			if got.N == 0 {
+				t.Errorf("seed %d: p_ν = %g near t = %g, yet no permutation ran", seed, pv, thr)
+			}
+		}
+	}
+	for _, z := range []string{"far", "near"} {
+		if zones[z] == 0 {
+			t.Errorf("no case %s: %v", z, zones)
+		}
+	}
+	t.Logf("cases: %v", zones)
+}

@@ -142,7 +142,9 @@ func pearson3P(z, gamma float64) float64 {
 // farthest from its limit. The test also prints the same rates for the
 // χ²₁ tail (hyppo's fast Dcorr, ρ = 1), the normal tail of the
 // Székely–Rizzo t-test and the Pearson type III fit, and fails if p_ν is
-// not sharper than χ²₁ on the sets (it would then buy nothing).
+// not sharper than χ²₁ on the sets (it would then buy nothing), or if it
+// over-states the permutation p-value more than approxSlack times
+// (P(p_ν ≤ q) < q/approxSlack: hybridP's approxFar rule relies on it).
 func TestApproxCalibration(t *testing.T) {
 	perms := 100000
 	if testing.Short() {
@@ -228,6 +230,11 @@ func TestApproxCalibration(t *testing.T) {
 			lim := q + 3*math.Sqrt(q/float64(np)) + 1/float64(np)
 			if rates[0][qi] > lim {
 				t.Errorf("%s: P(p_ν ≤ %g) = %g under permutations, above %g", c.name, q, rates[0][qi], lim)
+			}
+			// p_ν over-states the permutation p-value by at most
+			// approxSlack (the margin of hybridP's approxFar rule)
+			if low := q/approxSlack - 3*math.Sqrt(q/approxSlack/float64(np)); rates[0][qi] < low {
+				t.Errorf("%s: P(p_ν ≤ %g) = %g under permutations, below %g: p_ν over-states p more than %g×", c.name, q, rates[0][qi], low, float64(approxSlack))
 			}
 		}
 		if len(c.x) > 1 && !(rates[0][1] > rates[1][1]) {
