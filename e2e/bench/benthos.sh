@@ -28,7 +28,7 @@
 # Defaults: F = 500 files of 1,000 Trunk rows (p = 50), a 100-tree forest
 # trained on 20,000 other rows, R = 3 alternating runs, medians reported.
 # Prints a markdown report and writes it to
-# e2e/bench/results/benthos-<date>.md. Target: (b) ≥ 0.5 × (a).
+# e2e/bench/results/benthos-<date>.md (-run2, -run3… when it exists). Target: (b) ≥ 0.5 × (a).
 set -euo pipefail
 
 main() {
@@ -44,7 +44,7 @@ while [ $# -gt 0 ]; do
     --keep) KEEP=1 ;;
     --noop) NOOP=1 ;;
     --old) OLD="$(cd "$2" && pwd)"; shift ;;
-    -h|--help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "benthos.sh: unknown argument $1 (try --help)" >&2; exit 1 ;;
   esac
   shift
@@ -188,6 +188,7 @@ NAR=$(med "${narch_r[@]}") NAM=$(med "${narch_m[@]}") NAC=$(med "${narch_c[@]}")
 NODES=$(/usr/bin/python3 -c "import json; print(json.load(open('$TMP/train.json'))['nodes'])")
 CPUNAME=$(lscpu | awk -F': *' '/Model name/ {print $2; exit}')
 REPORT="$HERE/results/benthos-$(date +%F).md"
+n=2; while [ -e "$REPORT" ]; do REPORT="$HERE/results/benthos-$(date +%F)-run$n.md"; n=$((n + 1)); done # keep the day's earlier reports
 mkdir -p "$HERE/results"
 /usr/bin/python3 - "$ROWS" "$REF" "$ARW" "$JSN" "$REFM" "$ARWM" "$JSNM" "$ARC" "$ARCM" "$REFC" "$JSNC" "$ARCC" "$OJR" "$OJM" "$OJC" "$OAR" "$OAM" "$OAC" "$NJR" "$NJM" "$NJC" "$NAR" "$NAM" "$NAC" <<EOF | tee "$REPORT"
 import sys
