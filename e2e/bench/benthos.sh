@@ -16,19 +16,23 @@
 # and its CPU time (user + system).
 #
 #   bash e2e/bench/benthos.sh [--files F] [--trees T] [--p P] [--train-rows N]
-#                             [--repeat R] [--keep] [--old DIR]
+#                             [--repeat R] [--keep] [--old DIR] [--noop]
 #
 # --old DIR: DIR holds forestd-benthos of another build (e.g. main's), run
 # alternately with this build's on (c) and (d), side by side.
+# --noop: also (c) and (d) with Benthos' `noop` processor in place of
+# forestd_score (the same input, batching and output: Benthos' own part of
+# the pipeline, the ceiling forestd_score can approach), and forestd_score's
+# rows/s ÷ noop's beside ÷ forestd score's.
 #
 # Defaults: F = 500 files of 1,000 Trunk rows (p = 50), a 100-tree forest
 # trained on 20,000 other rows, R = 3 alternating runs, medians reported.
 # Prints a markdown report and writes it to
-# e2e/bench/results/benthos-<date>.md. Target: (b) ≥ 0.5 × (a).
+# e2e/bench/results/benthos-<date>.md (-run2, -run3… when it exists). Target: (b) ≥ 0.5 × (a).
 set -euo pipefail
 
 main() {
-FILES=500 TREES=100 P=50 TRAIN=20000 REPEAT=3 KEEP=0 OLD=""
+FILES=500 TREES=100 P=50 TRAIN=20000 REPEAT=3 KEEP=0 OLD="" NOOP=0
 ORIG_ARGS="$*"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -38,8 +42,9 @@ while [ $# -gt 0 ]; do
     --train-rows) TRAIN="$2"; shift ;;
     --repeat) REPEAT="$2"; shift ;;
     --keep) KEEP=1 ;;
+    --noop) NOOP=1 ;;
     --old) OLD="$(cd "$2" && pwd)"; shift ;;
-    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "benthos.sh: unknown argument $1 (try --help)" >&2; exit 1 ;;
   esac
   shift
@@ -113,14 +118,15 @@ output:
   file: {path: '$TMP/out-json.jsonl', codec: lines}
 EOF
 { cat "$TMP/json.yaml"; echo '  processors: [{archive: {format: lines}}]'; } > "$TMP/json-archive.yaml"
-"$B" lint "$TMP/arrow.yaml" "$TMP/json.yaml" "$TMP/json-archive.yaml"
+for c in json json-archive; do sed "s|- forestd_score: .*|- noop: {}|" "$TMP/$c.yaml" > "$TMP/$c-noop.yaml"; done
+"$B" lint "$TMP/arrow.yaml" "$TMP/json.yaml" "$TMP/json-archive.yaml" "$TMP/json-noop.yaml" "$TMP/json-archive-noop.yaml"
 if [ -n "$OLD" ] && [ ! -x "$OLD/forestd-benthos" ]; then log "--old $OLD: no forestd-benthos there"; exit 1; fi
 
 secs() { awk -F': ' '/Elapsed \(wall clock\)/ {n=split($2,a,":"); s=0; for(i=1;i<=n;i++) s=s*60+a[i]; print s}' "$1"; }
 rss() { awk -F': ' '/Maximum resident set size/ {print $2}' "$1"; }
 cpu() { awk -F': ' '/User time/ {u=$2} /System time/ {s=$2} END {print u+s}' "$1"; }
 ref_r=() arrow_r=() json_r=() ref_m=() arrow_m=() json_m=() ref_c=() json_c=()
-arch_r=() arch_m=() arch_c=() ojson_r=() ojson_m=() ojson_c=() oarch_r=() oarch_m=() oarch_c=()
+arch_r=() arch_m=() arch_c=() njson_r=() njson_m=() njson_c=() narch_r=() narch_m=() narch_c=() ojson_r=() ojson_m=() ojson_c=() oarch_r=() oarch_m=() oarch_c=()
 # jsonrun BIN CONFIG: one JSON run; sets W M C (wall, RSS, CPU)
 jsonrun() {
   rm -f "$TMP/out-json.jsonl"
@@ -142,6 +148,12 @@ for r in $(seq 1 "$REPEAT"); do
     jsonrun "$OLD/forestd-benthos" "$TMP/json.yaml"; ojson_r+=("$W") ojson_m+=("$M") ojson_c+=("$C")
     log "run $r/$REPEAT: forestd-benthos of $OLD, JSON, archived"
     jsonrun "$OLD/forestd-benthos" "$TMP/json-archive.yaml"; oarch_r+=("$W") oarch_m+=("$M") oarch_c+=("$C")
+  fi
+  if [ "$NOOP" = 1 ]; then
+    log "run $r/$REPEAT: forestd-benthos, JSON, noop in place of forestd_score"
+    jsonrun "$B" "$TMP/json-noop.yaml"; njson_r+=("$W") njson_m+=("$M") njson_c+=("$C")
+    log "run $r/$REPEAT: forestd-benthos, JSON, noop in place of forestd_score, archived"
+    jsonrun "$B" "$TMP/json-archive-noop.yaml"; narch_r+=("$W") narch_m+=("$M") narch_c+=("$C")
   fi
   log "run $r/$REPEAT: forestd-benthos, JSON, archived"
   jsonrun "$B" "$TMP/json-archive.yaml"; arch_r+=("$W") arch_m+=("$M") arch_c+=("$C")
@@ -171,11 +183,14 @@ REFM=$(median "${ref_m[@]}") ARWM=$(median "${arrow_m[@]}") JSNM=$(median "${jso
 REFC=$(median "${ref_c[@]}") JSNC=$(median "${json_c[@]}") ARCC=$(median "${arch_c[@]}")
 OJR=$(med "${ojson_r[@]}") OJM=$(med "${ojson_m[@]}") OJC=$(med "${ojson_c[@]}")
 OAR=$(med "${oarch_r[@]}") OAM=$(med "${oarch_m[@]}") OAC=$(med "${oarch_c[@]}")
+NJR=$(med "${njson_r[@]}") NJM=$(med "${njson_m[@]}") NJC=$(med "${njson_c[@]}")
+NAR=$(med "${narch_r[@]}") NAM=$(med "${narch_m[@]}") NAC=$(med "${narch_c[@]}")
 NODES=$(/usr/bin/python3 -c "import json; print(json.load(open('$TMP/train.json'))['nodes'])")
 CPUNAME=$(lscpu | awk -F': *' '/Model name/ {print $2; exit}')
 REPORT="$HERE/results/benthos-$(date +%F).md"
+n=2; while [ -e "$REPORT" ]; do REPORT="$HERE/results/benthos-$(date +%F)-run$n.md"; n=$((n + 1)); done # keep the day's earlier reports
 mkdir -p "$HERE/results"
-/usr/bin/python3 - "$ROWS" "$REF" "$ARW" "$JSN" "$REFM" "$ARWM" "$JSNM" "$ARC" "$ARCM" "$REFC" "$JSNC" "$ARCC" "$OJR" "$OJM" "$OJC" "$OAR" "$OAM" "$OAC" <<EOF | tee "$REPORT"
+/usr/bin/python3 - "$ROWS" "$REF" "$ARW" "$JSN" "$REFM" "$ARWM" "$JSNM" "$ARC" "$ARCM" "$REFC" "$JSNC" "$ARCC" "$OJR" "$OJM" "$OJC" "$OAR" "$OAM" "$OAC" "$NJR" "$NJM" "$NJC" "$NAR" "$NAM" "$NAC" <<EOF | tee "$REPORT"
 import sys
 rows = int(sys.argv[1])
 ref, arw, jsn = map(float, sys.argv[2:5])
@@ -183,6 +198,7 @@ refm, arwm, jsnm = (float(x) / 1024 for x in sys.argv[5:8])
 arc, arcm = float(sys.argv[8]), float(sys.argv[9]) / 1024
 refc, jsnc, arcc = map(float, sys.argv[10:13])
 ojr, ojm, ojc, oar, oam, oac = map(float, sys.argv[13:19])
+njr, njm, njc, nar, nam, nac = map(float, sys.argv[19:25])
 print("## forestd_score in a Benthos stream: $ROWS Trunk rows (p = $P) in 1,000-row batches, $TREES trees ($NODES nodes), $(nproc) CPUs ($CPUNAME), load $(cut -d' ' -f1-3 /proc/loadavg)")
 print()
 print("| run | seconds | rows/s | ÷ forestd score | peak RSS, MiB | CPU s | ÷ forestd score (CPU) |")
@@ -193,15 +209,21 @@ def row(name, w, m, c):
     print(f"| {name} | {w:.2f} | {rows/w:,.0f} | {ref/w:.2f} | {m/1024:.0f} | {c:.2f} | {refc/c:.2f} |")
 if ojr:
     row("forestd-benthos --old, JSON (stdin lines, batched 1,000, forestd_score, file output)", ojr, ojm, ojc)
+if njr:
+    row("forestd-benthos, JSON, noop in place of forestd_score", njr, njm, njc)
 row("forestd-benthos, JSON (stdin lines, batched 1,000, forestd_score, file output)", jsn, jsnm * 1024, jsnc)
 if oar:
     row("forestd-benthos --old, JSON, output archived per batch", oar, oam, oac)
+if nar:
+    row("forestd-benthos, JSON, noop in place of forestd_score, archived", nar, nam, nac)
 row("forestd-benthos, JSON, output archived per batch", arc, arcm * 1024, arcc)
 print()
+if njr:
+    print(f"forestd_score ÷ noop (rows/s; CPU): JSON {njr/jsn:.2f}; {njc/jsnc:.2f}, archived {nar/arc:.2f}; {nac/arcc:.2f} — noop ÷ forestd score: JSON {ref/njr:.2f}; {refc/njc:.2f}, archived {ref/nar:.2f}; {refc/nac:.2f}")
 ok = "met" if ref / arw >= 0.5 else "NOT met"
 print(f"target Arrow IPC ≥ 0.5 × forestd score: {ref/arw:.2f}× → {ok}; JSON {ref/jsn:.2f}× ({'met' if ref/jsn >= 0.5 else 'NOT met'} for JSON ≥ 0.5×), archived {ref/arc:.2f}×")
 runs = lambda s: ", ".join(f"{float(x):.2f}" for x in s.split())
-print(f"(medians of $REPEAT alternating runs; seconds per run: forestd score {runs('${ref_r[*]}')}; Arrow {runs('${arrow_r[*]}')}; JSON {runs('${json_r[*]}')}; archived {runs('${arch_r[*]}')}; --old JSON {runs('${ojson_r[*]}')}; --old archived {runs('${oarch_r[*]}')}. Wall time of each process, start-up included; CPU = user + system. The JSON run's predictions were checked equal to forestd score's.)")
+print(f"(medians of $REPEAT alternating runs; seconds per run: forestd score {runs('${ref_r[*]}')}; Arrow {runs('${arrow_r[*]}')}; JSON {runs('${json_r[*]}')}; archived {runs('${arch_r[*]}')}; --old JSON {runs('${ojson_r[*]}')}; --old archived {runs('${oarch_r[*]}')}; noop {runs('${njson_r[*]}')}; noop archived {runs('${narch_r[*]}')}. Wall time of each process, start-up included; CPU = user + system. The JSON run's predictions were checked equal to forestd score's.)")
 print()
 print("Command: bash e2e/bench/benthos.sh $ORIG_ARGS")
 EOF
