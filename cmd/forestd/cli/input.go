@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -56,11 +55,8 @@ func inPaths(paths []string, err error) error {
 // lake (connectors/lake), by score into a directory and by --sample N.
 func noGlob(paths []string) error {
 	for _, p := range paths {
-		if !strings.ContainsAny(p, "*?[") {
+		if !isGlob(p) { // a file whose name has a '*' is a file
 			continue
-		}
-		if _, err := os.Stat(p); err == nil {
-			continue // a file whose name has a '*'
 		}
 		return usagef("--in %s is a glob: globs are read only as a lake (score --out DIR; train, analyze and select --sample N); otherwise give files or directories", p)
 	}

@@ -129,6 +129,12 @@ func writeData(path string, schema *arrow.Schema, recs []arrow.Record, opts file
 	return files.WriteFileContext(ctx, path, schema, recs, opts)
 }
 
+// writeRecord writes one record to path (writeData) and releases it.
+func writeRecord(path string, rec arrow.Record) error {
+	defer rec.Release()
+	return writeData(path, rec.Schema(), []arrow.Record{rec}, files.WriteOptions{})
+}
+
 // saveModel writes f to path (model.Codec.WriteFileContext, the one file
 // writer) under interruptible and returns meta with its ID set.
 func saveModel(path string, f *forest.Forest, meta model.Meta) (model.Meta, error) {
