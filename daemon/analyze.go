@@ -37,7 +37,7 @@ func (d *Daemon) analysisStages() ([]pipeline.Stage, error) {
 		}
 	}
 	st := []pipeline.Stage{&analyzeStage{Analyzer: d.analyzer, Loop: d.analyzeLoop}}
-	if c.Has(StageSelect) {
+	if c.Has(stageSelect) {
 		st = append(st, &selectStage{Analyzer: d.analyzer, Passthrough: d.passthrough(), Metrics: d.dm})
 	}
 	return st, nil
@@ -61,5 +61,5 @@ func (d *Daemon) publishReport(ctx context.Context, an *operators.Analysis) erro
 		return err
 	}
 	defer rec.Release()
-	return d.sink.Write(ctx, []pipeline.Output{{Stream: StreamReports, Key: []byte(fmt.Sprint("analysis/", an.Seq)), Record: rec}})
+	return d.sink.Write(ctx, []pipeline.Output{{Stream: streamReports, Key: []byte(fmt.Sprint("analysis/", an.Seq)), Record: rec}})
 }

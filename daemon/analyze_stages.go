@@ -64,7 +64,7 @@ func (s *selectStage) Process(ctx context.Context, in *pipeline.Batch) ([]pipeli
 	}
 	stream := s.Stream
 	if stream == "" {
-		stream = StreamSelected
+		stream = streamSelected
 	}
 	src := in.Env.Source()
 	outs := make([]pipeline.Output, len(recs))

@@ -91,7 +91,7 @@ func TestAnalysisWindowConfig(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if d := DefaultConfig(); d.Train.AnalysisWindow != DefaultAnalysisWindow {
+	if d := DefaultConfig(); d.Train.AnalysisWindow != defaultAnalysisWindow {
 		t.Errorf("default analysis_window %d", d.Train.AnalysisWindow)
 	}
 	bad, _ := ParseConfig(strings.NewReader("train: {analysis_window: 1}\n"), "bad.yaml")

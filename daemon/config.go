@@ -31,13 +31,13 @@ import (
 
 // Stage names of the daemon (Config.Stages).
 const (
-	StageScore   = "score"
-	StageTrain   = "train"
-	StageAnalyze = "analyze"
-	StageSelect  = "select"
-	// StageDrift tests the scored traffic against the live model's
+	stageScore   = "score"
+	stageTrain   = "train"
+	stageAnalyze = "analyze"
+	stageSelect  = "select"
+	// stageDrift tests the scored traffic against the live model's
 	// reference sample (drift.go; Config.Drift). It needs score.
-	StageDrift = "drift"
+	stageDrift = "drift"
 )
 
 // Config is the daemon's configuration: the YAML file given with
@@ -50,8 +50,10 @@ type Config struct {
 	Topics   TopicsConfig   `yaml:"topics"`
 	// Stages run in the daemon: score (features → predictions), train
 	// (training → models, importances), analyze (training → dependence
-	// reports) and select (features and training → the selected and
-	// FDM-mapped columns on the selected topic, using the latest analysis).
+	// reports), select (features and training → the selected and
+	// FDM-mapped columns on the selected topic, using the latest analysis)
+	// and drift (the scored traffic tested against the live model's
+	// reference sample; key drift, which needs score).
 	// The order composes select and train: with select listed before
 	// train (e.g. [select, train, score]) train learns on the selected and
 	// FDM-mapped columns of the labelled batches (in process, mapped as the
@@ -132,8 +134,8 @@ type ScoreConfig struct {
 	Probs string `yaml:"probs"`
 }
 
-// DefaultAnalysisWindow is train.analysis_window's default.
-const DefaultAnalysisWindow = 5000
+// defaultAnalysisWindow is train.analysis_window's default.
+const defaultAnalysisWindow = 5000
 
 // TrainConfig is the training (and analysis) of labelled batches (key
 // train).
@@ -152,7 +154,7 @@ type TrainConfig struct {
 	RetrainEvery string `yaml:"retrain_every"`
 	MinRows      int    `yaml:"min_rows"`
 	// AnalysisWindow is the most rows of the training window the analyze
-	// and select stages analyse (default DefaultAnalysisWindow, at most
+	// and select stages analyse (default 5000, at most
 	// Window): a dependence analysis's set tests cost O(rows²) (they use
 	// a seeded subsample of dependence.DefaultSetRows of them), its
 	// marginal tests O(rows·log rows). Each analysis's time is the
@@ -372,7 +374,7 @@ func DefaultConfig() Config {
 		OutputFormat: kafka.FormatAuto,
 		Score:        ScoreConfig{Probs: "auto"},
 		Train: TrainConfig{Window: 50000, WindowKind: operators.WindowCount, RetrainEvery: "10000",
-			MinRows: 100, Forest: "rf", Trees: 100, Seed: 1, Threads: 1, AnalysisWindow: DefaultAnalysisWindow,
+			MinRows: 100, Forest: "rf", Trees: 100, Seed: 1, Threads: 1, AnalysisWindow: defaultAnalysisWindow,
 			RetrainOn: "schedule", ReferenceRows: modelfile.DefaultReferenceRows},
 		Drift: DriftConfig{Window: "2000", MaxWindowRows: 100000, Every: "1000", MinRows: 100, Alpha: drift.DefaultAlpha,
 			Adjust: string(dependence.AdjustHolm), MaxRows: drift.DefaultMaxRows, Seed: 1, Threads: 1},
@@ -617,12 +619,12 @@ const DefaultLabel = "y"
 // that needs a label and has none learns DefaultLabel.
 func (c *Config) resolveStages() {
 	if len(c.Stages) == 0 {
-		c.Stages = []string{StageScore, StageTrain}
+		c.Stages = []string{stageScore, stageTrain}
 		if c.Model != "" && c.Train.Label == "" {
-			c.Stages = []string{StageScore}
+			c.Stages = []string{stageScore}
 		}
 	}
-	if c.Train.Label == "" && (c.Has(StageTrain) || c.Has(StageAnalyze) || c.Has(StageSelect)) {
+	if c.Train.Label == "" && (c.Has(stageTrain) || c.Has(stageAnalyze) || c.Has(stageSelect)) {
 		c.Train.Label = DefaultLabel
 	}
 }
@@ -630,12 +632,12 @@ func (c *Config) resolveStages() {
 // Composed reports whether select is listed before train: train then
 // learns behind the select stage (see Config.Stages).
 func (c *Config) Composed() bool {
-	s, t := slices.Index(c.Stages, StageSelect), slices.Index(c.Stages, StageTrain)
+	s, t := slices.Index(c.Stages, stageSelect), slices.Index(c.Stages, stageTrain)
 	return s >= 0 && t > s
 }
 
-// Has reports whether stage (StageScore, StageTrain, StageAnalyze,
-// StageSelect) is among the stages the daemon runs.
+// Has reports whether stage (stageScore, stageTrain, stageAnalyze,
+// stageSelect) is among the stages the daemon runs.
 func (c *Config) Has(stage string) bool {
 	for _, s := range c.Stages {
 		if s == stage {
@@ -691,7 +693,7 @@ func (c *Config) validateStages() error {
 	seen := map[string]bool{}
 	for _, s := range c.Stages {
 		switch s {
-		case StageScore, StageTrain, StageAnalyze, StageSelect, StageDrift:
+		case stageScore, stageTrain, stageAnalyze, stageSelect, stageDrift:
 		default:
 			errs = append(errs, fmt.Errorf("stages: unknown stage %q (score, train, analyze, select, drift)", s))
 			continue
@@ -707,11 +709,11 @@ func (c *Config) validateStages() error {
 // validateDrift checks the drift section when the drift stage runs (it
 // tests scored traffic: it needs score).
 func (c *Config) validateDrift() error {
-	if !c.Has(StageDrift) {
+	if !c.Has(stageDrift) {
 		return nil
 	}
 	var errs []error
-	if !c.Has(StageScore) {
+	if !c.Has(stageScore) {
 		errs = append(errs, errors.New("stages: drift tests the scored traffic: it needs score"))
 	}
 	return errors.Join(append(errs, c.Drift.validate())...)
@@ -786,7 +788,7 @@ func (c *Config) validateOutput() error {
 	if err := scoring.Probs(c.Score.Probs).Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("score.probs: %w", err))
 	}
-	if c.Has(StageSelect) {
+	if c.Has(stageSelect) {
 		errs = append(errs, c.validateSelectNames())
 	}
 	return errors.Join(errs...)
@@ -805,7 +807,7 @@ func (c *Config) validateTrain() error {
 			bad[key] = true
 		}
 	}
-	if c.Has(StageTrain) || c.Has(StageAnalyze) || c.Has(StageSelect) {
+	if c.Has(stageTrain) || c.Has(stageAnalyze) || c.Has(stageSelect) {
 		if c.Train.Label == "" {
 			add("label", errors.New("train.label: the train, analyze and select stages need a label column"))
 		} else {
@@ -833,7 +835,7 @@ func (c *Config) validateTrain() error {
 	switch t.RetrainOn {
 	case "schedule":
 	case retrainOnDrift:
-		if !c.Has(StageDrift) || !c.Has(StageTrain) {
+		if !c.Has(stageDrift) || !c.Has(stageTrain) {
 			add("retrain_on", fmt.Errorf("train.retrain_on: drift needs the stages train and drift"))
 		}
 	default:
@@ -989,7 +991,7 @@ func (c *Config) validateLabels() error {
 	if err := frame.CheckTargets(names, t.Features, t.Exclude); err != nil {
 		return fmt.Errorf("train.label: %w", err)
 	}
-	if c.Has(StageAnalyze) || c.Has(StageSelect) {
+	if c.Has(stageAnalyze) || c.Has(stageSelect) {
 		return fmt.Errorf("train.label: %q names several columns, a multi-output regression target; the analyze and select stages analyse one class label", t.Label)
 	}
 	if tk, err := frame.ParseTask(t.Task); err == nil && tk == frame.TaskClassification {

@@ -457,7 +457,7 @@ func FuzzConfig(f *testing.F) {
 		if _, err := frame.ParseTask(c.Train.Task); err != nil {
 			t.Fatal(err)
 		}
-		if labels := c.Train.Labels(); len(labels) > 1 && c.Has(StageTrain) {
+		if labels := c.Train.Labels(); len(labels) > 1 && c.Has(stageTrain) {
 			// several labels that validate make a multi-output trainer
 			tr, err := (&Daemon{cfg: c}).newTrainer()
 			if err != nil {

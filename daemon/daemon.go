@@ -171,7 +171,7 @@ func (d *Daemon) serveOps(bgCtx context.Context) (err error) {
 		d.status.Run(bgCtx)
 	}()
 	d.models = &models{Current: d.cur, Metrics: d.dm, Logger: d.log, Status: d.status}
-	if d.cfg.Has(StageScore) {
+	if d.cfg.Has(stageScore) {
 		probs := scoring.Probs(d.cfg.Score.Probs)
 		d.models.Probs = &probs
 	}
@@ -234,8 +234,8 @@ func (d *Daemon) connect(ctx context.Context) (err error) {
 	d.sink, err = kafka.NewSink(kafka.SinkOptions{Client: d.co, Format: cfg.OutputFormat, MaxMessageBytes: cfg.Kafka.MaxMessageBytes, Logger: d.log,
 		Metrics: d.metrics, DeadLetterStream: pipeline.DefaultDeadLetterStream, // the runtime's, below
 		Topics: map[string]string{
-			StreamPredictions: cfg.Topics.Predictions, StreamImportances: cfg.Topics.Importances,
-			StreamReports: cfg.Topics.Reports, StreamSelected: cfg.Topics.Selected, streamDrift: cfg.Topics.Drift,
+			streamPredictions: cfg.Topics.Predictions, streamImportances: cfg.Topics.Importances,
+			streamReports: cfg.Topics.Reports, streamSelected: cfg.Topics.Selected, streamDrift: cfg.Topics.Drift,
 			pipeline.DefaultDeadLetterStream: cfg.Topics.DLQ,
 		}})
 	return err
@@ -312,7 +312,7 @@ func (d *Daemon) consume(runCtx context.Context) {
 		// has been read to its end and its newest models offered: started
 		// earlier, it scored a backlog with a stale seed --model (or trained
 		// on top of it) until the follower caught up with the newer model.
-		if d.cfg.Has(StageScore) || d.cfg.Has(StageTrain) {
+		if d.cfg.Has(stageScore) || d.cfg.Has(stageTrain) {
 			if err := d.bus.WaitCaughtUp(runCtx); err != nil {
 				d.srcDone <- nil // stopped before consuming anything
 				return
@@ -328,19 +328,19 @@ func (d *Daemon) consume(runCtx context.Context) {
 // rather than discovered.
 func startNotes(c *Config) []string {
 	var notes []string
-	if c.Has(StageScore) {
+	if c.Has(stageScore) {
 		if c.Key == "" {
 			notes = append(notes, "score: predictions carry no row key, only the source topic/partition/offset and row; set key (--key COLUMN) to copy an input column into each")
 		}
 		if c.Model == "" {
 			from := "until one arrives on topic " + c.Topics.Models
-			if c.Has(StageTrain) {
+			if c.Has(stageTrain) {
 				from += fmt.Sprintf(" or the train stage learns one from %d labelled rows on topic %s", c.Train.MinRows, c.Topics.Training)
 			}
 			notes = append(notes, "score: no model file (--model): messages on topic "+c.Topics.Features+" wait "+from)
 		}
 	}
-	if c.Has(StageTrain) {
+	if c.Has(stageTrain) {
 		notes = append(notes, fmt.Sprintf("train: learns label column %q from topic %s (train.label, --label); a batch without it is a dead letter", c.Train.Label, c.Topics.Training))
 	}
 	return notes
@@ -417,13 +417,13 @@ func (d *Daemon) ensureTopics(ctx context.Context) error {
 		{Name: c.Topics.Models, Partitions: 1, Compact: true},
 		{Name: c.Topics.DLQ, Partitions: c.Topics.Partitions},
 	}
-	if c.Has(StageAnalyze) || c.Has(StageSelect) { // select runs the analysis too, and publishes its reports
+	if c.Has(stageAnalyze) || c.Has(stageSelect) { // select runs the analysis too, and publishes its reports
 		specs = append(specs, kafka.TopicSpec{Name: c.Topics.Reports, Partitions: 1})
 	}
-	if c.Has(StageSelect) {
+	if c.Has(stageSelect) {
 		specs = append(specs, kafka.TopicSpec{Name: c.Topics.Selected, Partitions: c.Topics.Partitions})
 	}
-	if c.Has(StageDrift) { // one partition: the reports in the order of the tests
+	if c.Has(stageDrift) { // one partition: the reports in the order of the tests
 		specs = append(specs, kafka.TopicSpec{Name: c.Topics.Drift, Partitions: 1})
 	}
 	// A refused password or certificate (kafka.ErrAuth) is not retried for
@@ -459,11 +459,11 @@ func (d *Daemon) buildStages() ([]pipeline.Route, error) {
 	c := d.cfg
 	var routes []pipeline.Route
 	var ss *scoreStage
-	if c.Has(StageScore) {
+	if c.Has(stageScore) {
 		ss = &scoreStage{Current: d.cur, Key: c.Key, Probs: scoring.Probs(c.Score.Probs), Metrics: d.dm}
 		routes = append(routes, pipeline.Route{Topic: c.Topics.Features, Stages: []pipeline.Stage{ss}, Pin: ss.Pin})
 	}
-	if c.Has(StageSelect) {
+	if c.Has(stageSelect) {
 		// the features route forwards its batches reduced to the selected
 		// columns too (before scoring, which reads the unchanged batch)
 		if _, err := d.analysisStages(); err != nil {
@@ -476,16 +476,16 @@ func (d *Daemon) buildStages() ([]pipeline.Route, error) {
 			routes = append(routes, pipeline.Route{Topic: c.Topics.Features, Stages: []pipeline.Stage{sel}})
 		}
 	}
-	if c.Has(StageTrain) || c.Has(StageAnalyze) || c.Has(StageSelect) {
+	if c.Has(stageTrain) || c.Has(stageAnalyze) || c.Has(stageSelect) {
 		var st []pipeline.Stage
-		if c.Has(StageSelect) || c.Has(StageAnalyze) {
+		if c.Has(stageSelect) || c.Has(stageAnalyze) {
 			extra, err := d.analysisStages()
 			if err != nil {
 				return nil, err
 			}
 			st = append(st, extra...)
 		}
-		if c.Has(StageTrain) {
+		if c.Has(stageTrain) {
 			tr, err := d.newTrainer()
 			if err != nil {
 				return nil, err
@@ -505,7 +505,7 @@ func (d *Daemon) buildStages() ([]pipeline.Route, error) {
 	if len(routes) == 0 {
 		return nil, errors.New("no stage consumes a topic")
 	}
-	if c.Has(StageDrift) && ss != nil { // after train: drift may retrain (train.retrain_on)
+	if c.Has(stageDrift) && ss != nil { // after train: drift may retrain (train.retrain_on)
 		w, err := d.driftStage()
 		if err != nil {
 			return nil, err
@@ -591,7 +591,7 @@ func (d *Daemon) publishModel(ctx context.Context, m *scoring.Model) error {
 		return err
 	}
 	defer rec.Release()
-	return d.sink.Write(ctx, []pipeline.Output{{Stream: StreamImportances, Key: []byte(m.ID()), Record: rec,
+	return d.sink.Write(ctx, []pipeline.Output{{Stream: streamImportances, Key: []byte(m.ID()), Record: rec,
 		Headers: []pipeline.Header{{Key: HeaderModelID, Value: []byte(m.ID())},
 			{Key: HeaderModelVersion, Value: []byte(fmt.Sprint(m.Version()))}}}})
 }
@@ -633,7 +633,7 @@ func (d *Daemon) Ready() error {
 	if err := memoryPressure(); err != nil { // memory.go
 		return err
 	}
-	if d.cfg.Has(StageScore) && d.cur.Load() == nil {
+	if d.cfg.Has(stageScore) && d.cur.Load() == nil {
 		if d.cfg.Composed() {
 			return errors.New("no model yet (set Config.Model, --model, or wait for the first analysis that selects features and the training behind it)")
 		}

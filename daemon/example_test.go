@@ -24,7 +24,7 @@ func Example() {
 	cfg := daemon.DefaultConfig()
 	cfg.Embedded.Listen = "127.0.0.1:0" // no brokers: the embedded broker, on a free loopback port
 	cfg.HTTP = "127.0.0.1:0"
-	cfg.Stages = []string{daemon.StageScore}
+	cfg.Stages = []string{"score"}
 	cfg.Model = "../scoring/testdata/iris.model"
 	cfg.OutputFormat = kafka.FormatJSON
 	cfg.Kafka.SessionTimeout = 2 * time.Second

@@ -33,10 +33,10 @@ const (
 
 // Default output streams.
 const (
-	StreamPredictions = "predictions"
-	StreamImportances = "importances"
-	StreamReports     = "reports"
-	StreamSelected    = "selected"
+	streamPredictions = "predictions"
+	streamImportances = "importances"
+	streamReports     = "reports"
+	streamSelected    = "selected"
 )
 
 // Reasons a model is refused (forestd_models_rejected_total{reason}).
@@ -219,7 +219,7 @@ func (s *scoreStage) Process(ctx context.Context, in *pipeline.Batch) ([]pipelin
 	}
 	stream := s.Stream
 	if stream == "" {
-		stream = StreamPredictions
+		stream = streamPredictions
 	}
 	hs := answerHeaders(in,
 		pipeline.Header{Key: HeaderModelID, Value: []byte(m.ID())},

@@ -88,7 +88,7 @@ func startWaiting(t *testing.T, ctx context.Context, addr string) (string, <-cha
 	cfg := DefaultConfig()
 	cfg.Brokers = []string{addr}
 	cfg.HTTP = "127.0.0.1:0"
-	cfg.Stages = []string{StageScore}
+	cfg.Stages = []string{stageScore}
 	cfg.Model = "../scoring/testdata/iris.model"
 	cfg.OutputFormat = kafka.FormatJSON
 	cfg.Topics.Partitions = 1
@@ -276,7 +276,7 @@ func TestStartLeavesMemoryLimit(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Embedded.Listen = "127.0.0.1:0"
 	cfg.HTTP = "127.0.0.1:0"
-	cfg.Stages = []string{StageScore}
+	cfg.Stages = []string{stageScore}
 	cfg.Model = "../scoring/testdata/iris.model"
 	cfg.Kafka.SessionTimeout = 2 * time.Second
 	cfg.Pipeline.MemoryLimit = before/2 + 1<<30
@@ -306,7 +306,7 @@ func TestNoGoroutineOutlivesWait(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Embedded.Listen = "127.0.0.1:0"
 	cfg.HTTP = "127.0.0.1:0"
-	cfg.Stages = []string{StageScore, StageAnalyze, StageDrift} // the analysis and drift loops both joined
+	cfg.Stages = []string{stageScore, stageAnalyze, stageDrift} // the analysis and drift loops both joined
 	cfg.Model = "../scoring/testdata/iris.model"
 	cfg.Train.Label = "y"
 	cfg.Train.MinRows = 100

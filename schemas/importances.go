@@ -8,11 +8,11 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
-// Importance column names.
+// Importance column names (Importances documents them).
 const (
-	ColFeature = "feature"
-	ColKind    = "kind"
-	ColValue   = "value"
+	colFeature = "feature"
+	colKind    = "kind"
+	colValue   = "value"
 )
 
 // Importances returns the schema of a feature-importance table
@@ -27,9 +27,9 @@ func Importances() *arrow.Schema {
 	return arrow.NewSchema([]arrow.Field{
 		{Name: ColModelID, Type: arrow.BinaryTypes.String},
 		{Name: ColModelVersion, Type: arrow.PrimitiveTypes.Int64},
-		{Name: ColFeature, Type: arrow.BinaryTypes.String},
-		{Name: ColKind, Type: arrow.BinaryTypes.String},
-		{Name: ColValue, Type: arrow.PrimitiveTypes.Float64},
+		{Name: colFeature, Type: arrow.BinaryTypes.String},
+		{Name: colKind, Type: arrow.BinaryTypes.String},
+		{Name: colValue, Type: arrow.PrimitiveTypes.Float64},
 	}, &md)
 }
 

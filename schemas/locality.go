@@ -9,20 +9,20 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
-// Locality edge table column names.
+// Locality edge table column names (LocalityEdges documents them).
 const (
-	ColSourceFeature = "source"
-	ColTargetFeature = "target"
-	ColSourceIndex   = "source_index"
-	ColTargetIndex   = "target_index"
-	ColRank          = "rank"
-	ColDistance      = "distance"
+	colSourceFeature = "source"
+	colTargetFeature = "target"
+	colSourceIndex   = "source_index"
+	colTargetIndex   = "target_index"
+	colRank          = "rank"
+	colDistance      = "distance"
 )
 
-// Locality edge table metadata keys.
+// Locality edge table metadata keys (LocalityEdges documents them).
 const (
-	MetaLocalityMetric = "forestd.locality.metric"
-	MetaLocalityK      = "forestd.locality.k"
+	metaLocalityMetric = "forestd.locality.metric"
+	metaLocalityK      = "forestd.locality.k"
 )
 
 // LocalitySpec describes a feature-locality graph (dissertation ch. 3).
@@ -44,18 +44,19 @@ type LocalitySpec struct {
 //	source utf8, target utf8, source_index int32, target_index int32,
 //	rank int32, distance float64
 //
-// with the metric and k in the schema metadata.
+// with the metric and k in the schema metadata (keys
+// forestd.locality.metric and forestd.locality.k).
 func LocalityEdges(spec LocalitySpec) *arrow.Schema {
 	fields := []arrow.Field{
-		{Name: ColSourceFeature, Type: arrow.BinaryTypes.String},
-		{Name: ColTargetFeature, Type: arrow.BinaryTypes.String},
-		{Name: ColSourceIndex, Type: arrow.PrimitiveTypes.Int32},
-		{Name: ColTargetIndex, Type: arrow.PrimitiveTypes.Int32},
-		{Name: ColRank, Type: arrow.PrimitiveTypes.Int32},
-		{Name: ColDistance, Type: arrow.PrimitiveTypes.Float64},
+		{Name: colSourceFeature, Type: arrow.BinaryTypes.String},
+		{Name: colTargetFeature, Type: arrow.BinaryTypes.String},
+		{Name: colSourceIndex, Type: arrow.PrimitiveTypes.Int32},
+		{Name: colTargetIndex, Type: arrow.PrimitiveTypes.Int32},
+		{Name: colRank, Type: arrow.PrimitiveTypes.Int32},
+		{Name: colDistance, Type: arrow.PrimitiveTypes.Float64},
 	}
 	md := arrow.NewMetadata(
-		[]string{"forestd.schema", MetaLocalityMetric, MetaLocalityK},
+		[]string{"forestd.schema", metaLocalityMetric, metaLocalityK},
 		[]string{"locality/v1", spec.Metric, strconv.Itoa(spec.K)})
 	return arrow.NewSchema(fields, &md)
 }

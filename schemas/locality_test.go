@@ -32,10 +32,10 @@ func TestBuildLocalityEdges(t *testing.T) {
 	if got := rec.Column(5).(*array.Float64).Value(0); got != 0.5 {
 		t.Fatalf("distance of edge 0: %v", got)
 	}
-	if v, ok := rec.Schema().Metadata().GetValue(MetaLocalityMetric); !ok || v != "geodesic" {
+	if v, ok := rec.Schema().Metadata().GetValue(metaLocalityMetric); !ok || v != "geodesic" {
 		t.Fatalf("metric metadata %q", v)
 	}
-	if v, _ := rec.Schema().Metadata().GetValue(MetaLocalityK); v != "8" {
+	if v, _ := rec.Schema().Metadata().GetValue(metaLocalityK); v != "8" {
 		t.Fatalf("k metadata %q", v)
 	}
 	// bad input is an error, not a panic, and leaks nothing

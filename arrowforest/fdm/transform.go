@@ -18,8 +18,8 @@ import (
 // Format is the format tag of a mapping file.
 const Format = "forestd-fdm/1"
 
-// MaxFileBytes bounds what ReadTransform accepts.
-const MaxFileBytes = 64 << 20
+// maxFileBytes bounds what ReadTransform accepts.
+const maxFileBytes = 64 << 20
 
 // Transform is a fitted FDM_RF mapping F(X; Θ*) (dissertation §6.3): the
 // marginally dependent features pass through, each group's selected
@@ -373,15 +373,16 @@ func (t *Transform) WriteTo(w io.Writer) (int64, error) {
 	return int64(n), err
 }
 
-// ReadTransform decodes and validates a mapping file. Unknown fields,
-// trailing data, a wrong format tag and any inconsistency are errors.
+// ReadTransform decodes and validates a mapping file of at most 64 MiB
+// (maxFileBytes). Unknown fields, trailing data, a wrong format tag and
+// any inconsistency are errors.
 func ReadTransform(r io.Reader) (*Transform, error) {
-	b, err := io.ReadAll(io.LimitReader(r, MaxFileBytes+1))
+	b, err := io.ReadAll(io.LimitReader(r, maxFileBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("fdm: reading mapping: %w", err)
 	}
-	if len(b) > MaxFileBytes {
-		return nil, fmt.Errorf("fdm: mapping file larger than %d bytes", MaxFileBytes)
+	if len(b) > maxFileBytes {
+		return nil, fmt.Errorf("fdm: mapping file larger than %d bytes", maxFileBytes)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()

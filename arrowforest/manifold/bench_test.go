@@ -23,7 +23,7 @@ func BenchmarkIsomapOwn(b *testing.B) {
 	y := benchResponses(b, 1000)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := Isomap(y, 1000, 3, 7, 1); err != nil {
+		if _, err := isomap(y, 1000, 3, 7, 1); err != nil {
 			b.Fatal(err)
 		}
 	}

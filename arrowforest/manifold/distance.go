@@ -10,9 +10,9 @@ import (
 	"github.com/forestd/forestd/arrowforest/forest"
 )
 
-// DefaultIsomapK is the neighbour count of the Isomap graph (dRF paper
+// defaultIsomapK is the neighbour count of the Isomap graph (dRF paper
 // §3.1: "connected to its k = 7 nearest neighbors").
-const DefaultIsomapK = 7
+const defaultIsomapK = 7
 
 // SquaredDistances returns the N×N row-major matrix of squared distances
 // d²(y_i, y_j) between the n responses y (n×q row-major) under the named
@@ -34,7 +34,7 @@ func SquaredDistances(y []float64, n, q int, distance string, k, threads int) ([
 		})
 		return d2, nil
 	case forest.DistanceIsomap:
-		d, err := Isomap(y, n, q, k, threads)
+		d, err := isomap(y, n, q, k, threads)
 		if err != nil {
 			return nil, err
 		}
@@ -206,7 +206,7 @@ func components(nbrs [][]int32, k int) int {
 	return comps
 }
 
-// Isomap returns the N×N row-major matrix of Isomap geodesic distances
+// isomap returns the N×N row-major matrix of Isomap geodesic distances
 // (Tenenbaum et al. 2000, as the dRF paper §3.1 uses it): the length of
 // the shortest path between two responses in the undirected graph that
 // links every response to its k nearest neighbours with edges weighted by
@@ -214,7 +214,7 @@ func components(nbrs [][]int32, k int) int {
 // from every source over the sparse graph (a binary heap, O(N·E log N)).
 // A graph in more than one piece is an error that names the smallest k
 // that connects it.
-func Isomap(y []float64, n, q, k, threads int) ([]float64, error) {
+func isomap(y []float64, n, q, k, threads int) ([]float64, error) {
 	if k < 1 || k >= n {
 		return nil, fmt.Errorf("manifold: isomap k %d outside 1..%d (n = %d responses)", k, n-1, n)
 	}

@@ -17,7 +17,7 @@ func TestIsomapMatchesSklearn(t *testing.T) {
 	ref := readIsomapRef(t)
 	for _, c := range ref.Cases {
 		for _, threads := range []int{1, 3} {
-			d, err := Isomap(ref.Points, ref.N, ref.Q, c.K, threads)
+			d, err := isomap(ref.Points, ref.N, ref.Q, c.K, threads)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -50,7 +50,7 @@ func TestIsomapDisconnected(t *testing.T) {
 		}
 	}
 	for k := 1; k <= 4; k++ {
-		_, err := Isomap(y, 10, 2, k, 1)
+		_, err := isomap(y, 10, 2, k, 1)
 		if err == nil {
 			t.Fatalf("k=%d: disconnected graph accepted", k)
 		}
@@ -64,7 +64,7 @@ func TestIsomapDisconnected(t *testing.T) {
 			t.Fatalf("error has several lines: %q", err)
 		}
 	}
-	d, err := Isomap(y, 10, 2, 5, 1)
+	d, err := isomap(y, 10, 2, 5, 1)
 	if err != nil {
 		t.Fatalf("k=5: %v", err)
 	}
@@ -74,7 +74,7 @@ func TestIsomapDisconnected(t *testing.T) {
 		}
 	}
 	for _, k := range []int{0, -1, 10} {
-		if _, err := Isomap(y, 10, 2, k, 1); err == nil {
+		if _, err := isomap(y, 10, 2, k, 1); err == nil {
 			t.Fatalf("k=%d accepted", k)
 		}
 	}

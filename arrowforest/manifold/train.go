@@ -94,7 +94,7 @@ func DefaultOptions() Options {
 		Trees: 100, Seed: 1, Threads: runtime.NumCPU(),
 		MinLeaf: 1, MinSplit: 2, Sample: "bootstrap",
 		Projection: forest.ProjectionAxis,
-		Distance:   forest.DistanceIsomap, IsomapK: DefaultIsomapK,
+		Distance:   forest.DistanceIsomap, IsomapK: defaultIsomapK,
 		EmbedDim: 24, Center: true, MaxRows: 2000, Predict: forest.PredictWeighted, Select: SelectOOB,
 	}
 }
@@ -166,7 +166,7 @@ func (o *Options) validate(p int) (mtry int, err error) {
 		o.IsomapK = 0
 	case forest.DistanceIsomap:
 		if o.IsomapK == 0 {
-			o.IsomapK = DefaultIsomapK
+			o.IsomapK = defaultIsomapK
 		}
 		if o.IsomapK < 1 {
 			return 0, fmt.Errorf("isomap k %d must be at least 1", o.IsomapK)

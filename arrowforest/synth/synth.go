@@ -45,11 +45,11 @@ type Options struct {
 
 // Default parameters, each as the paper gives it.
 const (
-	DefaultTrunkP        = 10  // chosen default; the paper varies p from 2 to 1000
-	DefaultParityP       = 10  // Randomer paper Fig. A1 panel B; the paper varies p from 2 to 10
-	DefaultXORSigma      = 0.4 // dissertation §5.1, Fig. 5.1 and datasets (i)-(iv)
-	DefaultXORSigmaMarg  = 1.5 // dissertation §5.1, σ'
-	DefaultSwissNoiseVar = 0.5 // dRF paper §3.1, Σ = 0.5 I₃
+	defaultTrunkP        = 10  // chosen default; the paper varies p from 2 to 1000
+	defaultParityP       = 10  // Randomer paper Fig. A1 panel B; the paper varies p from 2 to 10
+	defaultXORSigma      = 0.4 // dissertation §5.1, Fig. 5.1 and datasets (i)-(iv)
+	defaultXORSigmaMarg  = 1.5 // dissertation §5.1, σ'
+	defaultSwissNoiseVar = 0.5 // dRF paper §3.1, Σ = 0.5 I₃
 )
 
 // maxCells bounds N × features so that a typo in N fails with an error
@@ -99,9 +99,9 @@ func resolve(name string, o Options) (params, error) {
 		}
 		pr.p = o.P
 		if pr.p == 0 {
-			pr.p = DefaultTrunkP
+			pr.p = defaultTrunkP
 			if name == "parity" {
-				pr.p = DefaultParityP
+				pr.p = defaultParityP
 			}
 		}
 	case "circle":
@@ -129,10 +129,10 @@ func resolve(name string, o Options) (params, error) {
 		}
 	} else {
 		if o.Sigma == 0 {
-			pr.Sigma = DefaultXORSigma
+			pr.Sigma = defaultXORSigma
 		}
 		if o.SigmaMarginal == 0 {
-			pr.SigmaMarginal = DefaultXORSigmaMarg
+			pr.SigmaMarginal = defaultXORSigmaMarg
 		}
 		if spec.marginal == 0 && o.SigmaMarginal != 0 {
 			return params{}, fmt.Errorf("synth: %s has no marginally dependent feature; SigmaMarginal does not apply", name)
@@ -147,7 +147,7 @@ func resolve(name string, o Options) (params, error) {
 		}
 	} else {
 		if o.NoiseVar == 0 {
-			pr.NoiseVar = DefaultSwissNoiseVar
+			pr.NoiseVar = defaultSwissNoiseVar
 		}
 		if !(pr.NoiseVar > 0) || math.IsInf(pr.NoiseVar, 0) {
 			return params{}, fmt.Errorf("synth: swissroll: NoiseVar must be positive and finite, got %v", o.NoiseVar)

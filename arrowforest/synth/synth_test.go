@@ -74,8 +74,8 @@ type shape struct {
 }
 
 var shapes = map[string]shape{
-	"trunk":     {DefaultTrunkP, "x1", "x10", []string{"0", "1"}},
-	"parity":    {DefaultParityP, "x1", "x10", []string{"0", "1"}},
+	"trunk":     {defaultTrunkP, "x1", "x10", []string{"0", "1"}},
+	"parity":    {defaultParityP, "x1", "x10", []string{"0", "1"}},
 	"circle":    {100, "x0", "x99", []string{"0", "1"}},
 	"hvbars":    {784, "pixel_0_0", "pixel_27_27", []string{"0", "1"}},
 	"impulse":   {100, "t0", "t99", []string{"0", "1"}},

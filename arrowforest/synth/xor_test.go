@@ -56,7 +56,7 @@ func TestXORRule(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			const n = 20000
 			spec := xorSpecs[name]
-			f, mu := genXOR(newRNG(name, 31), spec, n, DefaultXORSigma, DefaultXORSigmaMarg, true)
+			f, mu := genXOR(newRNG(name, 31), spec, n, defaultXORSigma, defaultXORSigmaMarg, true)
 			groups := Groups(name)
 			for i := range n {
 				y := int8(2*f.Y[i] - 1)
@@ -77,9 +77,9 @@ func TestXORRule(t *testing.T) {
 			}
 			j := 0
 			for _, g := range groups {
-				sd := DefaultXORSigma
+				sd := defaultXORSigma
 				if len(g) == 1 {
-					sd = DefaultXORSigmaMarg
+					sd = defaultXORSigmaMarg
 				}
 				for range g {
 					res := make([]float32, n)
@@ -134,7 +134,7 @@ func TestXORNoiseFree(t *testing.T) {
 func TestXORDependence(t *testing.T) {
 	const n = 20000
 	f := gen(t, "xor5", Options{N: n, Seed: 37})
-	s2 := 1 + DefaultXORSigma*DefaultXORSigma // E[x²] of an XOR feature
+	s2 := 1 + defaultXORSigma*defaultXORSigma // E[x²] of an XOR feature
 	idx := func(name string) int { return f.FeatureIndex(name) }
 	for c := range int32(2) {
 		y := float64(2*c - 1)
@@ -142,7 +142,7 @@ func TestXORDependence(t *testing.T) {
 		for _, g := range Groups("xor5") {
 			if len(g) == 1 {
 				m, _, nc := moments(f.Cols[idx(g[0])], keep)
-				within(t, fmt.Sprintf("class %v mean of %s", y, g[0]), m, y, DefaultXORSigmaMarg/math.Sqrt(float64(nc)), 4)
+				within(t, fmt.Sprintf("class %v mean of %s", y, g[0]), m, y, defaultXORSigmaMarg/math.Sqrt(float64(nc)), 4)
 				continue
 			}
 			for _, name := range g {

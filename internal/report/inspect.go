@@ -233,14 +233,10 @@ func EvalSummary(ev *scoring.Evaluation) map[string]any {
 // (besides the model file): its id, kind, task, size, the training rows
 // and features, parameters, out-of-bag estimates and tuning.
 func TrainSummary(f *forest.Forest, id string, rows, skipped, nFeatures int, secs float64) map[string]any {
-	nodes := 0
-	for _, t := range f.Trees {
-		nodes += t.NumNodes()
-	}
 	rep := map[string]any{
 		"model_id": id, "forest": f.Kind, "task": f.Task.String(),
 		"trees": len(f.Trees), "rows": rows, "skipped_labels": skipped,
-		"features": nFeatures, "classes": f.Classes, "targets": f.Targets, "nodes": nodes, "seconds": secs,
+		"features": nFeatures, "classes": f.Classes, "targets": f.Targets, "nodes": countNodes(f), "seconds": secs,
 		"params": f.Params,
 	}
 	if f.OOB != nil {
@@ -250,4 +246,32 @@ func TrainSummary(f *forest.Forest, id string, rows, skipped, nFeatures int, sec
 		rep["tuning"] = f.Tuning
 	}
 	return rep
+}
+
+// DRFTrainSummary is what forestd train --forest drf prints about the
+// distance forest it trained: TrainSummary's size and parameters, the
+// response coordinates (targets) and the dRF part (DRFInfo), with how the
+// embedding dimension m was set — the model stores the embedding only, so
+// train alone reports this: the candidates' out-of-bag errors when chosen.
+func DRFTrainSummary(f *forest.Forest, id string, rows, skipped, nFeatures int, targets []string, secs float64) map[string]any {
+	info := DRFInfo(f)
+	info["embed_dim_selected_by"] = "flags"
+	if f.DRF.EmbedDims != nil {
+		info["embed_dim_selected_by"] = "out-of-bag"
+		info["embed_dim_candidates"] = f.DRF.EmbedDims
+	}
+	return map[string]any{
+		"model_id": id, "forest": f.Kind, "task": f.Task.String(),
+		"trees": len(f.Trees), "rows": rows, "skipped_labels": skipped, "features": nFeatures,
+		"targets": targets, "nodes": countNodes(f), "seconds": secs, "params": f.Params, "drf": info,
+	}
+}
+
+// countNodes counts the forest's nodes.
+func countNodes(f *forest.Forest) int {
+	n := 0
+	for _, t := range f.Trees {
+		n += t.NumNodes()
+	}
+	return n
 }

@@ -51,7 +51,7 @@ func Defaults(cfg *daemon.Config, set map[string]bool) {
 		cfg.Brokers = nil
 	}
 	if !set["stages"] {
-		cfg.Stages = []string{daemon.StageScore, daemon.StageTrain}
+		cfg.Stages = []string{"score", "train"}
 	}
 	cfg.Train.Label = "y"
 	if !set["retrain-every"] {

@@ -6,14 +6,12 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/forestd/forestd/arrowforest/dependence"
 	"github.com/forestd/forestd/arrowforest/fdm"
 	"github.com/forestd/forestd/arrowforest/frame"
-	"github.com/forestd/forestd/connectors/files"
 	"github.com/forestd/forestd/operators"
 )
 
@@ -235,8 +233,7 @@ func writeReport(path string, fr *frame.Frame, res *dependence.SearchResult, opt
 	if err != nil {
 		return err
 	}
-	defer rec.Release()
-	if err := writeData(path, rec.Schema(), []arrow.Record{rec}, files.WriteOptions{}); err != nil {
+	if err := writeRecord(path, rec); err != nil {
 		return fmt.Errorf("writing report: %w", err)
 	}
 	return nil

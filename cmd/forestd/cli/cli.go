@@ -15,8 +15,6 @@ import (
 	"time"
 
 	"golang.org/x/term"
-
-	"github.com/forestd/forestd/lakescore"
 )
 
 // Exit codes.
@@ -36,9 +34,6 @@ type Env struct {
 	// ProgressEvery is the interval of the progress lines written when
 	// stderr is not a terminal (default 5 s; progress.go).
 	ProgressEvery time.Duration
-	// lakeProgress, when set, is called after each chunk a lake run
-	// writes (tests hold a run midway with it).
-	lakeProgress func(lakescore.Progress)
 }
 
 func (e Env) isTTY() bool {

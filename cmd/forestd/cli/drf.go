@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"flag"
 	"fmt"
 	"math"
 	"strings"
@@ -15,38 +14,24 @@ import (
 )
 
 // drfFlags are the flags of `forestd train --forest drf` (distance random
-// forests for manifold-valued responses, package manifold).
-type drfFlags struct {
-	distance   *string
-	isomapK    *int
-	embedDim   *int
-	sigmaG     *float64
-	gammaG     *float64
-	maxRows    *int
-	projection *string
-	predict    *string
-	center     *bool
-	sel        *string
-}
+// forests for manifold-valued responses, package manifold), bound to the
+// options they set; train adds the flags drf shares with the tree kinds.
+type drfFlags struct{ o manifold.Options }
 
 func addDRFFlags(fs *flags) *drfFlags {
-	d := manifold.DefaultOptions()
-	return &drfFlags{
-		distance:   fs.String("distance", d.Distance, "drf: response distance, isomap (geodesic on the k-nearest-neighbour graph) or euclidean"),
-		isomapK:    fs.Int("isomap-k", d.IsomapK, "drf: neighbours of the isomap graph"),
-		embedDim:   fs.Int("embed-dim", d.EmbedDim, "drf: MDS embedding dimension m (0 = chosen out of bag among 2,3,4,6,8,12,16,24,32,48: one sigma_g/gamma_g search per candidate)"),
-		sigmaG:     fs.Float64("sigma-g", d.SigmaG, "drf: backscoring kernel bandwidth σ_G of exp(-‖v-w‖²/σ_G) (0 = chosen, see --backscore-select)"),
-		gammaG:     fs.Float64("gamma-g", d.GammaG, "drf: backscoring weight γ_G, regulariser N/γ_G (0 = chosen, see --backscore-select)"),
-		sel:        fs.String("backscore-select", d.Select, "drf: how σ_G/γ_G left 0 are chosen: oob (error at the training rows' out-of-bag predictions) or loo (leave-one-out of the map on the training pairs)"),
-		center:     fs.Bool("backscore-center", d.Center, "drf: fit the backscoring map to the responses minus their mean and add it back (false: the paper's eq. 7 alone)"),
-		maxRows:    fs.Int("max-rows", d.MaxRows, "drf: training rows kept for the N×N distance matrix (more are subsampled)"),
-		projection: fs.String("projection", forest.ProjectionAxis, "drf: split atoms, axis or sparse (SPORF; --lambda non-zeros)"),
-		predict:    fs.String("drf-predict", d.Predict, "drf: distance prediction, weighted (a-weighted mean on the embedding) or algorithm1 (the paper's Algorithm 1, which uses argmax a only)"),
-	}
-}
-
-func flagValue[T any](fs *flags, name string) T {
-	return fs.Lookup(name).Value.(flag.Getter).Get().(T)
+	d := &drfFlags{o: manifold.DefaultOptions()}
+	o := &d.o
+	fs.StringVar(&o.Distance, "distance", o.Distance, "drf: response distance, isomap (geodesic on the k-nearest-neighbour graph) or euclidean")
+	fs.IntVar(&o.IsomapK, "isomap-k", o.IsomapK, "drf: neighbours of the isomap graph")
+	fs.IntVar(&o.EmbedDim, "embed-dim", o.EmbedDim, "drf: MDS embedding dimension m (0 = chosen out of bag among 2,3,4,6,8,12,16,24,32,48: one sigma_g/gamma_g search per candidate)")
+	fs.Float64Var(&o.SigmaG, "sigma-g", o.SigmaG, "drf: backscoring kernel bandwidth σ_G of exp(-‖v-w‖²/σ_G) (0 = chosen, see --backscore-select)")
+	fs.Float64Var(&o.GammaG, "gamma-g", o.GammaG, "drf: backscoring weight γ_G, regulariser N/γ_G (0 = chosen, see --backscore-select)")
+	fs.StringVar(&o.Select, "backscore-select", o.Select, "drf: how σ_G/γ_G left 0 are chosen: oob (error at the training rows' out-of-bag predictions) or loo (leave-one-out of the map on the training pairs)")
+	fs.BoolVar(&o.Center, "backscore-center", o.Center, "drf: fit the backscoring map to the responses minus their mean and add it back (false: the paper's eq. 7 alone)")
+	fs.IntVar(&o.MaxRows, "max-rows", o.MaxRows, "drf: training rows kept for the N×N distance matrix (more are subsampled)")
+	fs.StringVar(&o.Projection, "projection", forest.ProjectionAxis, "drf: split atoms, axis or sparse (SPORF; --lambda non-zeros)")
+	fs.StringVar(&o.Predict, "drf-predict", o.Predict, "drf: distance prediction, weighted (a-weighted mean on the embedding) or algorithm1 (the paper's Algorithm 1, which uses argmax a only)")
+	return d
 }
 
 // labelColumns splits --label into column names (frame.SplitLabel); an
@@ -84,24 +69,19 @@ func readDRFInput(paths, labels, features, exclude []string) (*frame.Frame, *man
 	return fr, resp, skipped, nil
 }
 
-// train runs `forestd train --forest drf`.
-func (d *drfFlags) train(fs *flags, env Env, paths []string) error {
-	labels, err := labelColumns(flagValue[string](fs, "label"))
+// train runs `forestd train --forest drf` with train's flags t.
+func (d *drfFlags) train(t *trainFlags, env Env, paths []string) error {
+	labels, err := labelColumns(t.label)
 	if err != nil {
 		return err
 	}
-	o := manifold.DefaultOptions()
-	o.Trees, o.Seed, o.Threads = flagValue[int](fs, "trees"), flagValue[uint64](fs, "seed"), flagValue[int](fs, "threads")
-	o.MaxFeatures = flagValue[string](fs, "max-features")
-	o.MinLeaf, o.MaxDepth = flagValue[int](fs, "min-leaf"), flagValue[int](fs, "max-depth")
-	if ms := flagValue[int](fs, "min-split"); ms != 0 {
-		o.MinSplit = ms
+	o := d.o
+	o.Trees, o.Seed, o.Threads, o.MaxFeatures = t.trees, t.seed, t.threads, t.maxFeat
+	o.MinLeaf, o.MaxDepth = t.minLeaf, t.maxDepth
+	if t.minSplit != 0 {
+		o.MinSplit = t.minSplit
 	}
-	o.Sample, o.SampleFraction = flagValue[string](fs, "sample"), flagValue[float64](fs, "sample-fraction")
-	o.Lambda, o.Projection = flagValue[float64](fs, "lambda"), *d.projection
-	o.Distance, o.IsomapK, o.EmbedDim = *d.distance, *d.isomapK, *d.embedDim
-	o.SigmaG, o.GammaG, o.MaxRows, o.Predict, o.Center = *d.sigmaG, *d.gammaG, *d.maxRows, *d.predict, *d.center
-	o.Select = *d.sel
+	o.Sample, o.SampleFraction, o.Lambda = t.sample, t.frac, t.lambda
 	switch {
 	case o.Select != manifold.SelectOOB && o.Select != manifold.SelectLOO:
 		return usagef("--backscore-select %q: want oob or loo", o.Select)
@@ -122,14 +102,7 @@ func (d *drfFlags) train(fs *flags, env Env, paths []string) error {
 	case o.Projection != forest.ProjectionAxis && o.Projection != forest.ProjectionSparse:
 		return usagef("--projection %q: want axis or sparse", o.Projection)
 	}
-	var features, exclude listFlag
-	if v, ok := fs.Lookup("features").Value.(*listFlag); ok {
-		features = *v
-	}
-	if v, ok := fs.Lookup("exclude").Value.(*listFlag); ok {
-		exclude = *v
-	}
-	fr, resp, skipped, err := readDRFInput(paths, labels, features.vals, exclude.vals)
+	fr, resp, skipped, err := readDRFInput(paths, labels, t.features.vals, t.exclude.vals)
 	if err != nil {
 		return err
 	}
@@ -145,25 +118,11 @@ func (d *drfFlags) train(fs *flags, env Env, paths []string) error {
 	}
 	secs := time.Since(t0).Seconds()
 	f.LabelName = strings.Join(labels, ",")
-	meta, err := saveModel(flagValue[string](fs, "out"), f, model.Meta{Version: flagValue[int64](fs, "model-version"), CreatedBy: "forestd"})
+	meta, err := saveModel(t.out, f, model.Meta{Version: t.version, CreatedBy: "forestd"})
 	if err != nil {
 		return fmt.Errorf("writing model: %w", err)
 	}
-	nodes := 0
-	for _, t := range f.Trees {
-		nodes += t.NumNodes()
-	}
-	info := report.DRFInfo(f)
-	// how m was set (the model stores the embedding only, so train alone
-	// reports this): the candidates' out-of-bag errors when chosen
-	info["embed_dim_selected_by"] = "flags"
-	if f.DRF.EmbedDims != nil {
-		info["embed_dim_selected_by"] = "out-of-bag"
-		info["embed_dim_candidates"] = f.DRF.EmbedDims
-	}
-	return writeJSON(env.Stdout, map[string]any{
-		"model": flagValue[string](fs, "out"), "model_id": meta.ID, "forest": f.Kind, "task": f.Task.String(),
-		"trees": len(f.Trees), "rows": fr.NRows, "skipped_labels": skipped, "features": fr.P(),
-		"targets": resp.Targets, "nodes": nodes, "seconds": secs, "params": f.Params, "drf": info,
-	})
+	rep := report.DRFTrainSummary(f, meta.ID, fr.NRows, skipped, fr.P(), resp.Targets, secs)
+	rep["model"] = t.out
+	return writeJSON(env.Stdout, rep)
 }

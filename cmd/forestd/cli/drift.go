@@ -13,7 +13,6 @@ import (
 
 	"github.com/forestd/forestd/arrowforest/dependence"
 	"github.com/forestd/forestd/arrowforest/drift"
-	"github.com/forestd/forestd/connectors/files"
 	"github.com/forestd/forestd/lakescore"
 	"github.com/forestd/forestd/operators"
 )
@@ -92,9 +91,7 @@ func runDrift(args []string, env Env) error {
 		return err
 	}
 	if *out != "" {
-		rec := operators.DriftRecord(rep, memory.DefaultAllocator)
-		defer rec.Release()
-		if err := writeData(*out, rec.Schema(), []arrow.Record{rec}, files.WriteOptions{}); err != nil {
+		if err := writeRecord(*out, operators.DriftRecord(rep, memory.DefaultAllocator)); err != nil {
 			return fmt.Errorf("--out %s: %w", *out, err)
 		}
 	}

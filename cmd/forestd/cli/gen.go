@@ -3,11 +3,9 @@ package cli
 import (
 	"strings"
 
-	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/forestd/forestd/arrowforest/synth"
-	"github.com/forestd/forestd/connectors/files"
 )
 
 func runGen(args []string, env Env) error {
@@ -37,9 +35,7 @@ func runGen(args []string, env Env) error {
 	if err != nil { // an unknown name or a setting the data set refuses
 		return usageError{err}
 	}
-	rec := fr.ToRecord(memory.DefaultAllocator)
-	defer rec.Release()
-	if err := writeData(*out, rec.Schema(), []arrow.Record{rec}, files.WriteOptions{}); err != nil {
+	if err := writeRecord(*out, fr.ToRecord(memory.DefaultAllocator)); err != nil {
 		return err
 	}
 	// swissroll's responses are columns of fr, not features

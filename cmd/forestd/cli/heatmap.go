@@ -10,21 +10,14 @@ import (
 	"github.com/forestd/forestd/internal/report"
 )
 
-// gridMap is a feature importance vector laid out on a feature topology
-// (C channels of H×W).
-type gridMap struct {
-	projection.Topology
-	V []float64 // one value per feature
-}
-
-// writeHeatmap renders the map as a PNG (report.HeatmapPNG) to path
-// (writeOut, creating path's directory).
-func writeHeatmap(path string, g gridMap, title string) error {
+// writeHeatmap renders v on the feature topology as a PNG
+// (report.HeatmapPNG) to path (writeOut, creating path's directory).
+func writeHeatmap(path string, top projection.Topology, v []float64, title string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
 	return writeOut(path, func(w io.Writer) error {
-		return report.HeatmapPNG(w, g.Topology, g.V, title)
+		return report.HeatmapPNG(w, top, v, title)
 	})
 }
 

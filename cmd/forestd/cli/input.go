@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -12,7 +11,6 @@ import (
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/model"
 	"github.com/forestd/forestd/connectors/files"
-	"github.com/forestd/forestd/connectors/lake"
 	"github.com/forestd/forestd/internal/bytefmt"
 	"github.com/forestd/forestd/internal/sysmem"
 )
@@ -57,11 +55,8 @@ func inPaths(paths []string, err error) error {
 // lake (connectors/lake), by score into a directory and by --sample N.
 func noGlob(paths []string) error {
 	for _, p := range paths {
-		if !strings.ContainsAny(p, "*?[") {
+		if !isGlob(p) { // a file whose name has a '*' is a file
 			continue
-		}
-		if _, err := os.Stat(p); err == nil {
-			continue // a file whose name has a '*'
 		}
 		return usagef("--in %s is a glob: globs are read only as a lake (score --out DIR; train, analyze and select --sample N); otherwise give files or directories", p)
 	}
@@ -92,51 +87,4 @@ func loadLabelled(paths []string, opts frame.Options) (*frame.Frame, error) {
 		return nil, fmt.Errorf("no labelled rows in %v", paths)
 	}
 	return fr, nil
-}
-
-// notInput refuses an output path that names a file the command reads — an
-// input file itself, a file of an input directory, or the same file through
-// another path or link — so that forestd never overwrites its input (an
-// output that does not exist yet cannot be one). An output that is an
-// existing directory is held to notInputDir's rule.
-func notInput(flag, out string, inputs ...string) error {
-	if out == "" {
-		return nil
-	}
-	st, err := os.Stat(out)
-	if err != nil {
-		return nil
-	}
-	if st.IsDir() {
-		return notInputDir(flag, out, inputs...)
-	}
-	var list []string
-	for _, in := range inputs {
-		if in == "" {
-			continue
-		}
-		if fi, err := os.Stat(in); err == nil && !fi.IsDir() {
-			list = append(list, in) // any file, whatever its extension (a model, a mapping)
-			continue
-		}
-		if fs, err := files.ListFiles([]string{in}); err == nil {
-			list = append(list, fs...)
-		}
-	}
-	for _, f := range list {
-		if fi, err := os.Stat(f); err == nil && os.SameFile(st, fi) {
-			return usagef("%s %s is the input %s: forestd never overwrites its input; choose another path", flag, out, f)
-		}
-	}
-	return nil
-}
-
-// notInputDir refuses an output directory (existing or not) that is an
-// input directory, lies inside one, or holds an input (lake.CheckOutDir,
-// the rule lakescore.Run applies): a usage error naming flag.
-func notInputDir(flag, out string, inputs ...string) error {
-	if err := lake.CheckOutDir(out, inputs); err != nil {
-		return usagef("%s %v", flag, err)
-	}
-	return nil
 }

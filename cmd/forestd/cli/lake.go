@@ -159,14 +159,6 @@ func runScoreLake(env Env, sl *scoreLakeFlags, modelPath string, paths []string,
 				_ = bar.Set64(p.RowsDone)
 			}
 		}
-		if hook, shown := env.lakeProgress, opts.Progress; hook != nil {
-			opts.Progress = func(p lakescore.Progress) {
-				if shown != nil {
-					shown(p)
-				}
-				hook(p)
-			}
-		}
 		// SIGINT and SIGTERM end the run: the files being written are
 		// removed (complete outputs stay, for --resume) and the command
 		// fails with one line, instead of dying with hidden temporary
@@ -199,10 +191,12 @@ func lakeErr(err error) error {
 	return fmt.Errorf("%s: %w", flag, oe.Err)
 }
 
-// newRowsBar is the progress bar of a lake run: rows scored of total.
+// newRowsBar is the progress bar of a lake run: rows scored of total,
+// drawn as soon as the first chunk is written (then at most every 200 ms).
 func newRowsBar(env Env, total int64) *progressbar.ProgressBar {
 	return progressbar.NewOptions64(total,
 		progressbar.OptionSetWriter(env.Stderr),
+		progressbar.OptionSetRenderBlankState(true),
 		progressbar.OptionShowCount(),
 		progressbar.OptionShowIts(),
 		progressbar.OptionSetItsString("rows"),

@@ -9,8 +9,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/forestd/forestd/lakescore"
 )
 
 // TestScoreLakeSIGTERM: SIGTERM during a lake run killed forestd score
@@ -48,23 +46,22 @@ func TestScoreLakeSIGTERM(t *testing.T) {
 		return h
 	}
 	// the run's writer waits, after its first chunk, until the signal has
-	// been sent: the run is midway, a file being written, when it comes
+	// been sent: on a terminal the progress bar is drawn on stderr then,
+	// and stderr's first write blocks — the run is midway, a file being
+	// written, when the signal comes
 	started, sent := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	env := Env{lakeProgress: func(lakescore.Progress) {
-		once.Do(func() { close(started) })
-		<-sent
-	}}
+	stderr := &heldWriter{first: started, wait: sent}
+	tty := true
 	type result struct {
 		code      int
 		out, errs string
 	}
 	done := make(chan result, 1)
 	go func() {
-		var so, se bytes.Buffer
-		env.Stdout, env.Stderr = &so, &se
-		code := Main([]string{"score", "--model", mdl, "--in", lakeDir, "--out", out, "--threads", "1"}, env)
-		done <- result{code, so.String(), se.String()}
+		var so bytes.Buffer
+		code := Main([]string{"score", "--model", mdl, "--in", lakeDir, "--out", out, "--threads", "1"},
+			Env{Stdout: &so, Stderr: stderr, TTY: &tty})
+		done <- result{code, so.String(), stderr.String()}
 	}()
 	select {
 	case <-started:
@@ -97,4 +94,29 @@ func TestScoreLakeSIGTERM(t *testing.T) {
 	if len(ents) != 3 || sum["files"].(float64)+sum["resumed"].(float64) != 3 {
 		t.Fatalf("after --resume: %d entries in OUTDIR, summary files %v resumed %v", len(ents), sum["files"], sum["resumed"])
 	}
+}
+
+// heldWriter is a stderr whose first write closes first and then waits
+// until wait is closed; it keeps what is written.
+type heldWriter struct {
+	first, wait chan struct{}
+	once        sync.Once
+	mu          sync.Mutex
+	buf         bytes.Buffer
+}
+
+func (h *heldWriter) Write(p []byte) (int, error) {
+	h.once.Do(func() {
+		close(h.first)
+		<-h.wait
+	})
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.buf.Write(p)
+}
+
+func (h *heldWriter) String() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.buf.String()
 }

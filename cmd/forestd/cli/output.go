@@ -2,13 +2,10 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -16,13 +13,15 @@ import (
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/model"
 	"github.com/forestd/forestd/connectors/files"
+	"github.com/forestd/forestd/connectors/lake"
+	"github.com/forestd/forestd/internal/outpath"
 )
 
 // checkOut is the check every output file gets before any work is done:
 // a path that exists and is not a regular file (a directory, a device, a
 // named pipe, a socket) would be replaced by the renamed temporary file,
-// and an input must never be overwritten (notInput). Both are usage
-// errors naming flag.
+// and an input must never be overwritten (outpath.NotInput). Both are
+// usage errors naming flag.
 func checkOut(flag, out string, inputs ...string) error {
 	if out == "" {
 		return nil
@@ -33,67 +32,43 @@ func checkOut(flag, out string, inputs ...string) error {
 	return notInput(flag, out, inputs...)
 }
 
+// notInput is outpath.NotInput as a usage error naming flag.
+func notInput(flag, out string, inputs ...string) error {
+	if err := outpath.NotInput(out, inputs...); err != nil {
+		return usageError{fmt.Errorf("%s %w", flag, err)}
+	}
+	return nil
+}
+
+// notInputDir is lake.CheckOutDir (an output directory, existing or not,
+// that is or holds an input) as a usage error naming flag.
+func notInputDir(flag, out string, inputs ...string) error {
+	if err := lake.CheckOutDir(out, inputs); err != nil {
+		return usageError{fmt.Errorf("%s %w", flag, err)}
+	}
+	return nil
+}
+
 // distinctOuts refuses two output flags naming the same file (the second
 // write would replace the first).
 func distinctOuts(flagA, a, flagB, b string) error {
-	if a == "" || b == "" {
-		return nil
-	}
-	same := filepath.Clean(a) == filepath.Clean(b)
-	if aa, err := filepath.Abs(a); err == nil {
-		if ab, err := filepath.Abs(b); err == nil {
-			same = same || aa == ab
-		}
-	}
-	if sa, err := os.Stat(a); err == nil {
-		if sb, err := os.Stat(b); err == nil {
-			same = same || os.SameFile(sa, sb)
-		}
-	}
-	if same {
+	if a != "" && b != "" && outpath.Same(a, b) {
 		return usagef("%s and %s name the same file %s: give two paths", flagA, flagB, b)
 	}
 	return nil
 }
 
-// parentExists requires the directory an output file goes to to exist
-// (single-file outputs do not create directories), so that a command
-// fails before its work rather than after it.
-func parentExists(flag, out string) error {
-	dir := filepath.Dir(out)
-	st, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, syscall.ENOTDIR): // a file above dir: name it
-		return parentCreatable(flag, out)
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%s %s: directory %s does not exist", flag, out, dir)
-	case err != nil:
-		return fmt.Errorf("%s %s: %w", flag, out, err)
-	case !st.IsDir():
-		return fmt.Errorf("%s %s: %s is not a directory", flag, out, dir)
+// parentExists and parentCreatable are outpath's checks of the directory
+// an output goes to, naming flag.
+func parentExists(flag, out string) error    { return flagErr(flag, outpath.ParentExists(out)) }
+func parentCreatable(flag, out string) error { return flagErr(flag, outpath.ParentCreatable(out)) }
+
+// flagErr prefixes a non-nil err with the flag at fault.
+func flagErr(flag string, err error) error {
+	if err != nil {
+		return fmt.Errorf("%s %w", flag, err)
 	}
 	return nil
-}
-
-// parentCreatable is parentExists for the outputs that create their
-// directory (report, inspect --png): the nearest existing directory above
-// out must be a directory, so that MkdirAll cannot fail on a file there.
-func parentCreatable(flag, out string) error {
-	for dir := filepath.Dir(out); ; dir = filepath.Dir(dir) {
-		st, err := os.Stat(dir)
-		switch {
-		case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
-			if up := filepath.Dir(dir); up != dir {
-				continue
-			}
-			return nil
-		case err != nil:
-			return fmt.Errorf("%s %s: %w", flag, out, err)
-		case !st.IsDir():
-			return fmt.Errorf("%s %s: %s is not a directory", flag, out, dir)
-		}
-		return nil
-	}
 }
 
 // checkOutFile is checkOut for an output file that does not create its
@@ -152,6 +127,12 @@ func writeData(path string, schema *arrow.Schema, recs []arrow.Record, opts file
 	ctx, stop := interruptible()
 	defer stop()
 	return files.WriteFileContext(ctx, path, schema, recs, opts)
+}
+
+// writeRecord writes one record to path (writeData) and releases it.
+func writeRecord(path string, rec arrow.Record) error {
+	defer rec.Release()
+	return writeData(path, rec.Schema(), []arrow.Record{rec}, files.WriteOptions{})
 }
 
 // saveModel writes f to path (model.Codec.WriteFileContext, the one file

@@ -22,129 +22,169 @@ import (
 // The pictures are package report's.
 func runReport(args []string, env Env) error {
 	fs := newFlagSet("report", "(--model MODEL [--in PATH... --label COL] [--grid WxH] | --analysis REPORT) --out FILE.html|FILE.png", env)
-	var in listFlag
-	fs.Var(&in, "in", "labelled data to evaluate the model on (repeatable): a confusion matrix or a residual plot")
-	modelPath := fs.String("model", "", "model file")
-	analysis := fs.String("analysis", "", "dependence report table written by forestd analyze --out (.parquet, .arrow, .arrows, .csv)")
-	label := fs.String("label", "", "label column of --in (default: the model's)")
-	grid := fs.String("grid", "", "feature layout WxH for the importance heatmap when the model has none")
-	kind := fs.String("kind", "", "importance kind of a PNG heatmap (default: the model's primary)")
-	threads := fs.Int("threads", runtime.NumCPU(), "worker threads for the evaluation")
-	out := fs.String("out", "", "output file: .html, or .png for a model's importance heatmap")
+	r := reportFlags{env: env}
+	fs.Var(&r.in, "in", "labelled data to evaluate the model on (repeatable): a confusion matrix or a residual plot")
+	fs.StringVar(&r.model, "model", "", "model file")
+	fs.StringVar(&r.analysis, "analysis", "", "dependence report table written by forestd analyze --out (.parquet, .arrow, .arrows, .csv)")
+	fs.StringVar(&r.label, "label", "", "label column of --in (default: the model's)")
+	fs.StringVar(&r.grid, "grid", "", "feature layout WxH for the importance heatmap when the model has none")
+	fs.StringVar(&r.kind, "kind", "", "importance kind of a PNG heatmap (default: the model's primary)")
+	fs.IntVar(&r.threads, "threads", runtime.NumCPU(), "worker threads for the evaluation")
+	fs.StringVar(&r.out, "out", "", "output file: .html, or .png for a model's importance heatmap")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
-	paths := append(in.vals, pos...)
+	r.paths = append(r.in.vals, pos...)
+	if err := r.check(); err != nil {
+		return err
+	}
+	if r.analysis != "" {
+		return r.analysisHTML()
+	}
+	return r.modelReport()
+}
+
+// reportFlags are forestd report's flags.
+type reportFlags struct {
+	in                                      listFlag
+	paths                                   []string
+	model, analysis, label, grid, kind, out string
+	threads                                 int
+	png                                     bool
+	env                                     Env
+}
+
+// check refuses a combination of flags that does not make one report,
+// and an --out that cannot be written, before any work.
+func (r *reportFlags) check() error {
 	switch {
-	case *out == "":
+	case r.out == "":
 		return usagef("--out is required")
-	case (*modelPath == "") == (*analysis == ""):
+	case (r.model == "") == (r.analysis == ""):
 		return usagef("give --model or --analysis (one of them)")
-	case *threads < 1:
-		return usagef("--threads must be at least 1, got %d", *threads)
-	case *analysis != "" && (len(paths) > 0 || *label != "" || *grid != ""):
+	case r.threads < 1:
+		return usagef("--threads must be at least 1, got %d", r.threads)
+	case r.analysis != "" && (len(r.paths) > 0 || r.label != "" || r.grid != ""):
 		return usagef("--in, --label and --grid go with --model")
 	}
-	png := strings.EqualFold(filepath.Ext(*out), ".png")
-	if !png && !strings.EqualFold(filepath.Ext(*out), ".html") && !strings.EqualFold(filepath.Ext(*out), ".htm") {
-		return usagef("--out %s: want .html or .png", *out)
+	ext := strings.ToLower(filepath.Ext(r.out))
+	if r.png = ext == ".png"; !r.png && ext != ".html" && ext != ".htm" {
+		return usagef("--out %s: want .html or .png", r.out)
 	}
-	if *kind != "" && !png {
+	if r.kind != "" && !r.png {
 		return usagef("--kind goes with a PNG --out (an HTML report draws every importance kind)")
 	}
-	if err := checkOut("--out", *out, append(append(paths, *modelPath), *analysis)...); err != nil {
+	if err := checkOut("--out", r.out, append(append(r.paths, r.model), r.analysis)...); err != nil {
 		return err
 	}
-	if err := parentCreatable("--out", *out); err != nil {
+	return parentCreatable("--out", r.out)
+}
+
+// analysisHTML is the report of a dependence analysis (--analysis).
+func (r *reportFlags) analysisHTML() error {
+	if r.png {
+		return usagef("--analysis writes HTML (--out FILE.html)")
+	}
+	_, recs, err := readRecords([]string{r.analysis}, nil)
+	if err != nil {
 		return err
+	}
+	defer release(recs)
+	d, err := report.ReadDependence(recs)
+	if err != nil {
+		return fmt.Errorf("%s: %w", r.analysis, err)
 	}
 	var buf bytes.Buffer
-	rep := map[string]any{"out": *out}
-	if *analysis != "" {
-		if png {
-			return usagef("--analysis writes HTML (--out FILE.html)")
-		}
-		_, recs, err := readRecords([]string{*analysis}, nil)
-		if err != nil {
-			return err
-		}
-		defer release(recs)
-		d, err := report.ReadDependence(recs)
-		if err != nil {
-			return fmt.Errorf("%s: %w", *analysis, err)
-		}
-		if err := report.DependenceHTML(&buf, d); err != nil {
-			return err
-		}
-		rep["analysis"], rep["features"], rep["marginal"], rep["groups"] = *analysis, len(d.Features), len(d.Marginal()), len(d.Groups)
-		return writeReportFile(*out, buf.Bytes(), rep, env)
+	if err := report.DependenceHTML(&buf, d); err != nil {
+		return err
 	}
-	m, err := loadModel(*modelPath)
+	rep := map[string]any{"out": r.out, "analysis": r.analysis, "features": len(d.Features), "marginal": len(d.Marginal()), "groups": len(d.Groups)}
+	return writeReportFile(r.out, buf.Bytes(), rep, r.env)
+}
+
+// modelReport is a model's report: its importance heatmap (a PNG), or
+// the HTML page, with its evaluation on --in.
+func (r *reportFlags) modelReport() error {
+	m, err := loadModel(r.model)
 	if err != nil {
 		return err
 	}
 	var top projection.Topology
-	if *grid != "" {
-		g, _, err := modelGrid(m.Forest().Params, *grid, len(m.Forest().Features))
-		if err != nil {
+	if r.grid != "" {
+		if top, _, err = modelGrid(m.Forest().Params, r.grid, len(m.Forest().Features)); err != nil {
 			return err
 		}
-		top = g.Topology
 	}
 	mf, err := report.DescribeModel(m, top)
 	if err != nil {
 		return err
 	}
-	rep["model"], rep["model_id"], rep["model_version"] = *modelPath, mf.ID, mf.Version
-	if png {
-		if len(paths) > 0 {
-			return usagef("--in goes with an HTML report (a PNG is the importance heatmap alone)")
-		}
-		if mf.Layout == nil {
-			return usagef("--out %s: a PNG is an importance heatmap and needs grid-shaped features: give --grid WxH (the model has no layout), or write .html", *out)
-		}
-		v, title, err := heatmapOf(mf.Importances, mf.ImportanceKind, *kind, string(mf.Kind), mf.Trees)
-		if err != nil {
+	rep := map[string]any{"out": r.out, "model": r.model, "model_id": mf.ID, "model_version": mf.Version}
+	var buf bytes.Buffer
+	if r.png {
+		if err := r.heatmap(&buf, mf); err != nil {
 			return err
 		}
-		if err := report.HeatmapPNG(&buf, mf.Layout.Topology(), v, title); err != nil {
-			return err
-		}
-		return writeReportFile(*out, buf.Bytes(), rep, env)
+		return writeReportFile(r.out, buf.Bytes(), rep, r.env)
 	}
 	o := report.ModelOptions{}
-	if len(paths) > 0 {
-		lbl := *label
-		if lbl == "" && m.Targets() == nil {
-			lbl = m.Forest().LabelName
-		}
-		_, recs, err := readRecords(paths, nil)
-		if err != nil {
+	if len(r.paths) > 0 {
+		if o.Eval, err = r.evaluate(m); err != nil {
 			return err
 		}
-		defer release(recs)
-		ev, err := report.Evaluate(m, recs, lbl, *threads)
-		if errors.Is(err, scoring.ErrNoRows) {
-			return fmt.Errorf("no labelled rows in %v", paths)
-		}
-		if err != nil {
-			return labelFlagErr(err, m)
-		}
-		o.Eval, o.In = ev, sourceName(paths)
-		rep["rows"] = ev.Summary.Rows
-		if ev.Summary.Classification {
-			rep["accuracy"] = ev.Summary.Accuracy
+		o.In = sourceName(r.paths)
+		rep["rows"] = o.Eval.Summary.Rows
+		if o.Eval.Summary.Classification {
+			rep["accuracy"] = o.Eval.Summary.Accuracy
 		} else {
-			rep["rmse"] = ev.Summary.RMSE
+			rep["rmse"] = o.Eval.Summary.RMSE
 		}
-	} else if *label != "" {
+	} else if r.label != "" {
 		return usagef("--label goes with --in")
 	}
 	if err := report.ModelHTML(&buf, mf, o); err != nil {
 		return err
 	}
-	return writeReportFile(*out, buf.Bytes(), rep, env)
+	return writeReportFile(r.out, buf.Bytes(), rep, r.env)
+}
+
+// heatmap draws the model's importance heatmap PNG (--kind, or its
+// primary importances) to w.
+func (r *reportFlags) heatmap(w io.Writer, mf report.ModelFacts) error {
+	if len(r.paths) > 0 {
+		return usagef("--in goes with an HTML report (a PNG is the importance heatmap alone)")
+	}
+	if mf.Layout == nil {
+		return usagef("--out %s: a PNG is an importance heatmap and needs grid-shaped features: give --grid WxH (the model has no layout), or write .html", r.out)
+	}
+	v, title, err := heatmapOf(mf.Importances, mf.ImportanceKind, r.kind, string(mf.Kind), mf.Trees)
+	if err != nil {
+		return err
+	}
+	return report.HeatmapPNG(w, mf.Layout.Topology(), v, title)
+}
+
+// evaluate scores the model on --in against --label (default: the
+// model's).
+func (r *reportFlags) evaluate(m *scoring.Model) (*report.Evaluation, error) {
+	lbl := r.label
+	if lbl == "" && m.Targets() == nil {
+		lbl = m.Forest().LabelName
+	}
+	_, recs, err := readRecords(r.paths, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer release(recs)
+	ev, err := report.Evaluate(m, recs, lbl, r.threads)
+	if errors.Is(err, scoring.ErrNoRows) {
+		return nil, fmt.Errorf("no labelled rows in %v", r.paths)
+	}
+	if err != nil {
+		return nil, labelFlagErr(err, m)
+	}
+	return ev, nil
 }
 
 // writeReportFile writes data to path (writeOut, creating path's

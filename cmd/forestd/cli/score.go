@@ -2,7 +2,6 @@ package cli
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"math"
 	"runtime"
@@ -173,9 +172,7 @@ func runScore(args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	maxMemSet := false
-	fs.Visit(func(f *flag.Flag) { maxMemSet = maxMemSet || f.Name == "max-memory" })
-	if bound, what := memoryBound(maxMemSet, int64(lakeFlags.maxMemory)); bound > 0 {
+	if bound, what := memoryBound(isSet(fs, "max-memory"), int64(lakeFlags.maxMemory)); bound > 0 {
 		if need := scoreBytes(paths); need > bound {
 			return fmt.Errorf("--in: scoring into one file would hold about %s at once (the decoded input, its features and the predictions), more than %s, the bound being %s: score it as a lake (--out DIR), which reads a row group at a time within --max-memory",
 				bytefmt.Format(need), bytefmt.Format(bound), what)
@@ -290,7 +287,7 @@ func runInspect(args []string, env Env) error {
 	} else if ok {
 		tv := map[string]float64{}
 		for k, v := range f.Importances {
-			tv[k] = report.TotalVariation(g.Topology, v)
+			tv[k] = report.TotalVariation(g, v)
 		}
 		rep["importance_total_variation"] = tv
 		if *pngPath != "" {
@@ -298,8 +295,7 @@ func runInspect(args []string, env Env) error {
 			if err != nil {
 				return err
 			}
-			g.V = v
-			if err := writeHeatmap(*pngPath, g, title); err != nil {
+			if err := writeHeatmap(*pngPath, g, v, title); err != nil {
 				return fmt.Errorf("writing %s: %w", *pngPath, err)
 			}
 			rep["png"] = *pngPath
@@ -313,26 +309,23 @@ func runInspect(args []string, env Env) error {
 // modelGrid returns the layout of the features for heatmaps: the flag's
 // WxH (with the model's channels), else the model's MORF layout (a series
 // is a 1-row grid); ok is false when there is neither.
-func modelGrid(p forest.Params, flagGrid string, nFeatures int) (gridMap, bool, error) {
+func modelGrid(p forest.Params, flagGrid string, nFeatures int) (top projection.Topology, ok bool, err error) {
 	if flagGrid != "" {
 		gw, gh, err := dims(flagGrid, "--grid")
 		if err != nil {
-			return gridMap{}, false, err
+			return top, false, err
 		}
-		top := projection.Topology{H: gh, W: gw, C: max(p.Channels, 1), Interleaved: p.Interleaved}
+		top = projection.Topology{H: gh, W: gw, C: max(p.Channels, 1), Interleaved: p.Interleaved}
 		if top.Validate(nFeatures) != nil {
-			return gridMap{}, false, usagef("--grid %s covers %d features, the model has %d", flagGrid, gw*gh*top.C, nFeatures)
+			return top, false, usagef("--grid %s covers %d features, the model has %d", flagGrid, gw*gh*top.C, nFeatures)
 		}
-		return gridMap{Topology: top}, true, nil
+		return top, true, nil
 	}
 	if p.Layout == "" {
-		return gridMap{}, false, nil
+		return top, false, nil
 	}
-	top, err := p.Topology(nFeatures)
-	if err != nil {
-		return gridMap{}, false, err
-	}
-	return gridMap{Topology: top}, true, nil
+	top, err = p.Topology(nFeatures)
+	return top, err == nil, err
 }
 
 func keys[V any](m map[string]V) []string {

@@ -17,190 +17,233 @@ import (
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/model"
+	"github.com/forestd/forestd/connectors/lake"
 	"github.com/forestd/forestd/internal/report"
 )
 
+// trainFlags are train's flags; drf holds --forest drf's own (drf.go),
+// local --forest lfs's and fdm's (train_local.go), lakeSample --sample N's.
+type trainFlags struct {
+	in, features, exclude                                           listFlag
+	label, out, kind, task, maxFeat, criterion, sample, split, impo string
+	honest, lambda, frac                                            float64
+	meanDiff, rank, tune                                            bool
+	trees, threads, minLeaf, minSplit, maxDepth, bins, refRows      int
+	seed                                                            uint64
+	version                                                         int64
+	layout                                                          layoutFlags
+	local                                                           *localFlags
+	drf                                                             *drfFlags
+	lakeSample                                                      *trainSample
+}
+
+func addTrainFlags(fs *flags) *trainFlags {
+	t := &trainFlags{features: listFlag{split: true}, exclude: listFlag{split: true}}
+	fs.Var(&t.in, "in", "input file or directory (repeatable; Parquet, Arrow IPC, CSV)")
+	fs.StringVar(&t.label, "label", "", "label column; several, comma-separated, train one multi-output regression forest (or, with --forest drf, a distance forest)")
+	fs.StringVar(&t.out, "out", "", "model file to write")
+	fs.StringVar(&t.kind, "forest", "rf", "forest kind: rf (Breiman), sporf (sparse oblique), morf (manifold oblique patches), lfs (local feature sampling), fdm (RF_FDM), drf (distance RF for multivariate responses: --label y0,y1,y2)")
+	t.local = addLocalFlags(fs)
+	t.drf = addDRFFlags(fs) // --forest drf (drf.go)
+	fs.Float64Var(&t.lambda, "lambda", 0, "sporf: mean non-zeros per atom, Poisson rate (default 1.5)")
+	fs.BoolVar(&t.meanDiff, "mean-diff", false, "sporf: add class-mean-difference atoms, RerF(δ); morf: add each patch weighted by the class-mean difference over it")
+	fs.BoolVar(&t.rank, "rank", false, "sporf: train on marginal ranks and rank new data the same way, RerF(r)")
+	t.layout.add(fs)
+	fs.Float64Var(&t.honest, "honest", 0, "share of each tree's rows kept out of structure learning and used for the leaves (0 = off)")
+	fs.StringVar(&t.task, "task", "auto", "auto, classification or regression")
+	fs.IntVar(&t.trees, "trees", 100, "number of trees")
+	fs.Uint64Var(&t.seed, "seed", 1, "random seed (same seed, same model bytes at any thread count)")
+	fs.IntVar(&t.threads, "threads", runtime.NumCPU(), "worker threads")
+	fs.StringVar(&t.maxFeat, "max-features", "", "candidate features per node: sqrt, log2, all, a count or a fraction (default sqrt for classification, p/3 for regression)")
+	fs.StringVar(&t.criterion, "criterion", "", "gini or entropy (classification), mse (regression)")
+	fs.IntVar(&t.minLeaf, "min-leaf", 1, "minimum in-bag rows per leaf")
+	fs.IntVar(&t.minSplit, "min-split", 0, "nodes with fewer in-bag rows are not split (default 2 classification, 5 regression)")
+	fs.IntVar(&t.maxDepth, "max-depth", 0, "maximum depth (0 = unlimited)")
+	fs.StringVar(&t.sample, "sample", "bootstrap", "bootstrap or subsample (per tree); or a row count N: train on N rows sampled from the inputs read as a lake (see --sample-mode, --max-memory, --on-error)")
+	t.lakeSample = addTrainSampleFlags(fs)
+	fs.Float64Var(&t.frac, "sample-fraction", 0, "rows drawn per tree as a fraction of n (default 1 for bootstrap, 0.632 for subsample)")
+	fs.StringVar(&t.split, "split", "binned", "split search: binned (histogram, default) or exact (sorted)")
+	fs.IntVar(&t.bins, "bins", 255, "quantile bins per feature in binned mode (2..255)")
+	fs.BoolVar(&t.tune, "tune", false, "choose hyperparameters out of bag before training (rf: max-features, min-leaf; sporf: lambda, max-features, mean-diff; morf: patch sizes on the layout, max-features, min-leaf, mean-diff): successive halving over a fixed candidate set on a fraction of the trees, then the winner trained with --trees; a flag set to a non-default value holds its dimension fixed")
+	fs.StringVar(&t.impo, "importance", "impurity", "importances to compute: impurity (always, with projection counts) or permutation (adds OOB permutation importance)")
+	fs.Var(&t.features, "features", "feature columns (comma-separated; default every numeric column but the label)")
+	fs.Var(&t.exclude, "exclude", "columns to leave out (comma-separated)")
+	fs.Int64Var(&t.version, "model-version", 1, "version number recorded in the model")
+	fs.IntVar(&t.refRows, "reference-rows", model.DefaultReferenceRows, "training rows (a seeded sample) kept in the model for drift tests of its traffic (0: none)")
+	return t
+}
+
+// runTrain is forestd train: parse and check the flags, read the training
+// frame (whole, or a lake sample), train, write the model, print JSON.
 func runTrain(args []string, env Env) error {
 	fs := newFlagSet("train", "--in PATH... --label COL --out MODEL [flags]", env)
-	var in, features, exclude listFlag
-	features.split, exclude.split = true, true
-	fs.Var(&in, "in", "input file or directory (repeatable; Parquet, Arrow IPC, CSV)")
-	label := fs.String("label", "", "label column; several, comma-separated, train one multi-output regression forest (or, with --forest drf, a distance forest)")
-	out := fs.String("out", "", "model file to write")
-	kind := fs.String("forest", "rf", "forest kind: rf (Breiman), sporf (sparse oblique), morf (manifold oblique patches), lfs (local feature sampling), fdm (RF_FDM), drf (distance RF for multivariate responses: --label y0,y1,y2)")
-	local := addLocalFlags(fs)
-	drf := addDRFFlags(fs) // --forest drf (drf.go)
-	lambda := fs.Float64("lambda", 0, "sporf: mean non-zeros per atom, Poisson rate (default 1.5)")
-	meanDiff := fs.Bool("mean-diff", false, "sporf: add class-mean-difference atoms, RerF(δ); morf: add each patch weighted by the class-mean difference over it")
-	rank := fs.Bool("rank", false, "sporf: train on marginal ranks and rank new data the same way, RerF(r)")
-	grid := fs.String("grid", "", "morf: features form WxH images (row-major), e.g. 28x28")
-	series := fs.Bool("series", false, "morf: features form a 1-D series")
-	cyclic := fs.Bool("cyclic", false, "morf: features form a 1-D cycle (patches wrap around)")
-	channels := fs.Int("channels", 1, "morf: channels per image/series")
-	chanOrder := fs.String("channel-order", "planar", "morf: planar (channel-major) or interleaved (pixel-major) features")
-	patchMin := fs.String("patch-min", "", "morf: smallest patch HxW (default 1x1)")
-	patchMax := fs.String("patch-max", "", "morf: largest patch HxW (default 3x3, clipped to the layout)")
-	honest := fs.Float64("honest", 0, "share of each tree's rows kept out of structure learning and used for the leaves (0 = off)")
-	task := fs.String("task", "auto", "auto, classification or regression")
-	trees := fs.Int("trees", 100, "number of trees")
-	seed := fs.Uint64("seed", 1, "random seed (same seed, same model bytes at any thread count)")
-	threads := fs.Int("threads", runtime.NumCPU(), "worker threads")
-	maxFeat := fs.String("max-features", "", "candidate features per node: sqrt, log2, all, a count or a fraction (default sqrt for classification, p/3 for regression)")
-	criterion := fs.String("criterion", "", "gini or entropy (classification), mse (regression)")
-	minLeaf := fs.Int("min-leaf", 1, "minimum in-bag rows per leaf")
-	minSplit := fs.Int("min-split", 0, "nodes with fewer in-bag rows are not split (default 2 classification, 5 regression)")
-	maxDepth := fs.Int("max-depth", 0, "maximum depth (0 = unlimited)")
-	sample := fs.String("sample", "bootstrap", "bootstrap or subsample (per tree); or a row count N: train on N rows sampled from the inputs read as a lake (see --sample-mode, --max-memory, --on-error)")
-	lakeSample := addTrainSampleFlags(fs)
-	frac := fs.Float64("sample-fraction", 0, "rows drawn per tree as a fraction of n (default 1 for bootstrap, 0.632 for subsample)")
-	split := fs.String("split", "binned", "split search: binned (histogram, default) or exact (sorted)")
-	bins := fs.Int("bins", 255, "quantile bins per feature in binned mode (2..255)")
-	tuneFlag := fs.Bool("tune", false, "choose hyperparameters out of bag before training (rf: max-features, min-leaf; sporf: lambda, max-features, mean-diff; morf: patch sizes on the layout, max-features, min-leaf, mean-diff): successive halving over a fixed candidate set on a fraction of the trees, then the winner trained with --trees; a flag set to a non-default value holds its dimension fixed")
-	importance := fs.String("importance", "impurity", "importances to compute: impurity (always, with projection counts) or permutation (adds OOB permutation importance)")
-	fs.Var(&features, "features", "feature columns (comma-separated; default every numeric column but the label)")
-	fs.Var(&exclude, "exclude", "columns to leave out (comma-separated)")
-	version := fs.Int64("model-version", 1, "version number recorded in the model")
-	refRows := fs.Int("reference-rows", model.DefaultReferenceRows, "training rows (a seeded sample) kept in the model for drift tests of its traffic (0: none)")
-	pos, err := parse(fs, args)
+	t := addTrainFlags(fs)
+	paths, kd, err := t.parse(fs, args)
 	if err != nil {
-		return err
-	}
-	if err := checkThreads(*threads); err != nil {
-		return err
-	}
-	paths := append(in.vals, pos...)
-	if *out == "" {
-		return usagef("--out is required")
-	}
-	if *refRows < 0 {
-		return usagef("--reference-rows %d: a row count, 0 for none", *refRows)
-	}
-	if err := checkOutFile("--out", *out, paths...); err != nil {
-		return err
-	}
-	if err := local.checkGraphOut(*out, paths); err != nil {
-		return err
-	}
-	kd, err := forest.ParseKind(*kind)
-	if err != nil {
-		return usagef("--forest %s is not available in this build (available: rf, sporf, morf, lfs, fdm, drf)", *kind)
-	}
-	if err := kindFlags(fs, kd); err != nil {
 		return err
 	}
 	if kd == forest.KindDRF {
-		return drf.train(fs, env, paths)
+		return t.drf.train(t, env, paths)
 	}
-	fopts, err := trainFrameOptions(*label, *task, kd, features.vals, exclude.vals)
+	fopts, err := trainFrameOptions(t.label, t.task, kd, t.features.vals, t.exclude.vals)
 	if err != nil {
 		return err
 	}
-	tk := fopts.Task
-	var perm bool
-	switch *importance {
-	case "impurity":
-	case "permutation":
-		perm = true
-	default:
-		return usagef("--importance %q: want impurity or permutation", *importance)
-	}
-	nSample, isRows, err := sampleRows(*sample)
+	perm, nSample, err := t.sampling()
 	if err != nil {
 		return err
 	}
-	if isRows {
-		*sample = "bootstrap"
-	}
-	// params are the flags' training parameters for a task; checked once
-	// before any data is read, and again (every one) by forest.Train.
-	params := func(task frame.Task) forest.Params {
-		p := forest.DefaultParams(task)
-		p.Trees, p.Seed, p.Threads = *trees, *seed, *threads
-		p.MaxFeatures, p.MaxDepth, p.Sample, p.SampleFraction = *maxFeat, *maxDepth, *sample, *frac
-		p.Split, p.Bins, p.Permutation = *split, *bins, perm
-		p.Forest, p.Lambda, p.MeanDiff, p.Rank, p.Honest = kd, *lambda, *meanDiff, *rank, *honest
-		if *criterion != "" {
-			p.Criterion = *criterion
-		}
-		p.MinLeaf = *minLeaf
-		if *minSplit != 0 {
-			p.MinSplit = *minSplit
-		}
-		return p
-	}
-	if err := params(tk).Check(); err != nil {
+	// checked once before any data is read, and again (every one) by forest.Train
+	if err := t.params(fopts.Task, kd, perm).Check(); err != nil {
 		return paramUsage(err)
 	}
-	maxMemSet := false
-	fs.Visit(func(f *flag.Flag) { maxMemSet = maxMemSet || f.Name == "max-memory" })
+	maxMemSet := isSet(fs, "max-memory")
 	if maxMemSet {
 		// --max-memory bounds the whole run: the Go runtime's soft memory
 		// limit keeps the garbage collector from letting the heap grow to
 		// twice what reading and training hold (issue 31)
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(int64(lakeSample.maxMemory)))
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(int64(t.lakeSample.maxMemory)))
 	}
 	// Training keeps what it allocates (the trees) and makes little
 	// garbage, so a collection at a quarter's growth instead of the
 	// default doubling costs no measurable CPU and keeps the peak near
 	// what is live (100k × 50 Trunk, 100 trees: 161 → 127 MiB; issue 31).
 	defer debug.SetGCPercent(debug.SetGCPercent(trainGCPercent))
-	fr, sampled, err := lakeSample.loadTraining(paths, fopts, nSample, *seed)
+	fr, sampled, err := t.lakeSample.loadTraining(paths, fopts, nSample, t.seed)
 	if err != nil {
 		return err
 	}
-	p := params(fr.Task)
-	if p.Tune = *tuneFlag; p.Tune && !kd.Tunable() {
-		return usagef("--tune chooses the hyperparameters of rf, sporf and morf, not --forest %s", kd)
-	}
-	if err := layoutFlags(&p, *grid, *series, *cyclic, *channels, *chanOrder, *patchMin, *patchMax); err != nil {
+	p, opts, err := t.trainParams(fr, kd, perm, maxMemSet)
+	if err != nil {
 		return err
 	}
-	if err := local.apply(&p, fr); err != nil {
-		return err
-	}
-	var opts forest.TrainOptions
-	// the frame's feature columns are not needed past training (but for
-	// --lfs-graph): rf in binned mode grows on their bin codes (issue 31)
-	opts.DropColumns = *local.lfsGraph == ""
-	var bound string
-	opts.MaxBytes, bound = memoryBound(maxMemSet, int64(lakeSample.maxMemory))
 	defer trainProgress(env, p, &opts)()
 	// Training may release fr's columns (DropColumns): the reference sample
 	// of drift tests is drawn from them first, and kept if they are gone.
 	var early arrow.Record
-	if *refRows > 0 && opts.DropColumns {
-		early = model.SampleReference(fr, nil, *refRows, *seed)
+	if t.refRows > 0 && opts.DropColumns {
+		early = model.SampleReference(fr, nil, t.refRows, t.seed)
 	}
 	t0 := time.Now()
 	f, err := forest.Train(fr, p, opts)
 	if err != nil {
-		return paramUsage(memoryErr(err, p.Trees, bound))
+		return paramUsage(memoryErr(err, p.Trees, maxMemSet))
 	}
-	secs := time.Since(t0).Seconds()
+	return t.save(env, f, fr, early, sampled, time.Since(t0).Seconds())
+}
+
+// parse parses and checks the flags before any data is read: the output,
+// the forest kind and the flags that apply to it (kindFlags).
+func (t *trainFlags) parse(fs *flags, args []string) ([]string, forest.Kind, error) {
+	pos, err := parse(fs, args)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := checkThreads(t.threads); err != nil {
+		return nil, "", err
+	}
+	paths := append(t.in.vals, pos...)
+	if t.out == "" {
+		return nil, "", usagef("--out is required")
+	}
+	if t.refRows < 0 {
+		return nil, "", usagef("--reference-rows %d: a row count, 0 for none", t.refRows)
+	}
+	if err := checkOutFile("--out", t.out, paths...); err != nil {
+		return nil, "", err
+	}
+	if err := t.local.checkGraphOut(t.out, paths); err != nil {
+		return nil, "", err
+	}
+	kd, err := forest.ParseKind(t.kind)
+	if err != nil {
+		return nil, "", usagef("--forest %s is not available in this build (available: rf, sporf, morf, lfs, fdm, drf)", t.kind)
+	}
+	return paths, kd, kindFlags(fs, kd)
+}
+
+// sampling reads --importance and --sample: permutation importances or
+// not, and the rows of a lake sample (0: the inputs read whole).
+func (t *trainFlags) sampling() (perm bool, rows int, err error) {
+	switch t.impo {
+	case "impurity":
+	case "permutation":
+		perm = true
+	default:
+		return false, 0, usagef("--importance %q: want impurity or permutation", t.impo)
+	}
+	rows, isRows, err := sampleRows(t.sample)
+	if isRows {
+		t.sample = "bootstrap"
+	}
+	return perm, rows, err
+}
+
+// params are the flags' training parameters for a task.
+func (t *trainFlags) params(task frame.Task, kd forest.Kind, perm bool) forest.Params {
+	p := forest.DefaultParams(task)
+	p.Trees, p.Seed, p.Threads = t.trees, t.seed, t.threads
+	p.MaxFeatures, p.MaxDepth, p.Sample, p.SampleFraction = t.maxFeat, t.maxDepth, t.sample, t.frac
+	p.Split, p.Bins, p.Permutation = t.split, t.bins, perm
+	p.Forest, p.Lambda, p.MeanDiff, p.Rank, p.Honest = kd, t.lambda, t.meanDiff, t.rank, t.honest
+	if t.criterion != "" {
+		p.Criterion = t.criterion
+	}
+	p.MinLeaf = t.minLeaf
+	if t.minSplit != 0 {
+		p.MinSplit = t.minSplit
+	}
+	return p
+}
+
+// trainParams completes the parameters with what needs the frame (--tune,
+// the layout, lfs's and fdm's feature sets) and sets the training options.
+func (t *trainFlags) trainParams(fr *frame.Frame, kd forest.Kind, perm, maxMemSet bool) (forest.Params, forest.TrainOptions, error) {
+	var opts forest.TrainOptions
+	p := t.params(fr.Task, kd, perm)
+	if p.Tune = t.tune; p.Tune && !kd.Tunable() {
+		return p, opts, usagef("--tune chooses the hyperparameters of rf, sporf and morf, not --forest %s", kd)
+	}
+	if err := t.layout.apply(&p); err != nil {
+		return p, opts, err
+	}
+	if err := t.local.apply(&p, fr); err != nil {
+		return p, opts, err
+	}
+	// the frame's feature columns are not needed past training (but for
+	// --lfs-graph): rf in binned mode grows on their bin codes (issue 31)
+	opts.DropColumns = *t.local.lfsGraph == ""
+	opts.MaxBytes, _ = memoryBound(maxMemSet, int64(t.lakeSample.maxMemory))
+	return p, opts, nil
+}
+
+// save writes the model (with its reference sample) and the --lfs-graph
+// and prints the training summary.
+func (t *trainFlags) save(env Env, f *forest.Forest, fr *frame.Frame, early arrow.Record, sampled *lake.SampleReport, secs float64) error {
 	// The training frame is not needed past here (but for --lfs-graph):
 	// dropping it lets the model's encoding reuse its memory (issue 31).
 	rows, skipped, nFeatures := fr.NRows, fr.SkippedLabels, fr.P()
 	graphFrame := fr
-	if *local.lfsGraph == "" {
+	if *t.local.lfsGraph == "" {
 		graphFrame = nil
 	}
-	meta := model.Meta{Version: *version, CreatedBy: "forestd"}
+	meta := model.Meta{Version: t.version, CreatedBy: "forestd"}
 	switch { // the reference sample of drift tests (model/reference.go)
-	case *refRows > 0 && slices.ContainsFunc(fr.Cols, func(c []float32) bool { return c == nil }):
+	case t.refRows > 0 && slices.ContainsFunc(fr.Cols, func(c []float32) bool { return c == nil }):
 		meta.Reference = early
-	case *refRows > 0:
-		meta.Reference = model.SampleReference(fr, f, *refRows, *seed)
+	case t.refRows > 0:
+		meta.Reference = model.SampleReference(fr, f, t.refRows, t.seed)
 	}
 	fr = nil
-	meta, err = saveModel(*out, f, meta)
+	meta, err := saveModel(t.out, f, meta)
 	if err != nil {
 		return fmt.Errorf("writing model: %w", err)
 	}
-	if err := local.writeGraph(f, graphFrame); err != nil {
+	if err := t.local.writeGraph(f, graphFrame); err != nil {
 		return err
 	}
 	rep := report.TrainSummary(f, meta.ID, rows, skipped, nFeatures, secs)
-	rep["model"] = *out
+	rep["model"] = t.out
 	if sampled != nil {
 		rep["sample"] = sampled
 	}
@@ -325,10 +368,27 @@ func orList(names []string) string {
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
-// layoutFlags applies MORF's layout and patch flags to p.
-func layoutFlags(p *forest.Params, grid string, series, cyclic bool, channels int, order, pmin, pmax string) error {
+// layoutFlags are MORF's (and LFS's) layout and patch flags.
+type layoutFlags struct {
+	grid, order, pmin, pmax string
+	series, cyclic          bool
+	channels                int
+}
+
+func (l *layoutFlags) add(fs *flags) {
+	fs.StringVar(&l.grid, "grid", "", "morf: features form WxH images (row-major), e.g. 28x28")
+	fs.BoolVar(&l.series, "series", false, "morf: features form a 1-D series")
+	fs.BoolVar(&l.cyclic, "cyclic", false, "morf: features form a 1-D cycle (patches wrap around)")
+	fs.IntVar(&l.channels, "channels", 1, "morf: channels per image/series")
+	fs.StringVar(&l.order, "channel-order", "planar", "morf: planar (channel-major) or interleaved (pixel-major) features")
+	fs.StringVar(&l.pmin, "patch-min", "", "morf: smallest patch HxW (default 1x1)")
+	fs.StringVar(&l.pmax, "patch-max", "", "morf: largest patch HxW (default 3x3, clipped to the layout)")
+}
+
+// apply copies the layout and patch flags into p.
+func (l *layoutFlags) apply(p *forest.Params) error {
 	n := 0
-	for _, on := range []bool{grid != "", series, cyclic} {
+	for _, on := range []bool{l.grid != "", l.series, l.cyclic} {
 		if on {
 			n++
 		}
@@ -337,43 +397,40 @@ func layoutFlags(p *forest.Params, grid string, series, cyclic bool, channels in
 		return usagef("--grid, --series and --cyclic exclude each other")
 	}
 	switch {
-	case grid != "":
-		w, h, err := dims(grid, "--grid")
+	case l.grid != "":
+		w, h, err := dims(l.grid, "--grid")
 		if err != nil {
 			return err
 		}
 		p.Layout, p.Width, p.Height = "grid", w, h
-	case series:
+	case l.series:
 		p.Layout = "series"
-	case cyclic:
+	case l.cyclic:
 		p.Layout = "cyclic"
 	}
-	if channels < 1 {
-		return usagef("--channels must be at least 1, got %d", channels)
+	if l.channels < 1 {
+		return usagef("--channels must be at least 1, got %d", l.channels)
 	}
-	if channels > 1 {
-		p.Channels = channels
+	if l.channels > 1 {
+		p.Channels = l.channels
 	}
-	switch order {
+	switch l.order {
 	case "planar":
 	case "interleaved":
 		p.Interleaved = true
 	default:
-		return usagef("--channel-order %q: want planar or interleaved", order)
+		return usagef("--channel-order %q: want planar or interleaved", l.order)
 	}
-	if pmin != "" {
-		h, w, err := dims(pmin, "--patch-min")
-		if err != nil {
+	var err error
+	if l.pmin != "" {
+		if p.PatchHMin, p.PatchWMin, err = dims(l.pmin, "--patch-min"); err != nil {
 			return err
 		}
-		p.PatchHMin, p.PatchWMin = h, w
 	}
-	if pmax != "" {
-		h, w, err := dims(pmax, "--patch-max")
-		if err != nil {
+	if l.pmax != "" {
+		if p.PatchHMax, p.PatchWMax, err = dims(l.pmax, "--patch-max"); err != nil {
 			return err
 		}
-		p.PatchHMax, p.PatchWMax = h, w
 	}
 	return nil
 }

@@ -5,13 +5,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/forestd/forestd/arrowforest/dependence"
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
-	"github.com/forestd/forestd/connectors/files"
 	"github.com/forestd/forestd/operators"
 )
 
@@ -133,8 +131,7 @@ func (l *localFlags) writeGraph(f *forest.Forest, fr *frame.Frame) error {
 	if err != nil {
 		return err
 	}
-	defer rec.Release()
-	if err := writeData(*l.lfsGraph, rec.Schema(), []arrow.Record{rec}, files.WriteOptions{}); err != nil {
+	if err := writeRecord(*l.lfsGraph, rec); err != nil {
 		return fmt.Errorf("--lfs-graph: %w", err)
 	}
 	return nil
