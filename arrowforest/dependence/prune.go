@@ -160,20 +160,12 @@ func (d *data) screenSet(ms int) []int {
 // screened runs the screen of the columns cols on rows: it reports the
 // result "not dependent" (p = 1, the statistic of the screen's rows) and
 // true when the χ²₁ p-value there is at least ApproxFutile.
-func (d *data) screened(stat Stat, cols [][]float64, rows []int) (TestResult, bool) {
+func (d *data) screened(stat Stat, cols [][]float64, rows []int, key string) (TestResult, bool) {
 	x, l := d.lab.pick(rows).complete(pickCols(cols, rows))
 	if l.Len() < 4 {
 		return TestResult{}, false
 	}
-	var pr interface {
-		permProblem
-		approxProblem
-	}
-	if l.IsNumeric() {
-		pr = newSetNumProblemLazy(x, l.Values, 0, nil, true)
-	} else {
-		pr = newSetProblemLazy(x, l.Y, l.K, stat, 0, nil, true)
-	}
+	pr := d.setProblem(stat, x, l, key, nil, true)
 	if chi2TailP(pr.approxZ()) < ApproxFutile {
 		return TestResult{}, false
 	}
@@ -195,4 +187,30 @@ func approxDecides(pr permProblem, pl permPlan) (TestResult, bool) {
 		r.MaxN = 0
 	}
 	return r, true
+}
+
+// setProblem returns the test of a set's complete columns x against l:
+// random projections (projset.go) when d.projects(rows), otherwise the
+// exact statistic with its triangle in *tri (lazy: left for
+// preparePerms). key seeds the directions, so a set's test is the same
+// at any thread count.
+func (d *data) setProblem(stat Stat, x [][]float64, l Label, key string, tri *[]float32, lazy bool) interface {
+	permProblem
+	approxProblem
+} {
+	if n := l.Len(); d.projects(n) {
+		return newProjSetProblem(x, l, stat, projDirs(n, d.o.MaxCacheBytes), streamKey(d.o.Seed, keyHash(key))^0x70726f6a)
+	}
+	if l.IsNumeric() {
+		return newSetNumProblemLazy(x, l.Values, d.o.MaxCacheBytes, tri, lazy)
+	}
+	return newSetProblemLazy(x, l.Y, l.K, stat, d.o.MaxCacheBytes, tri, lazy)
+}
+
+// projects reports whether a set test of n rows uses projections.
+func (d *data) projects(n int) bool { return d.proj && n >= projSetMinRows }
+
+// projBytes is what one projected set test of n rows holds.
+func (d *data) projBytes(n int) int64 {
+	return int64(projDirs(n, d.o.MaxCacheBytes)) * int64(n) * projBytesPerRow
 }
