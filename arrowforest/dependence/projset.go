@@ -44,20 +44,33 @@ import (
 // set test uses projSetProblem instead of the exact O(n²·d) statistic
 // (setProblem, setNumProblem). Chosen by measurement
 // (BenchmarkProjSetCrossover: one 3-column test settled by the
-// approximation, CPU per row on a shared 2-core AMD EPYC): exact 9.8 µs
-// against projected 15.2 µs at 4,000 rows, 19.7 against 15.5 at 8,000,
-// 40.4 against 16.4 at 16,000 — the exact cost grows like n, the
-// projected one stays flat. From 8,000 rows on the exact test's triangle
-// (2·n² bytes: 128 MB at 8,000 rows, 5 GB at 50,000) is also what one
-// worker would hold, against 24·K·n bytes (12 MB at 8,000 rows). A search
-// tests sets on DefaultSetRows rows by default, so only a larger
-// TestOptions.MaxRows (or 0, every row) reaches it.
+// approximation, CPU per row on a shared 2-core AMD EPYC, K = 24): exact
+// 11.1 µs against projected 9.7 µs at 4,000 rows, 21.3 against 6.9 at
+// 8,000, 49.0 against 6.7 at 16,000 — the exact cost grows like n, the
+// projected one stays flat. The bounded z of a projected test is 1.2–1.8
+// times below the exact one on the same rows (projDirsPerCol), so at
+// 4,000 rows, where the costs are equal, the exact test is the better
+// one; from 8,000 rows the projected test does the same work for a third
+// of the CPU, and the exact test's triangle (2·n² bytes: 128 MB at 8,000
+// rows, 5 GB at 50,000) outgrows what one worker should hold, against
+// 24·K·n bytes (4.6 MB). A search tests sets on DefaultSetRows rows by
+// default, so only a larger TestOptions.MaxRows (or 0, every row)
+// reaches it.
 const projSetMinRows = 8000
 
-// projSetDirs is K, the number of directions of a projected set test
-// (energyproj.go's default too), cut so that the projections fit in
+// projSetDirs bounds K, the number of directions of a projected set test
+// (energyproj.go's default): a set of d columns takes min(projSetDirs,
+// projDirsPerCol·d), cut so that the projections fit in
 // TestOptions.MaxCacheBytes (projDirs).
 const projSetDirs = 64
+
+// projDirsPerCol is K per column of a set. Measured on XOR sets of 2 and 3
+// columns at 20,000 rows (the label flipped on 40%), two seeds each: the
+// bounded z was 28/22 (K = 6), 32/34 (12), 32/33 (24), 27/29 (48), 25/31
+// (96) for 2 columns (exact statistic: 40), and 2.9/4.1, 4.0/3.4,
+// 4.3/4.6, 4.2/3.8, 4.3/4.2 for 3 columns (exact: 7.9): past about 8·d
+// directions more cost time and no power.
+const projDirsPerCol = 8
 
 // projSetMinDirs is the fewest directions a projected set test uses.
 const projSetMinDirs = 8
@@ -67,10 +80,9 @@ const projSetMinDirs = 8
 // the labels in sorted order.
 const projBytesPerRow = 24
 
-// projDirs returns K for n rows: projSetDirs, fewer when K·n·24 bytes
-// would exceed maxCache, never fewer than projSetMinDirs.
-func projDirs(n int, maxCache int64) int {
-	k := int64(projSetDirs)
+// projDirs returns K for a set of d columns and n rows (above).
+func projDirs(d, n int, maxCache int64) int {
+	k := int64(min(projSetDirs, projDirsPerCol*d))
 	if n > 0 && maxCache > 0 {
 		k = min(k, maxCache/(int64(n)*projBytesPerRow))
 	}
@@ -171,11 +183,9 @@ func newProjSetProblem(x [][]float64, lab Label, stat Stat, dirsK int, stream ui
 			p.cols = append(p.cols, newUniColSorted(sp, p.cnt, true))
 		}
 	}
-	p.norm = 1
-	w := p.newWorker().(*projSetWorker)
-	v := w.evalRows(w.identity())
 	p.norm = p.normaliser()
-	p.exact = p.reported(v)
+	w := p.newWorker().(*projSetWorker)
+	p.exact = p.reported(w.evalRows(w.identity()))
 	return p
 }
 

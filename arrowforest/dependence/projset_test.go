@@ -121,7 +121,10 @@ func TestProjSetExplicit(t *testing.T) {
 				}
 				cmpWant = ab / p.norm
 			}
-			got, _ := p.observed()
+			got, exact := p.observed()
+			if want := p.reported(cmpWant); math.Abs(exact-want) > 1e-9*math.Max(1, want) {
+				t.Errorf("%v %s: reported statistic %.12g, explicit a_K %.12g", lab.IsNumeric(), stat, exact, want)
+			}
 			if math.Abs(got-cmpWant) > 1e-9*math.Max(1, math.Abs(cmpWant)) {
 				t.Errorf("%v %s: comparison value %.12g, explicit a_K %.12g", lab.IsNumeric(), stat, got, cmpWant)
 			}
@@ -259,7 +262,7 @@ func TestProjSetPower(t *testing.T) {
 		}
 	}
 	const thr = 0.0125 / 190
-	p := newProjSetProblem(x, Classes(y, 2), StatGCor, projSetDirs, 1)
+	p := newProjSetProblem(x, Classes(y, 2), StatGCor, projDirs(2, n, DefaultMaxCacheBytes), 1)
 	pProj := effTailP(p.approxZ(), p.ratio())
 	sub := [][]float64{x[0][:DefaultSetRows], x[1][:DefaultSetRows]}
 	e := newSetProblem(sub, y[:DefaultSetRows], 2, StatGCor, 1<<30, nil)
@@ -276,7 +279,7 @@ func TestProjSetPower(t *testing.T) {
 // BenchmarkProjSetCrossover is the measurement behind projSetMinRows: one
 // 3-column set test as a search runs it when the approximation settles it
 // (the statistic, z and ρ; no permutation), exact (setProblem, lazy:
-// the pair pass) against projected (K = 64), at m rows.
+// the pair pass) against projected (K = 24), at m rows.
 //
 //	go test -run '^$' -bench ProjSetCrossover -benchtime 3x ./arrowforest/dependence
 func BenchmarkProjSetCrossover(b *testing.B) {
@@ -292,7 +295,7 @@ func BenchmarkProjSetCrossover(b *testing.B) {
 		b.Run("proj/"+itoa(m), func(b *testing.B) {
 			defer benchcpu.PerRow(b, m)()
 			for b.Loop() {
-				p := newProjSetProblem(x, Classes(y, 2), StatGCor, projSetDirs, 1)
+				p := newProjSetProblem(x, Classes(y, 2), StatGCor, projDirs(3, m, DefaultMaxCacheBytes), 1)
 				effTailP(p.approxZ(), p.ratio())
 			}
 		})
@@ -313,7 +316,7 @@ func TestSearchProjectedSets(t *testing.T) {
 		t.Fatalf("S_m %v, groups %v: want [0 1] and [[2 3]]", first.Marginal, found(first))
 	}
 	key := setKey(StatGCor, []int{2, 3})
-	p := newProjSetProblem([][]float64{x[2], x[3]}, Classes(y, 2), StatGCor, projDirs(n, DefaultMaxCacheBytes), streamKey(0, keyHash(key))^0x70726f6a)
+	p := newProjSetProblem([][]float64{x[2], x[3]}, Classes(y, 2), StatGCor, projDirs(2, n, DefaultMaxCacheBytes), streamKey(0, keyHash(key))^0x70726f6a)
 	if g := first.Groups[0]; g.Statistic != p.exact {
 		t.Errorf("pair statistic %.12g, projected %.12g: the set test did not use projections", g.Statistic, p.exact)
 	}
