@@ -66,6 +66,8 @@ type TestOptions struct {
 	// MaxRows, when positive, limits tests of feature sets (two or more
 	// columns) to a seeded random subsample of that many rows; the
 	// statistic and p-value of such a test are those of the subsample.
+	// In a Search, set tests of 8,000 rows or more (projSetMinRows) use
+	// random projections instead of the O(n²) statistic (projset.go).
 	// Single-feature tests always use every row (they cost O(n) per
 	// permutation).
 	MaxRows int

@@ -197,3 +197,37 @@ func TestScreenRows(t *testing.T) {
 		prev = ms
 	}
 }
+
+// The top-down gate (§5.3, Algorithms 3–4: test the features left
+// jointly, stop when they are not dependent) would skip a 3-XOR's family:
+// diluted among noise columns its z falls to noise level (prune.go's
+// note on what the dissertation does not allow).
+func TestGateMissesDilutedXOR3(t *testing.T) {
+	const n = 2000
+	r := rand.New(rand.NewPCG(1, 2))
+	x := make([][]float64, 96)
+	for j := range x {
+		x[j] = make([]float64, n)
+		for i := range x[j] {
+			x[j][i] = r.NormFloat64()
+		}
+	}
+	y := make([]int32, n)
+	for i := range y {
+		if x[0][i]*x[1][i]*x[2][i] > 0 {
+			y[i] = 1
+		}
+		if r.Float64() < 0.2 {
+			y[i] = 1 - y[i]
+		}
+	}
+	z := func(w int) float64 { return newSetProblemLazy(x[:w], y, 2, StatGCor, 0, nil, true).approxZ() }
+	if z3 := z(3); z3 < 4 {
+		t.Fatalf("the 3-XOR alone: z %.2f, want ≥ 4", z3)
+	}
+	for _, w := range []int{6, 24, 96} {
+		if zw := z(w); zw > 2 {
+			t.Errorf("the 3-XOR among %d columns: z %.2f, want the noise level (< 2)", w, zw)
+		}
+	}
+}

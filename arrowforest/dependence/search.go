@@ -37,6 +37,9 @@ type data struct {
 	ctx context.Context
 	// order is screenOrder's row order, drawn once (prune.go).
 	order []int
+	// proj: set tests of at least projSetMinRows rows use random
+	// projections (projset.go); a search sets it, single tests do not.
+	proj bool
 }
 
 func newData(x [][]float64, lab Label, o TestOptions) *data {
@@ -155,7 +158,7 @@ func (d *data) run(stat Stat, feats []int, key string, pl testPlan, threads int,
 		cols[i] = d.x[f]
 	}
 	if len(cols) > 1 && pl.screen != nil {
-		if r, ok := d.screened(stat, cols, pl.screen); ok {
+		if r, ok := d.screened(stat, cols, pl.screen, key); ok {
 			return r, true, !d.stopped()
 		}
 	}
@@ -173,12 +176,7 @@ func (d *data) run(stat Stat, feats []int, key string, pl testPlan, threads int,
 			x, l = pickCols(x, d.sub), l.pick(d.sub)
 		}
 		x, l = l.complete(x)
-		lazy := pl.approxT > 0
-		if l.IsNumeric() {
-			pr = newSetNumProblemLazy(x, l.Values, d.o.MaxCacheBytes, tri, lazy)
-		} else {
-			pr = newSetProblemLazy(x, l.Y, l.K, stat, d.o.MaxCacheBytes, tri, lazy)
-		}
+		pr = d.setProblem(stat, x, l, key, tri, pl.approxT > 0)
 	}
 	if pl.approxOnly {
 		if r, ok := approxDecides(pr, pl.permPlan); ok {
@@ -222,7 +220,9 @@ func (d *data) prefetch(stat Stat, sets [][]int, pl testPlan, workers int) {
 	if d.sub != nil {
 		rows = len(d.sub)
 	}
-	if tb := int64(rows) * int64(rows-1) / 2 * 4; tb > 0 {
+	if d.projects(rows) {
+		workers = int(min(int64(workers), d.o.MaxCacheBytes/max(1, d.projBytes(rows))))
+	} else if tb := int64(rows) * int64(rows-1) / 2 * 4; tb > 0 {
 		workers = int(min(int64(workers), d.o.MaxCacheBytes/tb))
 	}
 	workers = min(workers, len(jobs))
@@ -461,6 +461,7 @@ func SearchLabel(x [][]float64, lab Label, opt SearchOptions) (*SearchResult, er
 		return nil, errGCorNumeric
 	}
 	d := newData(x, lab, o.Test)
+	d.proj = true
 	d.ctx = o.Context
 	s := &searcher{d: d, o: o}
 	p := len(x)

@@ -20,11 +20,16 @@ type uniCol struct {
 }
 
 func newUniCol(x []float64, y []int32, k int, forDCor bool) *uniCol {
-	ps := sortByValue(rescaled([][]float64{x})[0], y)
+	return newUniColSorted(sortByValue(rescaled([][]float64{x})[0], y), classCounts(y, k), forDCor)
+}
+
+// newUniColSorted is newUniCol of values already sorted (and centred) with
+// their classes, and the class sizes cnt.
+func newUniColSorted(ps []sortedPair, cnt []int, forDCor bool) *uniCol {
 	u := &uniCol{
 		v:    make([]float64, len(ps)),
 		lab:  make([]int32, len(ps)),
-		cnt:  classCounts(y, k),
+		cnt:  cnt,
 		dcor: forDCor,
 	}
 	for i, p := range ps {

@@ -3,9 +3,12 @@
 # (GNU time -v) of `forestd analyze` at its defaults on the issue's case —
 # p features N(0, 1), a binary label from two marginal features (f0, f1)
 # and one XOR pair (f2, f3), the rest noise (go run ./e2e/bench/dependence
-# scale-data) — for n ∈ {1k, 5k, 50k} × p ∈ {20, 100}, the marginal screen
-# (--method marginal) and the default search (mdc-bottomup, Holm at 0.05,
-# the χ²₁ approximation, set tests on 2,000 rows); whether the report is
+# scale-data) — for n ∈ {1k, 5k, 50k, 500k} × p ∈ {20, 100, 1,000}, the
+# marginal screen (--method marginal) and the default search (mdc-bottomup,
+# Holm at 0.05, the χ²₁ approximation, set tests on 2,000 rows; not at
+# p = 1,000, whose C(p, 3) triples no search runs), with --all-rows also
+# the search with set tests on every row (--max-rows 0: random projections
+# from 8,000 rows, arrowforest/dependence/projset.go); whether the report is
 # exactly that structure; and, on independent draws (--null), how many
 # analyses report anything with the approximation (default) and with
 # permutations alone (--exact): the false-finding rate, at most α = 0.05.
@@ -16,19 +19,22 @@
 # findings on null sets, power on weak XOR and linear sets, permutations
 # and time per test; --draws draws of each).
 #
-#   bash e2e/bench/analysis_scale.sh [--quick] [--draws N] [--sizes "1000x20 5000x20 ..."]
+#   bash e2e/bench/analysis_scale.sh [--quick] [--draws N] [--sizes "1000x20 5000x20 ..."] [--all-rows] [--sizes-only]
 #
-# --quick: 1k and 5k × 20 only, 4 null draws. Prints a Markdown table and
+# --quick: 1k and 5k × 20 only, 4 null draws. --sizes-only: the size table
+# alone (no null draws, R or approximation table). Prints a Markdown table and
 # writes it to e2e/bench/results/analysis_scale-<date>.md. Load from other
 # processes inflates wall times: read the CPU seconds beside them.
 set -euo pipefail
-QUICK=0; DRAWS=10; SIZES="1000x20 5000x20 1000x100 5000x100 50000x20 50000x100"
+QUICK=0; DRAWS=10; SIZES="1000x20 5000x20 1000x100 5000x100 50000x20 50000x100 500000x20 1000x1000"; ALLROWS=0; ONLY=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1; DRAWS=4; SIZES="1000x20 5000x20" ;;
     --draws) DRAWS="$2"; shift ;;
     --sizes) SIZES="$2"; shift ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --all-rows) ALLROWS=1 ;;
+    --sizes-only) ONLY=1 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "analysis_scale.sh: unknown argument $1" >&2; exit 1 ;;
   esac
   shift
@@ -68,11 +74,17 @@ for s in $SIZES; do
   n="${s%x*}"; p="${s#*x}"
   f="$W/d_${n}_${p}.csv"
   "$W/depbench" scale-data --out "$f" --n "$n" --p "$p" --seed 1
-  for m in marginal mdc-bottomup; do
+  methods="marginal mdc-bottomup"; [ "$p" -ge 1000 ] && methods=marginal
+  for m in $methods; do
     read -r wall cpu rss < <(run "r_${s}_$m" --in "$f" --label label --method "$m")
     echo "| $n | $p | $m | $wall | $cpu | $rss | $(structure "$W/r_${s}_$m.json") |"
   done
+  if [ "$ALLROWS" = 1 ] && [ "$p" -lt 1000 ]; then
+    read -r wall cpu rss < <(run "r_${s}_all" --in "$f" --label label --max-rows 0)
+    echo "| $n | $p | mdc-bottomup, every row | $wall | $cpu | $rss | $(structure "$W/r_${s}_all.json") |"
+  fi
 done
+if [ "$ONLY" = 1 ]; then exit 0; fi
 echo
 echo "## Independence: $DRAWS draws of 5,000 × 20 (default search), analyses reporting anything"
 echo
