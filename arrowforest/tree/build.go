@@ -170,6 +170,12 @@ type Builder struct {
 	dmiss, dlr        []int32
 	dlw               []float64
 
+	// one-pass histograms of the node's binned candidates (histpass.go)
+	hslot []int32   // per candidate: its histogram's slot, or −1
+	hfeat []int32   // per slot: the feature
+	hbuf  []float64 // per slot: histSlotBins bins of the class counts or (w, w·y)
+	hn    [2]float64
+
 	codes bool  // codes-only mode (Data.codesOnly)
 	err   error // an atom codes-only mode cannot search (Grow returns it)
 
@@ -511,6 +517,7 @@ func (b *Builder) findSplit(rng *rand.Rand, s, e int) split {
 	var best split
 	n := e - s
 	sortWork := int64(n*(bits.Len(uint(n))+5) + 48)
+	pass := b.buildHists(s, e)
 	for a := 0; a < b.cand.Len(); a++ {
 		var sp split
 		if _, axis := b.cand.IsAxis(a); b.codes && !axis {
@@ -524,9 +531,12 @@ func (b *Builder) findSplit(rng *rand.Rand, s, e int) split {
 			sp = b.searchDistance(idx, wts, s, e)
 		} else if j, axis := b.cand.IsAxis(a); axis && b.d.Bins != nil && b.useHist(int(j), n) {
 			b.work += int64(6*n + 48 + b.d.Bins.NBins(int(j))*max(b.d.K, 2, b.q+1))
-			if b.q > 1 {
+			switch {
+			case b.q > 1:
 				sp = b.searchBinnedMulti(int(j), s, e)
-			} else {
+			case pass && b.hslot[a] >= 0:
+				sp = b.scanSlot(int(j), int(b.hslot[a]))
+			default:
 				sp = b.searchBinned(int(j), s, e)
 			}
 		} else {
@@ -561,10 +571,8 @@ func (b *Builder) useHist(j, n int) bool {
 func (b *Builder) searchBinned(j, s, e int) split {
 	codes := b.d.Bins.Codes[j]
 	nb := b.d.Bins.NBins(j)
-	upper := b.d.Bins.Upper[j]
-	var best split
 	if nb < 2 {
-		return best
+		return split{}
 	}
 	if b.d.K > 0 {
 		K := b.d.K
@@ -579,28 +587,7 @@ func (b *Builder) searchBinned(j, s, e int) split {
 			}
 			h[int(c)*K+int(b.y[k])] += b.w[k]
 		}
-		a := &b.acc
-		b.resetAcc()
-		for bin := 0; bin < nb-1; bin++ {
-			row := h[bin*K : bin*K+K]
-			moved := false
-			for k, c := range row {
-				if c != 0 {
-					a.move(int32(k), c)
-					moved = true
-				}
-			}
-			if !moved || a.nR == 0 {
-				if a.nR == 0 {
-					break
-				}
-				continue
-			}
-			if p, ml, ok := a.best(b.cfg.MinLeaf); ok && (!best.ok || p > best.proxy) {
-				best = split{ok: true, thr: upper[bin], missLeft: ml, proxy: p}
-			}
-		}
-		return best
+		return b.scanClasses(j, h)
 	}
 	// regression: pairs (w, w·y) per bin
 	h := b.hist[:2*nb]
@@ -620,6 +607,47 @@ func (b *Builder) searchBinned(j, s, e int) split {
 		h[2*int(c)] += w
 		h[2*int(c)+1] += wy
 	}
+	return b.scanReg(j, h, n, sum, nm, sm)
+}
+
+// scanClasses scans the class histogram h (nb bins of K counts) of
+// feature j, with the missing rows' counts in b.miss.
+func (b *Builder) scanClasses(j int, h []float64) split {
+	var best split
+	K := b.d.K
+	nb := len(h) / K
+	upper := b.d.Bins.Upper[j]
+	a := &b.acc
+	b.resetAcc()
+	for bin := 0; bin < nb-1; bin++ {
+		row := h[bin*K : bin*K+K]
+		moved := false
+		for k, c := range row {
+			if c != 0 {
+				a.move(int32(k), c)
+				moved = true
+			}
+		}
+		if !moved || a.nR == 0 {
+			if a.nR == 0 {
+				break
+			}
+			continue
+		}
+		if p, ml, ok := a.best(b.cfg.MinLeaf); ok && (!best.ok || p > best.proxy) {
+			best = split{ok: true, thr: upper[bin], missLeft: ml, proxy: p}
+		}
+	}
+	return best
+}
+
+// scanReg scans the regression histogram h (nb bins of (w, w·y)) of
+// feature j; n and sum are the node's weight and weighted sum, nm and sm
+// their missing part.
+func (b *Builder) scanReg(j int, h []float64, n, sum, nm, sm float64) split {
+	var best split
+	nb := len(h) / 2
+	upper := b.d.Bins.Upper[j]
 	a := &b.racc
 	a.reset(n, sum, nm, sm)
 	for bin := 0; bin < nb-1; bin++ {
