@@ -13,6 +13,10 @@ const (
 	passClasses  = 8
 )
 
+// occRows is the node size below which buildHists marks the occupied
+// bins (most of 255 bins are then empty).
+const occRows = 256
+
 // buildHists fills, for every candidate of the node that searchBinned
 // would search (an axis atom of a binned feature of at least two bins,
 // histogram cheaper than sort), its histogram in b.hbuf, reading each row's
@@ -82,6 +86,20 @@ func (b *Builder) buildHists(s, e int) bool {
 			}
 		}
 	}
+	// a small node marks its occupied bins, so that the scans skip the
+	// empty ones instead of visiting every bin
+	b.hocc = b.hocc[:0]
+	if n < occRows {
+		b.hocc = append(b.hocc, make([]uint64, 4*len(b.hfeat))...)
+		occ := b.hocc
+		for k := s; k < e; k++ {
+			row := rows[int(b.idx[k])*p:][:p]
+			for f, j := range b.hfeat {
+				c := row[j]
+				occ[4*f+int(c>>6)] |= 1 << (c & 63)
+			}
+		}
+	}
 	if b.d.K == 0 { // the node's totals, summed as searchBinned sums them
 		var n, sum float64
 		for k := s; k < e; k++ {
@@ -103,9 +121,13 @@ func (b *Builder) scanSlot(j, slot int) split {
 	}
 	stride := histSlotBins * K
 	h := b.hbuf[slot*stride : (slot+1)*stride]
+	var occ []uint64
+	if len(b.hocc) > 0 {
+		occ = b.hocc[4*slot : 4*slot+4]
+	}
 	if b.d.K > 0 {
 		copy(b.miss, h[MissingCode*K:])
-		return b.scanClasses(j, h[:nb*K])
+		return b.scanClasses(j, h[:nb*K], occ)
 	}
-	return b.scanReg(j, h[:nb*2], b.hn[0], b.hn[1], h[MissingCode*2], h[MissingCode*2+1])
+	return b.scanReg(j, h[:nb*2], b.hn[0], b.hn[1], h[MissingCode*2], h[MissingCode*2+1], occ)
 }

@@ -93,3 +93,50 @@ func TestRowMajor(t *testing.T) {
 		}
 	}
 }
+
+// Partitioning on a histogram split's codes (code ≤ bin) must move the
+// rows exactly as partitioning on the float32 values at its threshold
+// (x ≤ Upper[bin]), missing rows to either side.
+func TestPartitionCodesSameRows(t *testing.T) {
+	const n = 3000
+	cols, y, _ := codesData(n, 4, 3, 5000, 3)
+	bins := NewBinned(cols, 255, 1)
+	d := &Data{Cols: cols, Y: y, K: 3, Bins: bins}
+	smp, err := projection.NewAxis(4, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewBuilder(d, Config{Criterion: Gini, MinLeaf: 1, MinSplit: 2}, smp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	start := make([]int32, n)
+	for i := range start {
+		start[i] = int32(rng.IntN(n))
+	}
+	reset := func() {
+		b.idx = append(b.idx[:0], start...)
+		b.w, b.y = b.w[:0], b.y[:0]
+		for k, r := range start {
+			b.w = append(b.w, float64(k))
+			b.y = append(b.y, y[r])
+		}
+	}
+	for trial := 0; trial < 200; trial++ {
+		j := int32(rng.IntN(4))
+		bin := uint8(rng.IntN(bins.NBins(int(j)) - 1))
+		sp := split{ok: true, thr: bins.Upper[j][bin], missLeft: trial%2 == 0, binned: true, bin: bin}
+		s, e := rng.IntN(n/2), n/2+rng.IntN(n/2)
+		idx, wts := []int32{j}, []float32{1}
+		reset()
+		got := b.partition(s, e, idx, wts, sp)
+		gotIdx, gotW := append([]int32(nil), b.idx...), append([]float64(nil), b.w...)
+		reset()
+		sp.binned = false
+		want := b.partition(s, e, idx, wts, sp)
+		if got != want || !reflect.DeepEqual(gotIdx, b.idx) || !reflect.DeepEqual(gotW, b.w) {
+			t.Fatalf("feature %d bin %d missLeft %v: codes partition at %d, values at %d, or other row orders", j, bin, sp.missLeft, got, want)
+		}
+	}
+}
