@@ -27,6 +27,13 @@ const MaxBins = 255
 type Binned struct {
 	Codes [][]uint8
 	Upper [][]float32
+	// rows holds the same codes row-major (row i's p codes at i·p), set by
+	// NewBinned: a node's histograms of all its candidate features are
+	// built in one pass that reads each row's codes from one or two cache
+	// lines (Builder.buildHists) instead of one scattered line per
+	// feature. nil (a Binned built by hand) falls back to one pass per
+	// feature over Codes.
+	rows []uint8
 }
 
 // NBins returns the number of non-missing bins of feature j.
@@ -89,7 +96,29 @@ func NewBinned(cols [][]float32, maxBins, threads int) *Binned {
 	}
 	close(next)
 	wg.Wait()
+	b.rows = rowMajor(b.Codes)
 	return b
+}
+
+// rowMajor transposes column-major codes into one row-major array, a
+// block of rows at a time so that both sides stay in cache.
+func rowMajor(codes [][]uint8) []uint8 {
+	p := len(codes)
+	if p == 0 {
+		return nil
+	}
+	n := len(codes[0])
+	out := make([]uint8, n*p)
+	const block = 4096
+	for r0 := 0; r0 < n; r0 += block {
+		r1 := min(r0+block, n)
+		for j, col := range codes {
+			for i, c := range col[r0:r1] {
+				out[(r0+i)*p+j] = c
+			}
+		}
+	}
+	return out
 }
 
 func binColumn(col []float32, maxBins int, scratch []float32, b *Binned, j int) []float32 {

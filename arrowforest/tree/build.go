@@ -170,6 +170,13 @@ type Builder struct {
 	dmiss, dlr        []int32
 	dlw               []float64
 
+	// one-pass histograms of the node's binned candidates (histpass.go)
+	hslot []int32   // per candidate: its histogram's slot, or −1
+	hfeat []int32   // per slot: the feature
+	hbuf  []float64 // per slot: histSlotBins bins of the class counts or (w, w·y)
+	hocc  []uint64  // per slot: 4 words of occupied bins, in small nodes
+	hn    [2]float64
+
 	codes bool  // codes-only mode (Data.codesOnly)
 	err   error // an atom codes-only mode cannot search (Grow returns it)
 
@@ -270,6 +277,10 @@ type split struct {
 	thr      float32
 	missLeft bool
 	proxy    float64
+	// binned: thr is Upper[feature][bin] of a histogram search, so the
+	// rows going left are those of code ≤ bin (Binned: the same rows)
+	binned bool
+	bin    uint8
 }
 
 type frameItem struct {
@@ -460,7 +471,7 @@ func (b *Builder) node(rng *rand.Rand, id int32, it frameItem) (mid int, ok bool
 			b.imp[j] += gain * math.Abs(float64(wts[q])) / wabs
 		}
 	}
-	mid = b.partition(s, e, idx, wts, best.thr, best.missLeft)
+	mid = b.partition(s, e, idx, wts, best)
 	if mid == s || mid == e { // cannot happen for a valid split; stay safe
 		b.finishLeaf(s, e, wsum)
 		return 0, false
@@ -511,6 +522,7 @@ func (b *Builder) findSplit(rng *rand.Rand, s, e int) split {
 	var best split
 	n := e - s
 	sortWork := int64(n*(bits.Len(uint(n))+5) + 48)
+	pass := b.buildHists(s, e)
 	for a := 0; a < b.cand.Len(); a++ {
 		var sp split
 		if _, axis := b.cand.IsAxis(a); b.codes && !axis {
@@ -524,9 +536,12 @@ func (b *Builder) findSplit(rng *rand.Rand, s, e int) split {
 			sp = b.searchDistance(idx, wts, s, e)
 		} else if j, axis := b.cand.IsAxis(a); axis && b.d.Bins != nil && b.useHist(int(j), n) {
 			b.work += int64(6*n + 48 + b.d.Bins.NBins(int(j))*max(b.d.K, 2, b.q+1))
-			if b.q > 1 {
+			switch {
+			case b.q > 1:
 				sp = b.searchBinnedMulti(int(j), s, e)
-			} else {
+			case pass && b.hslot[a] >= 0:
+				sp = b.scanSlot(int(j), int(b.hslot[a]))
+			default:
 				sp = b.searchBinned(int(j), s, e)
 			}
 		} else {
@@ -561,10 +576,8 @@ func (b *Builder) useHist(j, n int) bool {
 func (b *Builder) searchBinned(j, s, e int) split {
 	codes := b.d.Bins.Codes[j]
 	nb := b.d.Bins.NBins(j)
-	upper := b.d.Bins.Upper[j]
-	var best split
 	if nb < 2 {
-		return best
+		return split{}
 	}
 	if b.d.K > 0 {
 		K := b.d.K
@@ -579,28 +592,7 @@ func (b *Builder) searchBinned(j, s, e int) split {
 			}
 			h[int(c)*K+int(b.y[k])] += b.w[k]
 		}
-		a := &b.acc
-		b.resetAcc()
-		for bin := 0; bin < nb-1; bin++ {
-			row := h[bin*K : bin*K+K]
-			moved := false
-			for k, c := range row {
-				if c != 0 {
-					a.move(int32(k), c)
-					moved = true
-				}
-			}
-			if !moved || a.nR == 0 {
-				if a.nR == 0 {
-					break
-				}
-				continue
-			}
-			if p, ml, ok := a.best(b.cfg.MinLeaf); ok && (!best.ok || p > best.proxy) {
-				best = split{ok: true, thr: upper[bin], missLeft: ml, proxy: p}
-			}
-		}
-		return best
+		return b.scanClasses(j, h, nil)
 	}
 	// regression: pairs (w, w·y) per bin
 	h := b.hist[:2*nb]
@@ -620,21 +612,102 @@ func (b *Builder) searchBinned(j, s, e int) split {
 		h[2*int(c)] += w
 		h[2*int(c)+1] += wy
 	}
-	a := &b.racc
-	a.reset(n, sum, nm, sm)
-	for bin := 0; bin < nb-1; bin++ {
-		if h[2*bin] == 0 {
-			continue
+	return b.scanReg(j, h, n, sum, nm, sm, nil)
+}
+
+// scanClasses scans the class histogram h (nb bins of K counts) of
+// feature j, with the missing rows' counts in b.miss. occ, when non-nil,
+// marks the bins holding rows (bit b of occ[b/64]); the others are
+// skipped, which changes nothing: an empty bin moves no weight.
+func (b *Builder) scanClasses(j int, h []float64, occ []uint64) split {
+	var best split
+	K := b.d.K
+	nb := len(h) / K
+	upper := b.d.Bins.Upper[j]
+	b.resetAcc()
+	if occ == nil {
+		for bin := 0; bin < nb-1; bin++ {
+			if b.classBin(bin, h, upper, &best) {
+				break
+			}
 		}
-		a.move(h[2*bin], h[2*bin+1])
-		if a.nR <= 0 {
-			break
-		}
-		if p, ml, ok := a.best(b.cfg.MinLeaf); ok && (!best.ok || p > best.proxy) {
-			best = split{ok: true, thr: upper[bin], missLeft: ml, proxy: p}
+		return best
+	}
+	for wi, word := range occ {
+		for word != 0 {
+			bin := wi*64 + bits.TrailingZeros64(word)
+			word &= word - 1
+			if bin >= nb-1 || b.classBin(bin, h, upper, &best) {
+				return best
+			}
 		}
 	}
 	return best
+}
+
+// classBin moves bin's counts to the left and scores the split after it
+// into best; it reports whether the scan is over (no weight right).
+func (b *Builder) classBin(bin int, h []float64, upper []float32, best *split) (stop bool) {
+	K := b.d.K
+	a := &b.acc
+	moved := false
+	for k, c := range h[bin*K : bin*K+K] {
+		if c != 0 {
+			a.move(int32(k), c)
+			moved = true
+		}
+	}
+	if !moved || a.nR == 0 {
+		return a.nR == 0
+	}
+	if p, ml, ok := a.best(b.cfg.MinLeaf); ok && (!best.ok || p > best.proxy) {
+		*best = split{ok: true, thr: upper[bin], missLeft: ml, proxy: p, binned: true, bin: uint8(bin)}
+	}
+	return false
+}
+
+// scanReg scans the regression histogram h (nb bins of (w, w·y)) of
+// feature j; n and sum are the node's weight and weighted sum, nm and sm
+// their missing part. occ is scanClasses's.
+func (b *Builder) scanReg(j int, h []float64, n, sum, nm, sm float64, occ []uint64) split {
+	var best split
+	nb := len(h) / 2
+	upper := b.d.Bins.Upper[j]
+	b.racc.reset(n, sum, nm, sm)
+	if occ == nil {
+		for bin := 0; bin < nb-1; bin++ {
+			if b.regBin(bin, h, upper, &best) {
+				break
+			}
+		}
+		return best
+	}
+	for wi, word := range occ {
+		for word != 0 {
+			bin := wi*64 + bits.TrailingZeros64(word)
+			word &= word - 1
+			if bin >= nb-1 || b.regBin(bin, h, upper, &best) {
+				return best
+			}
+		}
+	}
+	return best
+}
+
+// regBin is classBin for regression.
+func (b *Builder) regBin(bin int, h []float64, upper []float32, best *split) (stop bool) {
+	if h[2*bin] == 0 {
+		return false
+	}
+	a := &b.racc
+	a.move(h[2*bin], h[2*bin+1])
+	if a.nR <= 0 {
+		return true
+	}
+	if p, ml, ok := a.best(b.cfg.MinLeaf); ok && (!best.ok || p > best.proxy) {
+		*best = split{ok: true, thr: upper[bin], missLeft: ml, proxy: p, binned: true, bin: uint8(bin)}
+	}
+	return false
 }
 
 // project evaluates atom (idx, wts) for row r in float32, in atom order —
@@ -813,9 +886,19 @@ func keyValue(u uint64) float32 {
 func keyPos(u uint64) int32 { return int32(uint32(u)) }
 
 // partition reorders the node's rows so that rows going left come first
-// and returns the boundary.
-func (b *Builder) partition(s, e int, idx []int32, wts []float32, thr float32, missLeft bool) int {
-	cols := b.d.Cols
+// and returns the boundary. A split on a bin edge (a histogram search, or
+// any split in codes-only mode) reads the feature's uint8 codes, a
+// quarter of its float32 column, which select the same rows (Binned).
+func (b *Builder) partition(s, e int, idx []int32, wts []float32, sp split) int {
+	if b.codes || sp.binned {
+		j := int(idx[0])
+		bin := sp.bin
+		if !sp.binned {
+			bin = b.d.Bins.binOf(j, sp.thr)
+		}
+		return b.partitionCodes(s, e, b.d.Bins.Codes[j], bin, sp.missLeft)
+	}
+	cols, thr, missLeft := b.d.Cols, sp.thr, sp.missLeft
 	i, j := s, e-1
 	goesLeft := func(k int) bool {
 		v := project(cols, idx, wts, b.idx[k])
@@ -824,22 +907,38 @@ func (b *Builder) partition(s, e int, idx []int32, wts []float32, thr float32, m
 		}
 		return v <= thr
 	}
-	if b.codes { // thr is a bin edge: code ≤ its bin goes left
-		codes, bin := b.d.Bins.Codes[idx[0]], b.d.Bins.binOf(int(idx[0]), thr)
-		goesLeft = func(k int) bool {
-			c := codes[b.idx[k]]
-			if c == MissingCode {
-				return missLeft
-			}
-			return c <= bin
-		}
-	}
 	for i <= j {
 		if goesLeft(i) {
 			i++
 			continue
 		}
 		for j > i && !goesLeft(j) {
+			j--
+		}
+		if j <= i {
+			break
+		}
+		b.swap(i, j)
+		i++
+		j--
+	}
+	return i
+}
+
+// partitionCodes is partition for a split at code ≤ bin (missing rows,
+// MissingCode, go left with missLeft), with the same swaps.
+func (b *Builder) partitionCodes(s, e int, codes []uint8, bin uint8, missLeft bool) int {
+	i, j := s, e-1
+	rows := b.idx
+	for i <= j {
+		if c := codes[rows[i]]; c <= bin || (missLeft && c == MissingCode) {
+			i++
+			continue
+		}
+		for j > i {
+			if c := codes[rows[j]]; c <= bin || (missLeft && c == MissingCode) {
+				break
+			}
 			j--
 		}
 		if j <= i {

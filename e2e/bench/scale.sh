@@ -20,10 +20,12 @@
 # --peers (default "ranger sklearn xgboost", those installed: Debian's
 # r-cran-ranger, python3-sklearn, python3-xgboost) run on CSV copies up to
 # --peer-max rows (default 1000000); "none" skips them.
-# forestd's score rows/s is a whole process (`forestd score` of the test
-# Parquet, reading and writing included); the peers' is their in-memory
-# predict of the test rows. Prints a markdown table; exit 0 when every
-# step ran.
+# "train CPU s" is user + system CPU seconds: forestd's whole train process
+# (GNU time), a peer's fit alone (its own process clock), the measure to
+# compare on a loaded machine. forestd's score rows/s is a whole process
+# (`forestd score` of the test Parquet, reading and writing included); the
+# peers' is their in-memory predict of the test rows. Prints a markdown
+# table; exit 0 when every step ran.
 set -euo pipefail
 
 SIZES="10000 100000 1000000" TREES=100 THREADS=2 MAXMEM="" BINS=() DIR="" KEEP=0
@@ -40,7 +42,7 @@ while [ $# -gt 0 ]; do
     --lake-rows) LAKE_ROWS="$2"; shift ;;
     --peers) PEERS="$2"; shift ;;
     --peer-max) PEER_MAX="$2"; shift ;;
-    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "scale.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -77,7 +79,7 @@ MEMFLAG=()
 # peak RSS in MiB and wall seconds of a command, from GNU time
 measure() {
   local out="$1"; shift
-  /usr/bin/time -f '%M %e' -o "$out.time" "$@" >"$out.json" 2>"$out.err" || { cat "$out.err" >&2; return 1; }
+  /usr/bin/time -f '%M %e %U %S' -o "$out.time" "$@" >"$out.json" 2>"$out.err" || { cat "$out.err" >&2; return 1; }
 }
 jfield() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
 
@@ -88,15 +90,15 @@ test="$DIR/trunk-test.parquet"
 if [ ${#RUN_PEERS[@]} -gt 0 ] && [ ! -f "$DIR/trunk-test.csv" ]; then
   "${BINS[0]}" gen trunk --n 100000 --p 50 --seed 2 --out "$DIR/trunk-test.csv" >/dev/null
 fi
-echo "| n | tool | train s | peak RSS MiB | model MB | nodes | bytes/node | score rows/s | test error |"
-echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|"
+echo "| n | tool | train s | train CPU s | peak RSS MiB | model MB | nodes | bytes/node | score rows/s | test error |"
+echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 
 # forestd_row N TAG BIN TRAIN-ARGS...: train, score the test rows, evaluate
 forestd_row() {
   local n="$1" tag="$2" bin="$3"; shift 3
   measure "$tag-train" "$bin" train "$@" --label y --trees "$TREES" --threads "$THREADS" \
     "${MEMFLAG[@]}" --out "$tag.model"
-  read -r rss secs <"$tag-train.time"
+  read -r rss secs usr sys <"$tag-train.time"
   nodes=$(jfield "$tag-train.json" nodes)
   bytes=$(stat -c %s "$tag.model")
   measure "$tag-score" "$bin" score --model "$tag.model" --in "$test" --threads "$THREADS" --out "$tag-pred.parquet"
@@ -105,8 +107,9 @@ forestd_row() {
   "$bin" eval --model "$tag.model" --in "$test" --label y --threads "$THREADS" >"$tag-eval.json"
   err=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d.get('error', 1-d.get('accuracy', 1)))" "$tag-eval.json")
   rm -f "$tag.model"
-  awk -v n="$n" -v b="$bin" -v s="$secs" -v r="$rss" -v by="$bytes" -v no="$nodes" -v ss="$ssecs" -v e="$err" 'BEGIN {
-    printf "| %d | %s | %.1f | %.0f | %.1f | %d | %.1f | %.0f | %.4f |\n", n, b, s, r/1024, by/1e6, no, by/no, 100000/(ss>0?ss:1e-9), e }'
+  awk -v n="$n" -v b="$bin" -v s="$secs" -v r="$rss" -v by="$bytes" -v no="$nodes" -v ss="$ssecs" -v e="$err" -v c="$usr $sys" 'BEGIN {
+    split(c, cs, " ")
+    printf "| %d | %s | %.1f | %.1f | %.0f | %.1f | %d | %.1f | %.0f | %.4f |\n", n, b, s, cs[1]+cs[2], r/1024, by/1e6, no, by/no, 100000/(ss>0?ss:1e-9), e }'
 }
 
 # peer_row N PEER: a peer on the CSV of n rows
@@ -127,8 +130,8 @@ peer_row() {
   python3 - "$tag.json" "$n" "$peer" "$rss" <<'PYEOF'
 import json, sys
 r = json.load(open(sys.argv[1]))["trunk"]
-print("| %s | %s | %.1f | %.0f | | | | %.0f | %.4f |" % (sys.argv[2], sys.argv[3], r["train_seconds"],
-      int(sys.argv[4]) / 1024, r["predict_rows_per_s"], r["error"]))
+print("| %s | %s | %.1f | %.1f | %.0f | | | | %.0f | %.4f |" % (sys.argv[2], sys.argv[3], r["train_seconds"],
+      r["train_cpu_seconds"], int(sys.argv[4]) / 1024, r["predict_rows_per_s"], r["error"]))
 PYEOF
 }
 

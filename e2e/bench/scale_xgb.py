@@ -50,9 +50,9 @@ def main():
         max_depth=0, max_leaves=0, min_child_weight=1, subsample=0.632,
         colsample_bynode=max(1, int(math.sqrt(p))) / p, n_jobs=a.threads,
         random_state=a.seed)
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     m.fit(xtr, ytr_i)
-    t1 = time.perf_counter()
+    c1, t1 = time.process_time(), time.perf_counter()
     best = math.inf
     for _ in range(3):
         t2 = time.perf_counter()
@@ -60,7 +60,8 @@ def main():
         best = min(best, time.perf_counter() - t2)
     err = float(np.mean(classes[pred] != yte))
     out = {"tool": "xgboost-rf", "version": xgboost.__version__,
-           "trunk": {"train_seconds": t1 - t0, "predict_seconds": best,
+           "trunk": {"train_seconds": t1 - t0, "train_cpu_seconds": c1 - c0,
+                     "predict_seconds": best,
                      "predict_rows_per_s": len(yte) / best, "error": err,
                      "train_rows": int(len(ytr))}}
     print("xgboost-rf: train %.2fs, predict %.0f rows/s, error %.4f" % (
