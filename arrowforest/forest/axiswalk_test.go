@@ -3,7 +3,9 @@ package forest
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/forestd/forestd/arrowforest/frame"
 )
@@ -100,5 +102,50 @@ func TestObliqueForestKeepsPlainWalk(t *testing.T) {
 	_, c := trainCompiled(t, tr, p)
 	if len(c.atomOff) > 1 && c.axis != nil {
 		t.Fatal("a forest with oblique nodes got the axis layout")
+	}
+}
+
+// TestAxisWalkLinks: a node is 8 bytes; a right child too far for
+// anode.link and a forest of more than maxKeyCols key columns get no
+// axis layout, and such a forest scores through Compiled.leaf the same
+// as through its compact form (CompileCompact).
+func TestAxisWalkLinks(t *testing.T) {
+	if s := unsafe.Sizeof(anode{}); s != 8 {
+		t.Fatalf("anode is %d bytes, want 8", s)
+	}
+	if _, ok := link(3, 3+linkDistMask, 7); !ok {
+		t.Fatal("the largest distance does not fit")
+	}
+	if _, ok := link(3, 4+linkDistMask, 7); ok {
+		t.Fatal("a distance beyond linkDistMask fits")
+	}
+	tr := trunkFrame(200, maxKeyCols, 1)
+	p := DefaultParams(frame.TaskClassification)
+	p.Trees, p.Threads = 3, 1
+	f, c := trainCompiled(t, tr, p)
+	if c.axis != nil {
+		t.Fatalf("%d key columns got the axis layout", maxKeyCols+1)
+	}
+	cp, err := ToCompact(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := *f
+	h.Trees = nil
+	c2, err := CompileCompact(&h, cp)
+	if err != nil || c2.axis != nil {
+		t.Fatalf("CompileCompact: axis %v, %v", c2 != nil && c2.axis != nil, err)
+	}
+	te := trunkFrame(50, maxKeyCols, 2)
+	a, err := c.Predict(te, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c2.Predict(te, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(a.Prob, b.Prob) || a.Prob[0]+a.Prob[1] < 0.999 {
+		t.Fatalf("Compile and CompileCompact predict %v and %v", a.Prob[:2], b.Prob[:2])
 	}
 }
