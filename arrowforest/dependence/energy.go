@@ -1,6 +1,7 @@
 package dependence
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -44,6 +45,27 @@ type EnergyOptions struct {
 	// Test.MaxRows rows, O(n²) per permutation. Its Statistic is then Ẽ,
 	// an unbiased estimate of eqdist.e's (EnergyStatJoint computes that).
 	Directions int
+	// Context, when set, stops the test: no permutation starts after it
+	// is done, nor a pass of the statistic (a block of the Euclidean sums,
+	// a direction of the projections), and the test returns an error
+	// wrapping context.Cause instead of a result.
+	Context context.Context
+}
+
+// stop is the test's stop check for runPerm (nil without a Context).
+func (o EnergyOptions) stop() func() bool {
+	if o.Context == nil {
+		return nil
+	}
+	return func() bool { return o.Context.Err() != nil }
+}
+
+// stopped is the error of a test its Context stopped, else nil.
+func (o EnergyOptions) stopped() error {
+	if o.Context == nil || o.Context.Err() == nil {
+		return nil
+	}
+	return fmt.Errorf("dependence: energy test stopped: %w", context.Cause(o.Context))
 }
 
 func (o EnergyOptions) plan() (TestOptions, permPlan, error) {
@@ -143,7 +165,10 @@ func EnergyTest(ref, cur []float64, opt EnergyOptions) (TestResult, error) {
 	tot := sortedPairSum(slices.Clone(x))
 	exact := energyFromSums(n0, n1, tot, w0, w1)
 	pr := &energyUni{u: newUniCol(x, y, 2, false), n0: n0, n1: n1, exact: exact}
-	res, _ := runPerm(pr, streamKey(o.Seed, opt.ID), pl, o.Threads, nil)
+	res, _ := runPerm(pr, streamKey(o.Seed, opt.ID), pl, o.Threads, opt.stop())
+	if err := opt.stopped(); err != nil {
+		return TestResult{}, err
+	}
 	return res, nil
 }
 
@@ -211,7 +236,10 @@ func EnergyTestCat(ref, cur []int32, k int, opt EnergyOptions) (TestResult, erro
 			p.obs1[c]++
 		}
 	}
-	res, _ := runPerm(p, streamKey(o.Seed, opt.ID), pl, o.Threads, nil)
+	res, _ := runPerm(p, streamKey(o.Seed, opt.ID), pl, o.Threads, opt.stop())
+	if err := opt.stopped(); err != nil {
+		return TestResult{}, err
+	}
 	return res, nil
 }
 
@@ -322,7 +350,10 @@ func EnergyTestJoint(ref, cur [][]float64, opt EnergyOptions) (TestResult, error
 		scale := rawScale(x, sp.x)
 		pr.exact = energyFromSums(n0, n1, sp.ps.tot, sp.ps.within[0], sp.ps.within[1]) * scale
 	}
-	res, _ := runPerm(pr, stream, pl, o.Threads, nil)
+	res, _ := runPerm(pr, stream, pl, o.Threads, opt.stop())
+	if err := opt.stopped(); err != nil {
+		return TestResult{}, err
+	}
 	return res, nil
 }
 

@@ -12,6 +12,7 @@
 package drift
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -61,6 +62,10 @@ type Options struct {
 	// Directions is the random directions of the projected joint test
 	// (default DefaultDirections).
 	Directions int
+	// Context, when set, stops Test: it is checked between features, in
+	// the permutation loops and between the passes of the joint
+	// statistic, and Test then returns an error wrapping context.Cause.
+	Context context.Context
 	// ExactJoint takes the joint p-value from permutations of eqdist.e
 	// itself on the MaxRows rows (eqdist.etest's test, O(n²) per
 	// permutation) instead of the projected statistic over every row.
@@ -263,7 +268,7 @@ func Test(ref, cur []arrow.Record, opt Options) (Report, error) {
 	}
 	eo := dependence.EnergyOptions{Test: dependence.TestOptions{
 		Seed: o.Seed, Threads: o.Threads, MaxPerms: o.MaxPerms, Perms: o.Perms, MaxRows: o.MaxRows,
-	}}
+	}, Context: o.Context}
 	if o.Perms == 0 {
 		eo.Threshold = o.Alpha
 		if o.Adjust != dependence.AdjustNone {
@@ -272,6 +277,9 @@ func Test(ref, cur []arrow.Record, opt Options) (Report, error) {
 	}
 	p := make([]float64, 0, m)
 	for _, c := range cols {
+		if err := stopped(o.Context); err != nil {
+			return rep, err
+		}
 		eo.ID = nameID(c.name)
 		var res dependence.TestResult
 		f := Feature{Name: c.name, Kind: "numeric", RefRows: c.present[0], CurRows: c.present[1]}
@@ -289,6 +297,9 @@ func Test(ref, cur []arrow.Record, opt Options) (Report, error) {
 		p = append(p, res.PValue)
 	}
 	if joint {
+		if err := stopped(o.Context); err != nil {
+			return rep, err
+		}
 		jr, err := jointTest(cols, eo, o)
 		if err != nil {
 			return rep, err
@@ -368,6 +379,14 @@ func jointTest(cols []*column, eo dependence.EnergyOptions, o Options) (Joint, e
 	}
 	j.PValue, j.Rows, j.Perms = res.PValue, res.Rows, res.N
 	return j, nil
+}
+
+// stopped is Test's error once ctx (when set) is done, else nil.
+func stopped(ctx context.Context) error {
+	if ctx == nil || ctx.Err() == nil {
+		return nil
+	}
+	return fmt.Errorf("drift: stopped: %w", context.Cause(ctx))
 }
 
 // nameID is a test's identity for its permutation stream: the feature

@@ -84,10 +84,12 @@ func runDrift(args []string, env Env) error {
 		return fmt.Errorf("--current: %w", err)
 	}
 	defer release(curRecs)
+	ctx, stop := interruptible() // SIGINT stops the test with one line
 	rep, err := drift.Test(refRecs, curRecs, drift.Options{
-		Features: features.vals, Alpha: *alpha, Adjust: adj, Seed: *seed,
-		MaxRows: *maxRows, Directions: *directions, ExactJoint: *exactJoint, Perms: *perms, Threads: *threads,
+		Features: features.vals, Alpha: *alpha, Adjust: adj, Seed: *seed, MaxRows: *maxRows,
+		Directions: *directions, ExactJoint: *exactJoint, Perms: *perms, Threads: *threads, Context: ctx,
 	})
+	stop()
 	if err != nil {
 		return err
 	}
