@@ -45,6 +45,11 @@ type EnergyOptions struct {
 	// Test.MaxRows rows, O(n²) per permutation. Its Statistic is then Ẽ,
 	// an unbiased estimate of eqdist.e's (EnergyStatJoint computes that).
 	Directions int
+	// MaxProjectedRows, when positive, bounds the pooled rows of the
+	// projected test (Directions > 0), which holds about 8d + 12K bytes a
+	// row: above it each sample is subsampled in proportion, seeded by
+	// Test.Seed and ID as Test.MaxRows is. Zero tests every complete row.
+	MaxProjectedRows int
 	// Context, when set, stops the test: no permutation starts after it
 	// is done, nor a pass of the statistic (a block of the Euclidean sums,
 	// a direction of the projections), and the test returns an error
@@ -306,8 +311,8 @@ func (w *energyCatWorker) perm(stream uint64, idx int) float64 {
 // ID). The distances are summed once in float64 and kept as a packed
 // float32 triangle (pairs.go) so that each permutation costs O(n²).
 func EnergyTestJoint(ref, cur [][]float64, opt EnergyOptions) (TestResult, error) {
-	if opt.Directions < 0 {
-		return TestResult{}, fmt.Errorf("dependence: energy test: %d directions", opt.Directions)
+	if opt.Directions < 0 || opt.MaxProjectedRows < 0 {
+		return TestResult{}, fmt.Errorf("dependence: energy test: %d directions, %d max projected rows (want ≥ 0)", opt.Directions, opt.MaxProjectedRows)
 	}
 	o, pl, err := opt.plan()
 	if err != nil {

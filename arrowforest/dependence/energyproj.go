@@ -157,10 +157,11 @@ func euclidSums(m []float64, d, n0, n, threads int, stop func() bool) (tot, w0, 
 }
 
 // energyProjTest is EnergyTestJoint with opt.Directions > 0: the
-// permutation test of Ẽ over every complete row.
+// permutation test of Ẽ over every complete row, or over a subsample of
+// opt.MaxProjectedRows.
 func energyProjTest(ref, cur [][]float64, opt EnergyOptions, o TestOptions, pl permPlan) (TestResult, error) {
 	stream := streamKey(o.Seed, opt.ID)
-	r0, r1, err := jointRows(ref, cur, 0, stream)
+	r0, r1, err := jointRows(ref, cur, opt.MaxProjectedRows, stream)
 	if err != nil {
 		return TestResult{}, err
 	}
