@@ -213,6 +213,7 @@ func (d *Daemon) connect(ctx context.Context) (err error) {
 			return fmt.Errorf("embedded broker: %w", err)
 		}
 		d.broker = b
+		newBrokerMetrics(d.metrics.Registry, b.LimitStats)
 		embeddedUsers = users
 		d.cfg.Brokers = []string{b.Addr()}
 		d.log.Info("embedded broker listening", "addr", b.Addr(), "data_dir", cfg.Embedded.DataDir,

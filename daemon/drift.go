@@ -215,8 +215,8 @@ func (l *driftLoop) Init() error {
 	return l.waker.setup(&l.Poll, 100*time.Millisecond, &l.Logger, l.Retry)
 }
 
-// Run tests until ctx is done. A test under way finishes first (a few
-// permutation tests of at most the window's rows).
+// Run tests until ctx is done; a test under way stops with it
+// (drift.Options.Context) and reports nothing.
 func (l *driftLoop) Run(ctx context.Context) error {
 	if !l.waker.ready() {
 		if err := l.Init(); err != nil {
@@ -224,7 +224,7 @@ func (l *driftLoop) Run(ctx context.Context) error {
 		}
 	}
 	return l.waker.run(ctx, l.Poll, l.due, func(ctx context.Context) {
-		rep := l.testOnce()
+		rep := l.testOnce(ctx)
 		if rep == nil {
 			return
 		}
@@ -255,8 +255,9 @@ func (l *driftLoop) due(now time.Time) bool {
 }
 
 // testOnce tests the window against the live model's reference and
-// records the outcome; nil when there is nothing to test against.
-func (l *driftLoop) testOnce() *driftReport {
+// records the outcome; nil when there is nothing to test against, or when
+// ctx stopped the test.
+func (l *driftLoop) testOnce(ctx context.Context) *driftReport {
 	recs, rows, first, last, added := l.Window.snapshot()
 	l.tested, l.testedAt = added, time.Now()
 	m := l.Current.Load()
@@ -275,7 +276,12 @@ func (l *driftLoop) testOnce() *driftReport {
 	rep := &driftReport{Seq: l.seq, At: time.Now().UTC(), ModelID: m.ID(), ModelVersion: m.Version(),
 		WindowRows: rows, WindowFirst: first, WindowLast: last}
 	t0 := time.Now()
-	r, err := drift.Test([]arrow.Record{ref}, recs, l.Options)
+	o := l.Options
+	o.Context = ctx
+	r, err := drift.Test([]arrow.Record{ref}, recs, o)
+	if ctx.Err() != nil {
+		return nil // stopping: the test was cut short
+	}
 	rep.Report = r
 	if err != nil {
 		rep.Error = err.Error()

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"math"
 	"strings"
@@ -121,7 +122,7 @@ func TestDriftLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	// an empty window: every feature named as skipped
-	rep := l.testOnce()
+	rep := l.testOnce(context.Background())
 	if rep == nil || rep.Error == "" || len(rep.Skipped) != len(m.Columns()) || rep.Drift {
 		t.Fatalf("empty window: %+v", rep)
 	}
@@ -129,7 +130,7 @@ func TestDriftLoop(t *testing.T) {
 	if !l.due(time.Now()) {
 		t.Fatal("1,000 new rows and not due (every 500)")
 	}
-	rep = l.testOnce()
+	rep = l.testOnce(context.Background())
 	if rep == nil || rep.Error != "" || rep.Drift || len(rep.Features) != 4 || rep.Joint == nil || retrains.Load() != 0 {
 		t.Fatalf("same distribution: %+v", rep)
 	}
@@ -143,7 +144,7 @@ func TestDriftLoop(t *testing.T) {
 			fr.Cols[1][i]++
 		}
 	})}, "f/0/2")
-	rep = l.testOnce()
+	rep = l.testOnce(context.Background())
 	if rep == nil || !rep.Drift || !rep.Retrain || retrains.Load() != 1 {
 		t.Fatalf("shifted: %+v", rep)
 	}
@@ -162,7 +163,7 @@ func TestDriftLoop(t *testing.T) {
 			fr.Cols[2][i] = float32(math.NaN())
 		}
 	})}, "f/0/3")
-	rep = l.testOnce()
+	rep = l.testOnce(context.Background())
 	if rep == nil || rep.Error != "" || len(rep.Skipped) != 1 || rep.Skipped[0].Name != names[2] || len(rep.Features) != 3 {
 		t.Fatalf("an all-missing column: %+v", rep)
 	}
@@ -174,7 +175,7 @@ func TestDriftLoop(t *testing.T) {
 			}
 		}
 	})}, "f/0/4")
-	if rep = l.testOnce(); rep == nil || rep.Error == "" || len(rep.Skipped) != 4 {
+	if rep = l.testOnce(context.Background()); rep == nil || rep.Error == "" || len(rep.Skipped) != 4 {
 		t.Fatalf("all columns missing: %+v", rep)
 	}
 	// a model without a reference sample: no test, said once
@@ -185,7 +186,7 @@ func TestDriftLoop(t *testing.T) {
 	if err := cur.Offer(plain); err != nil {
 		t.Fatal(err)
 	}
-	if rep := l.testOnce(); rep != nil || !strings.Contains(logs.String(), "no reference sample") {
+	if rep := l.testOnce(context.Background()); rep != nil || !strings.Contains(logs.String(), "no reference sample") {
 		t.Fatalf("a model without a reference: %+v", rep)
 	}
 }

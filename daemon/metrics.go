@@ -1,6 +1,10 @@
 package daemon
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/forestd/forestd/internal/broker"
+)
 
 // metrics are the daemon's own Prometheus metrics — models, training,
 // analysis — beside the runtime's (pipeline.Metrics), in the same registry.
@@ -45,5 +49,34 @@ func newMetrics(reg *prometheus.Registry, retries *prometheus.CounterVec) *metri
 	m.ScoreWaitingModels = prometheus.NewGauge(prometheus.GaugeOpts{Name: "forestd_score_waiting_for_model", Help: "Messages waiting for a first model."})
 	reg.MustRegister(m.ModelVersion, m.ModelSwaps, m.ModelsTrained, m.TrainingErrors, m.ModelsPublished, m.TrainingRows, m.TrainingSeconds,
 		m.ReportsPublished, m.AnalysisSeconds, m.AnalysisRows, m.SelectedPublished, m.ModelRejected, m.TrainingSkipped, m.TrainingEvicted, m.ScoreWaitingModels)
+	return m
+}
+
+// brokerMetrics are the embedded broker's limits (internal/broker,
+// limits.go: what they refused), read from broker.LimitStats at each
+// scrape; registered only when the daemon starts the embedded broker.
+type brokerMetrics struct {
+	OversizedRequests  prometheus.CounterFunc
+	RefusedConnections prometheus.CounterFunc
+	TimedOut           prometheus.CounterFunc
+	OpenConnections    prometheus.GaugeFunc
+}
+
+func newBrokerMetrics(reg *prometheus.Registry, stats func() broker.LimitStats) *brokerMetrics {
+	m := &brokerMetrics{
+		OversizedRequests: prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "forestd_broker_oversized_requests_total",
+			Help: "Embedded broker: connections closed for a request size above embedded.max_request_bytes (or above 64 KiB before SASL authentication)."},
+			func() float64 { return float64(stats().OversizedRequests) }),
+		RefusedConnections: prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "forestd_broker_refused_connections_total",
+			Help: "Embedded broker: connections closed at accept because embedded.max_connections were open."},
+			func() float64 { return float64(stats().RefusedConnections) }),
+		TimedOut: prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "forestd_broker_timed_out_connections_total",
+			Help: "Embedded broker: connections closed because their TLS handshake and first request, a request body or SASL authentication did not complete in time, or because they were idle."},
+			func() float64 { return float64(stats().TimedOut) }),
+		OpenConnections: prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "forestd_broker_open_connections",
+			Help: "Embedded broker: client connections open now."},
+			func() float64 { return float64(stats().OpenConnections) }),
+	}
+	reg.MustRegister(m.OversizedRequests, m.RefusedConnections, m.TimedOut, m.OpenConnections)
 	return m
 }

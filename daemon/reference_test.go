@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/forestd/forestd/internal/broker"
 	"github.com/forestd/forestd/pipeline"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -36,16 +37,18 @@ func daemonMetrics(t *testing.T) []metricDoc {
 	t.Helper()
 	pm := pipeline.NewMetrics()
 	dm := newMetrics(pm.Registry, pm.Retries)
-	drm := newDriftMetrics(pm.Registry) // stage drift's (drift.go)
+	drm := newDriftMetrics(pm.Registry)                                                          // stage drift's (drift.go)
+	bm := newBrokerMetrics(pm.Registry, func() broker.LimitStats { return broker.LimitStats{} }) // the embedded broker's
 	seen := map[string]metricDoc{}
-	for _, s := range []any{pm, dm, drm} {
+	for _, s := range []any{pm, dm, drm, bm} {
 		v := reflect.ValueOf(s).Elem()
 		for i := 0; i < v.NumField(); i++ {
 			c, ok := v.Field(i).Interface().(prometheus.Collector)
 			if !ok || v.Field(i).Type() == reflect.TypeOf(pm.Registry) {
 				continue
 			}
-			kind := strings.ToLower(fmt.Sprintf("%T", c))
+			// the field's type: a CounterFunc's value has no kind in its name
+			kind := strings.ToLower(v.Field(i).Type().String())
 			switch {
 			case strings.Contains(kind, "counter"):
 				kind = "counter"

@@ -13,8 +13,10 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 
+	"github.com/forestd/forestd/arrowforest/fdm"
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/arrowforest/manifold"
 	"github.com/forestd/forestd/arrowforest/model"
 	"github.com/forestd/forestd/arrowforest/synth"
 	"github.com/forestd/forestd/scoring"
@@ -166,42 +168,79 @@ func TestFormat4Models(t *testing.T) {
 }
 
 // TestCompactBytesAnyThreads: the same seed gives the same model bytes
-// (format 5) whatever the training threads, for every kind Train grows.
+// (format 5) whatever the training threads, for every kind Train grows:
+// rf, sporf, morf, lfs, fdm (with landmark mappings, whose derived
+// inputs are in the model), a multi-output regression forest and a drf
+// (manifold.Train, whose embedding and back-scores are in the model).
 func TestCompactBytesAnyThreads(t *testing.T) {
 	tr, err := synth.Generate(synth.Trunk, synth.Options{N: 300, Seed: 1, P: 9})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, set := range map[string]func(*forest.Params){
-		"rf":    func(*forest.Params) {},
-		"sporf": func(p *forest.Params) { p.Forest, p.MeanDiff = forest.KindSPORF, true },
-		"morf": func(p *forest.Params) {
+	xtr, err := synth.Generate(synth.XOR3, synth.Options{N: 400, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw, tg, _, err := synth.GenerateMulti("swissroll", synth.Options{N: 300, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var y []float64
+	for i := range sw.NRows {
+		y = append(y, tg[0][i], tg[1][i], tg[2][i])
+	}
+	targets := []string{"y0", "y1", "y2"}
+	multi := &frame.Frame{Names: sw.Names, Cols: sw.Cols, NRows: sw.NRows}
+	if err := multi.SetTargets(targets, y); err != nil {
+		t.Fatal(err)
+	}
+	grow := func(fr *frame.Frame, set func(*forest.Params)) func(int) (*forest.Forest, error) {
+		return func(threads int) (*forest.Forest, error) {
+			p := forest.DefaultParams(fr.Task)
+			p.Trees, p.Threads = 8, threads
+			set(&p)
+			return forest.Train(fr, p, forest.TrainOptions{})
+		}
+	}
+	for _, kc := range []struct {
+		name  string
+		train func(threads int) (*forest.Forest, error)
+	}{
+		{"rf", grow(tr, func(*forest.Params) {})},
+		{"sporf", grow(tr, func(p *forest.Params) { p.Forest, p.MeanDiff = forest.KindSPORF, true })},
+		{"morf", grow(tr, func(p *forest.Params) {
 			p.Forest, p.PatchHMax, p.PatchWMax, p.Width, p.Height, p.Layout = forest.KindMORF, 2, 2, 3, 3, "grid"
-		},
-		"lfs": func(p *forest.Params) {
+		})},
+		{"lfs", grow(tr, func(p *forest.Params) {
 			p.Forest, p.LFSSize, p.Width, p.Height, p.Layout = forest.KindLFS, 3, 3, 3, "grid"
-		},
+		})},
+		{"fdm", grow(xtr, func(p *forest.Params) {
+			p.Forest, p.FDMMap, p.FDMGroups, p.FDMMarginal = forest.KindFDM, fdm.MapDRL, "1,2", "0"
+		})},
+		{"multi-output", grow(multi, func(*forest.Params) {})},
+		{"drf", func(threads int) (*forest.Forest, error) {
+			o := manifold.DefaultOptions()
+			o.Trees, o.MaxFeatures, o.Threads, o.EmbedDim = 8, "3", threads, 2
+			return manifold.Train(sw, y, targets, o)
+		}},
 	} {
 		var first []byte
 		for _, threads := range []int{1, 3} {
-			p := forest.DefaultParams(tr.Task)
-			p.Trees, p.Threads = 8, threads
-			set(&p)
-			f, err := forest.Train(tr, p, forest.TrainOptions{})
+			f, err := kc.train(threads)
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("%s: %v", kc.name, err)
 			}
 			m, err := scoring.Encode(f, 1, "test")
 			if err != nil {
 				t.Fatal(err)
 			}
 			if v := formatVersionOfBytes(t, m.Bytes()); v != "5" {
-				t.Fatalf("%s: format version %s", name, v)
+				t.Fatalf("%s: format version %s", kc.name, v)
 			}
 			if first == nil {
 				first = m.Bytes()
 			} else if !bytes.Equal(first, m.Bytes()) {
-				t.Fatalf("%s: %d threads give other bytes than 1", name, threads)
+				t.Errorf("%s: %d threads give other bytes than 1", kc.name, threads)
 			}
 		}
 	}

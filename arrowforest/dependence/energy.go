@@ -1,6 +1,7 @@
 package dependence
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -44,6 +45,32 @@ type EnergyOptions struct {
 	// Test.MaxRows rows, O(n²) per permutation. Its Statistic is then Ẽ,
 	// an unbiased estimate of eqdist.e's (EnergyStatJoint computes that).
 	Directions int
+	// MaxProjectedRows, when positive, bounds the pooled rows of the
+	// projected test (Directions > 0), which holds about 8d + 12K bytes a
+	// row: above it each sample is subsampled in proportion, seeded by
+	// Test.Seed and ID as Test.MaxRows is. Zero tests every complete row.
+	MaxProjectedRows int
+	// Context, when set, stops the test: no permutation starts after it
+	// is done, nor a pass of the statistic (a block of the Euclidean sums,
+	// a direction of the projections), and the test returns an error
+	// wrapping context.Cause instead of a result.
+	Context context.Context
+}
+
+// stop is the test's stop check for runPerm (nil without a Context).
+func (o EnergyOptions) stop() func() bool {
+	if o.Context == nil {
+		return nil
+	}
+	return func() bool { return o.Context.Err() != nil }
+}
+
+// stopped is the error of a test its Context stopped, else nil.
+func (o EnergyOptions) stopped() error {
+	if o.Context == nil || o.Context.Err() == nil {
+		return nil
+	}
+	return fmt.Errorf("dependence: energy test stopped: %w", context.Cause(o.Context))
 }
 
 func (o EnergyOptions) plan() (TestOptions, permPlan, error) {
@@ -143,7 +170,10 @@ func EnergyTest(ref, cur []float64, opt EnergyOptions) (TestResult, error) {
 	tot := sortedPairSum(slices.Clone(x))
 	exact := energyFromSums(n0, n1, tot, w0, w1)
 	pr := &energyUni{u: newUniCol(x, y, 2, false), n0: n0, n1: n1, exact: exact}
-	res, _ := runPerm(pr, streamKey(o.Seed, opt.ID), pl, o.Threads, nil)
+	res, _ := runPerm(pr, streamKey(o.Seed, opt.ID), pl, o.Threads, opt.stop())
+	if err := opt.stopped(); err != nil {
+		return TestResult{}, err
+	}
 	return res, nil
 }
 
@@ -211,7 +241,10 @@ func EnergyTestCat(ref, cur []int32, k int, opt EnergyOptions) (TestResult, erro
 			p.obs1[c]++
 		}
 	}
-	res, _ := runPerm(p, streamKey(o.Seed, opt.ID), pl, o.Threads, nil)
+	res, _ := runPerm(p, streamKey(o.Seed, opt.ID), pl, o.Threads, opt.stop())
+	if err := opt.stopped(); err != nil {
+		return TestResult{}, err
+	}
 	return res, nil
 }
 
@@ -278,8 +311,8 @@ func (w *energyCatWorker) perm(stream uint64, idx int) float64 {
 // ID). The distances are summed once in float64 and kept as a packed
 // float32 triangle (pairs.go) so that each permutation costs O(n²).
 func EnergyTestJoint(ref, cur [][]float64, opt EnergyOptions) (TestResult, error) {
-	if opt.Directions < 0 {
-		return TestResult{}, fmt.Errorf("dependence: energy test: %d directions", opt.Directions)
+	if opt.Directions < 0 || opt.MaxProjectedRows < 0 {
+		return TestResult{}, fmt.Errorf("dependence: energy test: %d directions, %d max projected rows (want ≥ 0)", opt.Directions, opt.MaxProjectedRows)
 	}
 	o, pl, err := opt.plan()
 	if err != nil {
@@ -322,7 +355,10 @@ func EnergyTestJoint(ref, cur [][]float64, opt EnergyOptions) (TestResult, error
 		scale := rawScale(x, sp.x)
 		pr.exact = energyFromSums(n0, n1, sp.ps.tot, sp.ps.within[0], sp.ps.within[1]) * scale
 	}
-	res, _ := runPerm(pr, stream, pl, o.Threads, nil)
+	res, _ := runPerm(pr, stream, pl, o.Threads, opt.stop())
+	if err := opt.stopped(); err != nil {
+		return TestResult{}, err
+	}
 	return res, nil
 }
 

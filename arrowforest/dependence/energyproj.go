@@ -96,15 +96,19 @@ func EnergyStatJoint(ref, cur [][]float64, opt EnergyOptions) (float64, int, err
 		return 0, 0, err
 	}
 	n0, n1 := len(r0), len(r1)
-	tot, w0, w1 := euclidSums(m, len(ref), n0, n0+n1, o.Threads)
+	tot, w0, w1 := euclidSums(m, len(ref), n0, n0+n1, o.Threads, opt.stop())
+	if err := opt.stopped(); err != nil {
+		return 0, 0, err
+	}
 	return energyFromSums(n0, n1, tot, w0, w1), n0 + n1, nil
 }
 
 // euclidSums returns Σ_{i<j} |x_i − x_j| over the n rows of m (d values
 // each) and its parts within rows [0, n0) and [n0, n). Rows are summed in
 // fixed blocks whose partial sums add in block order, so the threads do
-// not change the value.
-func euclidSums(m []float64, d, n0, n, threads int) (tot, w0, w1 float64) {
+// not change the value. A block does not start once stop (when not nil)
+// reports true.
+func euclidSums(m []float64, d, n0, n, threads int, stop func() bool) (tot, w0, w1 float64) {
 	const block = 32
 	nb := (n + block - 1) / block
 	part := make([][3]float64, nb) // pooled, within 0, within 1
@@ -116,7 +120,7 @@ func euclidSums(m []float64, d, n0, n, threads int) (tot, w0, w1 float64) {
 			defer wg.Done()
 			for {
 				b := int(next.Add(1) - 1)
-				if b >= nb {
+				if b >= nb || (stop != nil && stop()) {
 					return
 				}
 				var s [3]float64
@@ -153,10 +157,11 @@ func euclidSums(m []float64, d, n0, n, threads int) (tot, w0, w1 float64) {
 }
 
 // energyProjTest is EnergyTestJoint with opt.Directions > 0: the
-// permutation test of Ẽ over every complete row.
+// permutation test of Ẽ over every complete row, or over a subsample of
+// opt.MaxProjectedRows.
 func energyProjTest(ref, cur [][]float64, opt EnergyOptions, o TestOptions, pl permPlan) (TestResult, error) {
 	stream := streamKey(o.Seed, opt.ID)
-	r0, r1, err := jointRows(ref, cur, 0, stream)
+	r0, r1, err := jointRows(ref, cur, opt.MaxProjectedRows, stream)
 	if err != nil {
 		return TestResult{}, err
 	}
@@ -164,8 +169,14 @@ func energyProjTest(ref, cur [][]float64, opt EnergyOptions, o TestOptions, pl p
 	if err != nil {
 		return TestResult{}, err
 	}
-	pr := newEnergyProj(m, len(ref), len(r0), len(r1), opt.Directions, stream)
-	res, _ := runPerm(pr, stream, pl, o.Threads, nil)
+	pr := newEnergyProj(m, len(ref), len(r0), len(r1), opt.Directions, stream, opt.stop())
+	if err := opt.stopped(); err != nil {
+		return TestResult{}, err
+	}
+	res, _ := runPerm(pr, stream, pl, o.Threads, opt.stop())
+	if err := opt.stopped(); err != nil {
+		return TestResult{}, err
+	}
 	return res, nil
 }
 
@@ -182,7 +193,10 @@ type energyProj struct {
 	exact  float64
 }
 
-func newEnergyProj(m []float64, d, n0, n1, k int, stream uint64) *energyProj {
+// newEnergyProj projects m (n0 + n1 rows of d values) on k seeded
+// directions; it returns early, unfinished, once stop (when not nil)
+// reports true.
+func newEnergyProj(m []float64, d, n0, n1, k int, stream uint64, stop func() bool) *energyProj {
 	n := n0 + n1
 	p := &energyProj{n0: n0, n1: n1, v: make([][]float64, k), row: make([][]int32, k), tot: make([]float64, k),
 		cp: projConst(d) / float64(k), lab: make([]int32, n)}
@@ -196,6 +210,9 @@ func newEnergyProj(m []float64, d, n0, n1, k int, stream uint64) *energyProj {
 	}
 	ps := make([]pos, n)
 	for k := range p.v {
+		if stop != nil && stop() {
+			return p
+		}
 		u := dirs.next()
 		// projected relative to the first row (the statistic is
 		// translation invariant): equal rows project to exactly 0

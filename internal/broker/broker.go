@@ -130,10 +130,17 @@ type Options struct {
 	MaxConnections int
 	// RequestReadTimeout is how long a request's body may take to arrive
 	// after its size; AuthTimeout how long a connection may take to
-	// authenticate when SASL is on. Defaults DefaultRequestReadTimeout and
-	// DefaultAuthTimeout.
+	// authenticate when SASL is on; HandshakeTimeout how long a new
+	// connection may take to finish its TLS handshake (if any) and send
+	// its first complete request; IdleTimeout how long a connection may
+	// go without a request or a response (Kafka's
+	// connections.max.idle.ms). A connection past one is closed. Defaults
+	// DefaultRequestReadTimeout, DefaultAuthTimeout,
+	// DefaultHandshakeTimeout and DefaultIdleTimeout.
 	RequestReadTimeout time.Duration
 	AuthTimeout        time.Duration
+	HandshakeTimeout   time.Duration
+	IdleTimeout        time.Duration
 }
 
 // Broker is a running embedded broker.
@@ -201,8 +208,15 @@ func (o *Options) resolve() error {
 	if o.AuthTimeout == 0 {
 		o.AuthTimeout = DefaultAuthTimeout
 	}
-	if o.RequestReadTimeout < 0 || o.AuthTimeout < 0 {
-		return fmt.Errorf("broker: negative request read timeout (%v) or auth timeout (%v)", o.RequestReadTimeout, o.AuthTimeout)
+	if o.HandshakeTimeout == 0 {
+		o.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.RequestReadTimeout < 0 || o.AuthTimeout < 0 || o.HandshakeTimeout < 0 || o.IdleTimeout < 0 {
+		return fmt.Errorf("broker: negative request read timeout (%v), auth timeout (%v), handshake timeout (%v) or idle timeout (%v)",
+			o.RequestReadTimeout, o.AuthTimeout, o.HandshakeTimeout, o.IdleTimeout)
 	}
 	if o.MinSessionTimeout == 0 {
 		o.MinSessionTimeout = time.Second
@@ -245,6 +259,7 @@ func Start(opts Options) (*Broker, error) {
 	}
 	lim := &limits{maxRequest: int64(opts.MaxRequestBytes), maxUnauth: int64(opts.MaxUnauthenticatedRequestBytes),
 		maxConns: int64(opts.MaxConnections), readTimeout: opts.RequestReadTimeout,
+		handshakeTimeout: opts.HandshakeTimeout, idleTimeout: opts.IdleTimeout,
 		budget: semaphore.NewWeighted(opts.MaxInflightRequestBytes), log: opts.Logger}
 	if len(opts.Users) > 0 {
 		lim.authTimeout = opts.AuthTimeout

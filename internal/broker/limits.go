@@ -35,11 +35,19 @@ import (
 //   - MaxConnections: max.connections (a connection beyond it is closed at
 //     once);
 //
-// and two timeouts Kafka expresses through connections.max.idle.ms and its
-// authenticator: a request's body must arrive within RequestReadTimeout of
-// its size, and with SASL a connection must authenticate within
-// AuthTimeout, so that connections that hold budget or a connection slot
-// without sending are closed.
+// and timeouts Kafka expresses through connections.max.idle.ms and its
+// authenticator, so that connections that hold budget or a connection slot
+// without sending are closed:
+//
+//   - HandshakeTimeout: a new connection must finish its TLS handshake (if
+//     any) and send its first complete request within it, so a client that
+//     connects and sends nothing, or stalls mid-handshake, gives its slot
+//     back quickly;
+//   - RequestReadTimeout: a request's body must arrive within it of its
+//     size;
+//   - AuthTimeout: with SASL, a connection must authenticate within it;
+//   - IdleTimeout: connections.max.idle.ms itself, a connection with no
+//     request or response for that long is closed (clients reconnect).
 
 // Defaults of the limits (Options).
 const (
@@ -61,6 +69,12 @@ const (
 	// DefaultAuthTimeout is how long a connection may take to complete
 	// SASL authentication.
 	DefaultAuthTimeout = 30 * time.Second
+	// DefaultHandshakeTimeout is how long a new connection may take to
+	// finish its TLS handshake and send its first complete request
+	// (clients send ApiVersions at once).
+	DefaultHandshakeTimeout = 10 * time.Second
+	// DefaultIdleTimeout is Kafka's connections.max.idle.ms default.
+	DefaultIdleTimeout = 10 * time.Minute
 )
 
 // apiKeySASLAuthenticate is the Kafka API key of SaslAuthenticate.
@@ -81,8 +95,9 @@ type LimitStats struct {
 	// RefusedConnections are connections closed at accept because
 	// MaxConnections were open.
 	RefusedConnections int64
-	// TimedOut are connections closed because a request body or the SASL
-	// exchange did not complete in time.
+	// TimedOut are connections closed because the TLS handshake and first
+	// request, a request body or the SASL exchange did not complete in
+	// time, or because they were idle for IdleTimeout.
 	TimedOut int64
 	// OpenConnections are the client connections open now.
 	OpenConnections int64
@@ -94,6 +109,8 @@ type limits struct {
 	maxConns              int64
 	readTimeout           time.Duration
 	authTimeout           time.Duration // 0: no SASL, connections start authenticated
+	handshakeTimeout      time.Duration
+	idleTimeout           time.Duration
 	budget                *semaphore.Weighted
 	log                   *slog.Logger
 
@@ -162,11 +179,15 @@ type limitConn struct {
 	ctx    context.Context // done when the connection closes
 	cancel context.CancelFunc
 
+	active atomic.Int64 // time of the last request end or response write (UnixNano)
+
 	mu        sync.Mutex
 	closed    bool
 	reserved  int64           // budget held by the request being read
 	handedOut bool            // its size went to the reader, which has not called Read since (it is allocating the body)
-	timer     *time.Timer     // the request's read timeout or the auth timeout
+	timer     *time.Timer     // the request's read timeout, the auth timeout or the idle timeout
+	gen       uint64          // bumped whenever timer is stopped, so a timer that already fired does nothing
+	first     *time.Timer     // the handshake timeout, until the first request ends
 	authReqs  map[int32]int16 // SaslAuthenticate requests in flight: correlation ID → version
 	once      sync.Once
 }
@@ -175,9 +196,20 @@ func newLimitConn(c net.Conn, l *limits) *limitConn {
 	lc := &limitConn{Conn: c, l: l}
 	lc.ctx, lc.cancel = context.WithCancel(context.Background())
 	lc.hooks = frameHooks{size: lc.onSize, header: lc.onHeader, end: lc.onEnd}
+	lc.active.Store(time.Now().UnixNano())
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	lc.first = time.AfterFunc(l.handshakeTimeout, func() {
+		lc.mu.Lock()
+		done := lc.first == nil || lc.closed
+		lc.mu.Unlock()
+		if !done {
+			lc.timeout("TLS handshake and first request")
+		}
+	})
 	if l.authTimeout > 0 {
 		lc.authReqs = map[int32]int16{}
-		lc.timer = time.AfterFunc(l.authTimeout, func() { lc.timeout("SASL authentication") })
+		lc.armLocked(l.authTimeout, "SASL authentication")
 	} else {
 		lc.authed.Store(true)
 	}
@@ -228,8 +260,7 @@ func (c *limitConn) onSize(size uint32) error {
 	}
 	c.reserved, c.handedOut = s, true
 	if c.authed.Load() { // before authentication the auth timeout runs instead
-		c.stopTimerLocked()
-		c.timer = time.AfterFunc(c.l.readTimeout, func() { c.timeout("request body") })
+		c.armLocked(c.l.readTimeout, "request body")
 	}
 	return nil
 }
@@ -245,13 +276,20 @@ func (c *limitConn) onHeader(key, version int16, corr int32) {
 	c.mu.Unlock()
 }
 
-// onEnd returns a request's reservation once its last byte has been read.
+// onEnd returns a request's reservation once its last byte has been read,
+// ends the handshake timeout and, once authenticated, starts the idle
+// timeout.
 func (c *limitConn) onEnd() {
+	c.active.Store(time.Now().UnixNano())
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.releaseLocked()
+	if c.first != nil {
+		c.first.Stop()
+		c.first = nil
+	}
 	if c.authed.Load() {
-		c.stopTimerLocked()
+		c.armLocked(c.l.idleTimeout, idle)
 	}
 }
 
@@ -263,10 +301,40 @@ func (c *limitConn) releaseLocked() {
 }
 
 func (c *limitConn) stopTimerLocked() {
+	c.gen++
 	if c.timer != nil {
 		c.timer.Stop()
 		c.timer = nil
 	}
+}
+
+// idle names the idle timeout, which runs again for what remains when a
+// response was written since it was armed.
+const idle = "a request or response"
+
+// armLocked replaces the connection's timer with one that closes it after
+// d unless replaced or stopped first.
+func (c *limitConn) armLocked(d time.Duration, what string) {
+	c.stopTimerLocked()
+	gen := c.gen
+	var fire func()
+	fire = func() {
+		c.mu.Lock()
+		if c.gen != gen || c.closed {
+			c.mu.Unlock()
+			return
+		}
+		if what == idle {
+			if rest := time.Duration(c.active.Load()+int64(d)) - time.Duration(time.Now().UnixNano()); rest > 0 {
+				c.timer = time.AfterFunc(rest, fire)
+				c.mu.Unlock()
+				return
+			}
+		}
+		c.mu.Unlock()
+		c.timeout(what)
+	}
+	c.timer = time.AfterFunc(d, fire)
 }
 
 func (c *limitConn) timeout(what string) {
@@ -278,6 +346,7 @@ func (c *limitConn) timeout(what string) {
 // is authenticated once one reports success and carries no SCRAM
 // server-first message (kfake closes the connection on a failed step).
 func (c *limitConn) Write(p []byte) (int, error) {
+	c.active.Store(time.Now().UnixNano())
 	if !c.authed.Load() && len(p) >= 8 {
 		corr := int32(binary.BigEndian.Uint32(p[4:8]))
 		c.mu.Lock()
@@ -286,7 +355,7 @@ func (c *limitConn) Write(p []byte) (int, error) {
 		if ok && saslAuthenticated(p[8:], version) {
 			c.authed.Store(true)
 			c.authReqs = nil
-			c.stopTimerLocked()
+			c.armLocked(c.l.idleTimeout, idle)
 		}
 		c.mu.Unlock()
 	}
@@ -352,6 +421,10 @@ func (c *limitConn) Close() error {
 			c.releaseLocked()
 		}
 		c.stopTimerLocked()
+		if c.first != nil {
+			c.first.Stop()
+			c.first = nil
+		}
 		c.mu.Unlock()
 		c.l.open.Add(-1)
 	})

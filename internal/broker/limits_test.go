@@ -3,6 +3,8 @@ package broker
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -329,4 +331,101 @@ func FuzzFraming(f *testing.F) {
 			saslAuthenticated(stream, v)
 		}
 	})
+}
+
+// waitOpen polls b until at most n client connections are open.
+func waitOpen(t *testing.T, b *Broker, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for b.LimitStats().OpenConnections > n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%+v: want at most %d open connections", b.LimitStats(), n)
+		}
+		runtime.Gosched()
+	}
+}
+
+// TestHandshakeTimeout: connections that never send a complete request —
+// silent, stalled in the TLS handshake, or stopped inside the first
+// request's size — are closed after HandshakeTimeout, counted as timed
+// out, and give their slots back: with every slot held by them, a client
+// gets in once they are closed.
+func TestHandshakeTimeout(t *testing.T) {
+	cert, key := writeSelfSigned(t, t.TempDir())
+	pair, err := tls.LoadX509KeyPair(cert, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, withTLS := range []bool{false, true} {
+		o := Options{Listen: "127.0.0.1:0", Topics: []Topic{{Name: "t", Partitions: 1}}, MaxConnections: 6,
+			HandshakeTimeout: 300 * time.Millisecond}
+		var copts []kgo.Opt
+		if withTLS {
+			o.TLS = &tls.Config{Certificates: []tls.Certificate{pair}}
+			pool := x509.NewCertPool()
+			pool.AddCert(pair.Leaf)
+			copts = append(copts, kgo.DialTLSConfig(&tls.Config{RootCAs: pool}))
+		}
+		b, err := Start(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		var cs []net.Conn
+		// nothing; a TLS record header; half a size: each twice, every slot
+		for _, first := range [][]byte{nil, {0x16, 0x03, 0x01}, {0, 0}, nil, {0x16, 0x03, 0x01}, {0, 0}} {
+			c, err := net.Dial("tcp", b.Addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if _, err := c.Write(first); err != nil {
+				t.Fatal(err)
+			}
+			cs = append(cs, c)
+		}
+		for i, c := range cs {
+			if !closedByPeer(c, 10*time.Second) {
+				t.Fatalf("tls %v: connection %d that sent no complete request stayed open", withTLS, i)
+			}
+		}
+		waitOpen(t, b, 0)
+		if st := b.LimitStats(); st.TimedOut != int64(len(cs)) || st.RefusedConnections != 0 {
+			t.Fatalf("tls %v: %+v, want %d timed out and none refused", withTLS, st, len(cs))
+		}
+		produceConsume(t, b.Addr(), copts...)
+	}
+}
+
+// TestIdleTimeout: a connection whose last request was answered is closed
+// after IdleTimeout of silence and counted as timed out.
+func TestIdleTimeout(t *testing.T) {
+	b, err := Start(Options{Listen: "127.0.0.1:0", IdleTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	c, err := net.Dial("tcp", b.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	req := kmsg.NewPtrApiVersionsRequest()
+	if _, err := c.Write(kmsg.NewRequestFormatter().AppendRequest(nil, req, 1)); err != nil {
+		t.Fatal(err)
+	}
+	var size [4]byte
+	if _, err := io.ReadFull(c, size[:]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.CopyN(io.Discard, c, int64(binary.BigEndian.Uint32(size[:]))); err != nil {
+		t.Fatal(err)
+	}
+	if !closedByPeer(c, 10*time.Second) {
+		t.Fatal("an idle connection stayed open")
+	}
+	waitOpen(t, b, 0)
+	if st := b.LimitStats(); st.TimedOut != 1 {
+		t.Fatalf("%+v, want 1 timed out", st)
+	}
 }

@@ -23,7 +23,7 @@ import (
 // Holm across the family by default). It prints one JSON object and, with
 // --out, writes one row per test as a table.
 func runDrift(args []string, env Env) error {
-	fs := newFlagSet("drift", "--reference PATH --current PATH [--features a,b] [--alpha A] [--adjust holm|bh|none] [--seed S] [--sample N] [--max-rows N] [--directions K] [--exact-joint] [--perms N] [--threads T] [--out FILE]", env)
+	fs := newFlagSet("drift", "--reference PATH --current PATH [--features a,b] [--alpha A] [--adjust holm|bh|none] [--seed S] [--sample N] [--max-rows N] [--max-projected-rows N] [--directions K] [--exact-joint] [--perms N] [--threads T] [--out FILE]", env)
 	var ref, cur, features listFlag
 	features.split = true
 	fs.Var(&ref, "reference", "reference sample: file, directory or glob (repeatable; Parquet, Arrow IPC, CSV; a glob is read as a lake)")
@@ -35,6 +35,7 @@ func runDrift(args []string, env Env) error {
 	sample := fs.Int("sample", 0, "read each side as a lake (hive partitions, globs, --max-memory, --on-error) and test N rows sampled from it; 0 tests every row")
 	lf := addLakeFlags(fs)
 	maxRows := fs.Int("max-rows", drift.DefaultMaxRows, "pooled rows of the joint statistic (and of --exact-joint): a seeded subsample of each side in proportion above it")
+	maxProj := fs.Int("max-projected-rows", drift.DefaultMaxProjectedRows, "pooled rows of the projected joint test (about 8·columns + 768 bytes each): a seeded subsample of each side in proportion above it")
 	directions := fs.Int("directions", drift.DefaultDirections, "random directions of the joint test's projected statistic")
 	exactJoint := fs.Bool("exact-joint", false, "joint p-value from permutations of eqdist.e itself on --max-rows rows (O(n²) per permutation) instead of the projected statistic over every row")
 	perms := fs.Int("perms", 0, "run exactly N permutations per test (0: sequential, stops once the decision is settled)")
@@ -54,8 +55,8 @@ func runDrift(args []string, env Env) error {
 		return usagef("--current is required")
 	case !(*alpha > 0 && *alpha < 1):
 		return usagef("--alpha must be in (0, 1), got %v", *alpha)
-	case *maxRows < 2:
-		return usagef("--max-rows must be at least 2, got %d", *maxRows)
+	case *maxRows < 2 || *maxProj < 2:
+		return usagef("--max-rows and --max-projected-rows must be at least 2, got %d and %d", *maxRows, *maxProj)
 	case *directions < 1:
 		return usagef("--directions must be at least 1, got %d", *directions)
 	case *sample < 0:
@@ -83,10 +84,12 @@ func runDrift(args []string, env Env) error {
 		return fmt.Errorf("--current: %w", err)
 	}
 	defer release(curRecs)
+	ctx, stop := interruptible() // SIGINT stops the test with one line
 	rep, err := drift.Test(refRecs, curRecs, drift.Options{
-		Features: features.vals, Alpha: *alpha, Adjust: adj, Seed: *seed,
-		MaxRows: *maxRows, Directions: *directions, ExactJoint: *exactJoint, Perms: *perms, Threads: *threads,
+		Features: features.vals, Alpha: *alpha, Adjust: adj, Seed: *seed, MaxRows: *maxRows, MaxProjectedRows: *maxProj,
+		Directions: *directions, ExactJoint: *exactJoint, Perms: *perms, Threads: *threads, Context: ctx,
 	})
+	stop()
 	if err != nil {
 		return err
 	}

@@ -45,6 +45,11 @@ func TestDrift(t *testing.T) {
 	if n := recs[0].NumRows(); n != 4 || !recs[0].Schema().Equal(schemas.DriftReport(0.05, "holm")) {
 		t.Errorf("--out has %d rows, want 4 (3 features and the joint test), schema %v", n, recs[0].Schema())
 	}
+	// the projected joint test on a seeded subsample of 50 of the 95 pooled rows
+	capped := mustRun(t, "drift", "--reference", ref, "--current", cur, "--seed", "2", "--max-projected-rows", "50")
+	if j := capped["joint"].(map[string]any); j["rows"] != 50.0 || j["method"] != "projections" {
+		t.Errorf("--max-projected-rows 50: joint %v, want the projections on 50 of the 95 rows", j)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -55,6 +60,7 @@ func TestDrift(t *testing.T) {
 		{[]string{"drift", "--reference", ref, "--current", cur, "--alpha", "1.5"}, "--alpha", 2},
 		{[]string{"drift", "--reference", ref, "--current", cur, "--adjust", "x"}, "--adjust", 2},
 		{[]string{"drift", "--reference", ref, "--current", cur, "--max-rows", "1"}, "--max-rows", 2},
+		{[]string{"drift", "--reference", ref, "--current", cur, "--max-projected-rows", "1"}, "--max-projected-rows", 2},
 		{[]string{"drift", "--reference", ref, "--current", cur, "--directions", "0"}, "--directions", 2},
 		{[]string{"drift", "--reference", ref, "--current", cur, "--sample", "-1"}, "--sample", 2},
 		{[]string{"drift", "--reference", ref, "--current", cur, "--features", "a,nope"}, "nope", 1},
