@@ -59,8 +59,6 @@ func runAnalyze(args []string, env Env) error {
 		return usagef("--max-rows must be 0 (all rows) or at least 2, got %d", *maxRows)
 	case *maxSize != 2 && *maxSize != 3:
 		return usagef("--max-size must be 2 or 3, got %d", *maxSize)
-	case *threads < 1:
-		return checkThreads(*threads)
 	}
 	if err := sf.apply(&opt); err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -77,12 +78,14 @@ func (u usageError) Unwrap() error { return u.err }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
-// checkThreads is the one rule for --threads in every command (train, eval,
-// score, analyze, select): at least 1; the default is the number of CPUs,
+// checkThreads is the one rule for --threads, which parse applies to every
+// command that has the flag: at least 1; the default is the number of CPUs,
 // and 0 is a usage error rather than a second spelling of that default.
-func checkThreads(n int) error {
-	if n < 1 {
-		return usagef("--threads must be at least 1 (default: the number of CPUs), got %d", n)
+func checkThreads(fs *flags) error {
+	if f := fs.Lookup("threads"); f != nil {
+		if n, err := strconv.Atoi(f.Value.String()); err != nil || n < 1 {
+			return usagef("--threads must be at least 1 (default: the number of CPUs), got %s", f.Value)
+		}
 	}
 	return nil
 }
@@ -213,10 +216,10 @@ func parse(fs *flags, args []string) ([]string, error) {
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
-			return pos, nil
+			return pos, checkThreads(fs)
 		}
 		if rest[0] == "--" {
-			return append(pos, rest[1:]...), nil
+			return append(pos, rest[1:]...), checkThreads(fs)
 		}
 		pos = append(pos, rest[0])
 		args = rest[1:]

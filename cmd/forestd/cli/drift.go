@@ -63,8 +63,6 @@ func runDrift(args []string, env Env) error {
 		return usagef("--sample must be 0 (every row) or positive, got %d", *sample)
 	case *perms < 0:
 		return usagef("--perms must be 0 (sequential) or positive, got %d", *perms)
-	case *threads < 1:
-		return checkThreads(*threads)
 	}
 	adj, err := dependence.ParseAdjust(*adjust)
 	if err != nil {

@@ -47,9 +47,6 @@ func runEval(args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	if err := checkThreads(*threads); err != nil {
-		return err
-	}
 	m, err := loadModel(*modelPath)
 	if err != nil {
 		return err
@@ -136,9 +133,6 @@ func runScore(args []string, env Env) error {
 	lakeFlags := addScoreLakeFlags(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
-		return err
-	}
-	if err := checkThreads(*threads); err != nil {
 		return err
 	}
 	if err := scoring.Probs(*probs).Validate(); err != nil {

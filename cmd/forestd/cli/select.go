@@ -102,9 +102,6 @@ func parseSelect(args []string, env Env) (*selectFlags, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkThreads(*threads); err != nil {
-		return nil, err
-	}
 	sel.lakeIn.threads = *threads
 	sel.paths = append(in.vals, pos...)
 	if err := sel.checkOuts(); err != nil || sel.apply != "" {

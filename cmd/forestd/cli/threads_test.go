@@ -9,7 +9,8 @@ import (
 // TestThreadsZero (reliability issue, item 8): --threads 0 (or below) is
 // the same usage error in every command that takes it; it used to be an
 // error in analyze, all CPUs in train, eval and score, and one thread in
-// select.
+// select. parse applies the rule to every command with the flag, so drift
+// and report, which did not check it, refuse it too.
 func TestThreadsZero(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "d.parquet")
@@ -22,6 +23,8 @@ func TestThreadsZero(t *testing.T) {
 		"score":   {"score", "--model", model, "--in", data, "--out", filepath.Join(dir, "p.parquet")},
 		"analyze": {"analyze", "--in", data, "--label", "y"},
 		"select":  {"select", "--in", data, "--label", "y", "--out", filepath.Join(dir, "s.parquet")},
+		"drift":   {"drift", "--reference", data, "--current", data},
+		"report":  {"report", "--model", model, "--out", filepath.Join(dir, "r.html")},
 	}
 	for name, args := range cmds {
 		for _, n := range []string{"0", "-2"} {

@@ -139,9 +139,6 @@ func (t *trainFlags) parse(fs *flags, args []string) ([]string, forest.Kind, err
 	if err != nil {
 		return nil, "", err
 	}
-	if err := checkThreads(t.threads); err != nil {
-		return nil, "", err
-	}
 	paths := append(t.in.vals, pos...)
 	if t.out == "" {
 		return nil, "", usagef("--out is required")
