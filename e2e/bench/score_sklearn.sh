@@ -17,7 +17,9 @@
 # times to compare builds (each row names its binary; the first trains the
 # model they all score). Wall and CPU seconds (user + system, GNU time) and
 # peak RSS of each `forestd score`; scikit-learn's wall and CPU seconds of
-# predict. Needs Debian's python3-sklearn and python3-pandas.
+# predict. The ratios are of rows per wall second and, steadier on a shared
+# machine, rows per CPU second. Needs Debian's python3-sklearn and
+# python3-pandas.
 set -euo pipefail
 
 ROWS=1000000 TRAIN=100000 TREES=100 THREADS=2 BINS=() DIR="" KEEP=0 SK=1
@@ -31,7 +33,7 @@ while [ $# -gt 0 ]; do
     --dir) DIR="$2"; shift ;;
     --keep) KEEP=1 ;;
     --no-sklearn) SK=0 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "score_sklearn.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -62,7 +64,7 @@ echo "Trunk p = 50: $ROWS rows scored, $TREES trees trained on $TRAIN rows, $THR
 echo
 echo "| tool | what is timed | wall s | CPU s | peak RSS MiB | rows/s (wall) |"
 echo "|---|---|---:|---:|---:|---:|"
-declare -A RPS
+declare -A RPS CPS
 for bin in "${BINS[@]}"; do
   out="$DIR/pred.parquet"
   /usr/bin/time -f '%e %U %S %M' -o "$DIR/score.time" "$bin" score --model "$model" --in "$test" \
@@ -70,6 +72,7 @@ for bin in "${BINS[@]}"; do
   read -r wall usr sys rss <"$DIR/score.time"
   rm -f "$out"
   RPS[$bin]=$(awk -v n="$ROWS" -v w="$wall" 'BEGIN { printf "%.0f", n / (w > 0 ? w : 1e-9) }')
+  CPS[$bin]=$(awk -v n="$ROWS" -v u="$usr" -v s="$sys" 'BEGIN { printf "%.0f", n / (u + s > 0 ? u + s : 1e-9) }')
   awk -v b="$bin" -v w="$wall" -v u="$usr" -v s="$sys" -v r="$rss" -v rps="${RPS[$bin]}" 'BEGIN {
     printf "| forestd %s | whole process: load, read Parquet, score, write Parquet | %.2f | %.2f | %.0f | %d |\n", b, w, u + s, r / 1024, rps }'
 done
@@ -83,6 +86,7 @@ if [ "$SK" = 1 ]; then
     printf "| scikit-learn | in-memory predict (best of 3) | %.2f | %.2f | | %.0f |\n", w, c, rps }'
   echo
   for bin in "${BINS[@]}"; do
-    awk -v b="$bin" -v f="${RPS[$bin]}" -v s="$skrps" 'BEGIN { printf "forestd %s ÷ scikit-learn, rows/s: %.2f×\n", b, f / s }'
+    awk -v b="$bin" -v f="${RPS[$bin]}" -v s="$skrps" -v fc="${CPS[$bin]}" -v n="$ROWS" -v sc="$skc" 'BEGIN {
+      printf "forestd %s ÷ scikit-learn: rows/s %.2f×, rows per CPU second %.2f×\n", b, f / s, fc / (n / sc) }'
   done
 fi
