@@ -3,6 +3,7 @@ package schemas
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -228,24 +229,30 @@ func leadColumns(mem memory.Allocator, spec PredictionSpec, source string, first
 	if len(keep) != len(spec.Keep) {
 		return nil, nil, fmt.Errorf("schemas: %d passthrough arrays for %d fields", len(keep), len(spec.Keep))
 	}
-	id := array.NewStringBuilder(mem)
-	ver := array.NewInt64Builder(mem)
-	src := array.NewStringBuilder(mem)
-	row := array.NewInt64Builder(mem)
-	id.Reserve(n)
-	ver.Reserve(n)
-	src.Reserve(n)
-	row.Reserve(n)
-	for i := 0; i < n; i++ {
-		id.Append(spec.ModelID)
-		ver.UnsafeAppend(spec.ModelVersion)
-		src.Append(source)
-		row.UnsafeAppend(firstRow + int64(i))
+	// The four columns are one value repeated or a count: their buffers
+	// are filled at their final size (no builder, whose doubling copied
+	// and cleared a 64-byte model ID per row several times over).
+	id, err := repeatString(mem, spec.ModelID, n)
+	if err != nil {
+		return nil, nil, fmt.Errorf("schemas: column %s: %w", ColModelID, err)
 	}
-	for _, bld := range []array.Builder{id, ver, src, row} {
-		owned = append(owned, bld.NewArray())
-		bld.Release()
+	owned = append(owned, id)
+	ver := int64Column(mem, n, func(v []int64) {
+		for i := range v {
+			v[i] = spec.ModelVersion
+		}
+	})
+	owned = append(owned, ver)
+	src, err := repeatString(mem, source, n)
+	if err != nil {
+		return owned, nil, fmt.Errorf("schemas: column %s: %w", ColSource, err)
 	}
+	owned = append(owned, src)
+	owned = append(owned, int64Column(mem, n, func(v []int64) {
+		for i := range v {
+			v[i] = firstRow + int64(i)
+		}
+	}))
 	cols = append(cols, owned...)
 	for k, a := range keep {
 		if a.Len() != n {
@@ -254,6 +261,46 @@ func leadColumns(mem memory.Allocator, spec PredictionSpec, source string, first
 		cols = append(cols, a)
 	}
 	return owned, cols, nil
+}
+
+// repeatString is a string array of n copies of s without nulls, its
+// offsets and data allocated once at their final size; a column whose
+// bytes would pass the 32-bit offsets of an Arrow string array is an
+// error.
+func repeatString(mem memory.Allocator, s string, n int) (arrow.Array, error) {
+	if total := int64(len(s)) * int64(n); total > math.MaxInt32 {
+		return nil, fmt.Errorf("%d rows of %d bytes pass the 2 GiB of a string column: score fewer rows at a time", n, len(s))
+	}
+	offsets := memory.NewResizableBuffer(mem)
+	offsets.Resize(arrow.Int32Traits.BytesRequired(n + 1))
+	off := arrow.Int32Traits.CastFromBytes(offsets.Bytes())
+	data := memory.NewResizableBuffer(mem)
+	data.Resize(len(s) * n)
+	b := data.Bytes()
+	for i := 0; i <= n; i++ {
+		off[i] = int32(i * len(s))
+	}
+	if len(b) > 0 { // s, then the bytes so far doubled until full
+		for k := copy(b, s); k < len(b); k *= 2 {
+			copy(b[k:], b[:k])
+		}
+	}
+	d := array.NewData(arrow.BinaryTypes.String, n, []*memory.Buffer{nil, offsets, data}, nil, 0, 0)
+	offsets.Release()
+	data.Release()
+	defer d.Release()
+	return array.NewStringData(d), nil
+}
+
+// int64Column is an int64 array of n values without nulls, filled by fill.
+func int64Column(mem memory.Allocator, n int, fill func([]int64)) arrow.Array {
+	buf := memory.NewResizableBuffer(mem)
+	buf.Resize(arrow.Int64Traits.BytesRequired(n))
+	fill(arrow.Int64Traits.CastFromBytes(buf.Bytes()))
+	d := array.NewData(arrow.PrimitiveTypes.Int64, n, []*memory.Buffer{nil, buf}, nil, 0, 0)
+	buf.Release()
+	defer d.Release()
+	return array.NewInt64Data(d)
 }
 
 // BuildPredictions assembles a record following Predictions(spec).
@@ -289,6 +336,13 @@ func BuildPredictions(mem memory.Allocator, spec PredictionSpec, b PredictionBat
 	if spec.Classes != nil {
 		sb := array.NewStringBuilder(mem)
 		sb.Reserve(n)
+		bytes := 0
+		for _, c := range b.Class {
+			if c >= 0 && int(c) < k {
+				bytes += len(spec.Classes[c])
+			}
+		}
+		sb.ReserveData(bytes)
 		for _, c := range b.Class {
 			if c < 0 || int(c) >= k {
 				sb.Release()

@@ -325,3 +325,74 @@ func TestIsProbName(t *testing.T) {
 		}
 	}
 }
+
+// TestLeadColumnsAsBuilt: the lead columns filled at their final size
+// (repeatString, int64Column) hold the values, and write the same Arrow
+// IPC bytes, as the builders that appended them row by row before.
+func TestLeadColumnsAsBuilt(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	id := "036d2a1bdf1e0549fd18108fbc3ad32792eb0aaee6b03bc4485fd95d93b1dc38"
+	for _, n := range []int{0, 1, 3, 1000, 4099} {
+		for _, source := range []string{"", "trunk-1m.parquet"} {
+			spec := PredictionSpec{ModelID: id, ModelVersion: 7}
+			owned, cols, err := leadColumns(mem, spec, source, 40, n, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sb, ib := array.NewStringBuilder(mem), array.NewInt64Builder(mem)
+			var want []arrow.Array
+			for i := 0; i < n; i++ {
+				sb.Append(id)
+			}
+			want = append(want, sb.NewArray())
+			for i := 0; i < n; i++ {
+				ib.Append(7)
+			}
+			want = append(want, ib.NewArray())
+			for i := 0; i < n; i++ {
+				sb.Append(source)
+			}
+			want = append(want, sb.NewArray())
+			for i := 0; i < n; i++ {
+				ib.Append(40 + int64(i))
+			}
+			want = append(want, ib.NewArray())
+			sb.Release()
+			ib.Release()
+			schema := Predictions(spec)
+			fields := schema.Fields()[:4]
+			ls := arrow.NewSchema(fields, nil)
+			got, exp := array.NewRecord(ls, cols, int64(n)), array.NewRecord(ls, want, int64(n))
+			for j := range want {
+				if !array.Equal(cols[j], want[j]) {
+					t.Fatalf("n %d source %q: column %s differs", n, source, fields[j].Name)
+				}
+			}
+			var bg, be bytes.Buffer
+			for _, c := range []struct {
+				r arrow.Record
+				b *bytes.Buffer
+			}{{got, &bg}, {exp, &be}} {
+				w := ipc.NewWriter(c.b, ipc.WithSchema(ls), ipc.WithAllocator(mem))
+				if err := w.Write(c.r); err != nil {
+					t.Fatal(err)
+				}
+				w.Close()
+			}
+			if !bytes.Equal(bg.Bytes(), be.Bytes()) {
+				t.Fatalf("n %d source %q: IPC bytes differ", n, source)
+			}
+			got.Release()
+			exp.Release()
+			for _, a := range append(owned, want...) {
+				a.Release()
+			}
+		}
+	}
+	// past the 32-bit offsets of a string column: an error before any
+	// allocation, not a panic
+	if _, err := repeatString(mem, id, math.MaxInt32/len(id)+1); err == nil {
+		t.Fatal("a string column past 2 GiB accepted")
+	}
+}

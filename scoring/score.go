@@ -6,8 +6,10 @@ import (
 	"runtime"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/internal/colname"
 	"github.com/forestd/forestd/schemas"
@@ -137,33 +139,67 @@ func (m *Model) Score(recs []arrow.Record, opts Options) ([]arrow.Record, error)
 	if err != nil {
 		return nil, err
 	}
-	fr, err := m.frame(schema, recs)
-	if err != nil {
-		return nil, err
-	}
-	pred, err := m.predict(fr, opts.Threads, spec.Probs, spec.TopK)
-	if err != nil {
-		return nil, err
-	}
 	out := make([]arrow.Record, 0, len(recs))
-	row := 0
-	for _, r := range recs {
-		n := int(r.NumRows())
-		keep := make([]arrow.Array, len(keepIdx))
-		for i, ix := range keepIdx {
-			keep[i] = r.Column(ix)
+	fail := func(err error) ([]arrow.Record, error) {
+		for _, o := range out {
+			o.Release()
 		}
-		rec, err := pred.record(opts.Mem, spec, opts.Source, opts.FirstRow+int64(row), row, n, keep)
+		return nil, err
+	}
+	row := 0 // of the call, across segments
+	for s := 0; s < len(recs); {
+		e := m.segmentEnd(recs, s)
+		fr, err := m.frame(schema, recs[s:e])
 		if err != nil {
-			for _, o := range out {
-				o.Release()
-			}
-			return nil, err
+			return fail(err)
 		}
-		out = append(out, rec)
-		row += n
+		pred, err := m.predict(fr, opts.Threads, spec.Probs, spec.TopK)
+		if err != nil {
+			return fail(err)
+		}
+		at := 0 // of the segment
+		for _, r := range recs[s:e] {
+			n := int(r.NumRows())
+			keep := make([]arrow.Array, len(keepIdx))
+			for i, ix := range keepIdx {
+				keep[i] = r.Column(ix)
+			}
+			rec, err := pred.record(opts.Mem, spec, opts.Source, opts.FirstRow+int64(row), at, n, keep)
+			if err != nil {
+				return fail(err)
+			}
+			out = append(out, rec)
+			row, at = row+n, at+n
+		}
+		s = e
 	}
 	return out, nil
+}
+
+// segmentRows is the fewest rows Score predicts in one pass of the forest
+// when a call has several records: a record of at least this many rows
+// is a pass of its own, smaller ones are joined until they make this
+// many, so that a call of many small records still fills every thread's
+// blocks of rows.
+const segmentRows = 1 << 16
+
+// segmentEnd is the end of the records Score predicts together from
+// recs[s]: recs[s:] whole for a model whose predictor reads every row of
+// the call (several outputs, drf), else records from s until they hold
+// segmentRows rows. A compiled forest's prediction of a row does not
+// depend on the other rows of the pass, so the segments give the same
+// predictions as one pass (TestScoreSegmentsSameBytes).
+func (m *Model) segmentEnd(recs []arrow.Record, s int) int {
+	if m.f.Kind == forest.KindDRF || forest.IsMultiOutput(m.f) {
+		return len(recs)
+	}
+	rows := int64(0)
+	e := s
+	for e < len(recs) && rows < segmentRows {
+		rows += recs[e].NumRows()
+		e++
+	}
+	return e
 }
 
 // CheckInput reports, as an ErrInput error, an input schema that does not
@@ -183,13 +219,45 @@ func (m *Model) CheckInput(input *arrow.Schema) error {
 // frame reads the model's source columns from recs into the frame its trees
 // score: the model's own FDM mapping and derived inputs applied.
 func (m *Model) frame(schema *arrow.Schema, recs []arrow.Record) (*frame.Frame, error) {
-	fr, err := frame.FeaturesFromRecords(schema, recs, m.names, m.levels)
+	fr, err := m.view(schema, recs)
 	if err != nil {
 		return nil, InputError(err)
 	}
 	if fr, err = m.f.FromSource(fr); err != nil {
 		return nil, InputError(err)
 	}
+	return fr, nil
+}
+
+// view is frame.FeaturesFromRecords of the model's source columns, except
+// that a single record whose source columns are all float32 without nulls
+// (nor category levels) is not copied: the frame's columns are the
+// record's value buffers, read only and for no longer than the record
+// lives (Score's segments). Copying would give the same bits (a NaN stays
+// the NaN it is, and only nulls become NaN).
+func (m *Model) view(schema *arrow.Schema, recs []arrow.Record) (*frame.Frame, error) {
+	if len(recs) != 1 {
+		return frame.FeaturesFromRecords(schema, recs, m.names, m.levels)
+	}
+	rec := recs[0]
+	cols := make([][]float32, len(m.names))
+	for k, name := range m.names {
+		ix := schema.FieldIndices(name)
+		if len(ix) != 1 || (m.levels != nil && m.levels[k] != nil) {
+			return frame.FeaturesFromRecords(schema, recs, m.names, m.levels)
+		}
+		a, ok := rec.Column(ix[0]).(*array.Float32)
+		if !ok || a.NullN() != 0 {
+			return frame.FeaturesFromRecords(schema, recs, m.names, m.levels)
+		}
+		cols[k] = a.Float32Values()
+	}
+	// the checks of the names and types, on no rows
+	fr, err := frame.FeaturesFromRecords(schema, nil, m.names, m.levels)
+	if err != nil {
+		return nil, err
+	}
+	fr.Cols, fr.NRows = cols, int(rec.NumRows())
 	return fr, nil
 }
 

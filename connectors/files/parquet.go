@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -71,15 +73,47 @@ func readParquet(name string, r io.ReaderAt, size int64, cols []string, mem memo
 	if err := budget.take(need, fmt.Sprintf("decoding its %d row groups", len(f.rows))); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
-	for g := range f.rows {
-		rec, err := f.readRowGroup(g, cols, mem, budget)
-		if err != nil {
-			release(recs)
-			return nil, nil, err
-		}
-		recs = append(recs, rec)
+	recs, err = f.readRowGroups(cols, mem, budget)
+	if err != nil {
+		return nil, nil, err
 	}
 	return schema, recs, nil
+}
+
+// readRowGroups decodes every row group of f on up to GOMAXPROCS
+// goroutines (a row group's columns are independent of the others', and
+// ParquetFile reads concurrently, as connectors/lake's readers do), in
+// file order; the error is the first row group's that failed, as a
+// reading in order would give it, and nothing is left to release.
+func (f *ParquetFile) readRowGroups(cols []string, mem memory.Allocator, budget *readBudget) ([]arrow.Record, error) {
+	if len(f.rows) == 0 {
+		return nil, nil
+	}
+	recs := make([]arrow.Record, len(f.rows))
+	errs := make([]error, len(f.rows))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(f.rows)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				g := int(next.Add(1) - 1)
+				if g >= len(recs) {
+					return
+				}
+				recs[g], errs[g] = f.readRowGroup(g, cols, mem, budget)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			release(recs)
+			return nil, err
+		}
+	}
+	return recs, nil
 }
 
 // satAdd adds non-negative a and b, saturating at math.MaxInt64.
