@@ -208,11 +208,11 @@ func (p *setNumProblem) ratio() float64 {
 // threshold (1−c)·t.
 const ApproxShare = 0.1
 
-// ApproxFutile is the least p_χ² at which a sequential test of threshold
+// approxFutile is the least p_χ² at which a sequential test of threshold
 // t is settled "not dependent" without permutations (when p_χ² is also at
 // least 10·t), with p = min(1, p_χ²/c) (valid, as any p-value above a
 // valid one). Skipping the permutations can cost power only, never a false
 // finding, and hardly that: p_χ² is most conservative when the null law of
 // z is nearly normal, and there p_χ² = 0.05 means z ≈ 2.0, a normal tail of
 // 0.023 — far above the (1 − c)·t ≤ 0.005 the permutations would need.
-const ApproxFutile = 0.05
+const approxFutile = 0.05

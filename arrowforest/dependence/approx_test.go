@@ -258,7 +258,7 @@ func TestApproxFarSettles(t *testing.T) {
 		pr := newSetProblemLazy(x, y, 2, StatGCor, DefaultMaxCacheBytes, nil, true)
 		z := pr.approxZ()
 		pc, pv := chi2TailP(z), effTailP(z, pr.ratio())
-		if pc >= max(ApproxFutile, 10*thr) || pv <= ApproxShare*thr {
+		if pc >= max(approxFutile, 10*thr) || pv <= ApproxShare*thr {
 			continue // settled by step 1 or taken
 		}
 		got, _ := runPerm(pr, 9, pl, 1, nil)

@@ -203,7 +203,7 @@ func runPerm(pr permProblem, stream uint64, pl permPlan, threads int, stop func(
 // p-values. The rule, cheapest first:
 //
 //  1. z alone: p_χ² ≤ min(c·t, chi2First) is dependent, p = p_χ²/c (then
-//     p_ν ≤ p_χ² too: TestEffTailBelowChi2); p_χ² ≥ max(ApproxFutile,
+//     p_ν ≤ p_χ² too: TestEffTailBelowChi2); p_χ² ≥ max(approxFutile,
 //     10t) is not, p = min(1, p_χ²/c).
 //  2. ρ (O(s²) on s ≤ spectralRows rows): p_ν ≤ c·t is dependent,
 //     p = p_ν/c; p_ν ≥ approxFar·t is not, p = min(1, p_ν/c).
@@ -223,13 +223,13 @@ func hybridP(pr permProblem, ap approxProblem, stream uint64, pl permPlan, threa
 
 // approxSteps is hybridP's steps 1 and 2 at threshold t: the approximate
 // p-value min(1, p/c), p = p_χ² where step 1 settles the test, else p_ν;
-// futile reports p_χ² ≥ max(ApproxFutile, 10t) or p_ν ≥ approxFar·t,
+// futile reports p_χ² ≥ max(approxFutile, 10t) or p_ν ≥ approxFar·t,
 // which settle "not dependent" (no false finding can come of it; the
 // p-value is valid as it stands).
 func approxSteps(ap approxProblem, t float64) (pa float64, futile bool) {
 	z := ap.approxZ()
 	pc := chi2TailP(z)
-	futile = pc >= max(ApproxFutile, 10*t)
+	futile = pc >= max(approxFutile, 10*t)
 	p := pc
 	if !(pc <= min(ApproxShare*t, chi2First)) && !futile {
 		p = effTailP(z, ap.ratio())
@@ -240,7 +240,7 @@ func approxSteps(ap approxProblem, t float64) (pa float64, futile bool) {
 
 // approxFar is how many times its threshold t a test's p_ν must be for
 // hybridP to settle it "not dependent" without permutations (step 2).
-// Like ApproxFutile this can cost power, never a false finding, and it
+// Like approxFutile this can cost power, never a false finding, and it
 // costs power only where p_ν over-states the permutation p-value p* more
 // than approxFar·t/p* times. It does so by a bounded factor: P(p_ν ≤ q)
 // under permutations is p* at the z where p_ν = q, so the ratio

@@ -88,7 +88,7 @@ func TestApproxPowerTable(t *testing.T) {
 			pr = newSetProblemLazy(x, y, 2, StatGCor, DefaultMaxCacheBytes, nil, true)
 			pc := chi2TailP(pr.approxZ())
 			po := min(1, pc/ApproxShare)
-			if po > th && pc < max(ApproxFutile, 10*th) {
+			if po > th && pc < max(approxFutile, 10*th) {
 				pr.preparePerms()
 				re, _ := runExact(pr, stream, seqPlan(th, o), 1, nil)
 				po = min(po, re.PValue/(1-ApproxShare))

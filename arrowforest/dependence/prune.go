@@ -35,7 +35,7 @@ import (
 //     §2.3 recommend "a random subset of samples for dependence
 //     estimations" when n is large, and a search already tests sets on
 //     DefaultSetRows rows. A candidate first gets p_χ² on a seeded subset
-//     of m_s of the m set rows; when that is at least ApproxFutile (the
+//     of m_s of the m set rows; when that is at least approxFutile (the
 //     level at which hybridP calls a test not dependent at once) it is not
 //     dependent (p = 1, Rows = m_s), otherwise the full test decides. The
 //     screen can only drop sets, never add one, so the family-wise bound
@@ -96,7 +96,7 @@ func screenRows(t float64, m int) int {
 	if !(zs > 0) {
 		return 0
 	}
-	ms := max(screenMinRows, int(math.Ceil(screenMargin*chi2Z(ApproxFutile)/zs*float64(m))))
+	ms := max(screenMinRows, int(math.Ceil(screenMargin*chi2Z(approxFutile)/zs*float64(m))))
 	if 2*ms > m {
 		return 0
 	}
@@ -172,14 +172,14 @@ func (d *data) screenSet(ms int) []int {
 
 // screened runs the screen of the columns cols on rows: it reports the
 // result "not dependent" (p = 1, the statistic of the screen's rows) and
-// true when the χ²₁ p-value there is at least ApproxFutile.
+// true when the χ²₁ p-value there is at least approxFutile.
 func (d *data) screened(stat Stat, cols [][]float64, rows []int, key string) (TestResult, bool) {
 	x, l := d.lab.pick(rows).complete(pickCols(cols, rows))
 	if l.Len() < 4 {
 		return TestResult{}, false
 	}
 	pr := d.setProblem(stat, x, l, key, nil, true)
-	if chi2TailP(pr.approxZ()) < ApproxFutile {
+	if chi2TailP(pr.approxZ()) < approxFutile {
 		return TestResult{}, false
 	}
 	return TestResult{Statistic: exactOf(pr), PValue: 1, Rows: l.Len(), Approx: true}, true

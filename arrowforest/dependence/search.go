@@ -313,7 +313,7 @@ const (
 //
 // The search's shortcuts (prune.go): ScreenRows > 0 says each candidate
 // was first tested on that many of the set rows and dropped there when
-// p_χ² ≥ ApproxFutile (Screened of them were); ApproxOnly that no permutation count up to MaxN
+// p_χ² ≥ approxFutile (Screened of them were); ApproxOnly that no permutation count up to MaxN
 // could reach Threshold, so the approximation alone decided; and
 // Unreachable that not even it could, so no candidate was tested.
 type SetStage struct {

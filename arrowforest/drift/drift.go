@@ -43,9 +43,9 @@ const (
 	// default window (drift.max_window_rows, 100,000, plus the 2,000-row
 	// reference), whose tests it leaves unchanged.
 	DefaultMaxProjectedRows = 200_000
-	// MaxJointLevels is the most categories a categorical feature may have
+	// maxJointLevels is the most categories a categorical feature may have
 	// to enter the joint test (as one-hot columns, see Test).
-	MaxJointLevels = 64
+	maxJointLevels = 64
 )
 
 // Options controls Test. The zero value of every field means its default.
@@ -349,7 +349,7 @@ func Test(ref, cur []arrow.Record, opt Options) (Report, error) {
 // jointTest builds the joint test's columns: numeric features as they
 // are, categorical ones as one-hot columns of 1/√2 (a category missing →
 // NaN, the row left out); categorical features of more than
-// MaxJointLevels categories stay out of it.
+// maxJointLevels categories stay out of it.
 func jointTest(cols []*column, eo dependence.EnergyOptions, o Options) (Joint, error) {
 	var x [2][][]float64
 	var names []string
@@ -362,7 +362,7 @@ func jointTest(cols []*column, eo dependence.EnergyOptions, o Options) (Joint, e
 			}
 			continue
 		}
-		if c.levels > MaxJointLevels {
+		if c.levels > maxJointLevels {
 			continue
 		}
 		names = append(names, c.name)

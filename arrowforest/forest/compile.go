@@ -778,10 +778,10 @@ func forBlocks(n, threads, blockRows, p, stride int, rowBuf bool, fn func(r0, r1
 	wg.Wait()
 }
 
-// ValidateTargets checks the target names of a multi-output regression
+// validateTargets checks the target names of a multi-output regression
 // forest: none or at least two, non-empty, distinct and valid UTF-8, and
 // not on a drf forest (which names its targets in DRF.Targets).
-func (f *Forest) ValidateTargets() error {
+func (f *Forest) validateTargets() error {
 	if f.Targets == nil {
 		return nil
 	}

@@ -41,9 +41,9 @@ func (f *Forest) NumInputs() int { return len(f.Features) - f.Derived.Len() }
 // (Features without the derived columns), in the order Derive expects.
 func (f *Forest) InputFeatures() []string { return f.Features[:max(f.NumInputs(), 0)] }
 
-// InputLevels returns the category levels of the input features (nil when
+// inputLevels returns the category levels of the input features (nil when
 // the forest has none), aligned with InputFeatures.
-func (f *Forest) InputLevels() [][]string {
+func (f *Forest) inputLevels() [][]string {
 	if f.Levels == nil {
 		return nil
 	}
@@ -53,7 +53,7 @@ func (f *Forest) InputLevels() [][]string {
 // Derive returns the frame the compiled forest scores: fr, whose features
 // are InputFeatures in order, with the derived columns appended. A forest
 // without derived columns returns fr itself. Callers that build frames by
-// name use InputFeatures and InputLevels, then Derive, then Predict.
+// name use InputFeatures and inputLevels, then Derive, then Predict.
 func (f *Forest) Derive(fr *frame.Frame) (*frame.Frame, error) {
 	if f.Derived.Len() == 0 {
 		return fr, nil

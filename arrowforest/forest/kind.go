@@ -40,9 +40,9 @@ func ParseKind(s string) (Kind, error) {
 	return "", fmt.Errorf("unknown forest %q (want rf, sporf, morf, lfs, fdm or drf)", s)
 }
 
-// MultiOutputKind reports whether k learns several labels as one
+// multiOutputKind reports whether k learns several labels as one
 // multi-output regression forest.
-func (k Kind) MultiOutputKind() bool {
+func (k Kind) multiOutputKind() bool {
 	return k == KindRF || k == KindSPORF || k == KindMORF || k == KindLFS
 }
 

@@ -17,20 +17,20 @@ import (
 //
 // SourceColumns and FromSource are the whole path from named data columns
 // to the frame Compiled.Predict reads, for every forest: without a
-// Mapping they are InputFeatures/InputLevels and Derive (derived.go).
+// Mapping they are InputFeatures/inputLevels and Derive (derived.go).
 
 // SourceColumns returns the columns a scorer reads from the data, with
 // their category levels (nil entries for numeric columns; nil when no
-// column is categorical): InputFeatures and InputLevels, or, with a
+// column is categorical): InputFeatures and inputLevels, or, with a
 // Mapping, the mapping's input features — the marginally dependent
 // features (which keep their levels) and then every group feature
 // (numeric).
 func (f *Forest) SourceColumns() (names []string, levels [][]string) {
 	if f.Mapping == nil {
-		return f.InputFeatures(), f.InputLevels()
+		return f.InputFeatures(), f.inputLevels()
 	}
 	names = f.Mapping.Inputs()
-	in := f.InputLevels()
+	in := f.inputLevels()
 	if in == nil {
 		return names, nil
 	}
@@ -74,7 +74,7 @@ func (f *Forest) ValidateMapping() error {
 	if names := t.Names(); !slices.Equal(names, in) {
 		return fmt.Errorf("forest: the mapping's output columns %v are not the forest's input features %v", names, in)
 	}
-	if lv := f.InputLevels(); lv != nil {
+	if lv := f.inputLevels(); lv != nil {
 		for j := len(t.Marginal); j < len(lv); j++ {
 			if lv[j] != nil {
 				return fmt.Errorf("forest: mapped column %q has category levels", in[j])

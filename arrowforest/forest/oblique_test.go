@@ -115,7 +115,7 @@ func TestRankMap(t *testing.T) {
 		big[i] = float32(i * i)
 	}
 	mb := newRankMap([][]float32{big})
-	if len(mb.Knots[0]) != MaxRankKnots || mb.Validate(1) != nil {
+	if len(mb.Knots[0]) != maxRankKnots || mb.Validate(1) != nil {
 		t.Fatalf("%d knots", len(mb.Knots[0]))
 	}
 	prev := float32(-1)

@@ -5,22 +5,22 @@ import (
 	"slices"
 )
 
-// MaxRankKnots bounds the knots stored per feature by a RankMap.
-const MaxRankKnots = 1024
+// maxRankKnots bounds the knots stored per feature by a RankMap.
+const maxRankKnots = 1024
 
 // RankMap is RerF(r)'s marginal rank transform (Randomer paper §2): each
 // feature is replaced by its normalised rank in the training data, so
 // oblique atoms sum comparably scaled inputs and outliers lose their pull.
 //
 // To keep models bounded the empirical rank function is stored as at most
-// MaxRankKnots knots per feature: sorted distinct training values with the
+// maxRankKnots knots per feature: sorted distinct training values with the
 // normalised average rank of each, in [0, 1]. A value equal to a knot maps
 // to its rank; a value strictly between two knots maps to the midpoint of
 // their ranks (a step function of rank position, never of the value's
 // magnitude), and values beyond the ends to the end ranks. So the map, and
 // every forest trained through it, is exactly invariant under strictly
 // increasing transforms of a feature (Randomer paper §3.2); a feature with
-// at most MaxRankKnots distinct values keeps them all and gets its exact
+// at most maxRankKnots distinct values keeps them all and gets its exact
 // ranks. Training data goes through the same map as scored data. NaN
 // stays NaN.
 type RankMap struct {
@@ -59,10 +59,10 @@ func newRankMap(cols [][]float32) *RankMap {
 			kr = append(kr, float32(r))
 			i = e
 		}
-		if len(kv) > MaxRankKnots {
-			sv, sr := make([]float32, 0, MaxRankKnots), make([]float32, 0, MaxRankKnots)
-			for q := 0; q < MaxRankKnots; q++ {
-				i := q * (len(kv) - 1) / (MaxRankKnots - 1)
+		if len(kv) > maxRankKnots {
+			sv, sr := make([]float32, 0, maxRankKnots), make([]float32, 0, maxRankKnots)
+			for q := 0; q < maxRankKnots; q++ {
+				i := q * (len(kv) - 1) / (maxRankKnots - 1)
 				sv = append(sv, kv[i])
 				sr = append(sr, kr[i])
 			}
@@ -114,7 +114,7 @@ func (m *RankMap) Validate(p int) error {
 	}
 	for j := range m.Knots {
 		k, r := m.Knots[j], m.Ranks[j]
-		if len(k) != len(r) || len(k) > MaxRankKnots {
+		if len(k) != len(r) || len(k) > maxRankKnots {
 			return fmt.Errorf("rank map of feature %d: %d knots, %d ranks", j, len(k), len(r))
 		}
 		for i := range k {

@@ -228,7 +228,7 @@ func begin(fr *frame.Frame, p Params, opts TrainOptions) (*session, *growing, er
 		fr = derived.extend(fr)
 		cols = fr.Cols
 	}
-	if fr.NumOutputs() > 1 && !p.Forest.MultiOutputKind() {
+	if fr.NumOutputs() > 1 && !p.Forest.multiOutputKind() {
 		return nil, nil, fmt.Errorf("forest: --forest %s learns one label; several targets (%v) need rf, sporf, morf or lfs", p.Forest, fr.Targets)
 	}
 	d := &tree.Data{Cols: cols, Y: fr.Y, K: fr.NumClasses(), YReg: fr.YReg, Outputs: len(fr.Targets)}

@@ -11,7 +11,7 @@ import (
 
 // MaxUnnamedClasses is the budget of classes a classification forest may
 // list that no leaf names: Validate refuses a forest whose unnamed classes
-// exceed both this and UnnamedClassesPerNamed times the classes its leaves
+// exceed both this and unnamedClassesPerNamed times the classes its leaves
 // name. A class no leaf names is one whose training rows were out of bag
 // for every tree (a rare class, few trees); it can never be predicted, yet
 // scoring holds a probability for it in every row of a block
@@ -21,7 +21,7 @@ import (
 // some tree unless all its rows were drawn out for all of them.
 const (
 	MaxUnnamedClasses      = 1024
-	UnnamedClassesPerNamed = 4
+	unnamedClassesPerNamed = 4
 )
 
 // Validate checks everything a forest must satisfy before it is encoded,
@@ -144,7 +144,7 @@ func (f *Forest) validateNames() error {
 		if len(f.Classes) != 0 {
 			return fmt.Errorf("forest: regression forest with %d classes", len(f.Classes))
 		}
-		if err := f.ValidateTargets(); err != nil {
+		if err := f.validateTargets(); err != nil {
 			return err
 		}
 	default:
@@ -216,7 +216,7 @@ func distinct(what string, names []string) error {
 
 // validateClassBudget refuses a classification forest listing more
 // classes that no leaf names than MaxUnnamedClasses and
-// UnnamedClassesPerNamed allow. The trees must be valid.
+// unnamedClassesPerNamed allow. The trees must be valid.
 func (f *Forest) validateClassBudget(named []uint64) error {
 	k := len(f.Classes)
 	if k <= MaxUnnamedClasses {
@@ -226,9 +226,9 @@ func (f *Forest) validateClassBudget(named []uint64) error {
 	for _, w := range named {
 		n += bits.OnesCount64(w)
 	}
-	if unnamed := k - n; unnamed > max(MaxUnnamedClasses, UnnamedClassesPerNamed*n) {
+	if unnamed := k - n; unnamed > max(MaxUnnamedClasses, unnamedClassesPerNamed*n) {
 		return fmt.Errorf("forest: %d classes but the leaves name only %d: at most %d classes that no leaf names are allowed (forest.MaxUnnamedClasses)",
-			k, n, max(MaxUnnamedClasses, UnnamedClassesPerNamed*n))
+			k, n, max(MaxUnnamedClasses, unnamedClassesPerNamed*n))
 	}
 	return nil
 }

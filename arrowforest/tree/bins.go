@@ -6,8 +6,8 @@ import (
 	"sync"
 )
 
-// MissingCode is the bin code of a missing (NaN) value.
-const MissingCode = 255
+// missingCode is the bin code of a missing (NaN) value.
+const missingCode = 255
 
 // MaxBins is the largest number of non-missing bins per feature.
 const MaxBins = 255
@@ -60,7 +60,7 @@ func (b *Binned) binOf(j int, thr float32) uint8 {
 // the bin's upper edge, +Inf for the top bin, NaN for missing. A tree
 // grown on codes routes it as it routes the raw values.
 func (b *Binned) Value(j int, c uint8) float32 {
-	if c == MissingCode {
+	if c == missingCode {
 		return float32(math.NaN())
 	}
 	if int(c) < len(b.Upper[j]) {
@@ -133,7 +133,7 @@ func binColumn(col []float32, maxBins int, scratch []float32, b *Binned, j int) 
 	codes := make([]uint8, len(col))
 	for i, v := range col {
 		if v != v {
-			codes[i] = MissingCode
+			codes[i] = missingCode
 			continue
 		}
 		// first b with v <= upper[b]; len(upper) when v is above all cuts.

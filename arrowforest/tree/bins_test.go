@@ -18,7 +18,7 @@ func TestMidpoint(t *testing.T) {
 }
 
 // checkBins verifies the invariant the split search relies on: code ≤ b
-// exactly when x ≤ Upper[b], and missing values get MissingCode.
+// exactly when x ≤ Upper[b], and missing values get missingCode.
 func checkBins(t *testing.T, col []float32, b *Binned) {
 	t.Helper()
 	up := b.Upper[0]
@@ -28,7 +28,7 @@ func checkBins(t *testing.T, col []float32, b *Binned) {
 	for i, v := range col {
 		c := b.Codes[0][i]
 		if v != v {
-			if c != MissingCode {
+			if c != missingCode {
 				t.Fatalf("NaN got code %d", c)
 			}
 			continue

@@ -586,7 +586,7 @@ func (b *Builder) searchBinned(j, s, e int) split {
 		b.clearClasses(b.miss)
 		for k := s; k < e; k++ {
 			c := codes[b.idx[k]]
-			if c == MissingCode {
+			if c == missingCode {
 				b.miss[b.y[k]] += b.w[k]
 				continue
 			}
@@ -604,7 +604,7 @@ func (b *Builder) searchBinned(j, s, e int) split {
 		n += w
 		sum += wy
 		c := codes[b.idx[k]]
-		if c == MissingCode {
+		if c == missingCode {
 			nm += w
 			sm += wy
 			continue
@@ -740,7 +740,7 @@ func (b *Builder) projectNode(idx []int32, wts []float32, s, e int) []float32 {
 		nan := float32(math.NaN())
 		for i, r := range rows {
 			c := codes[r]
-			if c == MissingCode {
+			if c == missingCode {
 				vals[i] = nan
 			} else {
 				vals[i] = float32(c)
@@ -926,17 +926,17 @@ func (b *Builder) partition(s, e int, idx []int32, wts []float32, sp split) int 
 }
 
 // partitionCodes is partition for a split at code ≤ bin (missing rows,
-// MissingCode, go left with missLeft), with the same swaps.
+// missingCode, go left with missLeft), with the same swaps.
 func (b *Builder) partitionCodes(s, e int, codes []uint8, bin uint8, missLeft bool) int {
 	i, j := s, e-1
 	rows := b.idx
 	for i <= j {
-		if c := codes[rows[i]]; c <= bin || (missLeft && c == MissingCode) {
+		if c := codes[rows[i]]; c <= bin || (missLeft && c == missingCode) {
 			i++
 			continue
 		}
 		for j > i {
-			if c := codes[rows[j]]; c <= bin || (missLeft && c == MissingCode) {
+			if c := codes[rows[j]]; c <= bin || (missLeft && c == missingCode) {
 				break
 			}
 			j--

@@ -42,7 +42,7 @@ func NewParquetWriter(w io.Writer, schema *arrow.Schema, opts WriteOptions) (*Pa
 	if opts.RowGroupRows <= 0 {
 		opts.RowGroupRows = defaultRowGroupRows
 	}
-	ps, err := ParquetSchema(schema)
+	ps, err := parquetSchema(schema)
 	if err != nil {
 		return nil, err
 	}

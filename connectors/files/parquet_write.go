@@ -121,10 +121,10 @@ func parquetNode(dt arrow.DataType) (parquet.Node, error) {
 	return nil, fmt.Errorf("type %s cannot be written to Parquet", dt)
 }
 
-// ParquetSchema returns the Parquet schema WriteFile uses for an Arrow
+// parquetSchema returns the Parquet schema WriteFile uses for an Arrow
 // schema: one top-level column per field, in order, OPTIONAL when the
 // field is nullable.
-func ParquetSchema(schema *arrow.Schema) (*parquet.Schema, error) {
+func parquetSchema(schema *arrow.Schema) (*parquet.Schema, error) {
 	g := make(orderedGroup, schema.NumFields())
 	for j, f := range schema.Fields() {
 		n, err := parquetNode(f.Type)
