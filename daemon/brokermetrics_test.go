@@ -20,7 +20,7 @@ func TestBrokerLimitMetrics(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Embedded.Listen = "127.0.0.1:0"
 	cfg.HTTP = "127.0.0.1:0"
-	cfg.Stages = []string{StageScore}
+	cfg.Stages = []string{stageScore}
 	cfg.Model = "../scoring/testdata/iris.model"
 	cfg.Kafka.SessionTimeout = 2 * time.Second
 	d, err := Start(context.Background(), cfg, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
