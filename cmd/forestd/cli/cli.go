@@ -155,11 +155,7 @@ func errorLines(err error) []string {
 			return lines
 		}
 	}
-	return []string{oneLine(err.Error())}
-}
-
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+	return []string{strings.Join(strings.Fields(err.Error()), " ")} // one line: newlines and runs of spaces become one space
 }
 
 func printUsage(w io.Writer) {

@@ -152,10 +152,11 @@ func runScoreLake(env Env, sl *scoreLakeFlags, modelPath string, paths []string,
 		var bar *progressbar.ProgressBar
 		if env.isTTY() {
 			opts.Progress = func(p lakescore.Progress) {
+				desc := fmt.Sprintf("files %d/%d", p.FilesDone, p.Files)
 				if bar == nil {
-					bar = newRowsBar(env, p.Rows)
+					bar = newRowsBar(env, p.Rows, desc)
 				}
-				bar.Describe(fmt.Sprintf("files %d/%d", p.FilesDone, p.Files))
+				bar.Describe(desc)
 				_ = bar.Set64(p.RowsDone)
 			}
 		}
@@ -192,10 +193,12 @@ func lakeErr(err error) error {
 }
 
 // newRowsBar is the progress bar of a lake run: rows scored of total,
-// drawn as soon as the first chunk is written (then at most every 200 ms).
-func newRowsBar(env Env, total int64) *progressbar.ProgressBar {
+// drawn with its description as soon as the first chunk is written (then
+// at most every 200 ms).
+func newRowsBar(env Env, total int64, desc string) *progressbar.ProgressBar {
 	return progressbar.NewOptions64(total,
 		progressbar.OptionSetWriter(env.Stderr),
+		progressbar.OptionSetDescription(desc),
 		progressbar.OptionSetRenderBlankState(true),
 		progressbar.OptionShowCount(),
 		progressbar.OptionShowIts(),
