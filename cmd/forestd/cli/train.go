@@ -118,10 +118,10 @@ func runTrain(args []string, env Env) error {
 		return err
 	}
 	defer trainProgress(env, p, &opts)()
-	// Training may release fr's columns (DropColumns): the reference sample
-	// of drift tests is drawn from them first, and kept if they are gone.
+	// Training may release fr's columns (DropColumns, from CodesOnlyRows
+	// rows): the reference sample of drift tests is drawn from them first.
 	var early arrow.Record
-	if t.refRows > 0 && opts.DropColumns {
+	if t.refRows > 0 && opts.DropColumns && fr.NRows >= forest.CodesOnlyRows {
 		early = model.SampleReference(fr, nil, t.refRows, t.seed)
 	}
 	t0 := time.Now()
