@@ -97,7 +97,7 @@ for mode in approx exact; do
     [ -f "$f" ] || "$W/depbench" scale-data --out "$f" --n 5000 --p 20 --null --seed "$((100 + d))"
     extra=(); [ "$mode" = exact ] && extra=(--exact)
     read -r wall cpu rss < <(run "null_${mode}_$d" --in "$f" --label label "${extra[@]}")
-    tw=$(python3 -c "print($tw + $wall)"); tc=$(python3 -c "print($tc + $cpu)")
+    tw=$(python3 -c "print(round($tw + $wall, 1))"); tc=$(python3 -c "print(round($tc + $cpu, 1))")
     if python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d['marginal'] or d['groups'] else 1)" "$W/null_${mode}_$d.json"; then
       found=$((found + 1))
     fi
