@@ -23,7 +23,7 @@
 #
 # --quick: 1k and 5k × 20 only, 4 null draws. --sizes-only: the size table
 # alone (no null draws, R or approximation table). Prints a Markdown table and
-# writes it to e2e/bench/results/analysis_scale-<date>.md. Load from other
+# writes it to e2e/bench/results/analysis_scale-<date>.md (-2, -3… when one exists). Load from other
 # processes inflates wall times: read the CPU seconds beside them.
 set -euo pipefail
 QUICK=0; DRAWS=10; SIZES="1000x20 5000x20 1000x100 5000x100 50000x20 50000x100 500000x20 1000x1000"; ALLROWS=0; ONLY=0
@@ -47,6 +47,8 @@ trap 'rm -rf "$W"' EXIT
 (cd "$ROOT" && go build -o "$W/fd" ./cmd/forestd && go build -o "$W/depbench" ./e2e/bench/dependence)
 CPU="$(lscpu | sed -n 's/^Model name: *//p' | head -1)"
 OUT="$HERE/results/analysis_scale-$(date +%Y%m%d).md"
+# never overwrite an earlier result of the same day
+k=2; while [ -e "$OUT" ]; do OUT="$HERE/results/analysis_scale-$(date +%Y%m%d)-$k.md"; k=$((k + 1)); done
 mkdir -p "$HERE/results"
 # run LABEL ARGS...: one analyze under time -v; prints "wall cpu rss_mb json"
 run() {
