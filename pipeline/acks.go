@@ -92,9 +92,6 @@ func NewTracker(gen int32, starts map[TopicPartition]int64, limit int) *Tracker 
 	return t
 }
 
-// Generation is the generation the tracker belongs to.
-func (t *Tracker) Generation() int32 { return t.gen }
-
 // Track registers a fetched message and returns its Ack. Offsets of one
 // partition must be tracked in increasing order; a message at or before an
 // offset already tracked, or before the partition's start offset, is refused
@@ -137,9 +134,6 @@ func (t *Tracker) Track(ctx context.Context, tp TopicPartition, offset int64) (*
 		t.mu.Lock()
 	}
 }
-
-// Offset is the offset of the tracked message.
-func (a *Ack) Offset() int64 { return a.offset }
 
 // Add registers delta more outstanding outputs (delta may be negative, like
 // Done). It has no effect once the message is done or the tracker revoked.

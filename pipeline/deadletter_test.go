@@ -28,14 +28,14 @@ func TestFitDeadLetter(t *testing.T) {
 	big := bytes.Repeat([]byte("x"), 5<<20)
 	sum := sha256.Sum256(big)
 	o := letter(big, "k1")
-	if DeadLetterSize(o) <= 1_000_000 {
+	if deadLetterSize(o) <= 1_000_000 {
 		t.Fatal("setup: the letter fits already")
 	}
 	f, trimmed, err := FitDeadLetter(o, 1_000_000)
 	if err != nil || !trimmed {
 		t.Fatalf("fit: %v %v", trimmed, err)
 	}
-	if n := DeadLetterSize(f); n > 1_000_000 || n < 1_000_000-64 {
+	if n := deadLetterSize(f); n > 1_000_000 || n < 1_000_000-64 {
 		t.Fatalf("fitted size %d, want just under 1000000 (the value keeps what fits)", n)
 	}
 	if !bytes.Equal(f.Raw, big[:len(f.Raw)]) {
@@ -57,8 +57,8 @@ func TestFitDeadLetter(t *testing.T) {
 	// fitted again to a smaller limit (the topic refused it): the
 	// description stays that of the original
 	g, trimmed, err := FitDeadLetter(f, 100_000)
-	if err != nil || !trimmed || DeadLetterSize(g) > 100_000 {
-		t.Fatalf("refit: %v %v size %d", trimmed, err, DeadLetterSize(g))
+	if err != nil || !trimmed || deadLetterSize(g) > 100_000 {
+		t.Fatalf("refit: %v %v size %d", trimmed, err, deadLetterSize(g))
 	}
 	if header(g, HeaderDLQOriginalBytes) != strconv.Itoa(len(big)) || header(g, HeaderDLQValueSHA256) != hex.EncodeToString(sum[:]) {
 		t.Fatalf("refit lost the original's description: %q %q", header(g, HeaderDLQOriginalBytes), header(g, HeaderDLQValueSHA256))
@@ -70,8 +70,8 @@ func TestFitDeadLetter(t *testing.T) {
 	// large copied headers and key go after the value
 	o = letter(bytes.Repeat([]byte("v"), 100), strings.Repeat("k", 3000), Header{"trace", bytes.Repeat([]byte("h"), 5000)})
 	f, _, err = FitDeadLetter(o, 3000)
-	if err != nil || DeadLetterSize(f) > 3000 {
-		t.Fatalf("fit with big headers: %v, size %d", err, DeadLetterSize(f))
+	if err != nil || deadLetterSize(f) > 3000 {
+		t.Fatalf("fit with big headers: %v, size %d", err, deadLetterSize(f))
 	}
 	if header(f, HeaderDLQTrimmed) != "value,headers,key" || header(f, "trace") != "" || len(f.Raw) != 0 || f.Raw == nil {
 		t.Fatalf("trimmed %q, trace %d bytes, value %q", header(f, HeaderDLQTrimmed), len(header(f, "trace")), f.Raw)

@@ -43,11 +43,11 @@ const (
 // maxReasonBytes bounds the reason header of a dead letter.
 const maxReasonBytes = 2048
 
-// DeadLetterOverhead is what FitDeadLetter reserves beyond the key, the
+// deadLetterOverhead is what FitDeadLetter reserves beyond the key, the
 // value and the headers' keys and values for the framing of one record in
 // its own record batch (a 61-byte batch header, the record's varints and
 // one length per header).
-const DeadLetterOverhead = 512
+const deadLetterOverhead = 512
 
 // Envelope is one source message travelling through the runtime.
 type Envelope struct {
@@ -245,10 +245,10 @@ func DeadLetter(stream string, env *Envelope, stage string, reason error) Output
 	return Output{Stream: stream, Key: env.Key, Headers: hs, Raw: env.Value}
 }
 
-// DeadLetterSize is the size a raw output counts against a message limit:
-// key, value, the headers' keys and values, and DeadLetterOverhead.
-func DeadLetterSize(o Output) int {
-	n := len(o.Key) + len(o.Raw) + DeadLetterOverhead
+// deadLetterSize is the size a raw output counts against a message limit:
+// key, value, the headers' keys and values, and deadLetterOverhead.
+func deadLetterSize(o Output) int {
+	n := len(o.Key) + len(o.Raw) + deadLetterOverhead
 	for _, h := range o.Headers {
 		n += len(h.Key) + len(h.Value) + 8
 	}
@@ -263,7 +263,8 @@ func ownHeader(k string) bool {
 }
 
 // FitDeadLetter returns the dead letter o cut to count at most limit bytes
-// (DeadLetterSize), so that it fits the dead-letter topic's message limit
+// (key, value, the headers' keys and values, and 512 bytes for the
+// record's framing), so that it fits the dead-letter topic's message limit
 // and its offset can commit. It cuts, in this order and only as far as
 // needed: the value (keeping its first bytes), the headers copied from the
 // original message, the key, and the reason. A cut letter carries
@@ -274,7 +275,7 @@ func ownHeader(k string) bool {
 // reports whether anything was cut; the error says that even the letter's
 // own headers exceed limit. An empty but non-nil value stays non-nil.
 func FitDeadLetter(o Output, limit int) (fitted Output, trimmed bool, err error) {
-	if DeadLetterSize(o) <= limit {
+	if deadLetterSize(o) <= limit {
 		return o, false, nil
 	}
 	f := Output{Stream: o.Stream, Key: o.Key, Raw: o.Raw, Headers: append([]Header(nil), o.Headers...)}
@@ -301,7 +302,7 @@ func FitDeadLetter(o Output, limit int) (fitted Output, trimmed bool, err error)
 	// final one never grows the letter
 	const longest = "value,headers,key,reason"
 	setHeader(&f, HeaderDLQTrimmed, []byte(longest))
-	over := func() int { return DeadLetterSize(f) - limit }
+	over := func() int { return deadLetterSize(f) - limit }
 	// the value: keep its first bytes
 	if over() > 0 && len(f.Raw) > 0 {
 		f.Raw = f.Raw[:max(len(f.Raw)-over(), 0)]
@@ -334,7 +335,7 @@ func FitDeadLetter(o Output, limit int) (fitted Output, trimmed bool, err error)
 		}
 	}
 	if over() > 0 {
-		return o, false, fmt.Errorf("a dead letter needs %d bytes for its own headers, above the %d-byte limit", DeadLetterSize(f), limit)
+		return o, false, fmt.Errorf("a dead letter needs %d bytes for its own headers, above the %d-byte limit", deadLetterSize(f), limit)
 	}
 	var names []string
 	for _, c := range []string{"value", "headers", "key", "reason"} {

@@ -52,7 +52,7 @@ type Model struct {
 }
 
 // Load reads and checks the model file at path (every check of
-// model.Decode: format version, checksum, tree structure) and compiles it.
+// model.DecodeBytes: format version, checksum, tree structure) and compiles it.
 // Errors name the path.
 func Load(path string) (*Model, error) {
 	data, err := os.ReadFile(path)

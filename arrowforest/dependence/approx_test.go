@@ -128,11 +128,11 @@ func TestUCentredMomentsExact(t *testing.T) {
 		case numeric && d == 1:
 			pr = newUniNumProblem(x[0], yv)
 		case numeric:
-			pr = newSetNumProblem(x, yv, DefaultMaxCacheBytes, nil)
+			pr = newSetNumProblem(x, yv, defaultMaxCacheBytes, nil)
 		case d == 1:
 			pr = &uniProblem{u: newUniCol(x[0], y, k, trial%4 == 0), stat: StatGCor, k: k}
 		default:
-			pr = newSetProblem(x, y, k, StatGCor, DefaultMaxCacheBytes, nil)
+			pr = newSetProblem(x, y, k, StatGCor, defaultMaxCacheBytes, nil)
 		}
 		got := chi2TailP(zOf(pr.(approxProblem)))
 		wantP := chi2TailP(obs / math.Sqrt(want))
@@ -255,7 +255,7 @@ func TestApproxFarSettles(t *testing.T) {
 			}
 			x[0][i], x[1][i] = a, b
 		}
-		pr := newSetProblemLazy(x, y, 2, StatGCor, DefaultMaxCacheBytes, nil, true)
+		pr := newSetProblemLazy(x, y, 2, StatGCor, defaultMaxCacheBytes, nil, true)
 		z := pr.approxZ()
 		pc, pv := chi2TailP(z), effTailP(z, pr.ratio())
 		if pc >= max(approxFutile, 10*thr) || pv <= ApproxShare*thr {
@@ -268,7 +268,7 @@ func TestApproxFarSettles(t *testing.T) {
 			if got.N != 0 || !got.Approx || got.PValue <= thr {
 				t.Errorf("seed %d: p_ν = %g ≥ %g·t, yet N = %d, p = %g", seed, pv, float64(approxFar), got.N, got.PValue)
 			}
-			ex, _ := runExact(newSetProblem(x, y, 2, StatGCor, DefaultMaxCacheBytes, nil), 9, ple, 1, nil)
+			ex, _ := runExact(newSetProblem(x, y, 2, StatGCor, defaultMaxCacheBytes, nil), 9, ple, 1, nil)
 			if ex.PValue <= thr {
 				t.Errorf("seed %d: permutations alone call p_ν = %g dependent (p = %g)", seed, pv, ex.PValue)
 			}

@@ -62,7 +62,7 @@ func BenchmarkPermUnivariate(b *testing.B) {
 func BenchmarkPermSet(b *testing.B) {
 	for _, k := range []int{2, 3} {
 		x, y := randCase(1, 1000, 3, k, 0.1)
-		p := newSetProblem(x, y, k, StatGCor, DefaultMaxCacheBytes, nil)
+		p := newSetProblem(x, y, k, StatGCor, defaultMaxCacheBytes, nil)
 		w := p.newWorker()
 		b.Run(fmt.Sprintf("n=1000,k=%d", k), func(b *testing.B) {
 			i := 0
@@ -97,7 +97,7 @@ func BenchmarkPermNumeric(b *testing.B) {
 		}
 	})
 	xs, ys := numCase(2, 1000, 3, func(r []float64, e float64) float64 { return r[0]*r[1] + e })
-	sp := newSetNumProblem(xs, ys, DefaultMaxCacheBytes, nil)
+	sp := newSetNumProblem(xs, ys, defaultMaxCacheBytes, nil)
 	sw := sp.newWorker()
 	b.Run("set,n=1000", func(b *testing.B) {
 		i := 0

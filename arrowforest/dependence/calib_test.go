@@ -27,11 +27,11 @@ func (c calibCase) problem() approxProblem {
 	case c.yv != nil && len(c.x) == 1:
 		return newUniNumProblem(c.x[0], c.yv)
 	case c.yv != nil:
-		return newSetNumProblem(c.x, c.yv, DefaultMaxCacheBytes, nil)
+		return newSetNumProblem(c.x, c.yv, defaultMaxCacheBytes, nil)
 	case len(c.x) == 1:
 		return &uniProblem{u: newUniCol(c.x[0], c.y, c.k, false), stat: StatGCor, k: c.k}
 	}
-	return newSetProblem(c.x, c.y, c.k, StatGCor, DefaultMaxCacheBytes, nil)
+	return newSetProblem(c.x, c.y, c.k, StatGCor, defaultMaxCacheBytes, nil)
 }
 
 // refZ returns the permutation reference: z = T/√Var T (approx.go) of

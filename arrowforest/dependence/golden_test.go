@@ -29,7 +29,7 @@ type goldenCase struct {
 
 func goldenCases() []goldenCase {
 	var cs []goldenCase
-	for _, m := range Methods() {
+	for _, m := range methods() {
 		for _, st := range []Stat{StatGCor, StatDCor} {
 			cs = append(cs, goldenCase{Name: fmt.Sprintf("xor5-%s-%s", m, st), Data: synth.XOR5, N: 200, Seed: 3, Stat: st, Method: m, Alpha: 0.05,
 				Test: TestOptions{Seed: 3}})

@@ -41,7 +41,7 @@ func TestNumericKernelsMatchStatistic(t *testing.T) {
 			}
 		}
 		u := newUniNumProblem(x[0], y)
-		cached := newSetNumProblem(x, y, DefaultMaxCacheBytes, nil)
+		cached := newSetNumProblem(x, y, defaultMaxCacheBytes, nil)
 		direct := newSetNumProblem(x, y, 0, nil)
 		if cached.tri == nil || direct.tri != nil {
 			t.Fatal("cache budget not applied")

@@ -27,10 +27,10 @@ func ParseStat(s string) (Stat, error) {
 
 // Defaults of the permutation tests (dissertation §5.6) and of the search.
 const (
-	DefaultMinPerms      = 100     // §5.6: "we start with a small number of tests, e.g., 100"
+	defaultMinPerms      = 100     // §5.6: "we start with a small number of tests, e.g., 100"
 	DefaultMaxPerms      = 5000    // §2.4, §5.6: N = 5000 (the per-test rule, AdjustNone)
 	DefaultAlpha         = 0.05    // §5.7, Table 5.3
-	DefaultMaxCacheBytes = 1 << 30 // packed float32 distance triangle of a set test
+	defaultMaxCacheBytes = 1 << 30 // packed float32 distance triangle of a set test
 	DefaultMaxSize       = 3       // §5.5: "we found it efficient to identify only SDS's of size = 2 and 3"
 	// DefaultMaxPermsAdjusted caps a test's permutations under AdjustHolm
 	// and AdjustBH, where the count a test needs follows from its
@@ -92,7 +92,7 @@ func (o TestOptions) resolve() (TestOptions, error) {
 		return o, fmt.Errorf("dependence: negative test option in %+v", o)
 	}
 	if o.MinPerms == 0 {
-		o.MinPerms = DefaultMinPerms
+		o.MinPerms = defaultMinPerms
 	}
 	if o.MaxPerms == 0 {
 		o.MaxPerms = DefaultMaxPerms
@@ -107,7 +107,7 @@ func (o TestOptions) resolve() (TestOptions, error) {
 		return o, fmt.Errorf("dependence: MaxRows must be 0 (all rows) or at least 2, got 1")
 	}
 	if o.MaxCacheBytes == 0 {
-		o.MaxCacheBytes = DefaultMaxCacheBytes
+		o.MaxCacheBytes = defaultMaxCacheBytes
 	}
 	return o, nil
 }
@@ -130,14 +130,14 @@ const (
 	MethodSDCBottomUp Method = "sdc-bottomup"
 )
 
-// Methods lists the methods in the order of the dissertation.
-func Methods() []Method {
+// methods lists the methods in the order of the dissertation.
+func methods() []Method {
 	return []Method{MethodMarginal, MethodMDCTopDown, MethodMDCDivide, MethodMDCBottomUp, MethodSDCBottomUp}
 }
 
 // ParseMethod parses a method name.
 func ParseMethod(s string) (Method, error) {
-	for _, m := range Methods() {
+	for _, m := range methods() {
 		if string(m) == s {
 			return m, nil
 		}

@@ -18,7 +18,7 @@ func TestPermutationKernelsMatchStatistic(t *testing.T) {
 			if stat == StatDCor {
 				exact = DCor
 			}
-			cached := newSetProblem(x, y, k, stat, DefaultMaxCacheBytes, nil)
+			cached := newSetProblem(x, y, k, stat, defaultMaxCacheBytes, nil)
 			direct := newSetProblem(x, y, k, stat, 0, nil) // over budget: recompute
 			if cached.tri == nil || direct.tri != nil {
 				t.Fatal("cache budget not applied")

@@ -76,7 +76,7 @@ func TestApproxPowerTable(t *testing.T) {
 			stream := streamKey(uint64(dr), uint64(si))
 			// new hybrid
 			t0 := time.Now()
-			pr := newSetProblemLazy(x, y, 2, StatGCor, DefaultMaxCacheBytes, nil, true)
+			pr := newSetProblemLazy(x, y, 2, StatGCor, defaultMaxCacheBytes, nil, true)
 			rn, _ := runPerm(pr, stream, seqPlan(th, o), 1, nil)
 			res[0].dur += time.Since(t0)
 			res[0].perms += rn.N
@@ -85,7 +85,7 @@ func TestApproxPowerTable(t *testing.T) {
 			}
 			// old hybrid (χ²₁ only)
 			t0 = time.Now()
-			pr = newSetProblemLazy(x, y, 2, StatGCor, DefaultMaxCacheBytes, nil, true)
+			pr = newSetProblemLazy(x, y, 2, StatGCor, defaultMaxCacheBytes, nil, true)
 			pc := chi2TailP(pr.approxZ())
 			po := min(1, pc/ApproxShare)
 			if po > th && pc < max(approxFutile, 10*th) {
@@ -100,7 +100,7 @@ func TestApproxPowerTable(t *testing.T) {
 			}
 			// permutations alone
 			t0 = time.Now()
-			pe := newSetProblem(x, y, 2, StatGCor, DefaultMaxCacheBytes, nil)
+			pe := newSetProblem(x, y, 2, StatGCor, defaultMaxCacheBytes, nil)
 			oe := o
 			oe.Exact = true
 			re, _ := runExact(pe, stream, seqPlan(th, oe), 1, nil)

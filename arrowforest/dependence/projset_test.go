@@ -262,7 +262,7 @@ func TestProjSetPower(t *testing.T) {
 		}
 	}
 	const thr = 0.0125 / 190
-	p := newProjSetProblem(x, Classes(y, 2), StatGCor, projDirs(2, n, DefaultMaxCacheBytes), 1)
+	p := newProjSetProblem(x, Classes(y, 2), StatGCor, projDirs(2, n, defaultMaxCacheBytes), 1)
 	pProj := effTailP(p.approxZ(), p.ratio())
 	sub := [][]float64{x[0][:DefaultSetRows], x[1][:DefaultSetRows]}
 	e := newSetProblem(sub, y[:DefaultSetRows], 2, StatGCor, 1<<30, nil)
@@ -295,7 +295,7 @@ func BenchmarkProjSetCrossover(b *testing.B) {
 		b.Run("proj/"+itoa(m), func(b *testing.B) {
 			defer benchcpu.PerRow(b, m)()
 			for b.Loop() {
-				p := newProjSetProblem(x, Classes(y, 2), StatGCor, projDirs(3, m, DefaultMaxCacheBytes), 1)
+				p := newProjSetProblem(x, Classes(y, 2), StatGCor, projDirs(3, m, defaultMaxCacheBytes), 1)
 				effTailP(p.approxZ(), p.ratio())
 			}
 		})
@@ -316,7 +316,7 @@ func TestSearchProjectedSets(t *testing.T) {
 		t.Fatalf("S_m %v, groups %v: want [0 1] and [[2 3]]", first.Marginal, found(first))
 	}
 	key := setKey(StatGCor, []int{2, 3})
-	p := newProjSetProblem([][]float64{x[2], x[3]}, Classes(y, 2), StatGCor, projDirs(2, n, DefaultMaxCacheBytes), streamKey(0, keyHash(key))^0x70726f6a)
+	p := newProjSetProblem([][]float64{x[2], x[3]}, Classes(y, 2), StatGCor, projDirs(2, n, defaultMaxCacheBytes), streamKey(0, keyHash(key))^0x70726f6a)
 	if g := first.Groups[0]; g.Statistic != p.exact {
 		t.Errorf("pair statistic %.12g, projected %.12g: the set test did not use projections", g.Statistic, p.exact)
 	}

@@ -124,9 +124,9 @@ func TestApproxOnlyDecidesAsPermutations(t *testing.T) {
 			}
 			x[0][i], x[1][i] = a, b
 		}
-		pr := newSetProblemLazy(x, y, 2, StatGCor, DefaultMaxCacheBytes, nil, true)
+		pr := newSetProblemLazy(x, y, 2, StatGCor, defaultMaxCacheBytes, nil, true)
 		want, _ := runPerm(pr, 7, pl, 1, nil)
-		got, ok := approxDecides(newSetProblemLazy(x, y, 2, StatGCor, DefaultMaxCacheBytes, nil, true), pl)
+		got, ok := approxDecides(newSetProblemLazy(x, y, 2, StatGCor, defaultMaxCacheBytes, nil, true), pl)
 		if !ok {
 			t.Fatal("no approximation")
 		}

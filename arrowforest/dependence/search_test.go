@@ -335,7 +335,7 @@ func TestSearchOptionErrors(t *testing.T) {
 	if _, err := Search(nil, y, 2, DefaultSearchOptions()); err == nil {
 		t.Error("no features accepted")
 	}
-	for _, m := range Methods() {
+	for _, m := range methods() {
 		if got, err := ParseMethod(string(m)); err != nil || got != m {
 			t.Errorf("ParseMethod(%q) = %q, %v", m, got, err)
 		}

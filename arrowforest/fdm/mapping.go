@@ -19,7 +19,7 @@
 // Two ways to use it with forests (§6.4): FDM_RF maps the data once before
 // training (Fit, Transform.Apply; the mapping travels as a JSON file so
 // new data is mapped identically), and RF_FDM draws a fresh mapping for
-// every tree (TreeSampler, used by forest kind "fdm"), each kept mapping a
+// every tree (NewTreeSamplerLabel, used by forest kind "fdm"), each kept mapping a
 // linear split atom: a projection over the group's features, a landmark
 // distance over the features and the group's derived norm (Norm,
 // landmark.go). The groups come from the MDS/SDS search of package

@@ -8,7 +8,7 @@ import (
 	"github.com/forestd/forestd/arrowforest/projection"
 )
 
-// TreeSampler is RF_FDM (dissertation §6.4, Fig. 6.2): every tree has its
+// treeSampler is RF_FDM (dissertation §6.4, Fig. 6.2): every tree has its
 // own mapped feature space. At the start of a tree it draws, for each
 // group G of the plan, m random mappings on the tree's in-bag rows and
 // keeps the |G| with the largest gCor_n (eq. 6.2; dCor_n for a numeric
@@ -25,7 +25,7 @@ import (
 // s_G of Norms (landmark.go): the split atoms of group g reference column
 // len(cols)+g, which the caller must append to the data the trees split
 // on (and to scored data) as Norms()[g].Eval of the input columns.
-type TreeSampler struct {
+type treeSampler struct {
 	cols [][]float32
 	lab  labels
 	plan Plan
@@ -46,16 +46,28 @@ type TreeSampler struct {
 // newTreeSampler returns an RF_FDM sampler over the training columns with
 // class labels y in 0..k−1. mtry maps the tree's candidate count to the
 // number drawn per node.
-func newTreeSampler(cols [][]float32, y []int32, k int, plan Plan, opts Options, mtry func(int) int) (*TreeSampler, error) {
+func newTreeSampler(cols [][]float32, y []int32, k int, plan Plan, opts Options, mtry func(int) int) (*treeSampler, error) {
 	if len(y) == 0 || k < 2 {
 		return nil, fmt.Errorf("fdm: RF_FDM needs class labels (2 or more classes) and an mtry rule")
 	}
-	return NewTreeSamplerLabel(cols, dependence.Classes(y, k), plan, opts, mtry)
+	return newTreeSamplerLabel(cols, dependence.Classes(y, k), plan, opts, mtry)
 }
 
-// NewTreeSamplerLabel is newTreeSampler for a class or a numeric label
-// (a regression forest: each tree ranks its mappings by dCor_n).
-func NewTreeSamplerLabel(cols [][]float32, lab dependence.Label, plan Plan, opts Options, mtry func(int) int) (*TreeSampler, error) {
+// NewTreeSamplerLabel returns the RF_FDM sampler (dissertation §6.4,
+// treeSampler) over the training columns for a class or a numeric label (a
+// regression forest: each tree ranks its mappings by dCor_n), with the
+// derived inputs its landmark atoms split on (MapDRL; nil for MapRP):
+// group g's s_G is column len(cols)+g.
+func NewTreeSamplerLabel(cols [][]float32, lab dependence.Label, plan Plan, opts Options, mtry func(int) int) (projection.TreeSampler, []Norm, error) {
+	s, err := newTreeSamplerLabel(cols, lab, plan, opts, mtry)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, s.norms, nil
+}
+
+// newTreeSamplerLabel is NewTreeSamplerLabel with the concrete type.
+func newTreeSamplerLabel(cols [][]float32, lab dependence.Label, plan Plan, opts Options, mtry func(int) int) (*treeSampler, error) {
 	if err := opts.resolve(); err != nil {
 		return nil, err
 	}
@@ -72,7 +84,7 @@ func NewTreeSamplerLabel(cols [][]float32, lab dependence.Label, plan Plan, opts
 			return nil, fmt.Errorf("fdm: column %d has %d rows, labels %d", j, len(c), n)
 		}
 	}
-	s := &TreeSampler{cols: cols, lab: labelsOf(lab), plan: plan, opts: opts, mtry: mtry}
+	s := &treeSampler{cols: cols, lab: labelsOf(lab), plan: plan, opts: opts, mtry: mtry}
 	if opts.Map == MapDRL {
 		s.norms = newNorms(cols, plan.Groups)
 	}
@@ -81,10 +93,10 @@ func NewTreeSamplerLabel(cols [][]float32, lab dependence.Label, plan Plan, opts
 
 // Norms returns the derived inputs the tree's landmark atoms split on
 // (MapDRL; nil for MapRP): group g's s_G is column len(cols)+g.
-func (s *TreeSampler) Norms() []Norm { return s.norms }
+func (s *treeSampler) Norms() []Norm { return s.norms }
 
 // BeginTree draws the tree's mappings on its in-bag rows.
-func (s *TreeSampler) BeginTree(rng *rand.Rand, rows []int32) error {
+func (s *treeSampler) BeginTree(rng *rand.Rand, rows []int32) error {
 	if len(rows) < 2 {
 		return fmt.Errorf("fdm: a tree needs at least 2 in-bag rows to select mappings, has %d", len(rows))
 	}
@@ -125,10 +137,10 @@ func (s *TreeSampler) BeginTree(rng *rand.Rand, rows []int32) error {
 
 // mappings returns the current tree's selected mappings (a view; valid
 // until the next BeginTree).
-func (s *TreeSampler) mappings() []Mapping { return s.maps }
+func (s *treeSampler) mappings() []Mapping { return s.maps }
 
 // Sample draws MTry distinct candidates of the tree.
-func (s *TreeSampler) Sample(rng *rand.Rand, c *projection.Candidates) {
+func (s *treeSampler) Sample(rng *rand.Rand, c *projection.Candidates) {
 	s.js = s.js[:0]
 	p := len(s.perm)
 	for i := 0; i < s.m; i++ {

@@ -54,7 +54,7 @@ type Compiled struct {
 	scratch sync.Pool // *scratch buffers reused across Predict calls
 }
 
-// Compile flattens f, which must satisfy Forest.Validate: model.Decode,
+// Compile flattens f, which must satisfy Forest.Validate: model.DecodeBytes,
 // Train and Tune return such forests, and Validate is not repeated here
 // (ARCHITECTURE.md, Formats: one validation per load). Compile checks as
 // it goes only what its own walk needs to stay within bounds and

@@ -85,12 +85,12 @@ func (d *Derived) extend(fr *frame.Frame) *frame.Frame {
 	return &out
 }
 
-// ValidateDerived checks f.Derived against f: present exactly when f is
+// validateDerived checks f.Derived against f: present exactly when f is
 // an fdm forest with landmark mappings and feature groups, one norm per
 // group of Params.FDMGroups over that group's features, every norm valid
 // over the input features, the derived columns named as Derive names them
 // and without category levels. It never panics.
-func (f *Forest) ValidateDerived() error {
+func (f *Forest) validateDerived() error {
 	d := f.Derived
 	var groups [][]int
 	if f.Kind == KindFDM && f.Params.FDMMap == fdm.MapDRL {

@@ -120,7 +120,7 @@ func TestFDMLandmarkScoresAsTrained(t *testing.T) {
 }
 
 // TestDerivedRejects: Derive needs exactly the input features;
-// ValidateDerived rejects inconsistent derived inputs.
+// validateDerived rejects inconsistent derived inputs.
 func TestDerivedRejects(t *testing.T) {
 	fr := xorLike(300, 4, 2)
 	p := DefaultParams(frame.TaskClassification)
@@ -129,7 +129,7 @@ func TestDerivedRejects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.ValidateDerived(); err != nil {
+	if err := f.validateDerived(); err != nil {
 		t.Fatal(err)
 	}
 	wide, _ := f.Derive(fr)
@@ -162,7 +162,7 @@ func TestDerivedRejects(t *testing.T) {
 	} {
 		g := *f
 		mod(&g)
-		if err := g.ValidateDerived(); err == nil {
+		if err := g.validateDerived(); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}

@@ -13,7 +13,7 @@ import (
 // group to the best |G| of FDMCandidates random mappings by gCor_n on its
 // in-bag rows (eq. 6.2; by dCor_n for a regression forest, see package
 // fdm) and splits on those and on the marginally dependent features
-// (fdm.TreeSampler). FDMMap "rp" draws random projections (§6.1.1),
+// (fdm.NewTreeSamplerLabel). FDMMap "rp" draws random projections (§6.1.1),
 // linear atoms over the features; "drl" draws distances to a random
 // in-bag landmark (§6.1.2), linear atoms over the features and one derived
 // input per group (fdm.Norm), which it returns for Train to append to the
@@ -96,15 +96,16 @@ func (p *Params) fdmSampler(fr *frame.Frame, cols [][]float32, run TrainOptions)
 	}
 	opts := fdm.Options{Map: p.FDMMap, Candidates: p.FDMCandidates}
 	rule := p.mtryRule(fr.Task)
-	ts, err := fdm.NewTreeSamplerLabel(cols, lab, plan, opts, rule)
+	_, norms, err := fdm.NewTreeSamplerLabel(cols, lab, plan, opts, rule)
 	if err != nil {
 		return nil, nil, err
 	}
 	var derived *Derived
-	if norms := ts.Norms(); len(norms) > 0 {
+	if len(norms) > 0 {
 		derived = &Derived{Norms: norms}
 	}
 	return func() (projection.Sampler, error) {
-		return fdm.NewTreeSamplerLabel(cols, lab, plan, opts, rule)
+		s, _, err := fdm.NewTreeSamplerLabel(cols, lab, plan, opts, rule)
+		return s, err
 	}, derived, nil
 }

@@ -55,11 +55,11 @@ func (f *Forest) FromSource(fr *frame.Frame) (*frame.Frame, error) {
 	return f.Derive(fr)
 }
 
-// ValidateMapping checks a forest's Mapping: a valid transform whose
+// validateMapping checks a forest's Mapping: a valid transform whose
 // output columns are exactly the input features (InputFeatures), in
 // order, with numeric mapped columns; a distance random forest takes no
 // mapping. A forest without a mapping passes. It never panics.
-func (f *Forest) ValidateMapping() error {
+func (f *Forest) validateMapping() error {
 	t := f.Mapping
 	if t == nil {
 		return nil

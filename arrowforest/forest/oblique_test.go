@@ -167,7 +167,7 @@ func TestHonestLeaves(t *testing.T) {
 // patches' class-mean-difference twins splits on non-unit weights, is the
 // same forest at any thread count, and errs less on held-out rows than the
 // same MORF without twins — the signal's shape, which a patch sum
-// flattens, is what the twin keeps (projection.Patch.SampleNode).
+// flattens, is what the twin keeps (projection.NewPatch with meanDiff).
 func TestMorfMeanDiff(t *testing.T) {
 	tr, err := synth.Generate("impulse", synth.Options{N: 1000, Seed: 1})
 	if err != nil {

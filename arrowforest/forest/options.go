@@ -112,16 +112,11 @@ func (p *Params) samplerFactory(nFeatures, m int) (func() (projection.Sampler, e
 		if p.PatchWMax == 0 {
 			p.PatchWMax = min(max(p.PatchWMin, 3), top.W)
 		}
-		if _, err := projection.NewPatch(top, nFeatures, m, p.PatchHMin, p.PatchHMax, p.PatchWMin, p.PatchWMax); err != nil {
+		if _, err := projection.NewPatch(top, nFeatures, m, p.PatchHMin, p.PatchHMax, p.PatchWMin, p.PatchWMax, p.MeanDiff); err != nil {
 			return nil, err
 		}
 		return func() (projection.Sampler, error) {
-			s, err := projection.NewPatch(top, nFeatures, m, p.PatchHMin, p.PatchHMax, p.PatchWMin, p.PatchWMax)
-			if err != nil {
-				return nil, err
-			}
-			s.MeanDiff = p.MeanDiff
-			return s, nil
+			return projection.NewPatch(top, nFeatures, m, p.PatchHMin, p.PatchHMax, p.PatchWMin, p.PatchWMax, p.MeanDiff)
 		}, nil
 	case KindLFS, KindFDM:
 		return nil, nil // drawn on the training data: Train calls dataSampler (local.go)

@@ -245,7 +245,7 @@ func begin(fr *frame.Frame, p Params, opts TrainOptions) (*session, *growing, er
 		}
 	}
 	s := &session{fr: fr, d: d, rank: rank, derived: derived, threads: p.Threads}
-	if err := s.forest(&growing{p: p}).ValidateDerived(); err != nil {
+	if err := s.forest(&growing{p: p}).validateDerived(); err != nil {
 		return nil, nil, fmt.Errorf("forest: %w", err)
 	}
 	return s, s.start(p, r, newSampler), nil

@@ -809,16 +809,13 @@ func tune(fr *frame.Frame, base Params, opts TrainOptions) (*Forest, error) {
 	return f, nil
 }
 
-// ValidateTuning checks the tuning record against the forest: present
-// exactly when Params.Tune is set, the metric of the task, two stages of
+// validateTuning checks the tuning record against a forest of trees
+// trees: present exactly when Params.Tune is set, the metric of the task, two stages of
 // rounds of increasing positive tree counts within the forest's, a work
 // account (when present) of positive work with untried over-budget
 // settings, every candidate of stage 1 or 2 scored at increasing tree
 // counts (one finite score, Brier score and OOB error each), and one
 // winner, marked and indexed.
-func (f *Forest) ValidateTuning() error { return f.validateTuning(len(f.Trees)) }
-
-// validateTuning is ValidateTuning for a forest of trees trees.
 func (f *Forest) validateTuning(trees int) error {
 	tu := f.Tuning
 	if tu == nil {

@@ -407,7 +407,7 @@ func TestTuneSearchIsConsistent(t *testing.T) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		tu := f.Tuning
-		if err := f.ValidateTuning(); err != nil {
+		if err := f.validateTuning(len(f.Trees)); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		inbag := inBag(c.fr.NRows, c.p.Trees, c.p.Seed)

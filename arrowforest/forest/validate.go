@@ -26,7 +26,7 @@ const (
 
 // Validate checks everything a forest must satisfy before it is encoded,
 // scored or inspected, and is the one statement of those invariants
-// (ARCHITECTURE.md, Formats; model.Decode calls it once per load):
+// (ARCHITECTURE.md, Formats; the model decoders call it once per load):
 //   - a kind, a task, and classes (classification, distinct names) or
 //     none (regression, with valid Targets when it has several outputs);
 //   - distinct feature names; levels and importances, when present, one
@@ -44,7 +44,7 @@ func (f *Forest) Validate() error {
 	if err := f.validateGrown(); err != nil {
 		return err
 	}
-	return f.ValidateTuning()
+	return f.validateTuning(len(f.Trees))
 }
 
 // validateGrown is Validate but for the tuning record, which Params.Tune
@@ -120,7 +120,7 @@ func (f *Forest) validateRest(named []uint64) error {
 			return fmt.Errorf("forest: %w", err)
 		}
 	}
-	for _, validate := range []func() error{f.ValidateMapping, f.ValidateDerived, f.ValidateDRF} {
+	for _, validate := range []func() error{f.validateMapping, f.validateDerived, f.ValidateDRF} {
 		if err := validate(); err != nil {
 			return err
 		}

@@ -34,7 +34,7 @@ type Predictor struct {
 }
 
 // NewPredictor prepares f, a forest of kind "drf" (as Train or
-// model.Decode return it), for prediction: it validates the dRF part and
+// model.DecodeBytes return it), for prediction: it validates the dRF part and
 // rebuilds the training distance matrix from the stored responses with
 // the stored distance, using up to threads goroutines.
 func NewPredictor(f *forest.Forest, threads int) (*Predictor, error) {

@@ -26,7 +26,7 @@ func BenchmarkEncode(b *testing.B) {
 	var buf bytes.Buffer
 	for b.Loop() {
 		buf.Reset()
-		if err := Encode(&buf, f, Meta{Version: 1, CreatedBy: "bench"}); err != nil {
+		if _, err := (codec{}).Encode(&buf, f, Meta{Version: 1, CreatedBy: "bench"}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -105,7 +105,7 @@ func (tab *table) compact(nodes int64, l layout) (*forest.Compact, error) {
 }
 
 // encodeCompact is Encode in format 5 (forest f already validated).
-func (c Codec) encodeCompact(w io.Writer, f *forest.Forest, meta Meta) (Meta, error) {
+func (c codec) encodeCompact(w io.Writer, f *forest.Forest, meta Meta) (Meta, error) {
 	tab, entries, err := compactParts(f, meta)
 	if err != nil {
 		return Meta{}, fmt.Errorf("model: cannot encode forest: %w", err)

@@ -25,21 +25,24 @@ import (
 // package's own code: always a bug (the fuzz tests fail on it).
 const internalPanic = "internal error while decoding"
 
-// Decode reads one model stream from r with the default Codec; see
-// Codec.Decode.
-func Decode(r io.Reader) (*forest.Forest, Meta, error) { return Codec{}.Decode(r) }
+// DecodeBytes decodes b, which must hold exactly one model stream: bytes
+// after the end-of-stream marker are rejected as ErrCorrupt. It verifies
+// the checksum and model ID, validates the forest (forest.Validate) and the
+// metadata's consistency, so a forest it returns is safe to score.
+//
+// Errors are one line and match, with errors.Is, one of ErrNotModel,
+// ErrTruncated, ErrChecksum, ErrFutureVersion or ErrCorrupt. Memory use is
+// bounded by a constant factor of the bytes actually read, whatever
+// lengths a corrupt stream claims.
+func DecodeBytes(b []byte) (*forest.Forest, Meta, error) { return codec{}.DecodeBytes(b) }
 
-// DecodeBytes decodes a model held in memory with the default Codec; see
-// Codec.DecodeBytes.
-func DecodeBytes(b []byte) (*forest.Forest, Meta, error) { return Codec{}.DecodeBytes(b) }
-
-// ReadFile decodes the model file at path with the default Codec; see
-// Codec.ReadFile.
-func ReadFile(path string) (*forest.Forest, Meta, error) { return Codec{}.ReadFile(path) }
+// ReadFile decodes the model file at path like DecodeBytes, trailing data
+// rejected too. Errors name the path and keep the sentinel for errors.Is.
+func ReadFile(path string) (*forest.Forest, Meta, error) { return codec{}.ReadFile(path) }
 
 // DecodeBytes decodes b, which must hold exactly one model stream: bytes
 // after the end-of-stream marker are rejected as ErrCorrupt.
-func (c Codec) DecodeBytes(b []byte) (*forest.Forest, Meta, error) {
+func (c codec) DecodeBytes(b []byte) (*forest.Forest, Meta, error) {
 	r := &sliceReader{b: b}
 	f, m, err := c.Decode(r)
 	if err != nil {
@@ -53,7 +56,7 @@ func (c Codec) DecodeBytes(b []byte) (*forest.Forest, Meta, error) {
 
 // ReadFile decodes the model file at path; like DecodeBytes it rejects
 // trailing data. Errors name the path and keep the sentinel for errors.Is.
-func (c Codec) ReadFile(path string) (*forest.Forest, Meta, error) {
+func (c codec) ReadFile(path string) (*forest.Forest, Meta, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, Meta{}, fmt.Errorf("model: %w", err)
@@ -84,7 +87,7 @@ func (c Codec) ReadFile(path string) (*forest.Forest, Meta, error) {
 // read errors of r itself, which are returned wrapped as they are. Memory
 // use is bounded by a constant factor of the bytes actually read, whatever
 // lengths a corrupt stream claims.
-func (c Codec) Decode(r io.Reader) (*forest.Forest, Meta, error) {
+func (c codec) Decode(r io.Reader) (*forest.Forest, Meta, error) {
 	f, _, m, err := c.decode(r, false)
 	return f, m, err
 }
@@ -96,7 +99,7 @@ func (c Codec) Decode(r io.Reader) (*forest.Forest, Meta, error) {
 // nil (ReadFile or Decode give the trees). A drf model, or one of an older
 // format, is decoded whole and compiled (forest.Compile; a drf model's
 // Compiled is nil: it predicts through manifold.NewPredictor).
-func (c Codec) DecodeCompiled(b []byte) (*forest.Forest, *forest.Compiled, Meta, error) {
+func (c codec) DecodeCompiled(b []byte) (*forest.Forest, *forest.Compiled, Meta, error) {
 	r := &sliceReader{b: b}
 	f, comp, m, err := c.decode(r, true)
 	if err != nil {
@@ -108,14 +111,19 @@ func (c Codec) DecodeCompiled(b []byte) (*forest.Forest, *forest.Compiled, Meta,
 	return f, comp, m, nil
 }
 
-// DecodeCompiled decodes b with the default Codec; see
-// Codec.DecodeCompiled.
+// DecodeCompiled decodes b like DecodeBytes, with its checks, and returns
+// the forest compiled for scoring. A model of format 5 (the compact
+// layout) is compiled from its node table directly, validated once
+// (forest.CompileCompact), and its forest is the header alone: Trees is
+// nil (ReadFile or DecodeBytes give the trees). A drf model, or one of an
+// older format, is decoded whole and compiled (forest.Compile; a drf
+// model's Compiled is nil: it predicts through manifold.NewPredictor).
 func DecodeCompiled(b []byte) (*forest.Forest, *forest.Compiled, Meta, error) {
-	return Codec{}.DecodeCompiled(b)
+	return codec{}.DecodeCompiled(b)
 }
 
 // decode is Decode, and with compile DecodeCompiled.
-func (c Codec) decode(r io.Reader, compile bool) (f *forest.Forest, comp *forest.Compiled, m Meta, err error) {
+func (c codec) decode(r io.Reader, compile bool) (f *forest.Forest, comp *forest.Compiled, m Meta, err error) {
 	mr := &msgReader{r: r, refs: 1}
 	if sr, ok := r.(*sliceReader); ok {
 		mr.size = int64(sr.Len())
@@ -654,7 +662,7 @@ func newMessage(meta, body *memory.Buffer) (msg *ipc.Message, err error) {
 	return msg, nil
 }
 
-// budgetAllocator wraps the Codec's allocator for one Decode. It fails
+// budgetAllocator wraps the codec's allocator for one Decode. It fails
 // (by panicking, which ipc.Reader turns into an error) when live
 // allocations would exceed a constant factor of the bytes read so far, so a
 // corrupt buffer length cannot allocate gigabytes. It also remembers every

@@ -40,8 +40,8 @@ func decodeStrict(v string, dst any, what string) error {
 }
 
 // decodeDerived reads forestd.derived strictly: one JSON object, no
-// unknown fields, nothing after it. forest.ValidateDerived checks the
-// content once the trees are decoded (forest.Validate).
+// unknown fields, nothing after it. forest.Validate checks the content
+// once the trees are decoded.
 func decodeDerived(v string, st *decodeState) error {
 	d := new(forest.Derived)
 	if err := decodeStrict(v, d, "the derived inputs"); err != nil {

@@ -110,7 +110,7 @@ func FuzzDerivedPart(f *testing.F) {
 			checkOneLine(t, err)
 			return
 		}
-		if err := g.ValidateDerived(); err != nil {
+		if err := g.Validate(); err != nil {
 			t.Fatalf("decoded invalid derived inputs: %v", err)
 		}
 		if _, err := json.Marshal(g.Derived); err != nil {

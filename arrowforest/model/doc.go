@@ -22,7 +22,7 @@
 //
 // # Node table (format 5, the compact layout)
 //
-// Encode writes format version 5. Its node table has two columns and no
+// EncodeBytes and WriteFile write format version 5. Its node table has two columns and no
 // nulls:
 //
 //	column   type     meaning
@@ -143,7 +143,7 @@
 //	                        [...],"centre":[...]}]}, one group norm per feature
 //	                        group, the derived input columns that end
 //	                        forestd.features (forest.Derived); strict decoder,
-//	                        checked by forest.ValidateDerived. See model/derived.go.
+//	                        checked by forest.Validate. See model/derived.go.
 //	forestd.mapping         only for a forest trained behind a feature mapping
 //	                        (forest.Mapping, FDM_RF): the fdm.Transform as the
 //	                        JSON mapping file of forestd select (format
@@ -158,7 +158,7 @@
 //	                        (each with its stage, tuned settings, the tree
 //	                        counts it was scored at with scores, briers and
 //	                        oob_errors, winner), winner (index), search_trees;
-//	                        strict decoder, checked by forest.ValidateTuning.
+//	                        strict decoder, checked by forest.Validate.
 //	                        See model/tuning.go.
 //	forestd.trees           number of trees, decimal
 //	forestd.nodes           number of tree nodes, decimal (format 1–4: every
@@ -174,7 +174,7 @@
 // It is optional and a section of its own: outside "forestd.", so the
 // checksum and model ID do not cover it and readers that predate it
 // ignore it; it carries its own CRC-32C and the model ID it was written
-// for, and Decode refuses it (ErrCorrupt) when either does not match.
+// for, and decoding refuses it (ErrCorrupt) when either does not match.
 //
 // # Canonical content, checksum and model ID
 //
@@ -209,8 +209,9 @@
 //
 // # Decoding guarantees
 //
-// Decode fails with the first problem it meets, as a one-line error that
-// matches (errors.Is) one of these sentinels:
+// DecodeBytes, ReadFile and DecodeCompiled fail with the first problem
+// they meet, as a one-line error that matches (errors.Is) one of these
+// sentinels:
 //
 //   - ErrNotModel: not an Arrow IPC stream (an Arrow IPC file is named as
 //     such), or an Arrow stream without forestd.format = "forestd-model".
@@ -239,10 +240,11 @@
 // node codes, the trees they close into and the lists' meaning by
 // forest.Compact (forest.CompileCompact when DecodeCompiled compiles the
 // table straight into the scoring layout without trees, its one
-// validation; Compact.Trees and forest.Validate for Decode).
+// validation; Compact.Trees and forest.Validate for DecodeBytes and
+// ReadFile).
 //
-// A forest returned by Decode is therefore safe to score: every child,
-// feature and class index is in range. Decode's memory use is bounded by a
+// A forest they return is therefore safe to score: every child, feature
+// and class index is in range. Their memory use is bounded by a
 // constant factor of the bytes actually read, whatever lengths a corrupt
 // stream claims.
 //
@@ -266,7 +268,7 @@
 // model has none, its decoder is strict, fields names the forest.Forest
 // field it carries), or, when it is large, a new kind of list rows after
 // the atoms counted by a new forestd.layout field. Either way
-// formatVersionFor must return 6 for a model that has it, and Encode
+// formatVersionFor must return 6 for a model that has it, and the encoder
 // stamp that: a version-5 reader then refuses such a model with
 // ErrFutureVersion ("upgrade forestd") instead of ErrCorrupt, and models
 // without the section stay version 5, readable by version-5 readers.

@@ -162,7 +162,7 @@ func FuzzDRFPart(f *testing.F) {
 // FuzzDRFBytes is FuzzDecode seeded with dRF models, so that random
 // byte damage reaches the dRF part too.
 func FuzzDRFBytes(f *testing.F) {
-	for _, c := range []Codec{{}, {MaxBatchRows: 2}} {
+	for _, c := range []codec{{}, {MaxBatchRows: 2}} {
 		b, _, err := c.EncodeBytes(drfForest(), Meta{Version: 4})
 		if err != nil {
 			f.Fatal(err)

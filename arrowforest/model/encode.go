@@ -22,60 +22,65 @@ import (
 
 // Batch size defaults.
 const (
-	// DefaultMaxBatchRows bounds the node rows of one record batch.
-	DefaultMaxBatchRows = 1 << 16
-	// DefaultMaxBatchBytes bounds one record-batch IPC message so that it
+	// defaultMaxBatchRows bounds the node rows of one record batch.
+	defaultMaxBatchRows = 1 << 16
+	// defaultMaxBatchBytes bounds one record-batch IPC message so that it
 	// fits a broker message of 1 MiB with room for headers.
-	DefaultMaxBatchBytes = 960 << 10
+	defaultMaxBatchBytes = 960 << 10
 )
 
-// Codec encodes and decodes models with explicit options. The zero value
-// uses the defaults; the package-level functions use a zero Codec.
-type Codec struct {
+// codec encodes and decodes models with explicit options, which only this
+// package's tests set (small batches, a checked allocator). The zero value
+// uses the defaults; the package-level functions use a zero codec.
+type codec struct {
 	// MaxBatchRows bounds the rows (nodes) per record batch; 0 means
-	// DefaultMaxBatchRows.
+	// defaultMaxBatchRows.
 	MaxBatchRows int
 	// MaxBatchBytes bounds the size of each record-batch IPC message
 	// (framing, flatbuffer metadata and body), unless a single node row is
-	// larger on its own; 0 means DefaultMaxBatchBytes, a negative value
+	// larger on its own; 0 means defaultMaxBatchBytes, a negative value
 	// means no byte bound (batches still stay below 2 GiB).
 	MaxBatchBytes int
 	// Allocator is used for Arrow memory; nil means memory.DefaultAllocator.
 	Allocator memory.Allocator
 }
 
-func (c Codec) alloc() memory.Allocator {
+func (c codec) alloc() memory.Allocator {
 	if c.Allocator == nil {
 		return memory.DefaultAllocator
 	}
 	return c.Allocator
 }
 
-// Encode writes f as a model stream to w with the default Codec. The same
-// forest and meta always give the same bytes. meta.ID is ignored; the
-// content hash is computed (see Codec.Encode, EncodeBytes or WriteFile to
-// learn it).
-func Encode(w io.Writer, f *forest.Forest, meta Meta) error {
-	_, err := Codec{}.Encode(w, f, meta)
-	return err
-}
-
-// EncodeBytes encodes f with the default Codec and returns the bytes and
-// meta with ID set.
+// EncodeBytes validates f (forest.Validate and the model version: the
+// checks decoding applies) and encodes it as a model stream. The same
+// forest and meta always give the same bytes. meta.ID is ignored: it
+// returns the bytes and meta with ID set to the content hash. Nothing is
+// encoded when f is invalid.
 func EncodeBytes(f *forest.Forest, meta Meta) ([]byte, Meta, error) {
-	return Codec{}.EncodeBytes(f, meta)
+	return codec{}.EncodeBytes(f, meta)
 }
 
-// WriteFile encodes f to path with the default Codec; see Codec.WriteFile.
+// WriteFile is WriteFileContext without a context: f encoded to path,
+// whole or not at all.
 func WriteFile(path string, f *forest.Forest, meta Meta) (Meta, error) {
-	return Codec{}.WriteFile(path, f, meta)
+	return codec{}.WriteFile(path, f, meta)
+}
+
+// WriteFileContext encodes f to path through forestd's one file writer
+// (internal/atomicfile, exported as files.WriteAtomic): a temporary file
+// in path's directory, synced and renamed over path, never over a path
+// that is not a regular file, removed when encoding fails or ctx ends
+// first. It returns meta with ID set.
+func WriteFileContext(ctx context.Context, path string, f *forest.Forest, meta Meta) (Meta, error) {
+	return codec{}.WriteFileContext(ctx, path, f, meta)
 }
 
 // Encode validates f (forest.Validate and the model version: the checks
 // Decode applies), writes it to w as a model
 // stream and returns meta with ID set to the content hash. Nothing is
 // written when f is invalid.
-func (c Codec) Encode(w io.Writer, f *forest.Forest, meta Meta) (Meta, error) {
+func (c codec) Encode(w io.Writer, f *forest.Forest, meta Meta) (Meta, error) {
 	if err := f.Validate(); err != nil {
 		return Meta{}, fmt.Errorf("model: cannot encode: %w", err)
 	}
@@ -92,7 +97,7 @@ func (c Codec) Encode(w io.Writer, f *forest.Forest, meta Meta) (Meta, error) {
 // node, every tree.Tree field; stamped with the lowest of those versions
 // that holds f): what older readers read, and the tests' source of such
 // files.
-func (c Codec) encodeFormat4(w io.Writer, f *forest.Forest, meta Meta) (Meta, error) {
+func (c codec) encodeFormat4(w io.Writer, f *forest.Forest, meta Meta) (Meta, error) {
 	if err := f.Validate(); err != nil {
 		return Meta{}, fmt.Errorf("model: cannot encode: %w", err)
 	}
@@ -129,7 +134,7 @@ func (c Codec) encodeFormat4(w io.Writer, f *forest.Forest, meta Meta) (Meta, er
 }
 
 // EncodeBytes encodes f into memory and returns meta with ID set.
-func (c Codec) EncodeBytes(f *forest.Forest, meta Meta) ([]byte, Meta, error) {
+func (c codec) EncodeBytes(f *forest.Forest, meta Meta) ([]byte, Meta, error) {
 	var buf bytes.Buffer
 	m, err := c.Encode(&buf, f, meta)
 	if err != nil {
@@ -139,7 +144,7 @@ func (c Codec) EncodeBytes(f *forest.Forest, meta Meta) ([]byte, Meta, error) {
 }
 
 // WriteFile encodes f to path, whole or not at all: see WriteFileContext.
-func (c Codec) WriteFile(path string, f *forest.Forest, meta Meta) (Meta, error) {
+func (c codec) WriteFile(path string, f *forest.Forest, meta Meta) (Meta, error) {
 	return c.WriteFileContext(context.Background(), path, f, meta)
 }
 
@@ -148,7 +153,7 @@ func (c Codec) WriteFile(path string, f *forest.Forest, meta Meta) (Meta, error)
 // in path's directory, synced and renamed over path, never over a path
 // that is not a regular file, removed when encoding fails or ctx ends
 // first. It returns meta with ID set.
-func (c Codec) WriteFileContext(ctx context.Context, path string, f *forest.Forest, meta Meta) (Meta, error) {
+func (c codec) WriteFileContext(ctx context.Context, path string, f *forest.Forest, meta Meta) (Meta, error) {
 	var m Meta
 	err := atomicfile.Write(ctx, path, func(w *os.File) error {
 		bw := bufio.NewWriterSize(w, 1<<20)
@@ -183,13 +188,13 @@ func schemaFor(spec []column, entries []metaEntry) *arrow.Schema {
 // forestd.checksum to the metadata and writes the stream. It does not
 // validate anything, so tests can use it to craft files with valid
 // checksums and invalid content. It returns the model ID.
-func (c Codec) write(w io.Writer, tab *table, entries []metaEntry) (string, error) {
+func (c codec) write(w io.Writer, tab *table, entries []metaEntry) (string, error) {
 	return c.writeDigested(w, tab, canonicalDigest(entries, tab), entries)
 }
 
 // writeDigested is write with the digest d of (entries, tab) computed
 // before: entries may then hold sections outside the digest.
-func (c Codec) writeDigested(w io.Writer, tab *table, d digest, entries []metaEntry) (string, error) {
+func (c codec) writeDigested(w io.Writer, tab *table, d digest, entries []metaEntry) (string, error) {
 	listLen := func(ci int) func(r int) (int64, error) {
 		tc := &tab.cols[ci]
 		return func(r int) (int64, error) { return tc.off[r+1] - tc.off[r], nil }
@@ -202,7 +207,7 @@ func (c Codec) writeDigested(w io.Writer, tab *table, d digest, entries []metaEn
 // of the whole table, listLen(ci)(r) the length of list column ci at row
 // r (r increasing), and part(lo, hi) a table holding rows [lo, hi) from
 // its row off on.
-func (c Codec) writeRows(w io.Writer, spec []column, d digest, entries []metaEntry, rows int,
+func (c codec) writeRows(w io.Writer, spec []column, d digest, entries []metaEntry, rows int,
 	listLen func(ci int) func(r int) (int64, error), part func(lo, hi int) (tab *table, off int, err error)) (string, error) {
 	all := make([]metaEntry, 0, len(entries)+2)
 	// Put the ID next to the format keys, where a human looks first.
@@ -252,15 +257,15 @@ const (
 // batches cuts a table of rows rows (list column ci holding
 // listLen(ci)(r) elements at row r) into row ranges bounded by
 // MaxBatchRows and MaxBatchBytes.
-func (c Codec) batches(spec []column, rows int, listLen func(ci int) func(r int) (int64, error)) ([][2]int, error) {
+func (c codec) batches(spec []column, rows int, listLen func(ci int) func(r int) (int64, error)) ([][2]int, error) {
 	maxRows := c.MaxBatchRows
 	if maxRows <= 0 {
-		maxRows = DefaultMaxBatchRows
+		maxRows = defaultMaxBatchRows
 	}
 	maxBytes := int64(c.MaxBatchBytes)
 	switch {
 	case maxBytes == 0:
-		maxBytes = DefaultMaxBatchBytes
+		maxBytes = defaultMaxBatchBytes
 	case maxBytes < 0 || maxBytes > math.MaxInt32:
 		maxBytes = math.MaxInt32 // keeps int32 list offsets valid
 	}

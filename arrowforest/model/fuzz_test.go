@@ -17,20 +17,20 @@ import (
 )
 
 func fuzzSeeds(f *testing.F) {
-	add := func(c Codec, fo *forest.Forest, m Meta) {
+	add := func(c codec, fo *forest.Forest, m Meta) {
 		b, _, err := c.EncodeBytes(fo, m)
 		if err != nil {
 			f.Fatal(err)
 		}
 		f.Add(b)
 	}
-	add(Codec{}, classForest(), Meta{Version: 1, CreatedBy: "fuzz"})
-	add(Codec{MaxBatchRows: 2}, classForest(), Meta{})
-	add(Codec{MaxBatchRows: 3}, regForest(), Meta{Version: 5})
-	add(Codec{MaxBatchRows: 16}, randomForest(1, 3, 21, 5, 3, 4), Meta{})
-	add(Codec{}, mappedForest(), Meta{Version: 2})
-	add(Codec{MaxBatchRows: 2}, multiForest(), Meta{Version: 3})
-	add(Codec{}, classForest(), Meta{Version: 4, Reference: testReference(classForest(), 7)}) // reference.go
+	add(codec{}, classForest(), Meta{Version: 1, CreatedBy: "fuzz"})
+	add(codec{MaxBatchRows: 2}, classForest(), Meta{})
+	add(codec{MaxBatchRows: 3}, regForest(), Meta{Version: 5})
+	add(codec{MaxBatchRows: 16}, randomForest(1, 3, 21, 5, 3, 4), Meta{})
+	add(codec{}, mappedForest(), Meta{Version: 2})
+	add(codec{MaxBatchRows: 2}, multiForest(), Meta{Version: 3})
+	add(codec{}, classForest(), Meta{Version: 4, Reference: testReference(classForest(), 7)}) // reference.go
 	f.Add([]byte{})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0})
 	f.Add([]byte("ARROW1\x00\x00"))
@@ -76,7 +76,7 @@ func checkDecodeBytes(t *testing.T, data []byte) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	before := ms.TotalAlloc
-	g, m, err := Codec{Allocator: mem}.DecodeBytes(data)
+	g, m, err := codec{Allocator: mem}.DecodeBytes(data)
 	runtime.ReadMemStats(&ms)
 	// memory bound: what Decode allocates (Go and Arrow alike) is a
 	// constant factor of the input, whatever it claims
@@ -255,7 +255,7 @@ func craft5(t testing.TB, f *forest.Forest, edit func(tab *table, md map[string]
 		entries = append(entries, metaEntry{k, v})
 	}
 	var buf bytes.Buffer
-	if _, err := (Codec{MaxBatchRows: 3}).write(&buf, tab, entries); err != nil {
+	if _, err := (codec{MaxBatchRows: 3}).write(&buf, tab, entries); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()

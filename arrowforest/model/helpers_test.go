@@ -169,13 +169,13 @@ func tableRows(t testing.TB, f *forest.Forest) int {
 	return compactTable(cp).rows
 }
 
-func newChecked(t testing.TB) (*memory.CheckedAllocator, Codec) {
+func newChecked(t testing.TB) (*memory.CheckedAllocator, codec) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	t.Cleanup(func() { mem.AssertSize(t, 0) })
-	return mem, Codec{Allocator: mem}
+	return mem, codec{Allocator: mem}
 }
 
-func mustEncode(t testing.TB, c Codec, f *forest.Forest, m Meta) ([]byte, Meta) {
+func mustEncode(t testing.TB, c codec, f *forest.Forest, m Meta) ([]byte, Meta) {
 	t.Helper()
 	b, got, err := c.EncodeBytes(f, m)
 	if err != nil {

@@ -25,7 +25,7 @@ func encodeMapping(f *forest.Forest, _ Meta, _ int) (string, bool, error) {
 
 // decodeMapping parses forestd.mapping with fdm.ReadTransform; that the
 // mapping's outputs are the forest's features is checked with the whole
-// forest (forest.ValidateMapping, from forest.Validate).
+// forest (forest.Validate).
 func decodeMapping(v string, st *decodeState) error {
 	t, err := fdm.ReadTransform(strings.NewReader(v))
 	if err != nil {

@@ -33,7 +33,7 @@ func mappedForest() *forest.Forest {
 // content hash.
 func TestMappingRoundTrip(t *testing.T) {
 	f := mappedForest()
-	b, m := mustEncode(t, Codec{}, f, Meta{Version: 3})
+	b, m := mustEncode(t, codec{}, f, Meta{Version: 3})
 	g, gm, err := DecodeBytes(b)
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +51,7 @@ func TestMappingRoundTrip(t *testing.T) {
 	// another mapping, same trees: another model ID
 	h := mappedForest()
 	h.Mapping.Groups[0].Outputs[0].Weights[0] = 0.5
-	if _, m2 := mustEncode(t, Codec{}, h, Meta{Version: 3}); m2.ID == m.ID {
+	if _, m2 := mustEncode(t, codec{}, h, Meta{Version: 3}); m2.ID == m.ID {
 		t.Fatal("the mapping is not part of the model ID")
 	}
 	// a forest without a mapping has no forestd.mapping key

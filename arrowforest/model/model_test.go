@@ -117,7 +117,7 @@ func TestDeterministic(t *testing.T) {
 		t.Fatal("encoding the same forest twice gives different bytes")
 	}
 	// Batching changes the bytes but not the content hash.
-	small := Codec{MaxBatchRows: 7}
+	small := codec{MaxBatchRows: 7}
 	b3, m3, err := small.EncodeBytes(f, Meta{Version: 1, CreatedBy: "x"})
 	if err != nil {
 		t.Fatal(err)
@@ -161,11 +161,11 @@ func countBatches(t *testing.T, b []byte) int {
 func TestBatchBytes(t *testing.T) {
 	f := randomForest(5, 20, 2001, 50, 10, 40)
 	for _, max := range []int{0, 16 << 10, 100 << 10} {
-		c := Codec{MaxBatchBytes: max}
+		c := codec{MaxBatchBytes: max}
 		b, _ := mustEncode(t, c, f, Meta{})
 		limit := max
 		if limit == 0 {
-			limit = DefaultMaxBatchBytes
+			limit = defaultMaxBatchBytes
 		}
 		sizes := messageSizes(t, b)
 		for i, s := range sizes[1:] { // sizes[0] is the schema
@@ -205,7 +205,7 @@ func messageSizes(t *testing.T, b []byte) []int {
 // TestTruncated decodes every strict prefix of a model.
 func TestTruncated(t *testing.T) {
 	_, c := newChecked(t)
-	b, _ := mustEncode(t, Codec{MaxBatchRows: 4}, classForest(), Meta{})
+	b, _ := mustEncode(t, codec{MaxBatchRows: 4}, classForest(), Meta{})
 	boundaries := 0
 	for n := 0; n < len(b); n++ {
 		_, _, err := c.DecodeBytes(b[:n])
@@ -248,7 +248,7 @@ func TestTruncated(t *testing.T) {
 func TestByteFlips(t *testing.T) {
 	_, c := newChecked(t)
 	f := classForest()
-	b, m := mustEncode(t, Codec{MaxBatchRows: 6}, f, Meta{Version: 3, CreatedBy: "flip"})
+	b, m := mustEncode(t, codec{MaxBatchRows: 6}, f, Meta{Version: 3, CreatedBy: "flip"})
 	protected := protectedRanges(t, b)
 	var benign []int
 	for _, mask := range []byte{0xff, 0x01} {
@@ -405,7 +405,7 @@ func craft(t testing.TB, f *forest.Forest, edit func(tab *table, md map[string]s
 		entries = append(entries, metaEntry{k, v})
 	}
 	var buf bytes.Buffer
-	if _, err := (Codec{MaxBatchRows: 3}).write(&buf, tab, entries); err != nil {
+	if _, err := (codec{MaxBatchRows: 3}).write(&buf, tab, entries); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -443,7 +443,7 @@ func TestFormatVersionIsTheLowestThatHolds(t *testing.T) {
 		t.Fatalf("Encode wrote format version %s, want 5", v)
 	}
 	var old bytes.Buffer
-	if _, err := (Codec{}).encodeFormat4(&old, f, Meta{Version: 1}); err != nil {
+	if _, err := (codec{}).encodeFormat4(&old, f, Meta{Version: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if v := metadata(t, old.Bytes())[KeyFormatVersion]; v != "1" {
@@ -642,14 +642,14 @@ func TestNotModel(t *testing.T) {
 }
 
 func TestTrailingData(t *testing.T) {
-	b, m := mustEncode(t, Codec{}, regForest(), Meta{})
+	b, m := mustEncode(t, codec{}, regForest(), Meta{})
 	if _, _, err := DecodeBytes(append(bytes.Clone(b), 0)); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("trailing byte: %v", err)
 	}
 	// Decode stops at the end-of-stream marker: two models back to back.
 	r := bytes.NewReader(append(bytes.Clone(b), b...))
 	for i := 0; i < 2; i++ {
-		_, gm, err := Decode(r)
+		_, gm, err := codec{}.Decode(r)
 		if err != nil || gm.ID != m.ID {
 			t.Fatalf("model %d: %v", i, err)
 		}
@@ -679,11 +679,11 @@ func TestEncodeRejectsInvalid(t *testing.T) {
 		f := classForest()
 		edit(f)
 		var buf bytes.Buffer
-		if err := Encode(&buf, f, Meta{}); err == nil || buf.Len() != 0 {
+		if _, err := (codec{}).Encode(&buf, f, Meta{}); err == nil || buf.Len() != 0 {
 			t.Errorf("%s: err %v, wrote %d bytes", name, err, buf.Len())
 		}
 	}
-	if err := Encode(&bytes.Buffer{}, regForest(), Meta{CreatedBy: "\xfe"}); err == nil {
+	if _, err := (codec{}).Encode(&bytes.Buffer{}, regForest(), Meta{CreatedBy: "\xfe"}); err == nil {
 		t.Error("invalid UTF-8 created-by accepted")
 	}
 }
@@ -788,7 +788,7 @@ func TestStructJSONFields(t *testing.T) {
 // TestReadableByArrow reads a model with the plain Arrow reader, as any
 // Arrow tool would.
 func TestReadableByArrow(t *testing.T) {
-	b, m := mustEncode(t, Codec{}, classForest(), Meta{Version: 9})
+	b, m := mustEncode(t, codec{}, classForest(), Meta{Version: 9})
 	r, err := ipc.NewReader(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)

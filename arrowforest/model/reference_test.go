@@ -196,7 +196,7 @@ func withReference(t *testing.T, f *forest.Forest, v string) []byte {
 	d := canonicalDigest(entries, tab)
 	entries = append(entries, metaEntry{keyReference, v})
 	var buf bytes.Buffer
-	if _, err := (Codec{}).writeDigested(&buf, tab, d, entries); err != nil {
+	if _, err := (codec{}).writeDigested(&buf, tab, d, entries); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()

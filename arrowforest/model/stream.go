@@ -7,7 +7,7 @@ import (
 )
 
 // forestRows is a forest's node table read from its trees a piece at a
-// time (Codec.Encode): the digest reads each column tree by tree and
+// time (codec.Encode): the digest reads each column tree by tree and
 // each record batch lays out only its own rows, so encoding holds one
 // batch beside the trees instead of a copy of the whole table (issue 31:
 // a million-row forest's table was as large as its trees again). The

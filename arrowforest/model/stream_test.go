@@ -18,7 +18,7 @@ func TestStreamSameBytes(t *testing.T) {
 		"class": classForest(), "reg": regForest(), "multi": multiForest(),
 		"random": randomForest(3, 7, 40, 6, 3, 4),
 	}
-	codecs := []Codec{{}, {MaxBatchRows: 3}, {MaxBatchRows: 17}, {MaxBatchBytes: 1}, {MaxBatchBytes: 4000}}
+	codecs := []codec{{}, {MaxBatchRows: 3}, {MaxBatchRows: 17}, {MaxBatchBytes: 1}, {MaxBatchBytes: 4000}}
 	for name, f := range forests {
 		for _, c := range codecs {
 			meta := Meta{Version: 2, CreatedBy: "test"}

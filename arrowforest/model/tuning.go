@@ -22,8 +22,8 @@ func encodeTuning(f *forest.Forest, _ Meta, _ int) (string, bool, error) {
 }
 
 // decodeTuning reads forestd.tuning strictly: one JSON object, no unknown
-// fields, nothing after it. forest.ValidateTuning checks the content once
-// the forest is decoded (forest.Validate).
+// fields, nothing after it. forest.Validate checks the content once the
+// forest is decoded.
 func decodeTuning(v string, st *decodeState) error {
 	t := new(forest.Tuning)
 	if err := decodeStrict(v, t, "the tuning record"); err != nil {

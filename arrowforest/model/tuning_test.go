@@ -25,7 +25,7 @@ func TestTuningRoundTrip(t *testing.T) {
 		t.Fatalf("decoded tuned forest differs:\n got %+v\nwant %+v", g.Tuning, f.Tuning)
 	}
 	var old bytes.Buffer
-	if _, err := (Codec{}).encodeFormat4(&old, f, Meta{Version: 3}); err != nil {
+	if _, err := (codec{}).encodeFormat4(&old, f, Meta{Version: 3}); err != nil {
 		t.Fatal(err)
 	}
 	if v := metadata(t, old.Bytes())[KeyFormatVersion]; v != "4" {

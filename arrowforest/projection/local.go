@@ -19,19 +19,19 @@ type TreeSampler interface {
 
 // Window draws one tree's local feature subset into dst[:0] (features in
 // increasing order). Implementations: patchWindow (features on a
-// topology) and locality.Window (a feature and its nearest features on a
+// topology) and locality.NewWindow (a feature and its nearest features on a
 // learned locality).
 type Window interface {
 	Draw(rng *rand.Rand, dst []int32) []int32
 }
 
-// Local is the sampler of a random forest with local feature sampling
+// localSampler is the sampler of a random forest with local feature sampling
 // (RF-LFS, dissertation ch. 4): each tree sees only the subset its Window
 // draws (§4.1), and every node of the tree draws MTry(|subset|) distinct
 // features of that subset uniformly as axis atoms, Breiman's rule applied
 // to the tree's own features (as a scikit-learn forest trained on the
 // subset would do).
-type Local struct {
+type localSampler struct {
 	Window Window
 	// MTry maps a window's size to the number of candidate features per
 	// node (1..size).
@@ -43,16 +43,28 @@ type Local struct {
 	m    int
 }
 
-// NewLocal returns an LFS sampler. BeginTree must run before Sample.
-func NewLocal(w Window, mtry func(size int) int) (*Local, error) {
+// NewLocal returns the sampler of a random forest with local feature
+// sampling (RF-LFS, dissertation ch. 4; localSampler): each tree sees the
+// subset w draws, each node mtry(|subset|) of its features. BeginTree must
+// run before Sample.
+func NewLocal(w Window, mtry func(size int) int) (TreeSampler, error) {
+	s, err := newLocal(w, mtry)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// newLocal is NewLocal with the concrete type, for this package's tests.
+func newLocal(w Window, mtry func(size int) int) (*localSampler, error) {
 	if w == nil || mtry == nil {
 		return nil, fmt.Errorf("projection: local sampling needs a window and an mtry rule")
 	}
-	return &Local{Window: w, MTry: mtry}, nil
+	return &localSampler{Window: w, MTry: mtry}, nil
 }
 
 // BeginTree draws the tree's feature subset.
-func (s *Local) BeginTree(rng *rand.Rand, _ []int32) error {
+func (s *localSampler) BeginTree(rng *rand.Rand, _ []int32) error {
 	s.sub = s.Window.Draw(rng, s.sub)
 	if len(s.sub) == 0 {
 		return fmt.Errorf("projection: empty local feature subset")
@@ -66,7 +78,7 @@ func (s *Local) BeginTree(rng *rand.Rand, _ []int32) error {
 }
 
 // Sample draws MTry distinct features of the tree's subset.
-func (s *Local) Sample(rng *rand.Rand, c *Candidates) {
+func (s *localSampler) Sample(rng *rand.Rand, c *Candidates) {
 	s.js = drawDistinct(rng, s.perm, s.m, s.js)
 	for _, q := range s.perm[:s.m] {
 		c.AddAxis(s.sub[q])

@@ -94,7 +94,7 @@ func (f fixedWindow) Draw(_ *rand.Rand, dst []int32) []int32 { return append(dst
 // TestLocalSampler: atoms are distinct axis atoms of the tree's subset, as
 // many as the rule gives for the subset's size.
 func TestLocalSampler(t *testing.T) {
-	s, err := NewLocal(fixedWindow{3, 7, 8, 20, 21}, func(size int) int { return size - 2 })
+	s, err := newLocal(fixedWindow{3, 7, 8, 20, 21}, func(size int) int { return size - 2 })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,10 +122,10 @@ func TestLocalSampler(t *testing.T) {
 	if len(seen) != 5 {
 		t.Fatalf("features drawn %v", seen)
 	}
-	if _, err := NewLocal(nil, nil); err == nil {
+	if _, err := newLocal(nil, nil); err == nil {
 		t.Fatal("nil window accepted")
 	}
-	empty, _ := NewLocal(fixedWindow{}, func(int) int { return 1 })
+	empty, _ := newLocal(fixedWindow{}, func(int) int { return 1 })
 	if err := empty.BeginTree(rng, nil); err == nil {
 		t.Fatal("empty subset accepted")
 	}

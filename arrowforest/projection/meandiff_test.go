@@ -53,12 +53,11 @@ func TestPatchMeanDiffTwins(t *testing.T) {
 	for _, k := range []int{2, 3} {
 		top := Topology{H: 4, W: 6, C: 2}
 		p := top.H * top.W * top.C
-		s, err := NewPatch(top, p, 5, 1, 3, 2, 4)
+		s, err := newPatch(top, p, 5, 1, 3, 2, 4, true)
 		if err != nil {
 			t.Fatal(err)
 		}
-		plain, _ := NewPatch(top, p, 5, 1, 3, 2, 4)
-		s.MeanDiff = true
+		plain, _ := newPatch(top, p, 5, 1, 3, 2, 4, false)
 		node := patchNode(p, 40, k)
 		var c, ref Candidates
 		seenK := map[int]bool{}
@@ -113,9 +112,8 @@ func TestPatchMeanDiffTwins(t *testing.T) {
 // and MeanDiff off draw exactly Sample's patches.
 func TestPatchMeanDiffFallsBack(t *testing.T) {
 	top := Topology{H: 1, W: 30, C: 1}
-	s, _ := NewPatch(top, 30, 4, 1, 1, 2, 9)
-	s.MeanDiff = true
-	plain, _ := NewPatch(top, 30, 4, 1, 1, 2, 9)
+	s, _ := newPatch(top, 30, 4, 1, 1, 2, 9, true)
+	plain, _ := newPatch(top, 30, 4, 1, 1, 2, 9, false)
 	reg := patchNode(30, 20, 2)
 	reg.K, reg.Y = 0, nil
 	one := patchNode(30, 20, 1)
@@ -125,8 +123,8 @@ func TestPatchMeanDiffFallsBack(t *testing.T) {
 		ref.Reset()
 		s.SampleNode(rand.New(rand.NewPCG(2, 2)), &c, node)
 		plain.Sample(rand.New(rand.NewPCG(2, 2)), &ref)
-		if !slices.Equal(c.Start, ref.Start) || !slices.Equal(c.Idx, ref.Idx) || !slices.Equal(c.W, ref.W) {
-			t.Fatalf("node %v: got %v, want Sample's %v", node, c.Idx, ref.Idx)
+		if !slices.Equal(c.start, ref.start) || !slices.Equal(c.idx, ref.idx) || !slices.Equal(c.w, ref.w) {
+			t.Fatalf("node %v: got %v, want Sample's %v", node, c.idx, ref.idx)
 		}
 	}
 }
@@ -135,8 +133,7 @@ func TestPatchMeanDiffFallsBack(t *testing.T) {
 // reference mean and only the patches are drawn.
 func TestPatchMeanDiffNoReferenceClass(t *testing.T) {
 	top := Topology{H: 1, W: 10, C: 1}
-	s, _ := NewPatch(top, 10, 3, 1, 1, 2, 5)
-	s.MeanDiff = true
+	s, _ := newPatch(top, 10, 3, 1, 1, 2, 5, true)
 	node := patchNode(10, 12, 2)
 	for q := range node.Y {
 		node.Y[q] = 1

@@ -36,8 +36,8 @@ func (t Topology) Feature(c, r, q int) int32 {
 	return int32(c*t.H*t.W + r*t.W + q)
 }
 
-// Patch is MORF's sampler (MORF paper §3.1): D atoms per node, each the sum
-// of a rectangular patch of one channel. Height h ~ U{HMin..HMax} and width
+// patchSampler is MORF's sampler (MORF paper §3.1): D atoms per node, each
+// the sum of a rectangular patch of one channel. Height h ~ U{HMin..HMax} and width
 // w ~ U{WMin..WMax} are drawn independently; the upper-left corner is drawn
 // uniformly over the zero-padded border, u ~ U{−h+1..H−1} and
 // v ~ U{−w+1..W−1} (0-based: every feature is covered by exactly h·w of
@@ -47,7 +47,7 @@ func (t Topology) Feature(c, r, q int) int32 {
 // cyclic axis the corner is uniform over the axis and the patch wraps
 // around instead. All weights are 1; with MeanDiff each patch also comes
 // as its class-mean-difference twin (SampleNode).
-type Patch struct {
+type patchSampler struct {
 	Top        Topology
 	D          int
 	HMin, HMax int
@@ -62,8 +62,20 @@ type Patch struct {
 	seen  []bool
 }
 
-// NewPatch validates the patch bounds against the topology.
-func NewPatch(top Topology, p, d, hmin, hmax, wmin, wmax int) (*Patch, error) {
+// NewPatch returns MORF's sampler (MORF paper §3.1; patchSampler): d patch
+// atoms per node of heights hmin..hmax and widths wmin..wmax on top, each
+// with its RerF(δ) twin when meanDiff is set. It validates the bounds
+// against the topology.
+func NewPatch(top Topology, p, d, hmin, hmax, wmin, wmax int, meanDiff bool) (NodeSampler, error) {
+	s, err := newPatch(top, p, d, hmin, hmax, wmin, wmax, meanDiff)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// newPatch is NewPatch with the concrete type, for this package's tests.
+func newPatch(top Topology, p, d, hmin, hmax, wmin, wmax int, meanDiff bool) (*patchSampler, error) {
 	if err := top.Validate(p); err != nil {
 		return nil, err
 	}
@@ -76,11 +88,11 @@ func NewPatch(top Topology, p, d, hmin, hmax, wmin, wmax int) (*Patch, error) {
 	if hmax > top.H || wmax > top.W {
 		return nil, fmt.Errorf("projection: patch up to %dx%d does not fit a %dx%d layout", hmax, wmax, top.H, top.W)
 	}
-	return &Patch{Top: top, D: d, HMin: hmin, HMax: hmax, WMin: wmin, WMax: wmax}, nil
+	return &patchSampler{Top: top, D: d, HMin: hmin, HMax: hmax, WMin: wmin, WMax: wmax, MeanDiff: meanDiff}, nil
 }
 
 // Sample draws D patch atoms.
-func (s *Patch) Sample(rng *rand.Rand, c *Candidates) {
+func (s *patchSampler) Sample(rng *rand.Rand, c *Candidates) {
 	for a := 0; a < s.D; a++ {
 		s.samplePatch(rng, c)
 	}
@@ -101,7 +113,7 @@ func (s *Patch) Sample(rng *rand.Rand, c *Candidates) {
 // class-mean difference over all 100 steps, the plug-in matched filter,
 // errs 0.1325, and over steps 20..49 0.1246, against the Bayes rule's
 // 0.1226 (e2e/bench/impulse_refs.py).
-func (s *Patch) SampleNode(rng *rand.Rand, c *Candidates, node *Node) {
+func (s *patchSampler) SampleNode(rng *rand.Rand, c *Candidates, node *Node) {
 	if !s.MeanDiff || node == nil || node.K < 2 {
 		s.Sample(rng, c)
 		return
@@ -142,7 +154,7 @@ func (s *Patch) SampleNode(rng *rand.Rand, c *Candidates, node *Node) {
 }
 
 // samplePatch appends one patch atom (all weights 1) to c.
-func (s *Patch) samplePatch(rng *rand.Rand, c *Candidates) {
+func (s *patchSampler) samplePatch(rng *rand.Rand, c *Candidates) {
 	t := s.Top
 	h := s.HMin + rng.IntN(s.HMax-s.HMin+1)
 	w := s.WMin + rng.IntN(s.WMax-s.WMin+1)

@@ -14,62 +14,63 @@ import (
 	"math/rand/v2"
 )
 
-// Candidates is a reusable buffer of atoms drawn for one node. Atom i is the
-// pair (Idx[Start[i]:Start[i+1]], W[Start[i]:Start[i+1]]). Reset it before
-// each node; it never shrinks, so a worker allocates only while it warms up.
+// Candidates is a reusable buffer of atoms drawn for one node: a sampler
+// appends them (AddAxis, Add), the split search reads them (Len, Atom,
+// IsAxis). Reset it before each node; it never shrinks, so a worker
+// allocates only while it warms up.
 type Candidates struct {
-	Start []int32
-	Idx   []int32
-	W     []float32
+	start []int32
+	idx   []int32
+	w     []float32
 }
 
 // Reset empties the buffer, keeping its capacity.
 func (c *Candidates) Reset() {
-	c.Start = append(c.Start[:0], 0)
-	c.Idx = c.Idx[:0]
-	c.W = c.W[:0]
+	c.start = append(c.start[:0], 0)
+	c.idx = c.idx[:0]
+	c.w = c.w[:0]
 }
 
 // Len is the number of atoms in the buffer.
 func (c *Candidates) Len() int {
-	if len(c.Start) == 0 {
+	if len(c.start) == 0 {
 		return 0
 	}
-	return len(c.Start) - 1
+	return len(c.start) - 1
 }
 
 // AddAxis appends the axis atom of feature j (weight 1).
 func (c *Candidates) AddAxis(j int32) {
-	if len(c.Start) == 0 {
-		c.Start = append(c.Start, 0)
+	if len(c.start) == 0 {
+		c.start = append(c.start, 0)
 	}
-	c.Idx = append(c.Idx, j)
-	c.W = append(c.W, 1)
-	c.Start = append(c.Start, int32(len(c.Idx)))
+	c.idx = append(c.idx, j)
+	c.w = append(c.w, 1)
+	c.start = append(c.start, int32(len(c.idx)))
 }
 
 // Add appends a sparse atom. idx and w must have equal length ≥ 1.
 func (c *Candidates) Add(idx []int32, w []float32) {
-	if len(c.Start) == 0 {
-		c.Start = append(c.Start, 0)
+	if len(c.start) == 0 {
+		c.start = append(c.start, 0)
 	}
-	c.Idx = append(c.Idx, idx...)
-	c.W = append(c.W, w...)
-	c.Start = append(c.Start, int32(len(c.Idx)))
+	c.idx = append(c.idx, idx...)
+	c.w = append(c.w, w...)
+	c.start = append(c.start, int32(len(c.idx)))
 }
 
 // Atom returns atom i's feature indices and weights (views into the buffer).
 func (c *Candidates) Atom(i int) ([]int32, []float32) {
-	a, b := c.Start[i], c.Start[i+1]
-	return c.Idx[a:b], c.W[a:b]
+	a, b := c.start[i], c.start[i+1]
+	return c.idx[a:b], c.w[a:b]
 }
 
 // IsAxis reports whether atom i is a single feature with weight 1, the case
 // that takes the pre-binned axis-aligned split path.
 func (c *Candidates) IsAxis(i int) (int32, bool) {
-	a, b := c.Start[i], c.Start[i+1]
-	if b-a == 1 && c.W[a] == 1 {
-		return c.Idx[a], true
+	a, b := c.start[i], c.start[i+1]
+	if b-a == 1 && c.w[a] == 1 {
+		return c.idx[a], true
 	}
 	return -1, false
 }
@@ -80,23 +81,33 @@ type Sampler interface {
 	Sample(rng *rand.Rand, c *Candidates)
 }
 
-// Axis is Breiman's sampler: MTry distinct features drawn uniformly without
-// replacement out of P (MORF paper §2.2; dissertation §1.1).
-type Axis struct {
+// axisSampler is Breiman's sampler: MTry distinct features drawn uniformly
+// without replacement out of P (MORF paper §2.2; dissertation §1.1).
+type axisSampler struct {
 	P, MTry int
 	perm    []int32
 	js      []int32
 }
 
-// NewAxis returns an axis sampler drawing mtry of p features per node.
-func NewAxis(p, mtry int) (*Axis, error) {
+// NewAxis returns Breiman's sampler (axisSampler): mtry of p features
+// drawn uniformly without replacement per node.
+func NewAxis(p, mtry int) (Sampler, error) {
+	s, err := newAxis(p, mtry)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// newAxis is NewAxis with the concrete type, for this package's tests.
+func newAxis(p, mtry int) (*axisSampler, error) {
 	if p <= 0 {
 		return nil, fmt.Errorf("projection: no features")
 	}
 	if mtry < 1 || mtry > p {
 		return nil, fmt.Errorf("projection: max features %d outside 1..%d", mtry, p)
 	}
-	s := &Axis{P: p, MTry: mtry, perm: make([]int32, p)}
+	s := &axisSampler{P: p, MTry: mtry, perm: make([]int32, p)}
 	for i := range s.perm {
 		s.perm[i] = int32(i)
 	}
@@ -104,7 +115,7 @@ func NewAxis(p, mtry int) (*Axis, error) {
 }
 
 // Sample draws MTry distinct features by a partial Fisher–Yates shuffle.
-func (s *Axis) Sample(rng *rand.Rand, c *Candidates) {
+func (s *axisSampler) Sample(rng *rand.Rand, c *Candidates) {
 	s.js = drawDistinct(rng, s.perm, s.MTry, s.js)
 	for _, j := range s.perm[:s.MTry] {
 		c.AddAxis(j)

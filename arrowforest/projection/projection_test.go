@@ -7,7 +7,7 @@ import (
 )
 
 func TestAxisDistinct(t *testing.T) {
-	s, _ := NewAxis(10, 4)
+	s, _ := newAxis(10, 4)
 	var c Candidates
 	rng := rand.New(rand.NewPCG(1, 1))
 	for trial := 0; trial < 100; trial++ {
@@ -28,7 +28,7 @@ func TestAxisDistinct(t *testing.T) {
 // (mean λ/(1−e^−λ)), at distinct features, weights ±1 half and half.
 func TestSparseDistribution(t *testing.T) {
 	const p, d, lambda = 40, 20, 1.5
-	s, err := NewSparse(p, d, lambda, false)
+	s, err := newSparse(p, d, lambda, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestSparseDistribution(t *testing.T) {
 func TestMeanDiffAtoms(t *testing.T) {
 	cols := [][]float32{{1, 3, 10, 14, 0}, {2, 2, 2, 2, 5}, {0, 0, 4, 4, 9}}
 	node := &Node{Cols: cols, Rows: []int32{0, 1, 2, 3}, Y: []int32{0, 0, 1, 1}, W: []float64{1, 1, 1, 1}, K: 2}
-	s, _ := NewSparse(3, 3, 1, true) // D/p = 1: always add the δ atom
+	s, _ := newSparse(3, 3, 1, true) // D/p = 1: always add the δ atom
 	var c Candidates
 	c.Reset()
 	s.SampleNode(rand.New(rand.NewPCG(1, 1)), &c, node)
@@ -108,7 +108,7 @@ func TestPatchCoverageUniform(t *testing.T) {
 	for _, top := range []Topology{{H: 6, W: 9, C: 1}, {H: 1, W: 30, C: 1, CyclicW: true}, {H: 4, W: 5, C: 3, Interleaved: true}} {
 		p := top.H * top.W * top.C
 		hmax, wmax := min(3, top.H), min(4, top.W)
-		s, err := NewPatch(top, p, 10, 1, hmax, 2, wmax)
+		s, err := newPatch(top, p, 10, 1, hmax, 2, wmax, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +154,7 @@ func TestPatchCoverageUniform(t *testing.T) {
 
 func TestPatchCyclicWraps(t *testing.T) {
 	top := Topology{H: 1, W: 10, C: 1, CyclicW: true}
-	s, _ := NewPatch(top, 10, 1, 1, 1, 4, 4)
+	s, _ := newPatch(top, 10, 1, 1, 1, 4, 4, false)
 	var c Candidates
 	rng := rand.New(rand.NewPCG(4, 4))
 	wrapped := false
@@ -176,13 +176,13 @@ func TestPatchCyclicWraps(t *testing.T) {
 
 func TestPatchRejects(t *testing.T) {
 	top := Topology{H: 4, W: 4, C: 1}
-	if _, err := NewPatch(top, 15, 5, 1, 2, 1, 2); err == nil {
+	if _, err := newPatch(top, 15, 5, 1, 2, 1, 2, false); err == nil {
 		t.Error("layout 4x4 accepted for 15 features")
 	}
-	if _, err := NewPatch(top, 16, 5, 1, 5, 1, 2); err == nil {
+	if _, err := newPatch(top, 16, 5, 1, 5, 1, 2, false); err == nil {
 		t.Error("patch taller than the layout accepted")
 	}
-	if _, err := NewPatch(top, 16, 5, 3, 2, 1, 2); err == nil {
+	if _, err := newPatch(top, 16, 5, 3, 2, 1, 2, false); err == nil {
 		t.Error("min above max accepted")
 	}
 }

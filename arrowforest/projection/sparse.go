@@ -24,15 +24,15 @@ type NodeSampler interface {
 	SampleNode(rng *rand.Rand, c *Candidates, node *Node)
 }
 
-// Sparse is SPORF's sampler (Randomer paper §2; MORF paper §2.3): D atoms
-// per node, each with k non-zeros at distinct features drawn uniformly,
+// sparseSampler is SPORF's sampler (Randomer paper §2; MORF paper §2.3): D
+// atoms per node, each with k non-zeros at distinct features drawn uniformly,
 // k ~ Poisson(λ) conditioned on k ≥ 1 (a zero draw is redrawn) and capped
 // at p, every weight +1 or −1 with equal probability.
 //
 // With MeanDiff set it is RerF(δ): at each node the c−1 differences of
 // class-conditional means μ_k − μ_0 (k = 1..c−1, over the node's in-bag
 // rows, NaN ignored) are each added as a dense atom with probability D/p.
-type Sparse struct {
+type sparseSampler struct {
 	P, D     int
 	Lambda   float64
 	MeanDiff bool
@@ -45,8 +45,19 @@ type Sparse struct {
 	all  []int32 // 0..p−1, the support of a dense δ atom
 }
 
-// NewSparse returns a SPORF sampler drawing d atoms over p features.
-func NewSparse(p, d int, lambda float64, meanDiff bool) (*Sparse, error) {
+// NewSparse returns SPORF's sampler (sparseSampler): d sparse ±1 atoms
+// over p features per node, Poisson(lambda) non-zeros each, and with
+// meanDiff RerF(δ)'s class-mean-difference atoms.
+func NewSparse(p, d int, lambda float64, meanDiff bool) (NodeSampler, error) {
+	s, err := newSparse(p, d, lambda, meanDiff)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// newSparse is NewSparse with the concrete type, for this package's tests.
+func newSparse(p, d int, lambda float64, meanDiff bool) (*sparseSampler, error) {
 	if p <= 0 {
 		return nil, fmt.Errorf("projection: no features")
 	}
@@ -56,7 +67,7 @@ func NewSparse(p, d int, lambda float64, meanDiff bool) (*Sparse, error) {
 	if !(lambda > 0) || math.IsInf(lambda, 0) {
 		return nil, fmt.Errorf("projection: lambda %v must be positive", lambda)
 	}
-	s := &Sparse{P: p, D: d, Lambda: lambda, MeanDiff: meanDiff, perm: make([]int32, p), all: make([]int32, p)}
+	s := &sparseSampler{P: p, D: d, Lambda: lambda, MeanDiff: meanDiff, perm: make([]int32, p), all: make([]int32, p)}
 	for i := range s.perm {
 		s.perm[i] = int32(i)
 		s.all[i] = int32(i)
@@ -76,7 +87,7 @@ func poisson(rng *rand.Rand, lambda float64) int {
 }
 
 // Sample draws D sparse ±1 atoms.
-func (s *Sparse) Sample(rng *rand.Rand, c *Candidates) {
+func (s *sparseSampler) Sample(rng *rand.Rand, c *Candidates) {
 	for a := 0; a < s.D; a++ {
 		k := 0
 		for k == 0 {
@@ -122,7 +133,7 @@ func sortAtom(idx []int32, w []float32) {
 
 // SampleNode draws the sparse atoms and, for RerF(δ), the mean-difference
 // atoms of this node.
-func (s *Sparse) SampleNode(rng *rand.Rand, c *Candidates, node *Node) {
+func (s *sparseSampler) SampleNode(rng *rand.Rand, c *Candidates, node *Node) {
 	s.Sample(rng, c)
 	if !s.MeanDiff || node == nil || node.K < 2 {
 		return

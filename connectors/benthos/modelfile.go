@@ -17,7 +17,7 @@ import (
 // offers every model it can load to an operators.Current, which installs
 // it only when it is newer (scoring.Model.Newer), so versions only move
 // forward. A file that does not decode — half written in place, truncated,
-// corrupt — fails model.Decode's checksum and is tried again at the next
+// corrupt — fails model.DecodeBytes' checksum and is tried again at the next
 // poll while the current model keeps scoring.
 type modelFile struct {
 	path    string

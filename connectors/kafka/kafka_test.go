@@ -433,7 +433,7 @@ func FuzzAssembler(f *testing.F) {
 	f.Fuzz(func(t *testing.T, key, value []byte, id, ver, chunk, size string) {
 		asm := newModelAssembler()
 		asm.MaxModelBytes = 1 << 20
-		hs := []kafkago.Header{{Key: HeaderModelID, Value: []byte(id)}, {Key: HeaderModelVersion, Value: []byte(ver)},
+		hs := []kafkago.Header{{Key: headerModelID, Value: []byte(id)}, {Key: headerModelVersion, Value: []byte(ver)},
 			{Key: headerChunk, Value: []byte(chunk)}, {Key: headerModelBytes, Value: []byte(size)}}
 		for k := 0; k < 3; k++ { // the same message again must be idempotent
 			ref, data, err := asm.Add(key, value, hs)

@@ -18,8 +18,8 @@ import (
 
 // Headers and content type of model-topic messages.
 const (
-	HeaderModelID         = "forestd-model-id"
-	HeaderModelVersion    = "forestd-model-version"
+	headerModelID         = "forestd-model-id"
+	headerModelVersion    = "forestd-model-version"
 	headerChunk           = "forestd-chunk" // "i/n"
 	headerModelBytes      = "forestd-model-bytes"
 	contentTypeModelChunk = "application/vnd.forestd.model-chunk"
@@ -85,8 +85,8 @@ func modelChunks(topic string, ref ModelRef, data []byte, chunkBytes int) ([]kaf
 		lo, hi := i*chunkBytes, min((i+1)*chunkBytes, len(data))
 		msgs[i] = kafkago.Message{Topic: topic, Key: []byte(chunkKey(ref, i)), Value: data[lo:hi], Headers: []kafkago.Header{
 			{Key: HeaderContentType, Value: []byte(contentTypeModelChunk)},
-			{Key: HeaderModelID, Value: []byte(ref.ID)},
-			{Key: HeaderModelVersion, Value: []byte(strconv.FormatInt(ref.Version, 10))},
+			{Key: headerModelID, Value: []byte(ref.ID)},
+			{Key: headerModelVersion, Value: []byte(strconv.FormatInt(ref.Version, 10))},
 			{Key: headerChunk, Value: []byte(strconv.Itoa(i) + "/" + strconv.Itoa(n))},
 			{Key: headerModelBytes, Value: []byte(strconv.Itoa(len(data)))},
 		}}
@@ -152,8 +152,8 @@ func (a *modelAssembler) Add(key, value []byte, hs []kafkago.Header) (ModelRef, 
 		delete(a.complete, ref.ID)
 		return ModelRef{}, nil, nil
 	}
-	id, _ := header(hs, HeaderModelID)
-	vs, _ := header(hs, HeaderModelVersion)
+	id, _ := header(hs, headerModelID)
+	vs, _ := header(hs, headerModelVersion)
 	cs, _ := header(hs, headerChunk)
 	ss, _ := header(hs, headerModelBytes)
 	v, err := strconv.ParseInt(vs, 10, 64)

@@ -46,7 +46,7 @@ type SinkOptions struct {
 	// DeadLetterStream is the output stream of dead letters (default
 	// pipeline.DefaultDeadLetterStream).
 	DeadLetterStream string
-	// MaxDeadLetterBytes bounds one dead letter as pipeline.DeadLetterSize
+	// MaxDeadLetterBytes bounds one dead letter as pipeline.FitDeadLetter
 	// counts it (default MaxMessageBytes, at least 4096): a larger one is cut to fit
 	// (pipeline.FitDeadLetter) so that it can always be stored and its
 	// offset commit. When the dead-letter topic refuses a letter as too
@@ -185,7 +185,8 @@ func (s *Sink) encodeFitting(rec arrow.Record, format string) ([][]byte, error) 
 
 // minDeadLetterBytes is the smallest dead-letter limit: room for a dead
 // letter's own headers (a reason of up to 2 KiB, the source coordinates and
-// the trimming description) and pipeline.DeadLetterOverhead.
+// the trimming description) and the 512 bytes of framing
+// pipeline.FitDeadLetter counts.
 const minDeadLetterBytes = 4096
 
 // Write produces outs and waits for acks=all. Outputs that fail are

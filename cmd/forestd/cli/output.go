@@ -135,10 +135,10 @@ func writeRecord(path string, rec arrow.Record) error {
 	return writeData(path, rec.Schema(), []arrow.Record{rec}, files.WriteOptions{})
 }
 
-// saveModel writes f to path (model.Codec.WriteFileContext, the one file
+// saveModel writes f to path (model.WriteFileContext, the one file
 // writer) under interruptible and returns meta with its ID set.
 func saveModel(path string, f *forest.Forest, meta model.Meta) (model.Meta, error) {
 	ctx, stop := interruptible()
 	defer stop()
-	return model.Codec{}.WriteFileContext(ctx, path, f, meta)
+	return model.WriteFileContext(ctx, path, f, meta)
 }
