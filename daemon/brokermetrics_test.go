@@ -48,3 +48,69 @@ func TestBrokerLimitMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestBrokerTimeoutsConfigured: embedded.handshake_timeout and
+// embedded.idle_timeout reach the embedded broker: a connection that sends
+// nothing is closed after the handshake timeout, and one that sent an
+// ApiVersions request and got its answer after the idle timeout, both well
+// within a read deadline the defaults (10 s, 10 min) would pass.
+func TestBrokerTimeoutsConfigured(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Embedded.Listen = "127.0.0.1:0"
+	cfg.Embedded.HandshakeTimeout = 300 * time.Millisecond
+	cfg.Embedded.IdleTimeout = time.Second
+	cfg.HTTP = "127.0.0.1:0"
+	cfg.Stages = []string{stageScore}
+	cfg.Model = "../scoring/testdata/iris.model"
+	cfg.Kafka.SessionTimeout = 2 * time.Second
+	d, err := Start(context.Background(), cfg, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Stop()
+	// closed reports whether the broker closes c before the deadline.
+	closed := func(c net.Conn) error {
+		if err := c.SetReadDeadline(time.Now().Add(5 * time.Second)); err != nil {
+			return err
+		}
+		_, err := c.Read(make([]byte, 1))
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			return err
+		}
+		return nil // EOF or reset: closed by the broker
+	}
+	silent, err := net.Dial("tcp", d.broker.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	if err := closed(silent); err != nil {
+		t.Fatalf("a connection that sent nothing is still open after 5 s with handshake_timeout 300ms: %v", err)
+	}
+	idle, err := net.Dial("tcp", d.broker.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	// ApiVersions v0: api key 18, version 0, correlation id 7, client id "t"
+	req := binary.BigEndian.AppendUint16(nil, 18)
+	req = binary.BigEndian.AppendUint16(req, 0)
+	req = binary.BigEndian.AppendUint32(req, 7)
+	req = append(binary.BigEndian.AppendUint16(req, 1), 't')
+	if _, err := idle.Write(append(binary.BigEndian.AppendUint32(nil, uint32(len(req))), req...)); err != nil {
+		t.Fatal(err)
+	}
+	if err := idle.SetReadDeadline(time.Now().Add(5 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	size := make([]byte, 4)
+	if _, err := io.ReadFull(idle, size); err != nil {
+		t.Fatalf("no answer to ApiVersions: %v", err)
+	}
+	if _, err := io.ReadFull(idle, make([]byte, binary.BigEndian.Uint32(size))); err != nil {
+		t.Fatalf("ApiVersions answer: %v", err)
+	}
+	if err := closed(idle); err != nil {
+		t.Fatalf("an idle connection is still open after 5 s with idle_timeout 1s: %v", err)
+	}
+}

@@ -98,6 +98,12 @@ type EmbeddedConfig struct {
 	// (internal/broker/limits.go).
 	MaxRequestBytes int `yaml:"max_request_bytes"`
 	MaxConnections  int `yaml:"max_connections"`
+	// handshake_timeout: a new connection's TLS handshake and first
+	// complete request; idle_timeout: a connection with no request or
+	// response for that long is closed (Kafka's connections.max.idle.ms).
+	// At least minBrokerTimeout each (internal/broker/limits.go).
+	HandshakeTimeout time.Duration `yaml:"handshake_timeout"`
+	IdleTimeout      time.Duration `yaml:"idle_timeout"`
 	// tls_cert, tls_key, sasl_users, sasl_password_file: the embedded
 	// broker's TLS and SASL, as forestd broker's flags set them
 	// (broker.Auth). The daemon connects to it with matching settings:
@@ -364,7 +370,8 @@ func (t TopicsConfig) checkShared() error {
 func DefaultConfig() Config {
 	return Config{
 		Embedded: EmbeddedConfig{Listen: broker.DefaultListen, Partitions: 4,
-			MaxRequestBytes: broker.DefaultMaxRequestBytes, MaxConnections: broker.DefaultMaxConnections},
+			MaxRequestBytes: broker.DefaultMaxRequestBytes, MaxConnections: broker.DefaultMaxConnections,
+			HandshakeTimeout: broker.DefaultHandshakeTimeout, IdleTimeout: broker.DefaultIdleTimeout},
 		Group: "forestd",
 		Topics: TopicsConfig{
 			Features: "forestd.features", Training: "forestd.training", Predictions: "forestd.predictions",
@@ -386,6 +393,11 @@ func DefaultConfig() Config {
 		Log:  LogConfig{Level: "info", Format: "text"},
 	}
 }
+
+// minBrokerTimeout is the least embedded.handshake_timeout and
+// embedded.idle_timeout: a shorter one would close the daemon's own
+// clients' connections as they open them.
+const minBrokerTimeout = 100 * time.Millisecond
 
 // embeddedAuthKeys name the embedded broker's TLS and SASL keys in errors.
 var embeddedAuthKeys = broker.AuthNames{Cert: "embedded.tls_cert", Key: "embedded.tls_key", Users: "embedded.sasl_users", Passwords: "embedded.sasl_password_file"}
@@ -739,6 +751,14 @@ func (c *Config) validateBrokers() error {
 	}
 	if e.MaxConnections < 1 {
 		errs = append(errs, fmt.Errorf("embedded.max_connections: %d (at least 1)", e.MaxConnections))
+	}
+	for _, t := range []struct {
+		key string
+		d   time.Duration
+	}{{"handshake_timeout", e.HandshakeTimeout}, {"idle_timeout", e.IdleTimeout}} {
+		if t.d < minBrokerTimeout {
+			errs = append(errs, fmt.Errorf("embedded.%s: %v (at least %v)", t.key, t.d, minBrokerTimeout))
+		}
 	}
 	errs = append(errs, e.Validate(embeddedAuthKeys))
 	return errors.Join(errs...)

@@ -167,6 +167,8 @@ func TestConfigErrors(t *testing.T) {
 		"embedded: {listen: 'x'}\n":                       "embedded.listen",
 		"embedded: {max_request_bytes: 1000}\n":           "embedded.max_request_bytes",
 		"embedded: {max_connections: -1}\n":               "embedded.max_connections",
+		"embedded: {handshake_timeout: 10ms}\n":           "embedded.handshake_timeout: 10ms (at least 100ms)",
+		"embedded: {idle_timeout: 0s}\n":                  "embedded.idle_timeout: 0s (at least 100ms)",
 		"group: ''\n":                                     "group:",
 		"topics: {features: 'bad topic'}\n":               "topics.features",
 		"output_format: csv\n":                            "output_format",

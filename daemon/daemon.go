@@ -208,7 +208,8 @@ func (d *Daemon) connect(ctx context.Context) (err error) {
 		}
 		b, err := broker.Start(broker.Options{Listen: cfg.Embedded.Listen, DataDir: cfg.Embedded.DataDir,
 			Partitions: cfg.Embedded.Partitions, AutoCreateTopics: true, Logger: d.log, TLS: tc, Users: users,
-			MaxRequestBytes: cfg.Embedded.MaxRequestBytes, MaxConnections: cfg.Embedded.MaxConnections})
+			MaxRequestBytes: cfg.Embedded.MaxRequestBytes, MaxConnections: cfg.Embedded.MaxConnections,
+			HandshakeTimeout: cfg.Embedded.HandshakeTimeout, IdleTimeout: cfg.Embedded.IdleTimeout})
 		if err != nil {
 			return fmt.Errorf("embedded broker: %w", err)
 		}

@@ -32,8 +32,8 @@ func inputErrorf(format string, a ...any) error {
 }
 
 // Model is a decoded forestd model ready to score: the forest, its identity
-// (content ID and version) and its encoded bytes. It is immutable once built
-// and safe for concurrent use.
+// (content ID and version) and its encoded bytes (unless Load dropped
+// them). It is immutable once built and safe for concurrent use.
 type Model struct {
 	f     *forest.Forest
 	meta  model.Meta
@@ -51,10 +51,23 @@ type Model struct {
 	err   error              // from preparing the drf predictor
 }
 
+// LoadOptions are Load's options; the zero value keeps the file's bytes.
+type LoadOptions struct {
+	// NoBytes drops the model file's bytes once the model is decoded, for
+	// a caller that never calls Bytes (it returns nil): a format-5 model
+	// then costs its compiled walk alone, not also the file's size (the
+	// Benthos processors and forestd score; docs/performance.md, "Issue 36,
+	// fourth pass"). The daemon keeps them to publish the model.
+	NoBytes bool
+}
+
 // Load reads and checks the model file at path (every check of
-// model.DecodeBytes: format version, checksum, tree structure) and compiles it.
-// Errors name the path.
-func Load(path string) (*Model, error) {
+// model.DecodeBytes: format version, checksum, tree structure) and compiles it;
+// opts holds at most one LoadOptions. Errors name the path.
+func Load(path string, opts ...LoadOptions) (*Model, error) {
+	if len(opts) > 1 {
+		return nil, fmt.Errorf("scoring: loading %s: %d LoadOptions, want at most one", path, len(opts))
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err // *PathError names the file
@@ -62,6 +75,9 @@ func Load(path string) (*Model, error) {
 	m, err := Decode(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(opts) == 1 && opts[0].NoBytes {
+		m.bytes = nil // nothing decoded aliases data (model.DecodeCompiled copies every value out)
 	}
 	return m, nil
 }
@@ -174,7 +190,8 @@ func (m *Model) ID() string { return m.meta.ID }
 // Version is the model version its writer chose.
 func (m *Model) Version() int64 { return m.meta.Version }
 
-// Bytes returns the encoded model. It is shared: do not modify it.
+// Bytes returns the encoded model; nil for a model loaded with
+// LoadOptions.NoBytes. It is shared: do not modify it.
 func (m *Model) Bytes() []byte { return m.bytes }
 
 // Kind is the forest kind.

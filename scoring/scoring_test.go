@@ -1,6 +1,7 @@
 package scoring_test
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"os"
@@ -210,6 +211,56 @@ func TestLoad(t *testing.T) {
 		if _, err := scoring.Load(p); err == nil || !strings.Contains(err.Error(), p) {
 			t.Errorf("%s: %v (want an error naming the file)", p, err)
 		}
+	}
+}
+
+// TestLoadNoBytes: LoadOptions.NoBytes gives the model of the file without
+// its bytes (Bytes nil) and the same identity and predictions; by default
+// Load keeps them; two LoadOptions are an error naming the path.
+func TestLoadNoBytes(t *testing.T) {
+	m := trainModel(t, trunk(t, 200, 1), 2)
+	path := filepath.Join(t.TempDir(), "m.model")
+	if err := os.WriteFile(path, m.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kept, err := scoring.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lean, err := scoring.Load(path, scoring.LoadOptions{NoBytes: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(kept.Bytes(), m.Bytes()) {
+		t.Fatalf("Load kept %d bytes, want the file's %d", len(kept.Bytes()), len(m.Bytes()))
+	}
+	if lean.Bytes() != nil {
+		t.Fatalf("Load with NoBytes kept %d bytes", len(lean.Bytes()))
+	}
+	if lean.ID() != m.ID() || lean.Version() != 2 || lean.NumTrees() != kept.NumTrees() {
+		t.Fatalf("NoBytes loaded %s v%d, %d trees; want %s v2, %d", lean.ID(), lean.Version(), lean.NumTrees(), m.ID(), kept.NumTrees())
+	}
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	rec := trunk(t, 300, 9).ToRecord(mem)
+	defer rec.Release()
+	var preds [2][]string
+	for i, mm := range []*scoring.Model{kept, lean} {
+		out, err := mm.Score([]arrow.Record{rec}, scoring.Options{Mem: mem})
+		if err != nil {
+			t.Fatal(err)
+		}
+		col := out[0].Column(out[0].Schema().FieldIndices("prediction")[0])
+		for r := 0; r < col.Len(); r++ {
+			preds[i] = append(preds[i], col.ValueStr(r))
+		}
+		release(out)
+	}
+	if !slicesEqual(preds[0], preds[1]) || len(preds[0]) != 300 {
+		t.Fatalf("predictions differ: %d with the bytes, %d without", len(preds[0]), len(preds[1]))
+	}
+	if _, err := scoring.Load(path, scoring.LoadOptions{}, scoring.LoadOptions{NoBytes: true}); err == nil || !strings.Contains(err.Error(), path) {
+		t.Fatalf("two LoadOptions: %v, want an error naming %s", err, path)
 	}
 }
 

@@ -3,6 +3,7 @@ package benthos
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -126,8 +127,15 @@ type driftProc struct {
 	report bool // output: report
 	arrow  bool // report_format: arrow
 	mem    memory.Allocator
+	// ctx is done once the processor is closed: a running test stops
+	// (drift.Options.Context) and Close waits for it (tests) before it
+	// releases the reference.
+	ctx    context.Context
+	cancel context.CancelFunc
+	tests  sync.WaitGroup
 
 	mu     sync.Mutex
+	closed bool
 	cur    []arrow.Record
 	rows   int
 	tested int
@@ -140,6 +148,7 @@ type driftProc struct {
 
 func newDriftProc(conf *service.ParsedConfig, mgr *service.Resources) (*driftProc, error) {
 	p := &driftProc{mem: memory.DefaultAllocator}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
 	path, err := conf.FieldString("reference")
 	if err != nil {
 		return nil, err
@@ -231,6 +240,14 @@ func (p *driftProc) ProcessBatch(ctx context.Context, batch service.MessageBatch
 	}
 	recs := p.decode(batch, errored)
 	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		release(recs)
+		for _, msg := range batch {
+			errored(msg, errors.New("forestd_drift: the processor is closed"))
+		}
+		return []service.MessageBatch{batch}, nil
+	}
 	for _, r := range recs {
 		p.cur = append(p.cur, r)
 		p.rows += int(r.NumRows())
@@ -246,10 +263,19 @@ func (p *driftProc) ProcessBatch(ctx context.Context, batch service.MessageBatch
 	p.cur, p.rows = nil, 0
 	p.tested++
 	n := p.tested
+	p.tests.Add(1)
 	p.mu.Unlock()
+	defer p.tests.Done()
 	defer release(cur)
 
-	rep, err := drift.Test(p.ref, cur, p.opts)
+	// the test stops when the batch's context ends (Benthos' hard stop)
+	// or the processor closes
+	tctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(p.ctx, cancel)()
+	opts := p.opts
+	opts.Context = tctx
+	rep, err := drift.Test(p.ref, cur, opts)
 	if err != nil {
 		// a window that cannot be tested (a feature without values on
 		// one side): its batch's messages say why
@@ -334,8 +360,25 @@ func (p *driftProc) decode(batch service.MessageBatch, errored func(*service.Mes
 	return recs
 }
 
-// Close implements service.BatchProcessor.
+// Close implements service.BatchProcessor. Benthos closes the processor
+// once per pipeline thread, which share it: the first Close stops a test
+// running on any thread, waits for it (until ctx ends) and releases the
+// reference; later batches are errored.
 func (p *driftProc) Close(ctx context.Context) error {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	p.cancel()
+	done := make(chan struct{})
+	go func() {
+		p.tests.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return fmt.Errorf("forestd_drift: closing: %w", ctx.Err()) // the running test keeps the reference; the GC frees it
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	release(p.cur)

@@ -168,6 +168,7 @@ type scoreProc struct {
 	probs       scoring.Probs
 	threads     int
 	mem         memory.Allocator
+	jsonMem     *bufPool // the JSON path's records, released within ProcessBatch
 	log         *service.Logger
 	met         scoreMetrics
 	file        *modelFile
@@ -291,7 +292,7 @@ func (p *scoreProc) jsonSpecOf(m *scoring.Model) *jsonSpec {
 }
 
 func newScoreProc(conf *service.ParsedConfig, mgr *service.Resources) (*scoreProc, error) {
-	p := &scoreProc{mem: memory.DefaultAllocator, log: mgr.Logger(), met: newScoreMetrics(mgr.Metrics())}
+	p := &scoreProc{mem: memory.DefaultAllocator, jsonMem: &bufPool{}, log: mgr.Logger(), met: newScoreMetrics(mgr.Metrics())}
 	var err error
 	if p.path, err = conf.FieldString("model"); err != nil {
 		return nil, err
@@ -475,12 +476,15 @@ func (p *scoreProc) scoreJSON(m *scoring.Model, batch service.MessageBatch, part
 	// each message's own bytes, so its other members are only validated
 	jr := spec.jsonRows()
 	defer spec.rows.Put(jr)
-	rec, ok, fail := parts.jsonRows("forestd_score", batch, jr, p.mem, errored)
+	// the record and the predictions are released before this returns, and
+	// nothing of them outlives it (the members are copied out as text), so
+	// their buffers come from a pool
+	rec, ok, fail := parts.jsonRows("forestd_score", batch, jr, p.jsonMem, errored)
 	if rec == nil {
 		return 0
 	}
 	defer rec.Release()
-	preds, err := m.Score([]arrow.Record{rec}, scoring.Options{Threads: p.threads, Mem: p.mem, Probs: p.probs})
+	preds, err := m.Score([]arrow.Record{rec}, scoring.Options{Threads: p.threads, Mem: p.jsonMem, Probs: p.probs})
 	if err != nil {
 		return fail(err)
 	}

@@ -313,7 +313,7 @@ func newTrainProc(conf *service.ParsedConfig, mgr *service.Resources) (*trainPro
 	}
 	// versions continue from the model already at model_path, so that a
 	// forestd_score on it accepts the next one
-	if m, err := scoring.Load(p.path); err == nil {
+	if m, err := scoring.Load(p.path, scoring.LoadOptions{NoBytes: true}); err == nil {
 		p.version = m.Version()
 	} else if !errors.Is(err, os.ErrNotExist) {
 		p.log.Warnf("forestd_train: %s holds no readable model (%v); versions start at 1 and the file is replaced", p.path, err)

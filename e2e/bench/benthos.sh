@@ -19,7 +19,8 @@
 #                             [--repeat R] [--keep] [--old DIR] [--noop]
 #
 # --old DIR: DIR holds forestd-benthos of another build (e.g. main's), run
-# alternately with this build's on (c) and (d), side by side.
+# alternately with this build's on (c) and (d), side by side; the two
+# builds' JSON outputs must be the same messages byte for byte.
 # --noop: also (c) and (d) with Benthos' `noop` processor in place of
 # forestd_score (the same input, batching and output: Benthos' own part of
 # the pipeline, the ceiling forestd_score can approach), and forestd_score's
@@ -44,7 +45,7 @@ while [ $# -gt 0 ]; do
     --keep) KEEP=1 ;;
     --noop) NOOP=1 ;;
     --old) OLD="$(cd "$2" && pwd)"; shift ;;
-    -h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "benthos.sh: unknown argument $1 (try --help)" >&2; exit 1 ;;
   esac
   shift
@@ -146,6 +147,7 @@ for r in $(seq 1 "$REPEAT"); do
   if [ -n "$OLD" ]; then
     log "run $r/$REPEAT: forestd-benthos of $OLD, JSON"
     jsonrun "$OLD/forestd-benthos" "$TMP/json.yaml"; ojson_r+=("$W") ojson_m+=("$M") ojson_c+=("$C")
+    sort "$TMP/out-json.jsonl" > "$TMP/out-old-sorted.jsonl"
     log "run $r/$REPEAT: forestd-benthos of $OLD, JSON, archived"
     jsonrun "$OLD/forestd-benthos" "$TMP/json-archive.yaml"; oarch_r+=("$W") oarch_m+=("$M") oarch_c+=("$C")
   fi
@@ -173,6 +175,11 @@ for l in open(tmp + "/out-json.jsonl"):  # pipeline threads may reorder batches
     got[o["id"]] = o["prediction"]
 assert len(ref) == rows and [got.get(i) for i in range(rows)] == ref, "JSON predictions differ from forestd score's"
 EOF
+# with --old, both builds wrote the same messages byte for byte (sorted:
+# pipeline threads may reorder batches)
+if [ -n "$OLD" ]; then
+  sort "$TMP/out-json.jsonl" | cmp -s - "$TMP/out-old-sorted.jsonl" || { log "the JSON output differs from --old's"; exit 1; }
+fi
 ARROWOUT=$(stat -c %s "$TMP/out-arrow.bin")
 [ "$ARROWOUT" -gt 0 ] || { log "the Arrow run wrote nothing"; exit 1; }
 
@@ -223,7 +230,10 @@ if njr:
 ok = "met" if ref / arw >= 0.5 else "NOT met"
 print(f"target Arrow IPC ≥ 0.5 × forestd score: {ref/arw:.2f}× → {ok}; JSON {ref/jsn:.2f}× ({'met' if ref/jsn >= 0.5 else 'NOT met'} for JSON ≥ 0.5×), archived {ref/arc:.2f}×")
 runs = lambda s: ", ".join(f"{float(x):.2f}" for x in s.split())
-print(f"(medians of $REPEAT alternating runs; seconds per run: forestd score {runs('${ref_r[*]}')}; Arrow {runs('${arrow_r[*]}')}; JSON {runs('${json_r[*]}')}; archived {runs('${arch_r[*]}')}; --old JSON {runs('${ojson_r[*]}')}; --old archived {runs('${oarch_r[*]}')}; noop {runs('${njson_r[*]}')}; noop archived {runs('${narch_r[*]}')}. Wall time of each process, start-up included; CPU = user + system. The JSON run's predictions were checked equal to forestd score's.)")
+mib = lambda s: ", ".join(f"{float(x) / 1024:.0f}" for x in s.split())
+print(f"Peak RSS per run, MiB (CPU s): JSON {mib('${json_m[*]}')} ({runs('${json_c[*]}')}); --old JSON {mib('${ojson_m[*]}')} ({runs('${ojson_c[*]}')}); noop {mib('${njson_m[*]}')} ({runs('${njson_c[*]}')}); archived {mib('${arch_m[*]}')} ({runs('${arch_c[*]}')}); --old archived {mib('${oarch_m[*]}')} ({runs('${oarch_c[*]}')}); noop archived {mib('${narch_m[*]}')} ({runs('${narch_c[*]}')}); forestd score CPU s {runs('${ref_c[*]}')}")
+print()
+print(f"(medians of $REPEAT alternating runs; seconds per run: forestd score {runs('${ref_r[*]}')}; Arrow {runs('${arrow_r[*]}')}; JSON {runs('${json_r[*]}')}; archived {runs('${arch_r[*]}')}; --old JSON {runs('${ojson_r[*]}')}; --old archived {runs('${oarch_r[*]}')}; noop {runs('${njson_r[*]}')}; noop archived {runs('${narch_r[*]}')}. Wall time of each process, start-up included; CPU = user + system. The JSON run's predictions were checked equal to forestd score's{', its messages byte for byte equal to those of --old' if '$OLD' else ''}.)")
 print()
 print("Command: bash e2e/bench/benthos.sh $ORIG_ARGS")
 EOF

@@ -24,7 +24,7 @@ func loadModel(path string) (*scoring.Model, error) {
 	if path == "" {
 		return nil, usagef("--model is required")
 	}
-	return scoring.Load(path)
+	return scoring.Load(path, scoring.LoadOptions{NoBytes: true}) // no command publishes it
 }
 
 // sourceName is the source column of `forestd score`'s predictions: the
