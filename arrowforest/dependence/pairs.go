@@ -113,13 +113,21 @@ func pairPassPre(x [][]float64, pre []float64, y []int32, k int, wantRow bool, t
 	}
 	off := 0
 	for i := 1; i < n; i++ {
-		if pre != nil && mask != nil && wantRow && tri == nil {
-			// a search's screen and approximate tests: extRow and the
-			// sums below in one loop, in the same order
+		if len(x) > 1 && mask != nil && wantRow && tri == nil {
+			// a search's screens and approximate tests: extRow (over pre,
+			// or the prefix of this row) and the sums below in one loop,
+			// in the same order
+			var p []float64
+			if pre != nil {
+				p = pre[off : off+i]
+			} else {
+				p = d[:i]
+				sqDistRow(x[:len(x)-1], i, p)
+			}
 			ci := y[i]
 			c := x[len(x)-1]
 			xi := c[i]
-			c, m, p, r := c[:i], mask[ci][:i], pre[off:off+i], ps.row[:i]
+			c, m, r := c[:i], mask[ci][:i], ps.row[:i]
 			var s, s2, w float64
 			for j, pv := range p {
 				t := c[j] - xi

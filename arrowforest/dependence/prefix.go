@@ -18,8 +18,7 @@ import (
 // column, with exactly the statistics of the full sweep
 // (TestPrefixSameStatistics, TestPrefixSearchTests).
 //
-// A prefix is built at its second request (a set whose prefix is not
-// shared gains nothing from it). The cache holds at most maxBuilt
+// A prefix is built at its first request. The cache holds at most maxBuilt
 // triangles (two per thread and two more: a search's prefetch works on
 // consecutive candidates, so on one or two prefixes per thread) within
 // 1/prefixShare of TestOptions.MaxCacheBytes, least recently used first
@@ -34,10 +33,6 @@ import (
 // rest, search.go's prefetch).
 const prefixShare = 16
 
-// prefixKeys bounds the prefixes the cache remembers (built or only seen
-// once).
-const prefixKeys = 256
-
 // prefixKey names a prefix: its features and its rows (m: the candidate
 // screen of m rows, prune.go).
 type prefixKey struct {
@@ -47,9 +42,8 @@ type prefixKey struct {
 
 type prefixEntry struct {
 	key   prefixKey
-	seen  int
-	bytes int64 // reserved, 0 until built
-	users int   // tests reading tri
+	bytes int64
+	users int // tests reading tri
 	once  sync.Once
 	tri   []float64
 }
@@ -72,48 +66,48 @@ func newPrefixCache(max int64, maxBuilt int) *prefixCache {
 }
 
 // get returns the entry of key with its triangle (built by build in the
-// buffer it is given, of bytes bytes), or nil: the first request of a key,
-// or no room. A non-nil entry must be given back to release.
+// buffer it is given, of bytes bytes), or nil when there is no room. A
+// non-nil entry must be given back to release.
 func (c *prefixCache) get(key prefixKey, bytes int64, build func(buf []float64) []float64) *prefixEntry {
 	if c == nil || bytes > c.max {
 		return nil
 	}
 	c.mu.Lock()
+	var buf []float64
 	e := c.entries[key]
 	if e == nil {
-		e = &prefixEntry{key: key}
+		if !c.reserve(bytes) {
+			c.mu.Unlock()
+			return nil
+		}
+		e = &prefixEntry{key: key, bytes: bytes}
 		c.entries[key] = e
+		c.built++
+		buf, c.free = c.free, nil
 	} else {
 		c.lru = slices.DeleteFunc(c.lru, func(o *prefixEntry) bool { return o == e })
 	}
 	c.lru = append(c.lru, e)
-	e.seen++
-	if e.bytes == 0 && (e.seen < 2 || !c.reserve(bytes)) {
-		c.trim()
-		c.mu.Unlock()
-		return nil
-	}
-	var buf []float64
-	if e.bytes == 0 {
-		e.bytes = bytes
-		c.built++
-		buf, c.free = c.free, nil
-	}
 	e.users++
 	c.hits++
-	c.trim()
 	c.mu.Unlock()
 	e.once.Do(func() { e.tri = build(buf) })
 	return e
 }
 
 // reserve makes room for one more triangle of bytes, dropping the least
-// recently used built prefixes no test reads (under mu).
+// recently used ones no test reads (under mu).
 func (c *prefixCache) reserve(bytes int64) bool {
 	full := func() bool { return c.used+bytes > c.max || c.built >= c.maxBuilt }
 	for i := 0; full() && i < len(c.lru); {
-		if o := c.lru[i]; o.bytes > 0 && o.users == 0 {
-			c.drop(i)
+		if o := c.lru[i]; o.users == 0 {
+			c.used -= o.bytes
+			c.built--
+			if cap(o.tri) > cap(c.free) {
+				c.free = o.tri
+			}
+			delete(c.entries, o.key)
+			c.lru = slices.Delete(c.lru, i, i+1)
 			continue
 		}
 		i++
@@ -123,32 +117,6 @@ func (c *prefixCache) reserve(bytes int64) bool {
 	}
 	c.used += bytes
 	return true
-}
-
-// trim forgets the least recently used keys past prefixKeys (under mu).
-func (c *prefixCache) trim() {
-	for i := 0; len(c.lru) > prefixKeys && i < len(c.lru); {
-		if c.lru[i].users == 0 {
-			c.drop(i)
-			continue
-		}
-		i++
-	}
-}
-
-// drop removes lru[i], keeping a built triangle's memory in free when no
-// test reads it (under mu).
-func (c *prefixCache) drop(i int) {
-	o := c.lru[i]
-	if o.bytes > 0 {
-		c.used -= o.bytes
-		c.built--
-		if o.users == 0 && cap(o.tri) > cap(c.free) {
-			c.free = o.tri
-		}
-	}
-	delete(c.entries, o.key)
-	c.lru = slices.Delete(c.lru, i, i+1)
 }
 
 // release gives back an entry get returned (nil is ignored).
