@@ -19,8 +19,8 @@ import (
 // (TestPrefixSameStatistics, TestPrefixSearchTests).
 //
 // A prefix is built at its first request. The cache holds at most maxBuilt
-// triangles (two per thread and two more: a search's prefetch works on
-// consecutive candidates, so on one or two prefixes per thread) within
+// triangles (one per thread and one more: a search's prefetch works on
+// consecutive candidates, so mostly on one or two prefixes) within
 // 1/prefixShare of TestOptions.MaxCacheBytes, least recently used first
 // out; a triangle a test is still reading is never dropped, so the bound
 // holds while tests run, and without room a test sweeps as before. Only

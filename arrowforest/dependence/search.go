@@ -465,7 +465,7 @@ func SearchLabel(x [][]float64, lab Label, opt SearchOptions) (*SearchResult, er
 	}
 	d := newData(x, lab, o.Test)
 	d.proj = true
-	d.pre = newPrefixCache(o.Test.MaxCacheBytes/prefixShare, 2*o.Test.Threads+2)
+	d.pre = newPrefixCache(o.Test.MaxCacheBytes/prefixShare, o.Test.Threads+1)
 	d.ctx = o.Context
 	s := &searcher{d: d, o: o}
 	p := len(x)
