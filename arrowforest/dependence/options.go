@@ -76,7 +76,9 @@ type TestOptions struct {
 	// each permutation recomputes the distances (O(n²·d) instead of
 	// O(n²)). A bottom-up search tests sets on up to Threads goroutines
 	// at once, each with its triangle, as many as fit in MaxCacheBytes
-	// together. Default 1 GiB.
+	// together with the float64 prefix triangles its candidate screens
+	// share (prefix.go), which take at most a sixteenth of it. Default
+	// 1 GiB.
 	MaxCacheBytes int64
 	// Exact, when true, decides every sequential test (AdjustHolm,
 	// AdjustBH) by permutations alone. By default such a test first

@@ -7,16 +7,25 @@ import "math"
 // |x_i − x_j|_d of Definition 12). It reads each column once, so the loop
 // is column-blocked and allocation free.
 func distRow(x [][]float64, i int, d []float64) {
-	m := len(d)
-	c0 := x[0][:m]
-	xi := x[0][i]
 	if len(x) == 1 {
-		for j, v := range c0 {
+		xi := x[0][i]
+		for j, v := range x[0][:len(d)] {
 			d[j] = math.Abs(v - xi)
 		}
 		return
 	}
-	for j, v := range c0 {
+	sqDistRow(x, i, d)
+	for j, v := range d {
+		d[j] = math.Sqrt(v)
+	}
+}
+
+// sqDistRow sets d[j] = Σ_c (x_c[j] − x_c[i])², distRow of two or more
+// columns before its square root, summed column by column in order.
+func sqDistRow(x [][]float64, i int, d []float64) {
+	m := len(d)
+	xi := x[0][i]
+	for j, v := range x[0][:m] {
 		t := v - xi
 		d[j] = t * t
 	}
@@ -28,8 +37,19 @@ func distRow(x [][]float64, i int, d []float64) {
 			d[j] += t * t
 		}
 	}
-	for j, v := range d {
-		d[j] = math.Sqrt(v)
+}
+
+// extRow is distRow of a set of two or more columns whose last column is
+// c and whose other columns' sqDistRow at row i is pre: d[j] =
+// √(pre[j] + (c_j − c_i)²), the same operations in the same order as
+// distRow, so the same bits (prefix.go).
+func extRow(pre, c []float64, i int, d []float64) {
+	ci := c[i]
+	c = c[:len(d)]
+	pre = pre[:len(d)]
+	for j, v := range c {
+		t := v - ci
+		d[j] = math.Sqrt(pre[j] + t*t)
 	}
 }
 
@@ -64,6 +84,13 @@ type pairSums struct {
 // also stores d_ij (j < i) as float32 in packed row order, tri[i(i−1)/2+j],
 // for permutation tests.
 func pairPass(x [][]float64, y []int32, k int, wantRow bool, tri []float32) pairSums {
+	return pairPassPre(x, nil, y, k, wantRow, tri)
+}
+
+// pairPassPre is pairPass that, when pre is non-nil, takes each row's
+// distances from pre, the packed sqDistRow triangle of x's columns but the
+// last (prefixTri), and the last column (extRow): the same sums to the bit.
+func pairPassPre(x [][]float64, pre []float64, y []int32, k int, wantRow bool, tri []float32) pairSums {
 	n := len(y)
 	ps := pairSums{n: n, within: make([]float64, k)}
 	if wantRow {
@@ -86,8 +113,43 @@ func pairPass(x [][]float64, y []int32, k int, wantRow bool, tri []float32) pair
 	}
 	off := 0
 	for i := 1; i < n; i++ {
+		if len(x) > 1 && mask != nil && wantRow && tri == nil {
+			// a search's screens and approximate tests: extRow (over pre,
+			// or the prefix of this row) and the sums below in one loop,
+			// in the same order
+			var p []float64
+			if pre != nil {
+				p = pre[off : off+i]
+			} else {
+				p = d[:i]
+				sqDistRow(x[:len(x)-1], i, p)
+			}
+			ci := y[i]
+			c := x[len(x)-1]
+			xi := c[i]
+			c, m, r := c[:i], mask[ci][:i], ps.row[:i]
+			var s, s2, w float64
+			for j, pv := range p {
+				t := c[j] - xi
+				v := math.Sqrt(pv + t*t)
+				s += v
+				s2 += v * v
+				w += v * m[j]
+				r[j] += v
+			}
+			ps.tot += s
+			ps.sq += s2
+			ps.within[ci] += w
+			ps.row[i] += s
+			off += i
+			continue
+		}
 		di := d[:i]
-		distRow(x, i, di)
+		if pre != nil {
+			extRow(pre[off:off+i], x[len(x)-1], i, di)
+		} else {
+			distRow(x, i, di)
+		}
 		ci := y[i]
 		var s, s2, w float64
 		if mask != nil {
@@ -121,8 +183,8 @@ func pairPass(x [][]float64, y []int32, k int, wantRow bool, tri []float32) pair
 			for j, v := range di {
 				t[j] = float32(v)
 			}
-			off += i
 		}
+		off += i
 	}
 	return ps
 }

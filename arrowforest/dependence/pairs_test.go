@@ -49,20 +49,33 @@ func pairPassRef(x [][]float64, y []int32, k int, wantRow bool, tri []float32) p
 }
 
 // TestPairPassSameBits checks that the masked within-class sums of
-// pairPass equal the compared ones to the bit, for 1 to 9 classes.
+// pairPass, and its one loop over a row's distances and sums, equal the
+// compared ones over distRow's rows to the bit, for 1 to 9 classes and 1
+// to 4 columns.
 func TestPairPassSameBits(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 30))
 	for _, k := range []int{1, 2, 3, 8, 9} {
-		const n = 301
-		x := [][]float64{make([]float64, n), make([]float64, n)}
-		y := make([]int32, n)
-		for i := range n {
-			x[0][i], x[1][i] = r.NormFloat64(), r.ExpFloat64()
-			y[i] = int32(r.IntN(k))
-		}
-		got, want := pairPass(x, y, k, true, nil), pairPassRef(x, y, k, true, nil)
-		if got.tot != want.tot || got.sq != want.sq || !slices.Equal(got.within, want.within) || !slices.Equal(got.row, want.row) {
-			t.Fatalf("k = %d: pairPass %+v, want %+v", k, got.within, want.within)
+		for cols := 1; cols <= 4; cols++ {
+			const n = 301
+			x := make([][]float64, cols)
+			for c := range x {
+				x[c] = make([]float64, n)
+			}
+			y := make([]int32, n)
+			for i := range n {
+				for c := range x {
+					if c%2 == 0 {
+						x[c][i] = r.NormFloat64()
+					} else {
+						x[c][i] = r.ExpFloat64()
+					}
+				}
+				y[i] = int32(r.IntN(k))
+			}
+			got, want := pairPass(x, y, k, true, nil), pairPassRef(x, y, k, true, nil)
+			if got.tot != want.tot || got.sq != want.sq || !slices.Equal(got.within, want.within) || !slices.Equal(got.row, want.row) {
+				t.Fatalf("k = %d, %d columns: pairPass %+v, want %+v", k, cols, got.within, want.within)
+			}
 		}
 	}
 }

@@ -495,11 +495,13 @@ type setProblem struct {
 	lazy    lazyTri
 }
 
-// lazyTri is a triangle left for preparePerms: its cache bound and buffer.
+// lazyTri is a triangle left for preparePerms: its cache bound and buffer,
+// and the set's prefix triangle (prefix.go, nil for none).
 type lazyTri struct {
 	maxCache int64
 	buf      *[]float32
 	pending  bool
+	pre      []float64
 }
 
 // fillTri returns the packed triangle of x's distances (as pairPass
@@ -513,7 +515,11 @@ func (l *lazyTri) fill(x [][]float64, n int) []float32 {
 	off := 0
 	for i := 1; i < n; i++ {
 		di := d[:i]
-		distRow(x, i, di)
+		if l.pre != nil {
+			extRow(l.pre[off:off+i], x[len(x)-1], i, di)
+		} else {
+			distRow(x, i, di)
+		}
 		t := tri[off : off+i]
 		for j, v := range di {
 			t[j] = float32(v)
@@ -528,6 +534,7 @@ func (p *setProblem) preparePerms() {
 	if p.lazy.pending {
 		p.lazy.pending = false
 		p.tri = p.lazy.fill(p.x, len(p.y))
+		p.lazy.pre = nil
 	}
 }
 
@@ -542,6 +549,13 @@ func newSetProblem(x [][]float64, y []int32, k int, stat Stat, maxCache int64, b
 // triangle to preparePerms: a test the approximation settles (hybridP)
 // needs only the pair sums.
 func newSetProblemLazy(x [][]float64, y []int32, k int, stat Stat, maxCache int64, buf *[]float32, lazy bool) *setProblem {
+	return newSetProblemPre(x, y, k, stat, maxCache, buf, lazy, nil)
+}
+
+// newSetProblemPre is newSetProblemLazy with the distances of x from pre,
+// the prefix triangle of x's columns but the last (prefix.go), when it is
+// non-nil: the caller vouches that x needs no rescaling.
+func newSetProblemPre(x [][]float64, y []int32, k int, stat Stat, maxCache int64, buf *[]float32, lazy bool, pre []float64) *setProblem {
 	n := len(y)
 	x = rescaled(x)
 	p := &setProblem{x: x, y: y, k: k, stat: stat, cnt: classCounts(y, k)}
@@ -550,12 +564,12 @@ func newSetProblemLazy(x [][]float64, y []int32, k int, stat Stat, maxCache int6
 		return p
 	}
 	if lazy {
-		p.lazy = lazyTri{maxCache: maxCache, buf: buf, pending: true}
+		p.lazy = lazyTri{maxCache: maxCache, buf: buf, pending: true, pre: pre}
 	} else {
 		p.tri = triBuffer(n, maxCache, buf)
 	}
 	p.byClass = k >= byClassMin
-	p.ps = pairPass(x, y, k, true, p.tri)
+	p.ps = pairPassPre(x, pre, y, k, true, p.tri)
 	for _, r := range p.ps.row {
 		p.r2 += r * r
 	}

@@ -170,15 +170,18 @@ func (d *data) screenSet(ms int) []int {
 	return s
 }
 
-// screened runs the screen of the columns cols on rows: it reports the
-// result "not dependent" (p = 1, the statistic of the screen's rows) and
-// true when the χ²₁ p-value there is at least approxFutile.
-func (d *data) screened(stat Stat, cols [][]float64, rows []int, key string) (TestResult, bool) {
+// screened runs the screen of the columns cols (of the sorted features
+// feats) on rows: it reports the result "not dependent" (p = 1, the
+// statistic of the screen's rows) and true when the χ²₁ p-value there is
+// at least approxFutile.
+func (d *data) screened(stat Stat, feats []int, cols [][]float64, rows []int, key string) (TestResult, bool) {
 	x, l := d.lab.pick(rows).complete(pickCols(cols, rows))
 	if l.Len() < 4 {
 		return TestResult{}, false
 	}
-	pr := d.setProblem(stat, x, l, key, nil, true)
+	pe := d.prefix(feats, rows, len(rows), x)
+	defer d.pre.release(pe)
+	pr := d.setProblem(stat, x, l, key, nil, true, pe.triangle())
 	if chi2TailP(pr.approxZ()) < approxFutile {
 		return TestResult{}, false
 	}
@@ -207,7 +210,7 @@ func approxDecides(pr permProblem, pl permPlan) (TestResult, bool) {
 // exact statistic with its triangle in *tri (lazy: left for
 // preparePerms). key seeds the directions, so a set's test is the same
 // at any thread count.
-func (d *data) setProblem(stat Stat, x [][]float64, l Label, key string, tri *[]float32, lazy bool) interface {
+func (d *data) setProblem(stat Stat, x [][]float64, l Label, key string, tri *[]float32, lazy bool, pre []float64) interface {
 	permProblem
 	approxProblem
 } {
@@ -215,9 +218,9 @@ func (d *data) setProblem(stat Stat, x [][]float64, l Label, key string, tri *[]
 		return newProjSetProblem(x, l, stat, projDirs(len(x), n, d.o.MaxCacheBytes), streamKey(d.o.Seed, keyHash(key))^0x70726f6a)
 	}
 	if l.IsNumeric() {
-		return newSetNumProblemLazy(x, l.Values, d.o.MaxCacheBytes, tri, lazy)
+		return newSetNumProblemPre(x, l.Values, d.o.MaxCacheBytes, tri, lazy, pre)
 	}
-	return newSetProblemLazy(x, l.Y, l.K, stat, d.o.MaxCacheBytes, tri, lazy)
+	return newSetProblemPre(x, l.Y, l.K, stat, d.o.MaxCacheBytes, tri, lazy, pre)
 }
 
 // projects reports whether a set test of n rows uses projections.

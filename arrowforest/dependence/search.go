@@ -40,6 +40,9 @@ type data struct {
 	// proj: set tests of at least projSetMinRows rows use random
 	// projections (projset.go); a search sets it, single tests do not.
 	proj bool
+	// pre holds the prefix triangles of set tests (prefix.go); a search
+	// sets it, single tests do not.
+	pre *prefixCache
 }
 
 func newData(x [][]float64, lab Label, o TestOptions) *data {
@@ -158,7 +161,7 @@ func (d *data) run(stat Stat, feats []int, key string, pl testPlan, threads int,
 		cols[i] = d.x[f]
 	}
 	if len(cols) > 1 && pl.screen != nil {
-		if r, ok := d.screened(stat, cols, pl.screen, key); ok {
+		if r, ok := d.screened(stat, feats, cols, pl.screen, key); ok {
 			return r, true, !d.stopped()
 		}
 	}
@@ -176,7 +179,7 @@ func (d *data) run(stat Stat, feats []int, key string, pl testPlan, threads int,
 			x, l = pickCols(x, d.sub), l.pick(d.sub)
 		}
 		x, l = l.complete(x)
-		pr = d.setProblem(stat, x, l, key, tri, pl.approxT > 0)
+		pr = d.setProblem(stat, x, l, key, tri, pl.approxT > 0, nil)
 	}
 	if pl.approxOnly {
 		if r, ok := approxDecides(pr, pl.permPlan); ok {
@@ -223,7 +226,7 @@ func (d *data) prefetch(stat Stat, sets [][]int, pl testPlan, workers int) {
 	if d.projects(rows) {
 		workers = int(min(int64(workers), d.o.MaxCacheBytes/max(1, d.projBytes(rows))))
 	} else if tb := int64(rows) * int64(rows-1) / 2 * 4; tb > 0 {
-		workers = int(min(int64(workers), d.o.MaxCacheBytes/tb))
+		workers = int(min(int64(workers), (d.o.MaxCacheBytes-d.preBytes())/tb))
 	}
 	workers = min(workers, len(jobs))
 	if workers < 2 {
@@ -462,6 +465,7 @@ func SearchLabel(x [][]float64, lab Label, opt SearchOptions) (*SearchResult, er
 	}
 	d := newData(x, lab, o.Test)
 	d.proj = true
+	d.pre = newPrefixCache(o.Test.MaxCacheBytes/prefixShare, o.Test.Threads+1)
 	d.ctx = o.Context
 	s := &searcher{d: d, o: o}
 	p := len(x)

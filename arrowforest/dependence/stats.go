@@ -144,14 +144,7 @@ func completeXY(x [][]float64, y []int32) ([][]float64, []int32) {
 // (max |x| outside [2⁻²⁰⁰, 2²⁰⁰]); otherwise x itself. Every statistic
 // here is invariant under a common scale of a set's columns.
 func rescaled(x [][]float64) [][]float64 {
-	var m float64
-	for _, c := range x {
-		for _, v := range c {
-			if a := math.Abs(v); a > m && !math.IsNaN(a) {
-				m = a
-			}
-		}
-	}
+	m := absMax(x)
 	if m == 0 || (m >= 0x1p-200 && m <= 0x1p200) {
 		return x
 	}
@@ -165,6 +158,25 @@ func rescaled(x [][]float64) [][]float64 {
 		}
 	}
 	return out
+}
+
+// unscaled reports whether rescaled returns x itself.
+func unscaled(x [][]float64) bool {
+	m := absMax(x)
+	return m == 0 || (m >= 0x1p-200 && m <= 0x1p200)
+}
+
+// absMax is the largest |v| of x, NaN ignored.
+func absMax(x [][]float64) float64 {
+	var m float64
+	for _, c := range x {
+		for _, v := range c {
+			if a := math.Abs(v); a > m && !math.IsNaN(a) {
+				m = a
+			}
+		}
+	}
+	return m
 }
 
 // classCounts returns n_k for k classes.

@@ -209,6 +209,7 @@ func (p *setNumProblem) preparePerms() {
 	if p.lazy.pending {
 		p.lazy.pending = false
 		p.tri = p.lazy.fill(p.x, len(p.y))
+		p.lazy.pre = nil
 	}
 }
 
@@ -219,6 +220,12 @@ func newSetNumProblem(x [][]float64, y []float64, maxCache int64, buf *[]float32
 // newSetNumProblemLazy is newSetNumProblem that, when lazy, leaves the
 // triangle to preparePerms (see newSetProblemLazy).
 func newSetNumProblemLazy(x [][]float64, y []float64, maxCache int64, buf *[]float32, lazy bool) *setNumProblem {
+	return newSetNumProblemPre(x, y, maxCache, buf, lazy, nil)
+}
+
+// newSetNumProblemPre is newSetNumProblemLazy with x's distances from
+// the prefix triangle pre when it is non-nil (newSetProblemPre).
+func newSetNumProblemPre(x [][]float64, y []float64, maxCache int64, buf *[]float32, lazy bool, pre []float64) *setNumProblem {
 	n := len(y)
 	p := &setNumProblem{}
 	if n < 2 {
@@ -237,11 +244,11 @@ func newSetNumProblemLazy(x [][]float64, y []float64, maxCache int64, buf *[]flo
 		p.rb[row] = rbs[q]
 	}
 	if lazy {
-		p.lazy = lazyTri{maxCache: maxCache, buf: buf, pending: true}
+		p.lazy = lazyTri{maxCache: maxCache, buf: buf, pending: true, pre: pre}
 	} else {
 		p.tri = triBuffer(n, maxCache, buf)
 	}
-	ps := pairPass(x, make([]int32, n), 1, true, p.tri)
+	ps := pairPassPre(x, pre, make([]int32, n), 1, true, p.tri)
 	p.ra = ps.row
 	_, raa := sumSq(p.ra)
 	tb, rbb := sumSq(p.rb)
