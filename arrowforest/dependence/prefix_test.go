@@ -60,8 +60,8 @@ func TestPrefixSameStatistics(t *testing.T) {
 				t.Fatalf("k %d, %d columns: pairPassPre without a triangle differs from pairPass", k, s)
 			}
 			for _, lazy := range []bool{false, true} {
-				a := newSetProblemLazy(xs, y, k, StatGCor, DefaultMaxCacheBytes, nil, lazy)
-				b := newSetProblemPre(xs, y, k, StatGCor, DefaultMaxCacheBytes, nil, lazy, pre)
+				a := newSetProblemLazy(xs, y, k, StatGCor, defaultMaxCacheBytes, nil, lazy)
+				b := newSetProblemPre(xs, y, k, StatGCor, defaultMaxCacheBytes, nil, lazy, pre)
 				if a.exact != b.exact || a.approxZ() != b.approxZ() {
 					t.Fatalf("k %d, %d columns, lazy %v: statistic %v, z %v; want %v, %v", k, s, lazy, b.exact, b.approxZ(), a.exact, a.approxZ())
 				}
@@ -85,8 +85,8 @@ func TestPrefixSameStatistics(t *testing.T) {
 		v[i] = v[i]*v[i] + x[1][i]
 	}
 	for _, lazy := range []bool{false, true} {
-		a := newSetNumProblemLazy(x, v, DefaultMaxCacheBytes, nil, lazy)
-		b := newSetNumProblemPre(x, v, DefaultMaxCacheBytes, nil, lazy, prefixTri(x[:2], n, nil))
+		a := newSetNumProblemLazy(x, v, defaultMaxCacheBytes, nil, lazy)
+		b := newSetNumProblemPre(x, v, defaultMaxCacheBytes, nil, lazy, prefixTri(x[:2], n, nil))
 		a.preparePerms()
 		b.preparePerms()
 		if a.s != b.s || !slices.Equal(a.ra, b.ra) || !slices.Equal(a.tri, b.tri) || a.approxZ() != b.approxZ() {
