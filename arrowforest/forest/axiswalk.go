@@ -166,11 +166,13 @@ func step(nodes []anode, i int32, x []uint32, o int32) int32 {
 	return i + d + (1-d)&(-g) // g == 1: left child i+1
 }
 
-// walk8 walks the eight consecutive key rows of x (8·stride keys) through
+// walk8Go walks the eight consecutive key rows of x (8·stride keys) through
 // the tree at root and writes their leaf nodes to out[:8]. It is unrolled
 // by hand: eight independent chains, two levels per exit test (measured:
-// 8 rows beat 4, 6, 12 and 16 on trunk; see BenchmarkWalk).
-func (w *axisWalk) walk8(root int32, x []uint32, out []int32) {
+// 8 rows beat 4, 6, 12 and 16 on trunk; see BenchmarkWalk). It is walk8
+// where there is no assembly kernel (axiswalk_amd64.s), and the reference
+// the kernel is tested against (TestWalk8Kernel).
+func (w *axisWalk) walk8Go(root int32, x []uint32, out []int32) {
 	nodes := w.nodes
 	p := int32(w.stride)
 	_ = x[8*p-1]
