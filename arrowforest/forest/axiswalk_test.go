@@ -16,12 +16,19 @@ var specials = []float32{float32(math.NaN()), -float32(math.NaN()), float32(math
 	math.MaxFloat32, -math.MaxFloat32, 1, -1, 0.5, -0.5}
 
 // TestOrderKeyKeepsComparison checks that key(v) ≤ key(t) exactly when
-// v ≤ t for every non-NaN threshold t, and that NaN fails every test.
+// v ≤ t for every non-NaN threshold t, that NaN fails every test with
+// the key MaxUint32, and that −0 and +0 share a key.
 func TestOrderKeyKeepsComparison(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	vals := append([]float32{}, specials...)
 	for range 2000 {
 		vals = append(vals, math.Float32frombits(rng.Uint32()), float32(rng.NormFloat64()))
+	}
+	for _, v := range vals {
+		// the NaN-low columns find NaN by its key; ±0 share one
+		if v != v && orderKey(v) != math.MaxUint32 || v == 0 && orderKey(v) != 1<<31 {
+			t.Fatalf("v=%v (%#x): key %#x", v, math.Float32bits(v), orderKey(v))
+		}
 	}
 	for _, thr := range vals {
 		if thr != thr {
