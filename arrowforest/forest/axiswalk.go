@@ -69,18 +69,19 @@ func link(i, right, col int32) (uint32, bool) {
 
 // orderKey maps v to a uint32 with the same order as float comparison:
 // −0 and +0 share a key, and every NaN maps to MaxUint32, above +Inf.
+// The sign is applied without a branch (a negative value's bits are
+// inverted, a positive value's sign bit is set): on data of both signs a
+// branch on it is mispredicted every other value.
 func orderKey(v float32) uint32 {
-	if v != v {
-		return math.MaxUint32
-	}
-	if v == 0 {
-		v = 0 // −0 → +0
-	}
 	b := math.Float32bits(v)
-	if b&(1<<31) != 0 {
-		return ^b
+	k := b ^ (uint32(int32(b)>>31) | 1<<31)
+	if k == 1<<31-1 { // −0 → the key of +0
+		k = 1 << 31
 	}
-	return b | 1<<31
+	if v != v {
+		k = math.MaxUint32
+	}
+	return k
 }
 
 // newAxisWalk builds the layout from c, or returns nil when c has an
@@ -126,19 +127,29 @@ func newAxisWalk(c *Compiled) *axisWalk {
 	return w
 }
 
+// keyTile is the rows keys converts at a time: their key rows (64 ·
+// stride keys: 13 KB on trunk) stay in L1 while every column is written
+// into them, where a whole block's column-by-column pass touches a new
+// cache line at every value.
+const keyTile = 64
+
 // keys writes rows [r0, r1) of the column-major cols into x as key rows of
 // w.stride columns, through the rank map when there is one.
 func (w *axisWalk) keys(cols [][]float32, rank *RankMap, r0, r1 int, x []uint32) {
 	s := w.stride
-	for j, col := range cols {
-		if rank != nil {
-			for i, v := range col[r0:r1] {
-				x[i*s+j] = orderKey(rank.Apply(j, v))
+	for t0 := r0; t0 < r1; t0 += keyTile {
+		t1 := min(t0+keyTile, r1)
+		xt := x[(t0-r0)*s : (t1-r0)*s]
+		for j, col := range cols {
+			if rank != nil {
+				for i, v := range col[t0:t1] {
+					xt[i*s+j] = orderKey(rank.Apply(j, v))
+				}
+				continue
 			}
-			continue
-		}
-		for i, v := range col[r0:r1] {
-			x[i*s+j] = orderKey(v)
+			for i, v := range col[t0:t1] {
+				xt[i*s+j] = orderKey(v)
+			}
 		}
 	}
 	for q, f := range w.lowOf {
@@ -166,11 +177,13 @@ func step(nodes []anode, i int32, x []uint32, o int32) int32 {
 	return i + d + (1-d)&(-g) // g == 1: left child i+1
 }
 
-// walk8 walks the eight consecutive key rows of x (8·stride keys) through
+// walk8Go walks the eight consecutive key rows of x (8·stride keys) through
 // the tree at root and writes their leaf nodes to out[:8]. It is unrolled
 // by hand: eight independent chains, two levels per exit test (measured:
-// 8 rows beat 4, 6, 12 and 16 on trunk; see BenchmarkWalk).
-func (w *axisWalk) walk8(root int32, x []uint32, out []int32) {
+// 8 rows beat 4, 6, 12 and 16 on trunk; see BenchmarkWalk). It is walk8
+// where there is no assembly kernel (axiswalk_amd64.s), and the reference
+// the kernel is tested against (TestWalk8Kernel).
+func (w *axisWalk) walk8Go(root int32, x []uint32, out []int32) {
 	nodes := w.nodes
 	p := int32(w.stride)
 	_ = x[8*p-1]

@@ -16,12 +16,19 @@ var specials = []float32{float32(math.NaN()), -float32(math.NaN()), float32(math
 	math.MaxFloat32, -math.MaxFloat32, 1, -1, 0.5, -0.5}
 
 // TestOrderKeyKeepsComparison checks that key(v) ≤ key(t) exactly when
-// v ≤ t for every non-NaN threshold t, and that NaN fails every test.
+// v ≤ t for every non-NaN threshold t, that NaN fails every test with
+// the key MaxUint32, and that −0 and +0 share a key.
 func TestOrderKeyKeepsComparison(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	vals := append([]float32{}, specials...)
 	for range 2000 {
 		vals = append(vals, math.Float32frombits(rng.Uint32()), float32(rng.NormFloat64()))
+	}
+	for _, v := range vals {
+		// the NaN-low columns find NaN by its key; ±0 share one
+		if v != v && orderKey(v) != math.MaxUint32 || v == 0 && orderKey(v) != 1<<31 {
+			t.Fatalf("v=%v (%#x): key %#x", v, math.Float32bits(v), orderKey(v))
+		}
 	}
 	for _, thr := range vals {
 		if thr != thr {
@@ -147,5 +154,73 @@ func TestAxisWalkLinks(t *testing.T) {
 	}
 	if !slices.Equal(a.Prob, b.Prob) || a.Prob[0]+a.Prob[1] < 0.999 {
 		t.Fatalf("Compile and CompileCompact predict %v and %v", a.Prob[:2], b.Prob[:2])
+	}
+}
+
+// TestWalk8Kernel: walk8 (the assembly kernel on amd64) reaches the same
+// leaf node as walk8Go, the Go walk it stands for, for every group of
+// eight rows and every tree of a forest trained with missing values and
+// scored on rows with NaN, ±Inf, ±0 and values equal to thresholds (so
+// every kind of node, ties, the NaN-low columns and the leaves' sentinel
+// are taken).
+func TestWalk8Kernel(t *testing.T) {
+	tr := trunkFrame(4000, 12, 1)
+	withMissing(tr, 0.1, 1)
+	p := DefaultParams(frame.TaskClassification)
+	p.Trees, p.Threads = 8, 2
+	_, c := trainCompiled(t, tr, p)
+	w := c.axis
+	if w == nil || len(w.lowOf) == 0 {
+		t.Fatal("no axis layout with NaN-low columns: the test would not cover them")
+	}
+	// each feature's thresholds, as floats (the inverse of orderKey), so
+	// that rows also hold values equal to a threshold ("≤" goes left)
+	thr := make([][]float32, c.p)
+	for _, n := range w.nodes {
+		if col := int(n.link >> linkDistBits); col < c.p {
+			b := ^n.thr
+			if n.thr&(1<<31) != 0 {
+				b = n.thr &^ (1 << 31)
+			}
+			thr[col] = append(thr[col], math.Float32frombits(b))
+		}
+	}
+	te := trunkFrame(2000, 12, 2)
+	withMissing(te, 0.1, 2)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for j, col := range te.Cols {
+		for i := range col {
+			switch rng.IntN(5) {
+			case 0:
+				col[i] = specials[rng.IntN(len(specials))]
+			case 1:
+				if len(thr[j]) > 0 {
+					col[i] = thr[j][rng.IntN(len(thr[j]))]
+				}
+			}
+		}
+	}
+	m := te.NRows
+	kx := make([]uint32, m*w.stride)
+	w.keys(te.Cols, c.rank, 0, m, kx)
+	got, want := make([]int32, 8), make([]int32, 8)
+	deep := 0
+	for ti, root := range c.roots {
+		for q := 0; q+8 <= m; q += 8 {
+			x := kx[q*w.stride : (q+8)*w.stride]
+			w.walk8(root, x, got)
+			w.walk8Go(root, x, want)
+			if !slices.Equal(got, want) {
+				t.Fatalf("tree %d rows %d..%d: walk8 leaves %v, walk8Go %v", ti, q, q+7, got, want)
+			}
+			for _, n := range want {
+				if n-root > 200 {
+					deep++
+				}
+			}
+		}
+	}
+	if deep == 0 {
+		t.Fatal("no row reached a node 200 past its root: the test would not cover long right links")
 	}
 }

@@ -118,6 +118,11 @@ func BenchmarkWalk(b *testing.B) {
 		}
 	})
 	run("axis8", func(root int32) { w.leaves(root, ky, bs, out) })
+	run("axis8go", func(root int32) {
+		for q := 0; q+8 <= bs; q += 8 {
+			w.walk8Go(root, ky[q*w.stride:(q+8)*w.stride], out[q:q+8])
+		}
+	})
 }
 
 // BenchmarkTrainMultiOutput grows 50 multi-output regression trees (three
