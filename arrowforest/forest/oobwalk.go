@@ -1,6 +1,10 @@
 package forest
 
-import "github.com/forestd/forestd/arrowforest/tree"
+import (
+	"math"
+
+	"github.com/forestd/forestd/arrowforest/tree"
+)
 
 // treeWalk scores rows on a forest's trees as grown, for the out-of-bag
 // passes of training (oob.go): it needs no compiled copy of the forest
@@ -85,12 +89,31 @@ func (w *treeWalk) leaf(t int, x []float32) int32 {
 				v += x[tr.AtomFeature[q]] * tr.AtomWeight[q]
 			}
 		}
-		if v <= tr.Threshold[i] || (v != v && tr.MissingLeft[i]) {
-			i = l
-		} else {
-			i = tr.Right[i]
+		// the child is selected without a branch on the comparison, which
+		// goes either way by chance: v ≤ threshold as the sign of the
+		// difference of their signKeys; a NaN, rare, branches to the
+		// comparison itself
+		r, thr := tr.Right[i], tr.Threshold[i]
+		right := int32((signKey(thr) - signKey(v)) >> 63)
+		next := l ^ (l^r)&right
+		if v != v || thr != thr {
+			next = r
+			if v <= thr || (v != v && tr.MissingLeft[i]) {
+				next = l
+			}
 		}
+		i = next
 	}
+}
+
+// signKey is orderKey (axiswalk.go) for a non-NaN v without a branch on
+// its sign, which a row's values take by chance.
+func signKey(v float32) int64 {
+	u := math.Float32bits(v)
+	if u == 1<<31 { // −0 → +0
+		u = 0
+	}
+	return int64(u ^ (uint32(int32(u)>>31) | 1<<31))
 }
 
 // addLeaf adds leaf node i of tree t to the accumulator a as

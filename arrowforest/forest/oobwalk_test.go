@@ -1,6 +1,7 @@
 package forest
 
 import (
+	"math"
 	"testing"
 
 	"github.com/forestd/forestd/arrowforest/frame"
@@ -55,6 +56,22 @@ func TestTreeWalkSameLeaves(t *testing.T) {
 			n, p := c.fr.NRows, c.fr.P()
 			x := make([]float32, n*p)
 			transpose(c.fr.Cols, w.rank, 0, n, x)
+			// and rows at the trees' thresholds, at ±0, and NaN: the
+			// comparison's ties and signs (treeWalk.leaf compares keys)
+			extra := []float32{0, float32(math.Copysign(0, -1)), float32(math.NaN()), float32(math.Inf(-1))}
+			for _, tr := range f.Trees[:2] {
+				for i, l := range tr.Left {
+					if l >= 0 && i%7 == 0 {
+						extra = append(extra, tr.Threshold[i], math.Nextafter32(tr.Threshold[i], 0))
+					}
+				}
+			}
+			for _, v := range extra {
+				for j := 0; j < p; j++ {
+					x = append(x, v)
+				}
+				n++
+			}
 			want := make([]float64, w.stride)
 			got := make([]float64, w.stride)
 			for tr := range f.Trees {

@@ -131,26 +131,50 @@ func binColumn(col []float32, maxBins int, scratch []float32, b *Binned, j int) 
 	slices.Sort(vals)
 	upper := cutPoints(vals, maxBins)
 	codes := make([]uint8, len(col))
+	// A value's code is the first b with v ≤ upper[b] (len(upper) when v
+	// is above every cut), which for the ascending cuts is the number of
+	// cuts below v: eight fixed steps over the cuts padded with the
+	// largest key, comparing order-preserving integer keys by the sign of
+	// their difference (a branchy binary search mispredicts about half its
+	// steps).
+	var cuts [MaxBins + 1]int64
+	for i := range cuts {
+		cuts[i] = math.MaxUint32
+		if i < len(upper) {
+			cuts[i] = orderKey(upper[i])
+		}
+	}
 	for i, v := range col {
 		if v != v {
 			codes[i] = missingCode
 			continue
 		}
-		// first b with v <= upper[b]; len(upper) when v is above all cuts.
-		lo, hi := 0, len(upper)
-		for lo < hi {
-			m := int(uint(lo+hi) >> 1)
-			if v <= upper[m] {
-				hi = m
-			} else {
-				lo = m + 1
-			}
+		k := orderKey(v)
+		lo := 0
+		for step := 128; step > 0; step >>= 1 {
+			// cuts[lo+step−1] < k: their difference is negative
+			lo += step & int((cuts[(lo+step-1)&MaxBins]-k)>>63)
 		}
 		codes[i] = uint8(lo)
 	}
 	b.Codes[j] = codes
 	b.Upper[j] = upper
 	return vals
+}
+
+// orderKey maps a non-NaN float32 to an integer of the same order, −0 and
+// +0 to the same one (they compare equal).
+func orderKey(v float32) int64 {
+	u := math.Float32bits(v)
+	if u == 1<<31 {
+		u = 0
+	}
+	if u>>31 != 0 {
+		u = ^u
+	} else {
+		u |= 1 << 31
+	}
+	return int64(u)
 }
 
 // cutPoints returns the thresholds between consecutive bins of the sorted

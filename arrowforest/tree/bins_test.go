@@ -125,3 +125,49 @@ func TestSortKeys(t *testing.T) {
 		}
 	}
 }
+
+// Every code must be the first bin whose upper edge is at least the value
+// (len(Upper) above them all), as a plain search finds it: values of
+// either sign, ±0 (−0 values at a cut of +0), ±Inf, subnormals, heavy ties,
+// more and fewer distinct values than bins.
+func TestBinCodesFirstUpper(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	negZero := float32(math.Copysign(0, -1))
+	tiny := math.Float32frombits(1)
+	cols := [][]float32{
+		{negZero, tiny, 0, negZero, tiny, 1},
+		{float32(math.Inf(-1)), float32(math.Inf(1)), 0, 2, float32(math.NaN()), 2, -3},
+	}
+	for _, distinct := range []int{5, 300, 1 << 20} {
+		c := make([]float32, 20000)
+		for i := range c {
+			c[i] = float32(rng.IntN(distinct)-distinct/2) * 0.013
+			if i%97 == 0 {
+				c[i] = negZero
+			}
+		}
+		cols = append(cols, c)
+	}
+	bins := NewBinned(cols, 255, 2)
+	if bins.Upper[0][0] != 0 {
+		t.Fatalf("column 0's first cut is %v, want 0 (−0 values at a cut of 0: the case the test is for)", bins.Upper[0][0])
+	}
+	for j, col := range cols {
+		up := bins.Upper[j]
+		for i, v := range col {
+			want := uint8(missingCode)
+			if v == v {
+				want = uint8(len(up))
+				for b, u := range up {
+					if v <= u {
+						want = uint8(b)
+						break
+					}
+				}
+			}
+			if got := bins.Codes[j][i]; got != want {
+				t.Fatalf("column %d row %d value %v: code %d, want %d (cuts %v...)", j, i, v, got, want, up[:min(len(up), 4)])
+			}
+		}
+	}
+}

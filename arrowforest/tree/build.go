@@ -177,8 +177,11 @@ type Builder struct {
 	hocc  []uint64  // per slot: 4 words of occupied bins, in small nodes
 	hn    [2]float64
 
-	codes bool  // codes-only mode (Data.codesOnly)
-	err   error // an atom codes-only mode cannot search (Grow returns it)
+	codes bool // codes-only mode (Data.codesOnly)
+	// plainScan makes two-class Gini scans use classAcc, not gini2
+	// (tests compare the two)
+	plainScan bool
+	err       error // an atom codes-only mode cannot search (Grow returns it)
 
 	t    *Tree
 	grow Tree      // the growing tree's arrays, reused from tree to tree (Grow)
@@ -620,6 +623,9 @@ func (b *Builder) searchBinned(j, s, e int) split {
 // marks the bins holding rows (bit b of occ[b/64]); the others are
 // skipped, which changes nothing: an empty bin moves no weight.
 func (b *Builder) scanClasses(j int, h []float64, occ []uint64) split {
+	if b.useGini2() {
+		return b.scanGini2(j, h, occ)
+	}
 	var best split
 	K := b.d.K
 	nb := len(h) / K
@@ -796,6 +802,9 @@ func (b *Builder) searchSorted(idx []int32, wts []float32, s, e int) split {
 	keys = b.sortKeys(keys)
 	if len(keys) < 2 || keyValue(keys[0]) == keyValue(keys[len(keys)-1]) {
 		return best
+	}
+	if b.useGini2() {
+		return b.sortedGini2(idx, keys)
 	}
 	if b.d.K > 0 {
 		a := &b.acc
