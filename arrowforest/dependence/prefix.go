@@ -133,7 +133,7 @@ func (c *prefixCache) release(e *prefixEntry) {
 // n rows (in buf when it is long enough): entry i(i−1)/2 + j is row i's
 // squared distance to row j < i.
 func prefixTri(x [][]float64, n int, buf []float64) []float64 {
-	t := buf[:0]
+	var t []float64
 	if m := n * (n - 1) / 2; cap(buf) >= m {
 		t = buf[:m]
 	} else {
