@@ -355,9 +355,12 @@ func (c *Compiled) leafNode(root int32, x []float32) int32 {
 // trees. Each tree walks the whole block before the next tree starts, so
 // the larger the block, the more rows reuse a tree's nodes while they are
 // in cache: on trunk (100 trees of ~9,000 nodes) CPU time per row fell from
-// 10.7 µs at 256 rows to 7.1 µs at 32,768 (BenchmarkBlockRows), and with
-// the rows ordered by their tree-0 leaf, to 6.6 µs at one block per thread.
-// The block is capped at 65,536 rows and so a worker's two row-major
+// 10.7 µs at 256 rows to 7.1 µs at 32,768 (BenchmarkBlockRows, the plain
+// walk). The axis walk's key rows (4·p bytes a row) must also stay near
+// the cache: capped at 16,384 rows instead of 65,536, forestd eval of 100k
+// Trunk rows took 0.19 s instead of 0.26 s on 2 threads and 0.28 instead
+// of 0.33 on one (medians of 8, 2026-11-28, AMD EPYC). The block is capped
+// at 16,384 rows and so a worker's two row-major
 // buffers stay within 16 MiB each, so perTree·rows ≤ 2^21 when the
 // caller keeps per-tree state (OOB), and so perRow·rows ≤ 2^23 for the
 // caller's per-row state in 8-byte words (the accumulator's stride and
@@ -372,7 +375,7 @@ func blockRows(n, threads, p, perTree, perRow int) int {
 		return 1
 	}
 	b := n / max(threads, 1)
-	b = min(b, 65536, (16<<20)/(4*max(p, 1)))
+	b = min(b, 16384, (16<<20)/(4*max(p, 1)))
 	if perTree > 0 {
 		b = min(b, (1<<21)/perTree)
 	}
