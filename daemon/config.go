@@ -101,7 +101,8 @@ type EmbeddedConfig struct {
 	// handshake_timeout: a new connection's TLS handshake and first
 	// complete request; idle_timeout: a connection with no request or
 	// response for that long is closed (Kafka's connections.max.idle.ms).
-	// At least minBrokerTimeout each (internal/broker/limits.go).
+	// At least minBrokerTimeout each; what they bound:
+	// internal/broker/limits.go.
 	HandshakeTimeout time.Duration `yaml:"handshake_timeout"`
 	IdleTimeout      time.Duration `yaml:"idle_timeout"`
 	// tls_cert, tls_key, sasl_users, sasl_password_file: the embedded

@@ -1,8 +1,6 @@
 package forest
 
 import (
-	"math"
-
 	"github.com/forestd/forestd/arrowforest/tree"
 )
 
@@ -91,10 +89,10 @@ func (w *treeWalk) leaf(t int, x []float32) int32 {
 		}
 		// the child is selected without a branch on the comparison, which
 		// goes either way by chance: v ≤ threshold as the sign of the
-		// difference of their signKeys; a NaN, rare, branches to the
+		// difference of their orderKeys (axiswalk.go); a NaN, rare, branches to the
 		// comparison itself
 		r, thr := tr.Right[i], tr.Threshold[i]
-		right := int32((signKey(thr) - signKey(v)) >> 63)
+		right := int32((int64(orderKey(thr)) - int64(orderKey(v))) >> 63)
 		next := l ^ (l^r)&right
 		if v != v || thr != thr {
 			next = r
@@ -104,16 +102,6 @@ func (w *treeWalk) leaf(t int, x []float32) int32 {
 		}
 		i = next
 	}
-}
-
-// signKey is orderKey (axiswalk.go) for a non-NaN v without a branch on
-// its sign, which a row's values take by chance.
-func signKey(v float32) int64 {
-	u := math.Float32bits(v)
-	if u == 1<<31 { // −0 → +0
-		u = 0
-	}
-	return int64(u ^ (uint32(int32(u)>>31) | 1<<31))
 }
 
 // addLeaf adds leaf node i of tree t to the accumulator a as
