@@ -1,6 +1,13 @@
 package lakescore
 
-import "github.com/forestd/forestd/scoring"
+import (
+	"context"
+	"errors"
+
+	"github.com/apache/arrow/go/v17/arrow"
+
+	"github.com/forestd/forestd/scoring"
+)
 
 // DataFault exposes dataFault to the external tests.
 var DataFault = dataFault
@@ -15,4 +22,16 @@ func Plan(m *scoring.Model, opts Options) (chunk, work, rowGroups int64, err err
 		return 0, 0, 0, err
 	}
 	return s.chunk, s.work, s.lopts.MaxMemory, nil
+}
+
+// ScoreFilePool is ScoreFile of the one file in with a pool of its own,
+// whose counts it returns: the bytes of buffers handed out, of those made
+// rather than reused, and of those still out after the run.
+func ScoreFilePool(m *scoring.Model, in, out string, opts scoring.Options, check func(*arrow.Schema) (*arrow.Schema, error)) (asked, made, live int64, err error) {
+	p := &runPool{}
+	_, _, handled, err := scoreFile(context.Background(), m, in, out, opts, check, p)
+	if !handled {
+		err = errors.New("not handled")
+	}
+	return p.asked.Load(), p.made.Load(), p.live.Load(), err
 }

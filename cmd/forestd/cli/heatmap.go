@@ -3,8 +3,10 @@ package cli
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/forestd/forestd/arrowforest/projection"
 	"github.com/forestd/forestd/internal/report"
@@ -29,7 +31,7 @@ func heatmapOf(imps map[string][]float64, primary, kind, forestKind string, tree
 	}
 	v, ok := imps[kind]
 	if !ok {
-		return nil, "", usagef("--kind %q: the model has importances %v", kind, keys(imps))
+		return nil, "", usagef("--kind %q: the model has importances %v", kind, slices.Sorted(maps.Keys(imps)))
 	}
 	return v, fmt.Sprintf("%s importance, %s forest, %d trees", kind, forestKind, trees), nil
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/forestd/forestd/arrowforest/forest"
-	"github.com/forestd/forestd/connectors/files"
 	"github.com/forestd/forestd/internal/sysmem"
 )
 
@@ -37,8 +36,3 @@ func memoryErr(err error, trees int, flagSet bool) error {
 	msg := strings.TrimPrefix(err.Error(), forest.ErrMemory.Error()+": ")
 	return fmt.Errorf("--trees %d: %s, the bound being %s: train fewer or smaller trees (--trees, --max-depth, --min-leaf) or on fewer rows", trees, msg, boundName(flagSet))
 }
-
-// scoreBytes estimates what `forestd score` into one file holds at once
-// for the given inputs: their decoded columns (files.DecodedBytes), then
-// about as much again for the feature frame and the prediction records.
-func scoreBytes(paths []string) int64 { return 2 * files.DecodedBytes(paths) }

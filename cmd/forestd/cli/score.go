@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
+
 	"fmt"
+	"github.com/apache/arrow/go/v17/arrow"
 	"math"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/forestd/forestd/connectors/files"
 	"github.com/forestd/forestd/internal/bytefmt"
 	"github.com/forestd/forestd/internal/report"
+	"github.com/forestd/forestd/lakescore"
 	"github.com/forestd/forestd/scoring"
 )
 
@@ -144,17 +147,14 @@ func runScore(args []string, env Env) error {
 	if err := noRepeats("--keep", keep.vals); err != nil {
 		return err
 	}
-	so := scoring.Options{Keep: keep.vals, Source: sourceName(append(in.vals, pos...)), Threads: *threads, Probs: scoring.Probs(*probs)}
-	if lakeFlags.wanted(*out) {
-		if err := checkLakeOut(*out); err != nil {
-			return err
-		}
-		if err := notInputDir("--out", *out, append(in.vals, pos...)...); err != nil {
-			return err
-		}
-		return runScoreLake(env, lakeFlags, *modelPath, append(in.vals, pos...), *out, so)
-	}
 	paths := append(in.vals, pos...)
+	so := scoring.Options{Keep: keep.vals, Source: sourceName(paths), Threads: *threads, Probs: scoring.Probs(*probs)}
+	if lakeFlags.wanted(*out) {
+		if err := cmp.Or(checkLakeOut(*out), notInputDir("--out", *out, paths...)); err != nil {
+			return err
+		}
+		return runScoreLake(env, lakeFlags, *modelPath, paths, *out, so)
+	}
 	if err := checkDataOut("--out", *out, true, append(paths, *modelPath)...); err != nil {
 		return err
 	}
@@ -166,37 +166,49 @@ func runScore(args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	if bound, what := memoryBound(isSet(fs, "max-memory"), int64(lakeFlags.maxMemory)); bound > 0 {
-		if need := scoreBytes(paths); need > bound {
-			return fmt.Errorf("--in: scoring into one file would hold about %s at once (the decoded input, its features and the predictions), more than %s, the bound being %s: score it as a lake (--out DIR), which reads a row group at a time within --max-memory",
-				bytefmt.Format(need), bytefmt.Format(bound), what)
+	check := func(schema *arrow.Schema) (*arrow.Schema, error) {
+		if err := m.CheckInput(schema); err != nil {
+			return nil, err // Score checks records; a file of no rows gives none
 		}
+		outSchema, err := m.PredictionSchema(schema, so)
+		if err != nil {
+			return nil, inPaths(paths, fmt.Errorf("--keep: %w", err))
+		}
+		return outSchema, nil
 	}
-	schema, recs, err := readRecords(paths, nil)
-	if err != nil {
+	ctx, stop := interruptible()
+	rows, secs, piped, err := lakescore.ScoreFile(ctx, m, paths, *out, so, check) // one Parquet file, streamed
+	if stop(); err != nil {
 		return err
-	}
-	defer release(recs)
-	if err := m.CheckInput(schema); err != nil {
-		return err // Score checks records; a file of no rows gives none
-	}
-	outSchema, err := m.PredictionSchema(schema, so)
-	if err != nil {
-		return inPaths(paths, fmt.Errorf("--keep: %w", err))
-	}
-	t0 := time.Now()
-	preds, err := m.Score(recs, so)
-	if err != nil {
-		return inPaths(paths, err)
-	}
-	defer release(preds)
-	secs := time.Since(t0).Seconds()
-	var rows int64
-	for _, r := range recs {
-		rows += r.NumRows()
-	}
-	if err := writeData(*out, outSchema, preds, files.WriteOptions{}); err != nil {
-		return err
+	} else if !piped { // read whole: the decoded input, then about as much again for the features and predictions
+		if bound, what := memoryBound(isSet(fs, "max-memory"), int64(lakeFlags.maxMemory)); bound > 0 {
+			if need := 2 * files.DecodedBytes(paths); need > bound {
+				return fmt.Errorf("--in: scoring into one file would hold about %s at once (the decoded input, its features and the predictions), more than %s, the bound being %s: score it as a lake (--out DIR), which reads a row group at a time within --max-memory",
+					bytefmt.Format(need), bytefmt.Format(bound), what)
+			}
+		}
+		schema, recs, err := readRecords(paths, nil)
+		if err != nil {
+			return err
+		}
+		defer release(recs)
+		outSchema, err := check(schema)
+		if err != nil {
+			return err
+		}
+		t0 := time.Now()
+		preds, err := m.Score(recs, so)
+		if err != nil {
+			return inPaths(paths, err)
+		}
+		defer release(preds)
+		secs = time.Since(t0).Seconds()
+		for _, r := range recs {
+			rows += r.NumRows()
+		}
+		if err := writeData(*out, outSchema, preds, files.WriteOptions{}); err != nil {
+			return err
+		}
 	}
 	rep := map[string]any{
 		"model": *modelPath, "model_id": m.ID(), "rows": rows, "out": *out, "seconds": secs,
@@ -320,13 +332,4 @@ func modelGrid(p forest.Params, flagGrid string, nFeatures int) (top projection.
 	}
 	top, err = p.Topology(nFeatures)
 	return top, err == nil, err
-}
-
-func keys[V any](m map[string]V) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

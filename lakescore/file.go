@@ -1,0 +1,203 @@
+package lakescore
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+
+	"github.com/forestd/forestd/connectors/files"
+	"github.com/forestd/forestd/scoring"
+)
+
+// ScoreFile scores one Parquet file into one Parquet file, out, a row
+// group at a time, with reading, scoring and writing overlapped
+// (ARCHITECTURE.md, Data flow (batch commands)): a goroutine decodes row
+// group g+1 while opts.Threads score row group g and another writes the
+// predictions of g−1, so that no stage waits for the whole file and no
+// core idles while one stage runs alone. Memory holds a few row groups,
+// whose buffers are reused from one row group to the next (runPool), not
+// the file. Each row group is a Score call of its own, rows numbered from
+// opts.FirstRow across the file, and its prediction record goes to the
+// writer as after a whole read (one record per row group; the writer cuts
+// its row groups every 131,072 rows), so out is byte for byte the file
+// that reading the input whole, one Score call and files.WriteFile give
+// (TestScoreFileSameBytes).
+//
+// check is given the input's schema (every column, as files.ReadFile
+// reads it) before anything is scored and returns the predictions' schema
+// or an error, which ScoreFile returns as it is; so are errors reading the
+// input (they name it), and an error of Score is returned after the input
+// path. out is written as files.WriteAtomic writes: whole or not at all,
+// so an error or ctx ending leaves no file.
+//
+// handled is false, with nothing written, when in is not one Parquet file
+// with a row group, out is not named .parquet, or m predicts several
+// outputs (a predictor that reads every row of a Score call at once): the
+// caller reads the input whole instead.
+func ScoreFile(ctx context.Context, m *scoring.Model, in []string, out string, opts scoring.Options,
+	check func(*arrow.Schema) (*arrow.Schema, error)) (rows int64, secs float64, handled bool, err error) {
+	if len(in) != 1 || m.Targets() != nil || !strings.HasSuffix(strings.ToLower(out), ".parquet") {
+		return 0, 0, false, nil
+	}
+	return scoreFile(ctx, m, in[0], out, opts, check, &runPool{})
+}
+
+// scoreFile is ScoreFile of the one file in, with its buffers from pool.
+func scoreFile(ctx context.Context, m *scoring.Model, in, out string, opts scoring.Options,
+	check func(*arrow.Schema) (*arrow.Schema, error), pool *runPool) (rows int64, secs float64, handled bool, err error) {
+	fh, err := os.Open(in)
+	if err != nil {
+		return 0, 0, false, nil
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return 0, 0, false, nil
+	}
+	if ft, err := files.DetectFormat(in); err != nil || ft != files.FormatParquet {
+		return 0, 0, false, nil // the whole read reports an error
+	}
+	pf, err := files.OpenParquet(in, fh, st.Size())
+	if err != nil || pf.NumRowGroups() == 0 {
+		return 0, 0, false, nil
+	}
+	opts.Mem = pool
+	p := &filePipe{pf: pf, m: m, opts: opts}
+	err = p.run(ctx, out, check)
+	return p.rows, p.secs, true, err
+}
+
+// filePipe is one ScoreFile run.
+type filePipe struct {
+	pf   *files.ParquetFile
+	m    *scoring.Model
+	opts scoring.Options // Mem: the run's runPool
+	rows int64           // scored
+	secs float64         // in Score
+}
+
+// piece is a record on its way from one stage to the next, or the error
+// that ends the run.
+type piece struct {
+	rec arrow.Record
+	err error
+}
+
+// run reads, scores and writes on three goroutines joined by unbuffered
+// channels: at most one row group waits at each hand-over, so the run
+// holds about two row groups' inputs and two prediction records.
+func (p *filePipe) run(ctx context.Context, out string, check func(*arrow.Schema) (*arrow.Schema, error)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{}) // the reader and the scorer have returned
+	// send hands x on, or releases it when the run has ended.
+	send := func(ch chan<- piece, x piece) bool {
+		select {
+		case ch <- x:
+			return true
+		case <-ctx.Done():
+			if x.rec != nil {
+				x.rec.Release()
+			}
+			return false
+		}
+	}
+	drain := func(ch <-chan piece) {
+		for x := range ch {
+			if x.rec != nil {
+				x.rec.Release()
+			}
+		}
+	}
+	read := make(chan piece)
+	go func() {
+		defer close(read)
+		for g := range p.pf.NumRowGroups() {
+			rec, err := p.pf.ReadRowGroup(g, nil, p.opts.Mem)
+			if !send(read, piece{rec, err}) || err != nil {
+				return
+			}
+		}
+	}()
+	first, ok := <-read
+	if !ok { // ctx ended before the first row group
+		return fmt.Errorf("%s: not written: %w", out, context.Cause(ctx))
+	}
+	var outSchema *arrow.Schema
+	if first.err == nil {
+		outSchema, first.err = check(first.rec.Schema())
+	}
+	if first.err != nil {
+		if first.rec != nil {
+			first.rec.Release()
+		}
+		cancel()
+		drain(read)
+		return first.err
+	}
+	scored := make(chan piece)
+	var failed error // the reader's or Score's, returned as it is
+	go func() {
+		defer close(done)
+		defer close(scored)
+		defer drain(read) // after an error or the end of the run
+		for x, ok := first, true; ok; x, ok = <-read {
+			if x.err == nil {
+				x.rec, x.err = p.score(x.rec)
+			}
+			if x.err != nil {
+				failed = x.err
+				cancel()
+				return
+			}
+			if !send(scored, x) {
+				return
+			}
+		}
+	}()
+	err := files.WriteAtomic(ctx, out, func(w io.Writer) error {
+		pw, err := files.NewParquetWriter(w, outSchema, files.WriteOptions{})
+		if err != nil {
+			return err
+		}
+		for x := range scored {
+			err := pw.Write(x.rec)
+			x.rec.Release()
+			if err != nil {
+				return err
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return err // the scorer failed, or the caller's ctx ended
+		}
+		return pw.Close()
+	})
+	cancel()
+	drain(scored)
+	<-done
+	if failed != nil {
+		return failed
+	}
+	return err
+}
+
+// score scores one row group, which it releases, into its prediction
+// record.
+func (p *filePipe) score(rec arrow.Record) (arrow.Record, error) {
+	defer rec.Release()
+	o := p.opts
+	o.FirstRow += p.rows
+	t0 := time.Now()
+	preds, err := p.m.Score([]arrow.Record{rec}, o)
+	p.secs += time.Since(t0).Seconds()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.pf.Name(), err)
+	}
+	p.rows += rec.NumRows()
+	return preds[0], nil
+}

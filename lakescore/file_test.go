@@ -1,0 +1,157 @@
+package lakescore_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow"
+
+	"github.com/forestd/forestd/connectors/files"
+	"github.com/forestd/forestd/lakescore"
+	"github.com/forestd/forestd/scoring"
+)
+
+// wholeScore is what forestd score did before ScoreFile, and still does
+// for inputs ScoreFile does not take: read the input whole, one Score
+// call, files.WriteFile.
+func wholeScore(t *testing.T, m *scoring.Model, in, out string, opts scoring.Options) {
+	t.Helper()
+	schema, recs := readFile(t, in)
+	defer release(recs)
+	outSchema, err := m.PredictionSchema(schema, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	preds, err := m.Score(recs, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release(preds)
+	if err := files.WriteFile(out, outSchema, preds, files.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// predSchema is a ScoreFile check of m with opts.
+func predSchema(m *scoring.Model, opts scoring.Options) func(*arrow.Schema) (*arrow.Schema, error) {
+	return func(s *arrow.Schema) (*arrow.Schema, error) { return m.PredictionSchema(s, opts) }
+}
+
+// TestScoreFileSameBytes: a file of 20 row groups scored by ScoreFile,
+// a row group at a time, is byte for byte the file a whole read, one
+// Score call and WriteFile make, for every kind of probability columns,
+// a kept column, a first row other than 0 and 1 or 2 threads; every
+// buffer goes back to the run's pool, and most are reused rather than
+// made (a whole read makes every one).
+func TestScoreFileSameBytes(t *testing.T) {
+	m := letterModel(t)
+	in := filepath.Join(dataDir, "letter_recognition_zstd_rg1000.parquet")
+	dir := t.TempDir()
+	for i, opts := range []scoring.Options{
+		{Source: in, Threads: 2, Keep: []string{"label"}},
+		{Source: in, Threads: 1, Probs: "top2"},
+		{Source: "x", Threads: 2, Probs: "none", FirstRow: 7},
+	} {
+		want, got := filepath.Join(dir, "want.parquet"), filepath.Join(dir, "got.parquet")
+		wholeScore(t, m, in, want, opts)
+		rows, _, handled, err := lakescore.ScoreFile(context.Background(), m, []string{in}, got, opts, predSchema(m, opts))
+		if err != nil || !handled || rows != 20000 {
+			t.Fatalf("options %d: rows %d, handled %v, %v", i, rows, handled, err)
+		}
+		a, err := os.ReadFile(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a, b) {
+			t.Fatalf("options %d: ScoreFile wrote %d bytes, the whole read %d, not the same", i, len(b), len(a))
+		}
+		asked, made, live, err := lakescore.ScoreFilePool(m, in, got, opts, predSchema(m, opts))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if live != 0 || made*3 > asked {
+			t.Fatalf("options %d: %d bytes of buffers handed out, %d made, %d not returned; want a third made at most and all returned", i, asked, made, live)
+		}
+	}
+}
+
+// TestScoreFileNotHandled: inputs ScoreFile does not stream are left to
+// the whole read, untouched: several files, a CSV file, a directory, or
+// an output that is not Parquet.
+func TestScoreFileNotHandled(t *testing.T) {
+	m := letterModel(t)
+	in := filepath.Join(dataDir, "letter_recognition.parquet")
+	dir := t.TempDir()
+	for _, c := range []struct {
+		in  []string
+		out string
+	}{
+		{[]string{in, in}, "p.parquet"},
+		{[]string{filepath.Join(dataDir, "letter_recognition.csv.gz")}, "p.parquet"},
+		{[]string{dataDir}, "p.parquet"},
+		{[]string{in}, "p.csv"},
+		{[]string{in}, "p.arrow"},
+	} {
+		_, _, handled, err := lakescore.ScoreFile(context.Background(), m, c.in, filepath.Join(dir, c.out), scoring.Options{}, predSchema(m, scoring.Options{}))
+		if handled || err != nil {
+			t.Fatalf("%v into %s: handled %v, %v", c.in, c.out, handled, err)
+		}
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Fatalf("files written: %v", left)
+	}
+}
+
+// TestScoreFileErrorsLeaveNothing: a check that refuses the schema, a
+// corrupt row group after good ones and a cancelled context each end the
+// run with their error, no output and no temporary file, and every
+// buffer returned to the pool.
+func TestScoreFileErrorsLeaveNothing(t *testing.T) {
+	m := letterModel(t)
+	src, err := os.ReadFile(filepath.Join(dataDir, "letter_recognition_zstd_rg1000.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inDir, dir := t.TempDir(), t.TempDir()
+	good, bad := filepath.Join(inDir, "good.parquet"), filepath.Join(inDir, "bad.parquet")
+	if err := os.WriteFile(good, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// junk over the data of row groups 10 to 15 (the footer stays intact)
+	junk := bytes.Clone(src)
+	for i := len(src) / 2; i < len(src)*3/4; i++ {
+		junk[i] = 0xff
+	}
+	if err := os.WriteFile(bad, junk, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "p.parquet")
+	refused := errors.New("refused")
+	opts := scoring.Options{Threads: 2}
+	_, _, live, err := lakescore.ScoreFilePool(m, good, out, opts, func(*arrow.Schema) (*arrow.Schema, error) { return nil, refused })
+	if err != refused || live != 0 {
+		t.Fatalf("check refusing: %v, %d bytes not returned", err, live)
+	}
+	_, _, live, err = lakescore.ScoreFilePool(m, bad, out, opts, predSchema(m, opts))
+	if err == nil || !strings.Contains(err.Error(), "bad.parquet: row group") || live != 0 {
+		t.Fatalf("corrupt row group: %v, %d bytes not returned", err, live)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, _, handled, err := lakescore.ScoreFile(ctx, m, []string{good}, out, opts, predSchema(m, opts))
+	if !handled || !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: handled %v, %v", handled, err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Fatalf("files left: %v", left)
+	}
+}
