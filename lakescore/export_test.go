@@ -3,6 +3,8 @@ package lakescore
 import (
 	"context"
 	"errors"
+	"runtime"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 
@@ -29,9 +31,26 @@ func Plan(m *scoring.Model, opts Options) (chunk, work, rowGroups int64, err err
 // rather than reused, and of those still out after the run.
 func ScoreFilePool(m *scoring.Model, in, out string, opts scoring.Options, check func(*arrow.Schema) (*arrow.Schema, error)) (asked, made, live int64, err error) {
 	p := &runPool{}
-	_, _, handled, err := scoreFile(context.Background(), m, in, out, opts, check, p)
+	_, _, handled, err := scoreFile(context.Background(), func() (*scoring.Model, error) { return m, nil }, in, out, opts, check, p)
 	if !handled {
 		err = errors.New("not handled")
 	}
 	return p.asked.Load(), p.made.Load(), p.live.Load(), err
+}
+
+// ScoreFileOverlap is ScoreFile of the one file in whose load returns m
+// only once the run has taken buffers for its first row group (polled for
+// up to 10 s), and says whether it had: the file was being read while the
+// model loaded.
+func ScoreFileOverlap(m *scoring.Model, in, out string, opts scoring.Options, check func(*arrow.Schema) (*arrow.Schema, error)) (overlapped bool, err error) {
+	p := &runPool{}
+	load := func() (*scoring.Model, error) {
+		for end := time.Now().Add(10 * time.Second); p.asked.Load() == 0 && time.Now().Before(end); {
+			runtime.Gosched()
+		}
+		overlapped = p.asked.Load() > 0
+		return m, nil
+	}
+	_, _, _, err = scoreFile(context.Background(), load, in, out, opts, check, p)
+	return overlapped, err
 }

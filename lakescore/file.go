@@ -20,13 +20,13 @@ import (
 // group g+1 while opts.Threads score row group g and another writes the
 // predictions of g−1, so that no stage waits for the whole file and no
 // core idles while one stage runs alone. Memory holds a few row groups,
-// whose buffers are reused from one row group to the next (runPool), not
-// the file. Each row group is a Score call of its own, rows numbered from
-// opts.FirstRow across the file, and its prediction record goes to the
-// writer as after a whole read (one record per row group; the writer cuts
-// its row groups every 131,072 rows), so out is byte for byte the file
-// that reading the input whole, one Score call and files.WriteFile give
-// (TestScoreFileSameBytes).
+// whose buffers are reused from one row group to the next (runPool;
+// opts.Mem is not used), not the file. Each row group is a Score call of
+// its own, rows numbered from opts.FirstRow across the file, and its
+// prediction record goes to the writer as after a whole read (one record
+// per row group; the writer cuts its row groups every 131,072 rows), so
+// out is byte for byte the file that reading the input whole, one Score
+// call and files.WriteFile give (TestScoreFileSameBytes).
 //
 // check is given the input's schema (every column, as files.ReadFile
 // reads it) before anything is scored and returns the predictions' schema
@@ -35,20 +35,24 @@ import (
 // path. out is written as files.WriteAtomic writes: whole or not at all,
 // so an error or ctx ending leaves no file.
 //
-// handled is false, with nothing written, when in is not one Parquet file
-// with a row group, out is not named .parquet, or m predicts several
-// outputs (a predictor that reads every row of a Score call at once): the
-// caller reads the input whole instead.
-func ScoreFile(ctx context.Context, m *scoring.Model, in []string, out string, opts scoring.Options,
+// load gives the model (and an error of its own, returned as it is); it
+// is called while the first row group is decoded, so that a model's load
+// and the file's first read overlap, and not at all when in is not one
+// Parquet file with a row group or out is not named .parquet. Then, or
+// when the model predicts several outputs (a predictor that reads every
+// row of a Score call at once), handled is false, nothing is written, and
+// the caller reads the input whole instead. load and check run on the
+// caller's goroutine.
+func ScoreFile(ctx context.Context, load func() (*scoring.Model, error), in []string, out string, opts scoring.Options,
 	check func(*arrow.Schema) (*arrow.Schema, error)) (rows int64, secs float64, handled bool, err error) {
-	if len(in) != 1 || m.Targets() != nil || !strings.HasSuffix(strings.ToLower(out), ".parquet") {
+	if len(in) != 1 || !strings.HasSuffix(strings.ToLower(out), ".parquet") {
 		return 0, 0, false, nil
 	}
-	return scoreFile(ctx, m, in[0], out, opts, check, &runPool{})
+	return scoreFile(ctx, load, in[0], out, opts, check, &runPool{})
 }
 
 // scoreFile is ScoreFile of the one file in, with its buffers from pool.
-func scoreFile(ctx context.Context, m *scoring.Model, in, out string, opts scoring.Options,
+func scoreFile(ctx context.Context, load func() (*scoring.Model, error), in, out string, opts scoring.Options,
 	check func(*arrow.Schema) (*arrow.Schema, error), pool *runPool) (rows int64, secs float64, handled bool, err error) {
 	fh, err := os.Open(in)
 	if err != nil {
@@ -67,15 +71,15 @@ func scoreFile(ctx context.Context, m *scoring.Model, in, out string, opts scori
 		return 0, 0, false, nil
 	}
 	opts.Mem = pool
-	p := &filePipe{pf: pf, m: m, opts: opts}
-	err = p.run(ctx, out, check)
-	return p.rows, p.secs, true, err
+	p := &filePipe{pf: pf, opts: opts}
+	handled, err = p.run(ctx, load, out, check)
+	return p.rows, p.secs, handled, err
 }
 
 // filePipe is one ScoreFile run.
 type filePipe struct {
 	pf   *files.ParquetFile
-	m    *scoring.Model
+	m    *scoring.Model  // load's
 	opts scoring.Options // Mem: the run's runPool
 	rows int64           // scored
 	secs float64         // in Score
@@ -88,10 +92,12 @@ type piece struct {
 	err error
 }
 
-// run reads, scores and writes on three goroutines joined by unbuffered
-// channels: at most one row group waits at each hand-over, so the run
-// holds about two row groups' inputs and two prediction records.
-func (p *filePipe) run(ctx context.Context, out string, check func(*arrow.Schema) (*arrow.Schema, error)) error {
+// run loads the model while the first row group is read, then reads,
+// scores and writes on three goroutines joined by unbuffered channels: at
+// most one row group waits at each hand-over, so the run holds about two
+// row groups' inputs and two prediction records. handled is false when
+// the model predicts several outputs.
+func (p *filePipe) run(ctx context.Context, load func() (*scoring.Model, error), out string, check func(*arrow.Schema) (*arrow.Schema, error)) (handled bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan struct{}) // the reader and the scorer have returned
@@ -124,9 +130,14 @@ func (p *filePipe) run(ctx context.Context, out string, check func(*arrow.Schema
 			}
 		}
 	}()
+	if p.m, err = load(); err != nil || p.m.Targets() != nil {
+		cancel()
+		drain(read)
+		return err != nil, err
+	}
 	first, ok := <-read
 	if !ok { // ctx ended before the first row group
-		return fmt.Errorf("%s: not written: %w", out, context.Cause(ctx))
+		return true, fmt.Errorf("%s: not written: %w", out, context.Cause(ctx))
 	}
 	var outSchema *arrow.Schema
 	if first.err == nil {
@@ -138,7 +149,7 @@ func (p *filePipe) run(ctx context.Context, out string, check func(*arrow.Schema
 		}
 		cancel()
 		drain(read)
-		return first.err
+		return true, first.err
 	}
 	scored := make(chan piece)
 	var failed error // the reader's or Score's, returned as it is
@@ -160,7 +171,7 @@ func (p *filePipe) run(ctx context.Context, out string, check func(*arrow.Schema
 			}
 		}
 	}()
-	err := files.WriteAtomic(ctx, out, func(w io.Writer) error {
+	err = files.WriteAtomic(ctx, out, func(w io.Writer) error {
 		pw, err := files.NewParquetWriter(w, outSchema, files.WriteOptions{})
 		if err != nil {
 			return err
@@ -181,9 +192,9 @@ func (p *filePipe) run(ctx context.Context, out string, check func(*arrow.Schema
 	drain(scored)
 	<-done
 	if failed != nil {
-		return failed
+		return true, failed
 	}
-	return err
+	return true, err
 }
 
 // score scores one row group, which it releases, into its prediction

@@ -37,6 +37,11 @@ func wholeScore(t *testing.T, m *scoring.Model, in, out string, opts scoring.Opt
 	}
 }
 
+// loaded is a ScoreFile load of m.
+func loaded(m *scoring.Model) func() (*scoring.Model, error) {
+	return func() (*scoring.Model, error) { return m, nil }
+}
+
 // predSchema is a ScoreFile check of m with opts.
 func predSchema(m *scoring.Model, opts scoring.Options) func(*arrow.Schema) (*arrow.Schema, error) {
 	return func(s *arrow.Schema) (*arrow.Schema, error) { return m.PredictionSchema(s, opts) }
@@ -59,7 +64,7 @@ func TestScoreFileSameBytes(t *testing.T) {
 	} {
 		want, got := filepath.Join(dir, "want.parquet"), filepath.Join(dir, "got.parquet")
 		wholeScore(t, m, in, want, opts)
-		rows, _, handled, err := lakescore.ScoreFile(context.Background(), m, []string{in}, got, opts, predSchema(m, opts))
+		rows, _, handled, err := lakescore.ScoreFile(context.Background(), loaded(m), []string{in}, got, opts, predSchema(m, opts))
 		if err != nil || !handled || rows != 20000 {
 			t.Fatalf("options %d: rows %d, handled %v, %v", i, rows, handled, err)
 		}
@@ -84,13 +89,36 @@ func TestScoreFileSameBytes(t *testing.T) {
 	}
 }
 
-// TestScoreFileNotHandled: inputs ScoreFile does not stream are left to
-// the whole read, untouched: several files, a CSV file, a directory, or
-// an output that is not Parquet.
-func TestScoreFileNotHandled(t *testing.T) {
+// TestScoreFileLoadsWhileReading: the model loads while the first row
+// group is decoded (a load that waits for the read's first buffer
+// returns), and the output is whole.
+func TestScoreFileLoadsWhileReading(t *testing.T) {
 	m := letterModel(t)
+	in := filepath.Join(dataDir, "letter_recognition_zstd_rg1000.parquet")
+	out := filepath.Join(t.TempDir(), "p.parquet")
+	opts := scoring.Options{Threads: 2}
+	overlapped, err := lakescore.ScoreFileOverlap(m, in, out, opts, predSchema(m, opts))
+	if err != nil || !overlapped {
+		t.Fatalf("overlapped %v, %v", overlapped, err)
+	}
+	if _, recs := readFile(t, out); len(recs) != 1 || recs[0].NumRows() != 20000 {
+		t.Fatalf("%d records in the output", len(recs))
+	} else {
+		release(recs)
+	}
+}
+
+// TestScoreFileNotHandled: inputs ScoreFile does not stream are left to
+// the whole read, untouched and without loading the model: several files,
+// a CSV file, a directory, or an output that is not Parquet; a model of
+// several outputs is loaded, then left to the whole read too. An error
+// loading the model is returned as it is.
+func TestScoreFileNotHandled(t *testing.T) {
 	in := filepath.Join(dataDir, "letter_recognition.parquet")
 	dir := t.TempDir()
+	loads := 0
+	noModel := errors.New("no model")
+	load := func() (*scoring.Model, error) { loads++; return nil, noModel }
 	for _, c := range []struct {
 		in  []string
 		out string
@@ -101,10 +129,23 @@ func TestScoreFileNotHandled(t *testing.T) {
 		{[]string{in}, "p.csv"},
 		{[]string{in}, "p.arrow"},
 	} {
-		_, _, handled, err := lakescore.ScoreFile(context.Background(), m, c.in, filepath.Join(dir, c.out), scoring.Options{}, predSchema(m, scoring.Options{}))
-		if handled || err != nil {
-			t.Fatalf("%v into %s: handled %v, %v", c.in, c.out, handled, err)
+		_, _, handled, err := lakescore.ScoreFile(context.Background(), load, c.in, filepath.Join(dir, c.out), scoring.Options{}, nil)
+		if handled || err != nil || loads != 0 {
+			t.Fatalf("%v into %s: handled %v, %v, %d loads", c.in, c.out, handled, err, loads)
 		}
+	}
+	out := filepath.Join(dir, "p.parquet")
+	if _, _, handled, err := lakescore.ScoreFile(context.Background(), load, []string{in}, out, scoring.Options{}, nil); !handled || err != noModel || loads != 1 {
+		t.Fatalf("failed load: handled %v, %v, %d loads", handled, err, loads)
+	}
+	m, rec := swissModel(t)
+	defer rec.Release()
+	swiss := filepath.Join(t.TempDir(), "s.parquet")
+	if err := files.WriteFile(swiss, rec.Schema(), []arrow.Record{rec}, files.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, handled, err := lakescore.ScoreFile(context.Background(), loaded(m), []string{swiss}, out, scoring.Options{}, nil); handled || err != nil {
+		t.Fatalf("drf model: handled %v, %v", handled, err)
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Fatalf("files written: %v", left)
@@ -147,7 +188,7 @@ func TestScoreFileErrorsLeaveNothing(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, _, handled, err := lakescore.ScoreFile(ctx, m, []string{good}, out, opts, predSchema(m, opts))
+	_, _, handled, err := lakescore.ScoreFile(ctx, loaded(m), []string{good}, out, opts, predSchema(m, opts))
 	if !handled || !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: handled %v, %v", handled, err)
 	}

@@ -177,9 +177,10 @@ func checkSame(t *testing.T, rel, path string, got, want []arrow.Record) {
 	}
 }
 
-// TestRunSeveralOutputs: a drf model scores a lake into one float64 column
-// per target, equal to Score's, under a checked allocator.
-func TestRunSeveralOutputs(t *testing.T) {
+// swissModel is a drf model of three targets trained on 400 swiss-roll
+// rows, and those rows (the caller releases them).
+func swissModel(t *testing.T) (*scoring.Model, arrow.Record) {
+	t.Helper()
 	fr, tg, _, err := synth.GenerateMulti("swissroll", synth.Options{N: 400, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -198,13 +199,19 @@ func TestRunSeveralOutputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return m, fr.ToRecord(memory.DefaultAllocator)
+}
+
+// TestRunSeveralOutputs: a drf model scores a lake into one float64 column
+// per target, equal to Score's, under a checked allocator.
+func TestRunSeveralOutputs(t *testing.T) {
+	m, rec := swissModel(t)
+	defer rec.Release()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "lake", "s.parquet")
 	if err := os.MkdirAll(filepath.Dir(in), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	rec := fr.ToRecord(memory.DefaultAllocator)
-	defer rec.Release()
 	if err := files.WriteFile(in, rec.Schema(), []arrow.Record{rec}, files.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}

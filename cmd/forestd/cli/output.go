@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -26,27 +27,13 @@ func checkOut(flag, out string, inputs ...string) error {
 	if out == "" {
 		return nil
 	}
-	if err := files.CheckTarget(out); err != nil {
-		return usageError{fmt.Errorf("%s %w", flag, err)}
-	}
-	return notInput(flag, out, inputs...)
-}
-
-// notInput is outpath.NotInput as a usage error naming flag.
-func notInput(flag, out string, inputs ...string) error {
-	if err := outpath.NotInput(out, inputs...); err != nil {
-		return usageError{fmt.Errorf("%s %w", flag, err)}
-	}
-	return nil
+	return usageFlag(flag, cmp.Or(files.CheckTarget(out), outpath.NotInput(out, inputs...)))
 }
 
 // notInputDir is lake.CheckOutDir (an output directory, existing or not,
 // that is or holds an input) as a usage error naming flag.
 func notInputDir(flag, out string, inputs ...string) error {
-	if err := lake.CheckOutDir(out, inputs); err != nil {
-		return usageError{fmt.Errorf("%s %w", flag, err)}
-	}
-	return nil
+	return usageFlag(flag, lake.CheckOutDir(out, inputs))
 }
 
 // distinctOuts refuses two output flags naming the same file (the second
@@ -67,6 +54,14 @@ func parentCreatable(flag, out string) error { return flagErr(flag, outpath.Pare
 func flagErr(flag string, err error) error {
 	if err != nil {
 		return fmt.Errorf("%s %w", flag, err)
+	}
+	return nil
+}
+
+// usageFlag is flagErr as a usage error.
+func usageFlag(flag string, err error) error {
+	if err != nil {
+		return usageError{flagErr(flag, err)}
 	}
 	return nil
 }

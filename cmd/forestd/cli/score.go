@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/forestd/forestd/arrowforest/forest"
@@ -158,14 +159,14 @@ func runScore(args []string, env Env) error {
 	if err := checkDataOut("--out", *out, true, append(paths, *modelPath)...); err != nil {
 		return err
 	}
-	m, err := loadModel(*modelPath)
-	if err != nil {
-		return err
-	}
-	resolved, err := modelProbs(m, so.Probs)
-	if err != nil {
-		return err
-	}
+	var m *scoring.Model
+	var resolved scoring.Probs
+	load := sync.OnceValues(func() (_ *scoring.Model, err error) { // ScoreFile's while it reads, or here
+		if m, err = loadModel(*modelPath); err == nil {
+			resolved, err = modelProbs(m, so.Probs)
+		}
+		return m, err
+	})
 	check := func(schema *arrow.Schema) (*arrow.Schema, error) {
 		if err := m.CheckInput(schema); err != nil {
 			return nil, err // Score checks records; a file of no rows gives none
@@ -177,8 +178,11 @@ func runScore(args []string, env Env) error {
 		return outSchema, nil
 	}
 	ctx, stop := interruptible()
-	rows, secs, piped, err := lakescore.ScoreFile(ctx, m, paths, *out, so, check) // one Parquet file, streamed
-	if stop(); err != nil {
+	rows, secs, piped, err := lakescore.ScoreFile(ctx, load, paths, *out, so, check) // one Parquet file, streamed
+	if stop(); err == nil && !piped {
+		_, err = load()
+	}
+	if err != nil {
 		return err
 	} else if !piped { // read whole: the decoded input, then about as much again for the features and predictions
 		if bound, what := memoryBound(isSet(fs, "max-memory"), int64(lakeFlags.maxMemory)); bound > 0 {
