@@ -3,15 +3,15 @@ package cli
 import (
 	"cmp"
 	"errors"
-
 	"fmt"
-	"github.com/apache/arrow/go/v17/arrow"
 	"math"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
 
 	"github.com/forestd/forestd/arrowforest/forest"
 	"github.com/forestd/forestd/arrowforest/model"
