@@ -28,14 +28,15 @@ func Plan(m *scoring.Model, opts Options) (chunk, work, rowGroups int64, err err
 
 // ScoreFilePool is ScoreFile of the one file in with a pool of its own,
 // whose counts it returns: the bytes of buffers handed out, of those made
-// rather than reused, and of those still out after the run.
-func ScoreFilePool(m *scoring.Model, in, out string, opts scoring.Options, check func(*arrow.Schema) (*arrow.Schema, error)) (asked, made, live int64, err error) {
+// rather than reused, and of those still out after the run; and the Score
+// calls the run made.
+func ScoreFilePool(m *scoring.Model, in, out string, opts scoring.Options, check func(*arrow.Schema) (*arrow.Schema, error)) (asked, made, live int64, calls int, err error) {
 	p := &runPool{}
-	_, _, handled, err := scoreFile(context.Background(), func() (*scoring.Model, error) { return m, nil }, in, out, opts, check, p)
+	fp, handled, err := scoreFile(context.Background(), func() (*scoring.Model, error) { return m, nil }, in, out, opts, check, p)
 	if !handled {
-		err = errors.New("not handled")
+		return 0, 0, 0, 0, errors.New("not handled")
 	}
-	return p.asked.Load(), p.made.Load(), p.live.Load(), err
+	return p.asked.Load(), p.made.Load(), p.live.Load(), fp.calls, err
 }
 
 // ScoreFileOverlap is ScoreFile of the one file in whose load returns m
@@ -51,6 +52,6 @@ func ScoreFileOverlap(m *scoring.Model, in, out string, opts scoring.Options, ch
 		overlapped = p.asked.Load() > 0
 		return m, nil
 	}
-	_, _, _, err = scoreFile(context.Background(), load, in, out, opts, check, p)
+	_, _, err = scoreFile(context.Background(), load, in, out, opts, check, p)
 	return overlapped, err
 }

@@ -48,41 +48,47 @@ func ScoreFile(ctx context.Context, load func() (*scoring.Model, error), in []st
 	if len(in) != 1 || !strings.HasSuffix(strings.ToLower(out), ".parquet") {
 		return 0, 0, false, nil
 	}
-	return scoreFile(ctx, load, in[0], out, opts, check, &runPool{})
+	p, handled, err := scoreFile(ctx, load, in[0], out, opts, check, &runPool{})
+	if p == nil {
+		return 0, 0, handled, err
+	}
+	return p.rows, p.secs, handled, err
 }
 
-// scoreFile is ScoreFile of the one file in, with its buffers from pool.
+// scoreFile is ScoreFile of the one file in, with its buffers from pool;
+// p is the run (nil: none).
 func scoreFile(ctx context.Context, load func() (*scoring.Model, error), in, out string, opts scoring.Options,
-	check func(*arrow.Schema) (*arrow.Schema, error), pool *runPool) (rows int64, secs float64, handled bool, err error) {
+	check func(*arrow.Schema) (*arrow.Schema, error), pool *runPool) (p *filePipe, handled bool, err error) {
 	fh, err := os.Open(in)
 	if err != nil {
-		return 0, 0, false, nil
+		return nil, false, nil
 	}
 	defer fh.Close()
 	st, err := fh.Stat()
 	if err != nil || !st.Mode().IsRegular() {
-		return 0, 0, false, nil
+		return nil, false, nil
 	}
 	if ft, err := files.DetectFormat(in); err != nil || ft != files.FormatParquet {
-		return 0, 0, false, nil // the whole read reports an error
+		return nil, false, nil // the whole read reports an error
 	}
 	pf, err := files.OpenParquet(in, fh, st.Size())
 	if err != nil || pf.NumRowGroups() == 0 {
-		return 0, 0, false, nil
+		return nil, false, nil
 	}
 	opts.Mem = pool
-	p := &filePipe{pf: pf, opts: opts}
+	p = &filePipe{pf: pf, opts: opts}
 	handled, err = p.run(ctx, load, out, check)
-	return p.rows, p.secs, handled, err
+	return p, handled, err
 }
 
 // filePipe is one ScoreFile run.
 type filePipe struct {
-	pf   *files.ParquetFile
-	m    *scoring.Model  // load's
-	opts scoring.Options // Mem: the run's runPool
-	rows int64           // scored
-	secs float64         // in Score
+	pf    *files.ParquetFile
+	m     *scoring.Model  // load's
+	opts  scoring.Options // Mem: the run's runPool
+	rows  int64           // scored
+	secs  float64         // in Score
+	calls int             // of Score
 }
 
 // piece is a record on its way from one stage to the next, or the error
@@ -94,9 +100,9 @@ type piece struct {
 
 // run loads the model while the first row group is read, then reads,
 // scores and writes on three goroutines joined by unbuffered channels: at
-// most one row group waits at each hand-over, so the run holds about two
-// row groups' inputs and two prediction records. handled is false when
-// the model predicts several outputs.
+// most one row group waits at each hand-over, so the run holds about a
+// call's row groups and one more, and their prediction records. handled
+// is false when the model predicts several outputs.
 func (p *filePipe) run(ctx context.Context, load func() (*scoring.Model, error), out string, check func(*arrow.Schema) (*arrow.Schema, error)) (handled bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -156,18 +162,41 @@ func (p *filePipe) run(ctx context.Context, load func() (*scoring.Model, error),
 	go func() {
 		defer close(done)
 		defer close(scored)
-		defer drain(read) // after an error or the end of the run
-		for x, ok := first, true; ok; x, ok = <-read {
-			if x.err == nil {
-				x.rec, x.err = p.score(x.rec)
+		defer drain(read)                // after an error or the end of the run
+		pending, closed := &first, false // a piece received and not yet taken
+		for !closed {
+			// a call's row groups: until they hold callRows rows or the
+			// input ends (a read error ends the run)
+			var call []arrow.Record
+			for n := int64(0); n < callRows; {
+				if pending == nil {
+					x, ok := <-read
+					if !ok {
+						closed = true
+						break
+					}
+					pending = &x
+				}
+				if pending.err != nil {
+					failed = pending.err
+					cancel()
+					releaseAll(call)
+					return
+				}
+				call, n = append(call, pending.rec), n+pending.rec.NumRows()
+				pending = nil
 			}
-			if x.err != nil {
-				failed = x.err
+			preds, err := p.score(call)
+			if err != nil {
+				failed = err
 				cancel()
 				return
 			}
-			if !send(scored, x) {
-				return
+			for i, r := range preds {
+				if !send(scored, piece{rec: r}) { // which released r
+					releaseAll(preds[i+1:])
+					return
+				}
 			}
 		}
 	}()
@@ -197,18 +226,37 @@ func (p *filePipe) run(ctx context.Context, load func() (*scoring.Model, error),
 	return true, err
 }
 
-// score scores one row group, which it releases, into its prediction
-// record.
-func (p *filePipe) score(rec arrow.Record) (arrow.Record, error) {
-	defer rec.Release()
+// callRows is the fewest rows of a Score call, as scoring joins records
+// into passes of the forest (its segmentRows): a file of small row groups
+// is scored several row groups a call, so that every thread has blocks of
+// rows to walk.
+const callRows = 1 << 16
+
+// score scores recs (none: nothing), which it releases, into their
+// prediction records.
+func (p *filePipe) score(recs []arrow.Record) ([]arrow.Record, error) {
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	defer releaseAll(recs)
 	o := p.opts
 	o.FirstRow += p.rows
 	t0 := time.Now()
-	preds, err := p.m.Score([]arrow.Record{rec}, o)
+	preds, err := p.m.Score(recs, o)
 	p.secs += time.Since(t0).Seconds()
+	p.calls++
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.pf.Name(), err)
 	}
-	p.rows += rec.NumRows()
-	return preds[0], nil
+	for _, r := range recs {
+		p.rows += r.NumRows()
+	}
+	return preds, nil
+}
+
+// releaseAll releases every record of recs.
+func releaseAll(recs []arrow.Record) {
+	for _, r := range recs {
+		r.Release()
+	}
 }

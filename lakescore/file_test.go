@@ -47,44 +47,63 @@ func predSchema(m *scoring.Model, opts scoring.Options) func(*arrow.Schema) (*ar
 	return func(s *arrow.Schema) (*arrow.Schema, error) { return m.PredictionSchema(s, opts) }
 }
 
-// TestScoreFileSameBytes: a file of 20 row groups scored by ScoreFile,
-// a row group at a time, is byte for byte the file a whole read, one
-// Score call and WriteFile make, for every kind of probability columns,
-// a kept column, a first row other than 0 and 1 or 2 threads; every
-// buffer goes back to the run's pool, and most are reused rather than
-// made (a whole read makes every one).
+// TestScoreFileSameBytes: a file of 20 row groups of 1,000 rows, and one
+// of 400,000 rows in row groups of 40,000, scored by ScoreFile are byte
+// for byte the files a whole read, one Score call and WriteFile make, for
+// every kind of probability columns, a kept column, a first row other
+// than 0 and 1 or 2 threads. Small row groups are scored together (the
+// 20 in one Score call; the 10 in calls of two, 80,000 rows), every
+// buffer goes back to the run's pool, and across calls most are reused
+// rather than made (a whole read makes every one).
 func TestScoreFileSameBytes(t *testing.T) {
 	m := letterModel(t)
-	in := filepath.Join(dataDir, "letter_recognition_zstd_rg1000.parquet")
+	small := filepath.Join(dataDir, "letter_recognition_zstd_rg1000.parquet")
 	dir := t.TempDir()
+	schema, recs := readFile(t, filepath.Join(dataDir, "letter_recognition.parquet"))
+	var twenty []arrow.Record
+	for range 20 {
+		twenty = append(twenty, recs...)
+	}
+	big := filepath.Join(dir, "big.parquet")
+	err := files.WriteFile(big, schema, twenty, files.WriteOptions{RowGroupRows: 40000})
+	release(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i, opts := range []scoring.Options{
-		{Source: in, Threads: 2, Keep: []string{"label"}},
-		{Source: in, Threads: 1, Probs: "top2"},
+		{Source: small, Threads: 2, Keep: []string{"label"}},
+		{Source: small, Threads: 1, Probs: "top2"},
 		{Source: "x", Threads: 2, Probs: "none", FirstRow: 7},
 	} {
-		want, got := filepath.Join(dir, "want.parquet"), filepath.Join(dir, "got.parquet")
-		wholeScore(t, m, in, want, opts)
-		rows, _, handled, err := lakescore.ScoreFile(context.Background(), loaded(m), []string{in}, got, opts, predSchema(m, opts))
-		if err != nil || !handled || rows != 20000 {
-			t.Fatalf("options %d: rows %d, handled %v, %v", i, rows, handled, err)
-		}
-		a, err := os.ReadFile(want)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(got)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(a, b) {
-			t.Fatalf("options %d: ScoreFile wrote %d bytes, the whole read %d, not the same", i, len(b), len(a))
-		}
-		asked, made, live, err := lakescore.ScoreFilePool(m, in, got, opts, predSchema(m, opts))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if live != 0 || made*3 > asked {
-			t.Fatalf("options %d: %d bytes of buffers handed out, %d made, %d not returned; want a third made at most and all returned", i, asked, made, live)
+		for _, c := range []struct {
+			in          string
+			rows, calls int64
+		}{{small, 20000, 1}, {big, 400000, 5}} {
+			want, got := filepath.Join(dir, "want.parquet"), filepath.Join(dir, "got.parquet")
+			wholeScore(t, m, c.in, want, opts)
+			rows, _, handled, err := lakescore.ScoreFile(context.Background(), loaded(m), []string{c.in}, got, opts, predSchema(m, opts))
+			if err != nil || !handled || rows != c.rows {
+				t.Fatalf("options %d, %s: rows %d, handled %v, %v", i, c.in, rows, handled, err)
+			}
+			a, err := os.ReadFile(want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(a, b) {
+				t.Fatalf("options %d, %s: ScoreFile wrote %d bytes, the whole read %d, not the same", i, c.in, len(b), len(a))
+			}
+			asked, made, live, calls, err := lakescore.ScoreFilePool(m, c.in, got, opts, predSchema(m, opts))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if live != 0 || int64(calls) != c.calls || (c.calls > 1 && made*2 > asked) {
+				t.Fatalf("options %d, %s: %d Score calls, want %d; %d bytes of buffers handed out, %d made, %d not returned; want half made at most and all returned",
+					i, c.in, calls, c.calls, asked, made, live)
+			}
 		}
 	}
 }
@@ -178,11 +197,11 @@ func TestScoreFileErrorsLeaveNothing(t *testing.T) {
 	out := filepath.Join(dir, "p.parquet")
 	refused := errors.New("refused")
 	opts := scoring.Options{Threads: 2}
-	_, _, live, err := lakescore.ScoreFilePool(m, good, out, opts, func(*arrow.Schema) (*arrow.Schema, error) { return nil, refused })
+	_, _, live, _, err := lakescore.ScoreFilePool(m, good, out, opts, func(*arrow.Schema) (*arrow.Schema, error) { return nil, refused })
 	if err != refused || live != 0 {
 		t.Fatalf("check refusing: %v, %d bytes not returned", err, live)
 	}
-	_, _, live, err = lakescore.ScoreFilePool(m, bad, out, opts, predSchema(m, opts))
+	_, _, live, _, err = lakescore.ScoreFilePool(m, bad, out, opts, predSchema(m, opts))
 	if err == nil || !strings.Contains(err.Error(), "bad.parquet: row group") || live != 0 {
 		t.Fatalf("corrupt row group: %v, %d bytes not returned", err, live)
 	}
