@@ -21,12 +21,13 @@ import (
 // predictions of g−1, so that no stage waits for the whole file and no
 // core idles while one stage runs alone. Memory holds a few row groups,
 // whose buffers are reused from one row group to the next (runPool;
-// opts.Mem is not used), not the file. Each row group is a Score call of
-// its own, rows numbered from opts.FirstRow across the file, and its
-// prediction record goes to the writer as after a whole read (one record
-// per row group; the writer cuts its row groups every 131,072 rows), so
-// out is byte for byte the file that reading the input whole, one Score
-// call and files.WriteFile give (TestScoreFileSameBytes).
+// opts.Mem is not used), not the file. A Score call takes a row group,
+// or small ones together up to 65,536 rows (callRows), rows numbered from
+// opts.FirstRow across the file, and each row group's prediction record
+// goes to the writer as after a whole read (one record per row group;
+// the writer cuts its row groups every 131,072 rows), so out is byte for
+// byte the file that reading the input whole, one Score call and
+// files.WriteFile give (TestScoreFileSameBytes).
 //
 // check is given the input's schema (every column, as files.ReadFile
 // reads it) before anything is scored and returns the predictions' schema
