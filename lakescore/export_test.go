@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 
+	"github.com/forestd/forestd/internal/bufpool"
 	"github.com/forestd/forestd/scoring"
 )
 
@@ -31,12 +32,13 @@ func Plan(m *scoring.Model, opts Options) (chunk, work, rowGroups int64, err err
 // rather than reused, and of those still out after the run; and the Score
 // calls the run made.
 func ScoreFilePool(m *scoring.Model, in, out string, opts scoring.Options, check func(*arrow.Schema) (*arrow.Schema, error)) (asked, made, live int64, calls int, err error) {
-	p := &runPool{}
-	fp, handled, err := scoreFile(context.Background(), func() (*scoring.Model, error) { return m, nil }, in, out, opts, check, p)
+	p := bufpool.New(runPoolMax, true)
+	fp, handled, err := scoreFile(context.Background(), func() (*scoring.Model, error) { return m, nil }, in, out, 0, opts, check, p)
 	if !handled {
 		return 0, 0, 0, 0, errors.New("not handled")
 	}
-	return p.asked.Load(), p.made.Load(), p.live.Load(), fp.calls, err
+	st := p.Stats()
+	return st.Asked, st.Made, st.Live, fp.calls, err
 }
 
 // ScoreFileOverlap is ScoreFile of the one file in whose load returns m
@@ -44,14 +46,14 @@ func ScoreFilePool(m *scoring.Model, in, out string, opts scoring.Options, check
 // up to 10 s), and says whether it had: the file was being read while the
 // model loaded.
 func ScoreFileOverlap(m *scoring.Model, in, out string, opts scoring.Options, check func(*arrow.Schema) (*arrow.Schema, error)) (overlapped bool, err error) {
-	p := &runPool{}
+	p := bufpool.New(runPoolMax, true)
 	load := func() (*scoring.Model, error) {
-		for end := time.Now().Add(10 * time.Second); p.asked.Load() == 0 && time.Now().Before(end); {
+		for end := time.Now().Add(10 * time.Second); p.Stats().Asked == 0 && time.Now().Before(end); {
 			runtime.Gosched()
 		}
-		overlapped = p.asked.Load() > 0
+		overlapped = p.Stats().Asked > 0
 		return m, nil
 	}
-	_, _, err = scoreFile(context.Background(), load, in, out, opts, check, p)
+	_, _, err = scoreFile(context.Background(), load, in, out, 0, opts, check, p)
 	return overlapped, err
 }

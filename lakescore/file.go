@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 
 	"github.com/forestd/forestd/connectors/files"
+	"github.com/forestd/forestd/internal/bufpool"
 	"github.com/forestd/forestd/scoring"
 )
 
@@ -20,7 +21,7 @@ import (
 // group g+1 while opts.Threads score row group g and another writes the
 // predictions of g−1, so that no stage waits for the whole file and no
 // core idles while one stage runs alone. Memory holds a few row groups,
-// whose buffers are reused from one row group to the next (runPool;
+// whose buffers are reused from one row group to the next (internal/bufpool;
 // opts.Mem is not used), not the file. A Score call takes a row group,
 // or small ones together up to 65,536 rows (callRows), rows numbered from
 // opts.FirstRow across the file, and each row group's prediction record
@@ -44,12 +45,17 @@ import (
 // row of a Score call at once), handled is false, nothing is written, and
 // the caller reads the input whole instead. load and check run on the
 // caller's goroutine.
-func ScoreFile(ctx context.Context, load func() (*scoring.Model, error), in []string, out string, opts scoring.Options,
+//
+// maxBytes, when positive, is the memory the run may hold. A file whose
+// largest row group, decoded, would exceed it inFlight times over is not
+// handled either, so that the caller's whole read refuses it (that read
+// holds at least as much) or, for a file of a few small row groups, fits.
+func ScoreFile(ctx context.Context, load func() (*scoring.Model, error), in []string, out string, maxBytes int64, opts scoring.Options,
 	check func(*arrow.Schema) (*arrow.Schema, error)) (rows int64, secs float64, handled bool, err error) {
 	if len(in) != 1 || !strings.HasSuffix(strings.ToLower(out), ".parquet") {
 		return 0, 0, false, nil
 	}
-	p, handled, err := scoreFile(ctx, load, in[0], out, opts, check, &runPool{})
+	p, handled, err := scoreFile(ctx, load, in[0], out, maxBytes, opts, check, bufpool.New(runPoolMax, true))
 	if p == nil {
 		return 0, 0, handled, err
 	}
@@ -58,8 +64,8 @@ func ScoreFile(ctx context.Context, load func() (*scoring.Model, error), in []st
 
 // scoreFile is ScoreFile of the one file in, with its buffers from pool;
 // p is the run (nil: none).
-func scoreFile(ctx context.Context, load func() (*scoring.Model, error), in, out string, opts scoring.Options,
-	check func(*arrow.Schema) (*arrow.Schema, error), pool *runPool) (p *filePipe, handled bool, err error) {
+func scoreFile(ctx context.Context, load func() (*scoring.Model, error), in, out string, maxBytes int64, opts scoring.Options,
+	check func(*arrow.Schema) (*arrow.Schema, error), pool *bufpool.Pool) (p *filePipe, handled bool, err error) {
 	fh, err := os.Open(in)
 	if err != nil {
 		return nil, false, nil
@@ -76,6 +82,14 @@ func scoreFile(ctx context.Context, load func() (*scoring.Model, error), in, out
 	if err != nil || pf.NumRowGroups() == 0 {
 		return nil, false, nil
 	}
+	if maxBytes > 0 {
+		cols := pf.ColumnNames()
+		for g := range pf.NumRowGroups() {
+			if inFlight*pf.RowGroupBytes(g, cols) > maxBytes {
+				return nil, false, nil
+			}
+		}
+	}
 	opts.Mem = pool
 	p = &filePipe{pf: pf, opts: opts}
 	handled, err = p.run(ctx, load, out, check)
@@ -86,7 +100,7 @@ func scoreFile(ctx context.Context, load func() (*scoring.Model, error), in, out
 type filePipe struct {
 	pf    *files.ParquetFile
 	m     *scoring.Model  // load's
-	opts  scoring.Options // Mem: the run's runPool
+	opts  scoring.Options // Mem: the run's bufpool.Pool
 	rows  int64           // scored
 	secs  float64         // in Score
 	calls int             // of Score
@@ -232,6 +246,16 @@ func (p *filePipe) run(ctx context.Context, load func() (*scoring.Model, error),
 // is scored several row groups a call, so that every thread has blocks of
 // rows to walk.
 const callRows = 1 << 16
+
+// inFlight bounds, in decoded row groups, what a run holds at once: one
+// read ahead, one scored with its feature frame, and the predictions of
+// one being written, each at most a row group's size.
+const inFlight = 4
+
+// runPoolMax is the largest buffer a run's pool keeps: a 131,072-row
+// column of float64 is 1 MiB, so 64 MiB holds any column of a row group
+// a Parquet writer cuts at the default sizes.
+const runPoolMax = 64 << 20
 
 // score scores recs (none: nothing), which it releases, into their
 // prediction records.

@@ -81,7 +81,7 @@ func TestScoreFileSameBytes(t *testing.T) {
 		}{{small, 20000, 1}, {big, 400000, 5}} {
 			want, got := filepath.Join(dir, "want.parquet"), filepath.Join(dir, "got.parquet")
 			wholeScore(t, m, c.in, want, opts)
-			rows, _, handled, err := lakescore.ScoreFile(context.Background(), loaded(m), []string{c.in}, got, opts, predSchema(m, opts))
+			rows, _, handled, err := lakescore.ScoreFile(context.Background(), loaded(m), []string{c.in}, got, 0, opts, predSchema(m, opts))
 			if err != nil || !handled || rows != c.rows {
 				t.Fatalf("options %d, %s: rows %d, handled %v, %v", i, c.in, rows, handled, err)
 			}
@@ -148,13 +148,18 @@ func TestScoreFileNotHandled(t *testing.T) {
 		{[]string{in}, "p.csv"},
 		{[]string{in}, "p.arrow"},
 	} {
-		_, _, handled, err := lakescore.ScoreFile(context.Background(), load, c.in, filepath.Join(dir, c.out), scoring.Options{}, nil)
+		_, _, handled, err := lakescore.ScoreFile(context.Background(), load, c.in, filepath.Join(dir, c.out), 0, scoring.Options{}, nil)
 		if handled || err != nil || loads != 0 {
 			t.Fatalf("%v into %s: handled %v, %v, %d loads", c.in, c.out, handled, err, loads)
 		}
 	}
 	out := filepath.Join(dir, "p.parquet")
-	if _, _, handled, err := lakescore.ScoreFile(context.Background(), load, []string{in}, out, scoring.Options{}, nil); !handled || err != noModel || loads != 1 {
+	// a row group (20,000 rows of 17 columns, over 1 MiB decoded) that
+	// four times over exceeds the bound
+	if _, _, handled, err := lakescore.ScoreFile(context.Background(), load, []string{in}, out, 4<<20, scoring.Options{}, nil); handled || err != nil || loads != 0 {
+		t.Fatalf("bound of 4 MiB: handled %v, %v, %d loads", handled, err, loads)
+	}
+	if _, _, handled, err := lakescore.ScoreFile(context.Background(), load, []string{in}, out, 0, scoring.Options{}, nil); !handled || err != noModel || loads != 1 {
 		t.Fatalf("failed load: handled %v, %v, %d loads", handled, err, loads)
 	}
 	m, rec := swissModel(t)
@@ -163,7 +168,7 @@ func TestScoreFileNotHandled(t *testing.T) {
 	if err := files.WriteFile(swiss, rec.Schema(), []arrow.Record{rec}, files.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, handled, err := lakescore.ScoreFile(context.Background(), loaded(m), []string{swiss}, out, scoring.Options{}, nil); handled || err != nil {
+	if _, _, handled, err := lakescore.ScoreFile(context.Background(), loaded(m), []string{swiss}, out, 0, scoring.Options{}, nil); handled || err != nil {
 		t.Fatalf("drf model: handled %v, %v", handled, err)
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
@@ -207,7 +212,7 @@ func TestScoreFileErrorsLeaveNothing(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, _, handled, err := lakescore.ScoreFile(ctx, loaded(m), []string{good}, out, opts, predSchema(m, opts))
+	_, _, handled, err := lakescore.ScoreFile(ctx, loaded(m), []string{good}, out, 0, opts, predSchema(m, opts))
 	if !handled || !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: handled %v, %v", handled, err)
 	}

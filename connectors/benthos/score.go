@@ -16,6 +16,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/forestd/forestd/connectors/codec"
+	"github.com/forestd/forestd/internal/bufpool"
 	"github.com/forestd/forestd/schemas"
 	"github.com/forestd/forestd/scoring"
 )
@@ -168,7 +169,7 @@ type scoreProc struct {
 	probs       scoring.Probs
 	threads     int
 	mem         memory.Allocator
-	jsonMem     *bufPool // the JSON path's records, released within ProcessBatch
+	jsonMem     *bufpool.Pool // the JSON path's records, released within ProcessBatch
 	log         *service.Logger
 	met         scoreMetrics
 	file        *modelFile
@@ -292,7 +293,7 @@ func (p *scoreProc) jsonSpecOf(m *scoring.Model) *jsonSpec {
 }
 
 func newScoreProc(conf *service.ParsedConfig, mgr *service.Resources) (*scoreProc, error) {
-	p := &scoreProc{mem: memory.DefaultAllocator, jsonMem: &bufPool{}, log: mgr.Logger(), met: newScoreMetrics(mgr.Metrics())}
+	p := &scoreProc{mem: memory.DefaultAllocator, jsonMem: bufpool.New(4<<20, false), log: mgr.Logger(), met: newScoreMetrics(mgr.Metrics())}
 	var err error
 	if p.path, err = conf.FieldString("model"); err != nil {
 		return nil, err

@@ -99,4 +99,12 @@ func TestTrainMemoryBound(t *testing.T) {
 		t.Fatalf("score --max-memory 1MiB: exit %d, stderr %q", code, errs)
 	}
 	mustRun(t, "score", "--model", mdl, "--in", letters, "--out", pred, "--max-memory", "512MiB")
+	// into Parquet: the same refusal for a row group too big to stream
+	// within the bound, while 1,000-row groups stream within it
+	pred = filepath.Join(t.TempDir(), "p.parquet")
+	code, _, errs = run(t, "score", "--model", mdl, "--in", letters, "--out", pred, "--max-memory", "1MiB")
+	if code != ExitError || !strings.Contains(errs, "--in: scoring into one file would hold about") {
+		t.Fatalf("score into Parquet --max-memory 1MiB: exit %d, stderr %q", code, errs)
+	}
+	mustRun(t, "score", "--model", mdl, "--in", filepath.Join(dataDir, "letter_recognition_zstd_rg1000.parquet"), "--out", pred, "--max-memory", "1MiB")
 }

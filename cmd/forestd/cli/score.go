@@ -178,18 +178,17 @@ func runScore(args []string, env Env) error {
 		return outSchema, nil
 	}
 	ctx, stop := interruptible()
-	rows, secs, piped, err := lakescore.ScoreFile(ctx, load, paths, *out, so, check) // one Parquet file, streamed
+	bound, what := memoryBound(isSet(fs, "max-memory"), int64(lakeFlags.maxMemory))
+	rows, secs, piped, err := lakescore.ScoreFile(ctx, load, paths, *out, bound, so, check) // one Parquet file, streamed
 	if stop(); err == nil && !piped {
 		_, err = load()
 	}
 	if err != nil {
 		return err
 	} else if !piped { // read whole: the decoded input, then about as much again for the features and predictions
-		if bound, what := memoryBound(isSet(fs, "max-memory"), int64(lakeFlags.maxMemory)); bound > 0 {
-			if need := 2 * files.DecodedBytes(paths); need > bound {
-				return fmt.Errorf("--in: scoring into one file would hold about %s at once (the decoded input, its features and the predictions), more than %s, the bound being %s: score it as a lake (--out DIR), which reads a row group at a time within --max-memory",
-					bytefmt.Format(need), bytefmt.Format(bound), what)
-			}
+		if need := 2 * files.DecodedBytes(paths); bound > 0 && need > bound {
+			return fmt.Errorf("--in: scoring into one file would hold about %s at once (the decoded input, its features and the predictions), more than %s, the bound being %s: score it as a lake (--out DIR), which reads a row group at a time within --max-memory",
+				bytefmt.Format(need), bytefmt.Format(bound), what)
 		}
 		schema, recs, err := readRecords(paths, nil)
 		if err != nil {
