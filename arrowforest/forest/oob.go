@@ -45,14 +45,21 @@ func outOfBag(c *treeWalk, fr *frame.Frame, inbag []bitset, threads int) *OOB {
 		votes := make([]int32, m*max(K, 1))
 		noob := make([]int32, m)
 		slots := make([]int32, T*m) // a row's leaf class in tree t (classification), -1 in bag
+		rows := make([]int32, 0, m) // tree t's out-of-bag rows of the block
+		leaves := make([]int32, m)
 		for t := range c.trees {
 			in := inbag[t]
+			rows = rows[:0]
 			for i := 0; i < m; i++ {
 				if in.has(r0 + i) {
 					slots[t*m+i] = -1
 					continue
 				}
-				s := c.leaf(t, x[i*c.p:(i+1)*c.p])
+				rows = append(rows, int32(i))
+			}
+			c.leaves(t, x, rows, leaves)
+			for q, i32 := range rows {
+				i, s := int(i32), leaves[q]
 				noob[i]++
 				c.addLeaf(acc[i*stride:(i+1)*stride], t, s)
 				if K > 0 {
