@@ -1,6 +1,7 @@
 package forest
 
 import (
+	"fmt"
 	"sync"
 	"syscall"
 	"testing"
@@ -146,5 +147,49 @@ func benchTrainOutputs(b *testing.B, multi bool) {
 		if _, err := Train(fr, p, TrainOptions{}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkTreeWalkLeaves walks the out-of-bag-like rows (about 37 %, as a
+// bootstrap leaves out) of blocks of bs rows down every tree of the
+// reference forest, as the out-of-bag pass does: "four" is the four-row
+// walk any tree takes (leaves4), "axis8" the eight-row walk of axis trees.
+func BenchmarkTreeWalkLeaves(b *testing.B) {
+	f, te := benchTrunk(b)
+	w := newTreeWalk(f)
+	const n = 16384
+	x := make([]float32, n*w.p)
+	w.transpose(te.Cols, 0, n, x)
+	for _, bs := range []int{4096, 16384} {
+		var rows [][]int32
+		nr := 0
+		for r0 := 0; r0 < n; r0 += bs {
+			var rs []int32
+			for i := int32(0); i < int32(bs); i++ {
+				if uint32(r0+int(i))*2654435761%100 < 37 {
+					rs = append(rs, i)
+				}
+			}
+			rows = append(rows, rs)
+			nr += len(rs)
+		}
+		out := make([]int32, bs)
+		var nodes []axisNode
+		run := func(name string, fn func(t int, xb []float32, rs []int32)) {
+			b.Run(fmt.Sprintf("%s/bs=%d", name, bs), func(b *testing.B) {
+				cpu0 := cpuTime()
+				for range b.N {
+					for k, rs := range rows {
+						xb := x[k*bs*w.p : (k+1)*bs*w.p]
+						for t := range w.trees {
+							fn(t, xb, rs)
+						}
+					}
+				}
+				b.ReportMetric(float64(cpuTime()-cpu0)/float64(nr*b.N), "cpu-ns/row")
+			})
+		}
+		run("four", func(t int, xb []float32, rs []int32) { w.leaves4(t, xb, rs, out) })
+		run("axis8", func(t int, xb []float32, rs []int32) { w.axisLeaves(t, xb, rs, out, &nodes) })
 	}
 }

@@ -47,6 +47,7 @@ func outOfBag(c *treeWalk, fr *frame.Frame, inbag []bitset, threads int) *OOB {
 		slots := make([]int32, T*m) // a row's leaf class in tree t (classification), -1 in bag
 		rows := make([]int32, 0, m) // tree t's out-of-bag rows of the block
 		leaves := make([]int32, m)
+		var nodes []axisNode // axisLeaves' copy of a tree
 		for t := range c.trees {
 			in := inbag[t]
 			rows = rows[:0]
@@ -57,7 +58,7 @@ func outOfBag(c *treeWalk, fr *frame.Frame, inbag []bitset, threads int) *OOB {
 				}
 				rows = append(rows, int32(i))
 			}
-			c.leaves(t, x, rows, leaves)
+			c.leaves(t, x, rows, leaves, &nodes)
 			for q, i32 := range rows {
 				i, s := int(i32), leaves[q]
 				noob[i]++

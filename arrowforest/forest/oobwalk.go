@@ -21,6 +21,9 @@ type treeWalk struct {
 	// the codes alone split at bin edges, so a bin's stand-in value
 	// (tree.Binned.Value) reaches the leaf its raw values reach.
 	bins *tree.Binned
+	// axis marks the trees whose every split is one feature of weight 1
+	// (rf's): leaves walks them with axisStep.
+	axis []bool
 }
 
 // standIns is the stand-in value of each code of feature j.
@@ -66,7 +69,22 @@ func newTreeWalk(f *Forest) *treeWalk {
 	if w.k == 0 {
 		w.stride = w.q
 	}
+	w.axis = make([]bool, len(f.Trees))
+	for t, tr := range f.Trees {
+		w.axis[t] = axisTree(tr)
+	}
 	return w
+}
+
+// axisTree reports whether every split of tr is one feature of weight 1.
+func axisTree(tr *tree.Tree) bool {
+	for i, l := range tr.Left {
+		a0 := tr.AtomStart[i]
+		if l >= 0 && (tr.AtomStart[i+1]-a0 != 1 || tr.AtomWeight[a0] != 1) {
+			return false
+		}
+	}
+	return true
 }
 
 // leaf returns the leaf node of tree t that the row-major row x reaches.
@@ -85,7 +103,16 @@ func (w *treeWalk) leaf(t int, x []float32) int32 {
 // scattered beyond the caches, and the four walks' loads, independent of
 // each other, wait for memory together instead of one after another
 // (issue 31: the out-of-bag walk was 12 % of the CPU of 1M-row training).
-func (w *treeWalk) leaves(t int, x []float32, rows, out []int32) {
+func (w *treeWalk) leaves(t int, x []float32, rows, out []int32, buf *[]axisNode) {
+	if w.axis[t] {
+		w.axisLeaves(t, x, rows, out, buf)
+		return
+	}
+	w.leaves4(t, x, rows, out)
+}
+
+// leaves4 is leaves for any tree, four rows at once with oobStep.
+func (w *treeWalk) leaves4(t int, x []float32, rows, out []int32) {
 	tr := w.trees[t]
 	p := w.p
 	q := 0
@@ -116,6 +143,95 @@ func (w *treeWalk) leaves(t int, x []float32, rows, out []int32) {
 	for ; q < len(rows); q++ {
 		out[q] = w.leaf(t, x[int(rows[q])*p:][:p])
 	}
+}
+
+// axisNode is an axis split of a tree as axisLeaves walks it, in 16
+// bytes: the feature (−1 at a leaf, −2 where the threshold is NaN), the
+// threshold's orderKey and the children. One load reaches what the
+// tree's five arrays give oobStep.
+type axisNode struct {
+	f, key, l, r int32
+}
+
+// axisLeaves is leaves for a tree whose splits are single features of
+// weight 1 (axisTree). It copies the tree into nodes (a worker's buffer,
+// grown as needed) as axisNodes, so that each step of a walk waits for
+// one node load and one value load instead of oobStep's chain of four,
+// and walks eight rows at once.
+func (w *treeWalk) axisLeaves(t int, x []float32, rows, out []int32, buf *[]axisNode) {
+	tr := w.trees[t]
+	nn := len(tr.Left)
+	if cap(*buf) < nn {
+		*buf = make([]axisNode, nn)
+	}
+	nodes := (*buf)[:nn]
+	for i, l := range tr.Left {
+		nd := axisNode{f: -1, l: l, r: tr.Right[i]}
+		if l >= 0 {
+			thr := tr.Threshold[i]
+			nd.f, nd.key = tr.AtomFeature[tr.AtomStart[i]], int32(orderKey(thr)^1<<31)
+			if thr != thr {
+				nd.f = -2
+			}
+		}
+		nodes[i] = nd
+	}
+	p := w.p
+	step := func(i int32, xr []float32) int32 {
+		nd := &nodes[i]
+		if nd.f < 0 { // a NaN threshold
+			return axisStep(tr, i, xr)
+		}
+		v := xr[nd.f]
+		if v != v {
+			return axisStep(tr, i, xr)
+		}
+		right := int32((int64(nd.key) - int64(int32(orderKey(v)^1<<31))) >> 63)
+		return nd.l ^ (nd.l^nd.r)&right
+	}
+	q := 0
+	for ; q+8 <= len(rows); q += 8 {
+		var xs [8][]float32
+		var is [8]int32
+		for k := range xs {
+			xs[k] = x[int(rows[q+k])*p:][:p]
+		}
+		for {
+			more := false
+			for k := range is {
+				if i := is[k]; nodes[i].f != -1 {
+					is[k], more = step(i, xs[k]), true
+				}
+			}
+			if !more {
+				break
+			}
+		}
+		copy(out[q:q+8], is[:])
+	}
+	for ; q < len(rows); q++ {
+		xr := x[int(rows[q])*p:][:p]
+		i := int32(0)
+		for nodes[i].f != -1 {
+			i = step(i, xr)
+		}
+		out[q] = i
+	}
+}
+
+// axisStep is oobStep at a node whose split is one feature of weight 1.
+func axisStep(tr *tree.Tree, i int32, x []float32) int32 {
+	l, r, thr := tr.Left[i], tr.Right[i], tr.Threshold[i]
+	v := x[tr.AtomFeature[tr.AtomStart[i]]]
+	right := int32((int64(orderKey(thr)) - int64(orderKey(v))) >> 63)
+	next := l ^ (l^r)&right
+	if v != v || thr != thr {
+		next = r
+		if v <= thr || (v != v && tr.MissingLeft[i]) {
+			next = l
+		}
+	}
+	return next
 }
 
 // oobStep returns the child of internal node i of tr that row x goes to.

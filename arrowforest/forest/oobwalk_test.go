@@ -103,17 +103,21 @@ func TestTreeWalkSameLeaves(t *testing.T) {
 						}
 					}
 				}
-				// the four-row walk of the out-of-bag pass reaches the same
-				// leaves, for rows in any order and a count not a multiple of 4
+				// the out-of-bag pass's walk (four rows at once, or eight on
+				// an rf tree's axis splits) reaches the same leaves, for rows
+				// in any order and a count not a multiple of 4 or 8
+				if c.p.Forest == KindRF && !w.axis[tr] {
+					t.Fatalf("tree %d: rf tree not walked as axis splits", tr)
+				}
 				var rows []int32
 				for i := n - 1; i >= 0; i -= 1 + i%3 {
 					rows = append(rows, int32(i))
 				}
 				out := make([]int32, len(rows))
-				w.leaves(tr, x, rows, out)
+				w.leaves(tr, x, rows, out, new([]axisNode))
 				for q, r := range rows {
 					if l := w.leaf(tr, x[int(r)*p:][:p]); out[q] != l {
-						t.Fatalf("tree %d row %d: four-row walk leaf %d, walk %d", tr, r, out[q], l)
+						t.Fatalf("tree %d row %d: out-of-bag walk leaf %d, walk %d", tr, r, out[q], l)
 					}
 				}
 			}
