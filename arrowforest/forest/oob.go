@@ -45,19 +45,22 @@ func outOfBag(c *treeWalk, fr *frame.Frame, inbag []bitset, threads int) *OOB {
 		votes := make([]int32, m*max(K, 1))
 		noob := make([]int32, m)
 		slots := make([]int32, T*m) // a row's leaf class in tree t (classification), -1 in bag
-		rows := make([]int32, 0, m) // tree t's out-of-bag rows of the block
+		rowBuf := make([]int32, m)  // tree t's out-of-bag rows of the block
 		leaves := make([]int32, m)
 		var nodes []axisNode // axisLeaves' copy of a tree
 		for t := range c.trees {
 			in := inbag[t]
-			rows = rows[:0]
+			// without a branch on the bootstrap, which goes either way by
+			// chance: every row is written and only an out-of-bag one kept;
+			// every slot is -1 until its out-of-bag class is written
+			nr := 0
 			for i := 0; i < m; i++ {
-				if in.has(r0 + i) {
-					slots[t*m+i] = -1
-					continue
-				}
-				rows = append(rows, int32(i))
+				r := uint(r0 + i)
+				rowBuf[nr] = int32(i)
+				slots[t*m+i] = -1
+				nr += int(in[r>>6]>>(r&63)&1 ^ 1)
 			}
+			rows := rowBuf[:nr]
 			c.leaves(t, x, rows, leaves, &nodes)
 			for q, i32 := range rows {
 				i, s := int(i32), leaves[q]
