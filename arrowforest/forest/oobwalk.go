@@ -178,16 +178,14 @@ func (w *treeWalk) axisLeaves(t int, x []float32, rows, out []int32, buf *[]axis
 	}
 	p := w.p
 	step := func(i int32, xr []float32) int32 {
-		nd := &nodes[i]
-		if nd.f < 0 { // a NaN threshold
-			return axisStep(tr, i, xr)
+		nd := nodes[i]
+		if nd.f >= 0 {
+			if v := xr[nd.f]; v == v {
+				right := int32((int64(nd.key) - int64(int32(orderKey(v)^1<<31))) >> 63)
+				return nd.l ^ (nd.l^nd.r)&right
+			}
 		}
-		v := xr[nd.f]
-		if v != v {
-			return axisStep(tr, i, xr)
-		}
-		right := int32((int64(nd.key) - int64(int32(orderKey(v)^1<<31))) >> 63)
-		return nd.l ^ (nd.l^nd.r)&right
+		return axisStep(tr, i, xr) // a NaN value or threshold
 	}
 	q := 0
 	for ; q+8 <= len(rows); q += 8 {
