@@ -171,3 +171,39 @@ func TestBinCodesFirstUpper(t *testing.T) {
 		}
 	}
 }
+
+// TestSortFloatsAsSort: the radix sort of binColumn gives the array
+// slices.Sort gives, bit for bit, on values of both signs, repeats, ±Inf,
+// subnormals and wide exponents; a column with −0 takes the comparison sort.
+func TestSortFloatsAsSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var keys []uint32
+	for _, n := range []int{0, 100, 4096, 50000} {
+		for _, negZero := range []bool{false, true} {
+			vals := make([]float32, n)
+			for i := range vals {
+				switch rng.IntN(8) {
+				case 0:
+					vals[i] = float32(rng.IntN(5)) - 2
+				case 1:
+					vals[i] = float32(math.Inf(1 - 2*rng.IntN(2)))
+				case 2:
+					vals[i] = math.Float32frombits(rng.Uint32() & 0x807fffff) // subnormal
+				default:
+					vals[i] = math.Float32frombits(rng.Uint32()&^(0xff<<23) | uint32(rng.IntN(255))<<23)
+				}
+			}
+			if negZero && n > 0 {
+				vals[n/2] = float32(math.Copysign(0, -1))
+			}
+			want := slices.Clone(vals)
+			slices.Sort(want)
+			sortFloats(vals, &keys)
+			for i := range want {
+				if math.Float32bits(vals[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("n %d −0 %v: value %d is %v, slices.Sort %v", n, negZero, i, vals[i], want[i])
+				}
+			}
+		}
+	}
+}
