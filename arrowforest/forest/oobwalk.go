@@ -219,22 +219,11 @@ func (w *treeWalk) axisLeaves(t int, x []float32, rows, out []int32, buf *[]axis
 
 // axisStep is oobStep at a node whose split is one feature of weight 1.
 func axisStep(tr *tree.Tree, i int32, x []float32) int32 {
-	l, r, thr := tr.Left[i], tr.Right[i], tr.Threshold[i]
-	v := x[tr.AtomFeature[tr.AtomStart[i]]]
-	right := int32((int64(orderKey(thr)) - int64(orderKey(v))) >> 63)
-	next := l ^ (l^r)&right
-	if v != v || thr != thr {
-		next = r
-		if v <= thr || (v != v && tr.MissingLeft[i]) {
-			next = l
-		}
-	}
-	return next
+	return child(tr, i, x[tr.AtomFeature[tr.AtomStart[i]]])
 }
 
 // oobStep returns the child of internal node i of tr that row x goes to.
 func oobStep(tr *tree.Tree, i int32, x []float32) int32 {
-	l := tr.Left[i]
 	a0, a1 := tr.AtomStart[i], tr.AtomStart[i+1]
 	var v float32
 	if a1-a0 == 1 && tr.AtomWeight[a0] == 1 {
@@ -244,11 +233,16 @@ func oobStep(tr *tree.Tree, i int32, x []float32) int32 {
 			v += x[tr.AtomFeature[q]] * tr.AtomWeight[q]
 		}
 	}
-	// the child is selected without a branch on the comparison, which
-	// goes either way by chance: v ≤ threshold as the sign of the
-	// difference of their orderKeys (axiswalk.go); a NaN, rare, branches to the
-	// comparison itself
-	r, thr := tr.Right[i], tr.Threshold[i]
+	return child(tr, i, v)
+}
+
+// child returns the child of internal node i of tr that the projected
+// value v goes to. It is selected without a branch on the comparison,
+// which goes either way by chance: v ≤ threshold as the sign of the
+// difference of their orderKeys (axiswalk.go); a NaN, rare, branches to
+// the comparison itself.
+func child(tr *tree.Tree, i int32, v float32) int32 {
+	l, r, thr := tr.Left[i], tr.Right[i], tr.Threshold[i]
 	right := int32((int64(orderKey(thr)) - int64(orderKey(v))) >> 63)
 	next := l ^ (l^r)&right
 	if v != v || thr != thr {
