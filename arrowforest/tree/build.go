@@ -905,7 +905,10 @@ func (b *Builder) partition(s, e int, idx []int32, wts []float32, sp split) int 
 		if !sp.binned {
 			bin = b.d.Bins.binOf(j, sp.thr)
 		}
-		return b.partitionCodes(s, e, b.d.Bins.Codes[j], bin, sp.missLeft)
+		if bins := b.d.Bins; bins.rows != nil && e-s < rowPartition {
+			return b.partitionCodes(s, e, bins.rows[j:], len(bins.Codes), bin, sp.missLeft)
+		}
+		return b.partitionCodes(s, e, b.d.Bins.Codes[j], 1, bin, sp.missLeft)
 	}
 	cols, thr, missLeft := b.d.Cols, sp.thr, sp.missLeft
 	i, j := s, e-1
@@ -934,22 +937,36 @@ func (b *Builder) partition(s, e int, idx []int32, wts []float32, sp split) int 
 	return i
 }
 
+// rowPartition is the node size below which partition reads the split
+// feature's codes from the row-major copy (Binned.rows), whose lines the
+// node's histogram pass has just read, rather than from the feature's
+// column, whose lines it has not: at a million rows a node of 128–1,023
+// rows partitions in 5.6 instead of 8.9 ns a row; above about a thousand
+// rows the column, a byte a row, is the cheaper read.
+const rowPartition = 1024
+
 // partitionCodes is partition for a split at code ≤ bin (missing rows,
-// missingCode, go left with missLeft), with the same swaps. It prefetches
-// the column's codes of the rows prefetchAhead ahead of either end (a
-// deep node's rows scatter over the column, a megabyte at a million rows).
-func (b *Builder) partitionCodes(s, e int, codes []uint8, bin uint8, missLeft bool) int {
+// missingCode, go left with missLeft), with the same swaps, reading row
+// r's code at codes[r·stride]: a column (stride 1) or the row-major copy.
+// On a column it prefetches the codes of the rows prefetchAhead ahead of
+// either end (a deep node's rows scatter over the column, a megabyte at a
+// million rows).
+func (b *Builder) partitionCodes(s, e int, codes []uint8, stride int, bin uint8, missLeft bool) int {
 	i, j := s, e-1
 	rows := b.idx
-	// the codes of rows[s:pf] and rows[pb:e] have been prefetched
+	// the codes of rows[s:pf] and rows[pb:e] have been prefetched (a
+	// small node's rows, read by its histogram pass, are in cache)
 	pf, pb := s, e
+	if stride > 1 {
+		pf = e
+	}
 	for i <= j {
 		if pf < i+prefetchAhead && pf < pb {
 			q := min(pf+prefetchChunk, pb)
 			prefetchRows(codes, rows[pf:q], 1)
 			pf = q
 		}
-		if c := codes[rows[i]]; c <= bin || (missLeft && c == missingCode) {
+		if c := codes[int(rows[i])*stride]; c <= bin || (missLeft && c == missingCode) {
 			i++
 			continue
 		}
@@ -959,7 +976,7 @@ func (b *Builder) partitionCodes(s, e int, codes []uint8, bin uint8, missLeft bo
 				prefetchRows(codes, rows[q:pb], 1)
 				pb = q
 			}
-			if c := codes[rows[j]]; c <= bin || (missLeft && c == missingCode) {
+			if c := codes[int(rows[j])*stride]; c <= bin || (missLeft && c == missingCode) {
 				break
 			}
 			j--
