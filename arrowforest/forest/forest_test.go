@@ -2,6 +2,7 @@ package forest
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -223,14 +224,24 @@ func TestRegressionLearnsSignal(t *testing.T) {
 // correlation (dissertation §1.6, eqs 1.25–1.28) the slow, literal way
 // from per-tree OOB votes and compares with the single-pass version.
 func TestStrengthCorrelationNaive(t *testing.T) {
-	fr := trunkFrame(1500, 6, 11)
-	// three classes so ĵ is a real choice
-	for i := range fr.Y {
-		if fr.Cols[2][i] > 1 {
-			fr.Y[i] = 2
-		}
+	for _, K := range []int{2, 3} {
+		t.Run(fmt.Sprintf("%d classes", K), func(t *testing.T) { strengthCorrelationNaive(t, K) })
 	}
-	fr.Classes = []string{"0", "1", "2"}
+}
+
+// strengthCorrelationNaive is TestStrengthCorrelationNaive on K classes:
+// with three ĵ is a real choice and the pass keeps each tree's votes until
+// it knows ĵ; with two ĵ is the other class and the pass counts as it goes.
+func strengthCorrelationNaive(t *testing.T, K int) {
+	fr := trunkFrame(1500, 6, 11)
+	if K == 3 {
+		for i := range fr.Y {
+			if fr.Cols[2][i] > 1 {
+				fr.Y[i] = 2
+			}
+		}
+		fr.Classes = []string{"0", "1", "2"}
+	}
 	p := DefaultParams(frame.TaskClassification)
 	p.Trees = 25
 	f, err := Train(fr, p, TrainOptions{})
@@ -238,7 +249,7 @@ func TestStrengthCorrelationNaive(t *testing.T) {
 		t.Fatal(err)
 	}
 	// regenerate in-bag sets from the tree seeds
-	n, T, K := fr.NRows, len(f.Trees), 3
+	n, T := fr.NRows, len(f.Trees)
 	inbag := make([][]bool, T)
 	counts := make([]uint32, n)
 	for tt := 0; tt < T; tt++ {

@@ -37,15 +37,33 @@ func outOfBag(c *treeWalk, fr *frame.Frame, inbag []bitset, threads int) *OOB {
 	p2 := make([]int64, T)
 	nt := make([]int64, T)
 
-	forBlocks(n, threads, blockRows(n, threads, c.p, T, c.stride+K), c.p, c.stride, true, func(r0, r1 int, x []float32, acc []float64) {
+	// Only with more than two classes does a tree's p2 need the row's ĵ,
+	// known after all the trees: the block keeps each tree's class of each
+	// row (slots) until then. With two, ĵ is the class other than y.
+	slotted := K > 2
+	perTree := 0
+	if slotted {
+		perTree = T
+	}
+	bs := c.oobBlock
+	if bs == 0 {
+		bs = c.oobBlockRows(n, threads, perTree)
+	}
+	forBlocks(n, threads, bs, c.p, c.stride, true, func(r0, r1 int, x []float32, acc []float64) {
 		c.transpose(fr.Cols, r0, r1, x)
 		m := r1 - r0
 		stride := c.stride
 		clear(acc[:m*stride])
 		votes := make([]int32, m*max(K, 1))
 		noob := make([]int32, m)
-		slots := make([]int32, T*m) // a row's leaf class in tree t (classification), -1 in bag
-		rowBuf := make([]int32, m)  // tree t's out-of-bag rows of the block
+		var slots []int32 // a row's leaf class in tree t (slotted), -1 in bag
+		if slotted {
+			slots = make([]int32, T*m)
+		}
+		lp1 := make([]int64, T)
+		lp2 := make([]int64, T)
+		lnt := make([]int64, T)
+		rowBuf := make([]int32, m) // tree t's out-of-bag rows of the block
 		leaves := make([]int32, m)
 		var nodes []axisNode // axisLeaves' copy of a tree
 		for t := range c.trees {
@@ -57,8 +75,12 @@ func outOfBag(c *treeWalk, fr *frame.Frame, inbag []bitset, threads int) *OOB {
 			for i := 0; i < m; i++ {
 				r := uint(r0 + i)
 				rowBuf[nr] = int32(i)
-				slots[t*m+i] = -1
 				nr += int(in[r>>6]>>(r&63)&1 ^ 1)
+			}
+			if slotted {
+				for i := range m {
+					slots[t*m+i] = -1
+				}
 			}
 			rows := rowBuf[:nr]
 			c.leaves(t, x, rows, leaves, &nodes)
@@ -68,8 +90,17 @@ func outOfBag(c *treeWalk, fr *frame.Frame, inbag []bitset, threads int) *OOB {
 				c.addLeaf(acc[i*stride:(i+1)*stride], t, s)
 				if K > 0 {
 					h := c.leafClass(t, s)
-					slots[t*m+i] = h
 					votes[i*K+int(h)]++
+					switch {
+					case slotted:
+						slots[t*m+i] = h
+					case h == fr.Y[r0+i]:
+						lnt[t]++
+						lp1[t]++
+					default: // K = 2: h is ĵ
+						lnt[t]++
+						lp2[t]++
+					}
 				}
 			}
 		}
@@ -107,10 +138,7 @@ func outOfBag(c *treeWalk, fr *frame.Frame, inbag []bitset, threads int) *OOB {
 		if K == 0 {
 			return
 		}
-		lp1 := make([]int64, T)
-		lp2 := make([]int64, T)
-		lnt := make([]int64, T)
-		for t := 0; t < T; t++ {
+		for t := 0; slotted && t < T; t++ {
 			for i := 0; i < m; i++ {
 				h := slots[t*m+i]
 				if h < 0 {
@@ -578,4 +606,35 @@ func argmax(v []float64) int {
 		}
 	}
 	return best
+}
+
+// oobBlockRows is the out-of-bag pass's block of rows: blockRows' block
+// (perTree int32 a row and tree for the slots), or more rows where the rf
+// trees are large beside it. A block copies each rf tree into axisNodes
+// (axisLeaves), a cost of the tree's nodes, so fixed blocks make the
+// copies grow as n²: at a million rows they cost half the walk, at ten
+// million five times it. A block of at least half a tree's nodes in rows
+// keeps them a fraction of the walk; its buffers stay within two bytes a
+// node of the forest, about a tenth of the trees' own memory.
+func (w *treeWalk) oobBlockRows(n, threads, perTree int) int {
+	b := blockRows(n, threads, w.p, perTree, w.stride+w.k)
+	nodes, trees := 0, 0
+	for t, tr := range w.trees {
+		if w.axis[t] {
+			nodes += len(tr.Left)
+			trees++
+		}
+	}
+	if trees == 0 || perTree > 0 {
+		return b
+	}
+	threads = max(threads, 1)
+	rowBytes := 4*w.p + 8*w.stride + 4*w.k + 16 // x, acc, votes, noob and three row lists
+	want := min(nodes/trees/2, n/threads, 2*nodes/threads/rowBytes)
+	if want <= b {
+		return b
+	}
+	nb := (n + want - 1) / want
+	nb = (nb + threads - 1) / threads * threads
+	return max((n+nb-1)/nb, 1)
 }

@@ -24,6 +24,9 @@ type treeWalk struct {
 	// axis marks the trees whose every split is one feature of weight 1
 	// (rf's): leaves walks them with axisStep.
 	axis []bool
+	// oobBlock, when set (tests), is the rows of a block of the
+	// out-of-bag pass instead of oobBlockRows'.
+	oobBlock int
 }
 
 // standIns is the stand-in value of each code of feature j.

@@ -2,9 +2,11 @@ package forest
 
 import (
 	"math"
+	"reflect"
 	"testing"
 
 	"github.com/forestd/forestd/arrowforest/frame"
+	"github.com/forestd/forestd/arrowforest/tree"
 	"github.com/forestd/forestd/internal/fixture"
 )
 
@@ -173,4 +175,71 @@ func (c *Compiled) usedFeaturesCompiled(t int) []bool {
 		}
 	}
 	return used
+}
+
+// The out-of-bag estimates do not depend on how the pass cuts the rows
+// into blocks (oobBlockRows), for two classes, which count each tree's
+// votes as they go, for three, which keep them until ĵ is known, and for
+// regression.
+func TestOOBBlocksSameEstimates(t *testing.T) {
+	two := trunkFrame(2000, 6, 5)
+	three := trunkFrame(2000, 6, 5)
+	for i := range three.Y {
+		if three.Cols[2][i] > 1 {
+			three.Y[i] = 2
+		}
+	}
+	three.Classes = []string{"0", "1", "2"}
+	reg := regressionFrame(2000, 6, 5)
+	for name, fr := range map[string]*frame.Frame{"two classes": two, "three classes": three, "regression": reg} {
+		task := frame.TaskClassification
+		if fr.YReg != nil {
+			task = frame.TaskRegression
+		}
+		p := DefaultParams(task)
+		p.Trees = 12
+		f, err := Train(fr, p, TrainOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := inBagSets(fr.NRows, p.Trees, p.Seed)
+		c := newTreeWalk(f)
+		want := outOfBag(c, fr, in, 2)
+		for _, bs := range []int{64, 333, 2000} {
+			c.oobBlock = bs
+			if got := outOfBag(c, fr, in, 2); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s, blocks of %d rows: %+v, want %+v", name, bs, got, want)
+			}
+		}
+	}
+}
+
+// oobBlockRows gives a forest of large rf trees blocks of up to half a
+// tree's nodes in rows, within two bytes a node of buffers (at a million
+// rows the bound: 31,250 rows against blockRows' 16,384), as many blocks
+// as a multiple of the threads; small trees, or more than two
+// classes (whose blocks hold a slot a tree and row), keep blockRows'.
+func TestOOBBlockRows(t *testing.T) {
+	walk := func(trees, nodes, k int) *treeWalk {
+		w := &treeWalk{p: 50, k: k, stride: k}
+		for range trees {
+			w.trees = append(w.trees, &tree.Tree{Left: make([]int32, nodes)})
+			w.axis = append(w.axis, true)
+		}
+		return w
+	}
+	const n, threads = 1_000_000, 2
+	big := walk(100, 76_000, 2)
+	b := big.oobBlockRows(n, threads, 0)
+	rowBytes := 4*50 + 8*2 + 4*2 + 16
+	if b < 30_000 || b*rowBytes > 2*100*76_000/threads || (n+b-1)/b%threads != 0 {
+		t.Fatalf("1M rows, 100 trees of 76,000 nodes: blocks of %d rows", b)
+	}
+	if b, want := big.oobBlockRows(n, threads, 100), blockRows(n, threads, 50, 100, 4); b != want {
+		t.Fatalf("with slots: blocks of %d rows, blockRows gives %d", b, want)
+	}
+	small := walk(100, 9_000, 2)
+	if b, want := small.oobBlockRows(100_000, threads, 0), blockRows(100_000, threads, 50, 0, 4); b != want {
+		t.Fatalf("100k rows, trees of 9,000 nodes: blocks of %d rows, blockRows gives %d", b, want)
+	}
 }
