@@ -30,7 +30,10 @@ func outOfBag(c *treeWalk, fr *frame.Frame, inbag []bitset, threads int) *OOB {
 	hasOOB := make([]bool, n)
 	wrong := make([]bool, n)
 	margin := make([]float64, n)
-	sqerr := make([]float64, n*Q) // per row and output (regression)
+	var sqerr []float64 // per row and output (regression)
+	if K == 0 {
+		sqerr = make([]float64, n*Q)
+	}
 	// per-worker per-tree counts, merged after (integers: order-free)
 	var mu sync.Mutex
 	p1 := make([]int64, T)

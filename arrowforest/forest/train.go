@@ -162,6 +162,9 @@ func Train(fr *frame.Frame, p Params, opts TrainOptions) (*Forest, error) {
 	if err := s.grow(opts, g, p.Trees, progressFunc(opts, 0, p.Trees)); err != nil {
 		return nil, err
 	}
+	if s.d.Bins != nil {
+		s.d.Bins.DropRows() // no more trees grow
+	}
 	return s.finish(g)
 }
 
