@@ -615,10 +615,13 @@ func argmax(v []float64) int {
 // (perTree int32 a row and tree for the slots), or more rows where the rf
 // trees are large beside it. A block copies each rf tree into axisNodes
 // (axisLeaves), a cost of the tree's nodes, so fixed blocks make the
-// copies grow as n²: at a million rows they cost half the walk, at ten
-// million five times it. A block of at least half a tree's nodes in rows
-// keeps them a fraction of the walk; its buffers stay within two bytes a
-// node of the forest, about a tenth of the trees' own memory.
+// copies grow as n²: at ten million rows a tree's copy is 10.5 MB and the
+// copies cost five times the walk. Where a tree's copy outweighs the
+// block's rows (x, 4p bytes a row), a block takes up to half a tree's
+// nodes in rows, its buffers within two bytes a node of the forest, about
+// a tenth of the trees' own memory. Below that the copy is the cheaper
+// cost: at a million rows blocks of twice the rows spilled x from the
+// cache and made the walk 1.4× slower.
 func (w *treeWalk) oobBlockRows(n, threads, perTree int) int {
 	b := blockRows(n, threads, w.p, perTree, w.stride+w.k)
 	nodes, trees := 0, 0
@@ -628,7 +631,7 @@ func (w *treeWalk) oobBlockRows(n, threads, perTree int) int {
 			trees++
 		}
 	}
-	if trees == 0 || perTree > 0 {
+	if trees == 0 || perTree > 0 || 16*nodes/trees <= 4*w.p*b {
 		return b
 	}
 	threads = max(threads, 1)

@@ -214,11 +214,12 @@ func TestOOBBlocksSameEstimates(t *testing.T) {
 	}
 }
 
-// oobBlockRows gives a forest of large rf trees blocks of up to half a
-// tree's nodes in rows, within two bytes a node of buffers (at a million
-// rows the bound: 31,250 rows against blockRows' 16,384), as many blocks
-// as a multiple of the threads; small trees, or more than two
-// classes (whose blocks hold a slot a tree and row), keep blockRows'.
+// oobBlockRows gives a forest of rf trees whose 16-byte copy outweighs a
+// block's rows (ten million rows: 656,000 nodes a tree) blocks of up to
+// half a tree's nodes in rows, within two bytes a node of buffers, as many
+// blocks as a multiple of the threads; smaller trees (a million rows:
+// 76,000 nodes), or more than two classes (whose blocks hold a slot a
+// tree and row), keep blockRows'.
 func TestOOBBlockRows(t *testing.T) {
 	walk := func(trees, nodes, k int) *treeWalk {
 		w := &treeWalk{p: 50, k: k, stride: k}
@@ -228,18 +229,18 @@ func TestOOBBlockRows(t *testing.T) {
 		}
 		return w
 	}
-	const n, threads = 1_000_000, 2
-	big := walk(100, 76_000, 2)
+	const n, threads = 10_000_000, 2
+	big := walk(100, 656_000, 2)
 	b := big.oobBlockRows(n, threads, 0)
 	rowBytes := 4*50 + 8*2 + 4*2 + 16
-	if b < 30_000 || b*rowBytes > 2*100*76_000/threads || (n+b-1)/b%threads != 0 {
-		t.Fatalf("1M rows, 100 trees of 76,000 nodes: blocks of %d rows", b)
+	if b < 250_000 || b*rowBytes > 2*100*656_000/threads || (n+b-1)/b%threads != 0 {
+		t.Fatalf("10M rows, 100 trees of 656,000 nodes: blocks of %d rows", b)
 	}
 	if b, want := big.oobBlockRows(n, threads, 100), blockRows(n, threads, 50, 100, 4); b != want {
 		t.Fatalf("with slots: blocks of %d rows, blockRows gives %d", b, want)
 	}
-	small := walk(100, 9_000, 2)
-	if b, want := small.oobBlockRows(100_000, threads, 0), blockRows(100_000, threads, 50, 0, 4); b != want {
-		t.Fatalf("100k rows, trees of 9,000 nodes: blocks of %d rows, blockRows gives %d", b, want)
+	mid := walk(100, 76_000, 2)
+	if b, want := mid.oobBlockRows(1_000_000, threads, 0), blockRows(1_000_000, threads, 50, 0, 4); b != want {
+		t.Fatalf("1M rows, trees of 76,000 nodes: blocks of %d rows, blockRows gives %d", b, want)
 	}
 }
