@@ -382,9 +382,13 @@ func blockRows(n, threads, p, perTree, perRow int) int {
 	if perRow > 0 {
 		b = min(b, (1<<23)/perRow)
 	}
-	b = max(b, 64)
-	// equal blocks, as many as a multiple of the threads, so no worker is
-	// left with one block more than the others
+	return equalBlocks(n, threads, max(b, 64))
+}
+
+// equalBlocks turns blocks of at most b rows into equal blocks, as many as
+// a multiple of the threads, so no worker is left with one block more
+// than the others.
+func equalBlocks(n, threads, b int) int {
 	t := max(threads, 1)
 	nb := (n + b - 1) / b
 	nb = (nb + t - 1) / t * t

@@ -235,12 +235,7 @@ func TestStrengthCorrelationNaive(t *testing.T) {
 func strengthCorrelationNaive(t *testing.T, K int) {
 	fr := trunkFrame(1500, 6, 11)
 	if K == 3 {
-		for i := range fr.Y {
-			if fr.Cols[2][i] > 1 {
-				fr.Y[i] = 2
-			}
-		}
-		fr.Classes = []string{"0", "1", "2"}
+		threeClasses(fr)
 	}
 	p := DefaultParams(frame.TaskClassification)
 	p.Trees = 25

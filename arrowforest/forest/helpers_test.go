@@ -63,3 +63,15 @@ func trainCompiled(t testing.TB, fr *frame.Frame, p Params) (*Forest, *Compiled)
 	}
 	return f, c
 }
+
+// threeClasses relabels fr (trunkFrame) in place to three classes: rows
+// whose third feature exceeds 1 become class 2, so ĵ is a real choice.
+func threeClasses(fr *frame.Frame) *frame.Frame {
+	for i := range fr.Y {
+		if fr.Cols[2][i] > 1 {
+			fr.Y[i] = 2
+		}
+	}
+	fr.Classes = []string{"0", "1", "2"}
+	return fr
+}

@@ -640,7 +640,5 @@ func (w *treeWalk) oobBlockRows(n, threads, perTree int) int {
 	if want <= b {
 		return b
 	}
-	nb := (n + want - 1) / want
-	nb = (nb + threads - 1) / threads * threads
-	return max((n+nb-1)/nb, 1)
+	return equalBlocks(n, threads, want)
 }

@@ -183,13 +183,7 @@ func (c *Compiled) usedFeaturesCompiled(t int) []bool {
 // regression.
 func TestOOBBlocksSameEstimates(t *testing.T) {
 	two := trunkFrame(2000, 6, 5)
-	three := trunkFrame(2000, 6, 5)
-	for i := range three.Y {
-		if three.Cols[2][i] > 1 {
-			three.Y[i] = 2
-		}
-	}
-	three.Classes = []string{"0", "1", "2"}
+	three := threeClasses(trunkFrame(2000, 6, 5))
 	reg := regressionFrame(2000, 6, 5)
 	for name, fr := range map[string]*frame.Frame{"two classes": two, "three classes": three, "regression": reg} {
 		task := frame.TaskClassification
