@@ -6,8 +6,8 @@ import (
 	"sync"
 )
 
-// missingCode is the bin code of a missing (NaN) value.
-const missingCode = 255
+// MissingCode is the bin code of a missing (NaN) value.
+const MissingCode = 255
 
 // MaxBins is the largest number of non-missing bins per feature.
 const MaxBins = 255
@@ -66,7 +66,7 @@ func (b *Binned) binOf(j int, thr float32) uint8 {
 // the bin's upper edge, +Inf for the top bin, NaN for missing. A tree
 // grown on codes routes it as it routes the raw values.
 func (b *Binned) Value(j int, c uint8) float32 {
-	if c == missingCode {
+	if c == MissingCode {
 		return float32(math.NaN())
 	}
 	if int(c) < len(b.Upper[j]) {
@@ -153,7 +153,7 @@ func binColumn(col []float32, maxBins int, scratch []float32, keys *[]uint32, b 
 	}
 	for i, v := range col {
 		if v != v {
-			codes[i] = missingCode
+			codes[i] = MissingCode
 			continue
 		}
 		k := orderKey(v)

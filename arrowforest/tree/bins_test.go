@@ -18,7 +18,7 @@ func TestMidpoint(t *testing.T) {
 }
 
 // checkBins verifies the invariant the split search relies on: code ≤ b
-// exactly when x ≤ Upper[b], and missing values get missingCode.
+// exactly when x ≤ Upper[b], and missing values get MissingCode.
 func checkBins(t *testing.T, col []float32, b *Binned) {
 	t.Helper()
 	up := b.Upper[0]
@@ -28,7 +28,7 @@ func checkBins(t *testing.T, col []float32, b *Binned) {
 	for i, v := range col {
 		c := b.Codes[0][i]
 		if v != v {
-			if c != missingCode {
+			if c != MissingCode {
 				t.Fatalf("NaN got code %d", c)
 			}
 			continue
@@ -155,7 +155,7 @@ func TestBinCodesFirstUpper(t *testing.T) {
 	for j, col := range cols {
 		up := bins.Upper[j]
 		for i, v := range col {
-			want := uint8(missingCode)
+			want := uint8(MissingCode)
 			if v == v {
 				want = uint8(len(up))
 				for b, u := range up {

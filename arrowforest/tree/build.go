@@ -589,7 +589,7 @@ func (b *Builder) searchBinned(j, s, e int) split {
 		b.clearClasses(b.miss)
 		for k := s; k < e; k++ {
 			c := codes[b.idx[k]]
-			if c == missingCode {
+			if c == MissingCode {
 				b.miss[b.y[k]] += b.w[k]
 				continue
 			}
@@ -607,7 +607,7 @@ func (b *Builder) searchBinned(j, s, e int) split {
 		n += w
 		sum += wy
 		c := codes[b.idx[k]]
-		if c == missingCode {
+		if c == MissingCode {
 			nm += w
 			sm += wy
 			continue
@@ -742,11 +742,11 @@ func (b *Builder) projectNode(idx []int32, wts []float32, s, e int) []float32 {
 	}
 	vals, rows := b.proj[:m], b.idx[s:e]
 	if b.codes { // an axis atom of weight 1 (findSplit): the bin codes
-		codes := b.d.Bins.Codes[idx[0]]
+		codes, stride := b.codesOf(int(idx[0]), s, e)
 		nan := float32(math.NaN())
 		for i, r := range rows {
-			c := codes[r]
-			if c == missingCode {
+			c := codes[int(r)*stride]
+			if c == MissingCode {
 				vals[i] = nan
 			} else {
 				vals[i] = float32(c)
@@ -905,10 +905,8 @@ func (b *Builder) partition(s, e int, idx []int32, wts []float32, sp split) int 
 		if !sp.binned {
 			bin = b.d.Bins.binOf(j, sp.thr)
 		}
-		if bins := b.d.Bins; bins.rows != nil && e-s < rowPartition {
-			return b.partitionCodes(s, e, bins.rows[j:], len(bins.Codes), bin, sp.missLeft)
-		}
-		return b.partitionCodes(s, e, b.d.Bins.Codes[j], 1, bin, sp.missLeft)
+		codes, stride := b.codesOf(j, s, e)
+		return b.partitionCodes(s, e, codes, stride, bin, sp.missLeft)
 	}
 	cols, thr, missLeft := b.d.Cols, sp.thr, sp.missLeft
 	i, j := s, e-1
@@ -937,16 +935,26 @@ func (b *Builder) partition(s, e int, idx []int32, wts []float32, sp split) int 
 	return i
 }
 
-// rowPartition is the node size below which partition reads the split
-// feature's codes from the row-major copy (Binned.rows), whose lines the
-// node's histogram pass has just read, rather than from the feature's
+// rowPartition is the node size below which a node reads a feature's
+// codes from the row-major copy (Binned.rows), whose lines its histogram
+// pass, or its parent's, has just read, rather than from the feature's
 // column, whose lines it has not: at a million rows a node of 128–1,023
 // rows partitions in 5.6 instead of 8.9 ns a row; above about a thousand
 // rows the column, a byte a row, is the cheaper read.
 const rowPartition = 1024
 
+// codesOf returns where node [s, e) reads feature j's codes: row r's code
+// is codes[r·stride], in the row-major copy below rowPartition rows, else
+// in the feature's column.
+func (b *Builder) codesOf(j, s, e int) (codes []uint8, stride int) {
+	if bins := b.d.Bins; bins.rows != nil && e-s < rowPartition {
+		return bins.rows[j:], len(bins.Codes)
+	}
+	return b.d.Bins.Codes[j], 1
+}
+
 // partitionCodes is partition for a split at code ≤ bin (missing rows,
-// missingCode, go left with missLeft), with the same swaps, reading row
+// MissingCode, go left with missLeft), with the same swaps, reading row
 // r's code at codes[r·stride]: a column (stride 1) or the row-major copy.
 // On a column it prefetches the codes of the rows prefetchAhead ahead of
 // either end (a deep node's rows scatter over the column, a megabyte at a
@@ -966,7 +974,7 @@ func (b *Builder) partitionCodes(s, e int, codes []uint8, stride int, bin uint8,
 			prefetchRows(codes, rows[pf:q], 1)
 			pf = q
 		}
-		if c := codes[int(rows[i])*stride]; c <= bin || (missLeft && c == missingCode) {
+		if c := codes[int(rows[i])*stride]; c <= bin || (missLeft && c == MissingCode) {
 			i++
 			continue
 		}
@@ -976,7 +984,7 @@ func (b *Builder) partitionCodes(s, e int, codes []uint8, stride int, bin uint8,
 				prefetchRows(codes, rows[q:pb], 1)
 				pb = q
 			}
-			if c := codes[int(rows[j])*stride]; c <= bin || (missLeft && c == missingCode) {
+			if c := codes[int(rows[j])*stride]; c <= bin || (missLeft && c == MissingCode) {
 				break
 			}
 			j--

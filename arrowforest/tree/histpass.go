@@ -1,7 +1,7 @@
 package tree
 
 // histSlotBins is the number of bins of a one-pass histogram slot: the
-// 255 codes of non-missing bins and missingCode last, so a missing row
+// 255 codes of non-missing bins and MissingCode last, so a missing row
 // lands in its own bin without a branch.
 const histSlotBins = MaxBins + 1
 
@@ -73,7 +73,7 @@ func (b *Builder) buildHists(s, e int) bool {
 	for f, j := range b.hfeat {
 		h := hb[f*stride : (f+1)*stride]
 		clear(h[:bins.NBins(int(j))*K])
-		clear(h[missingCode*K:])
+		clear(h[MissingCode*K:])
 	}
 	p := len(bins.Codes)
 	rows := bins.rows
@@ -151,8 +151,8 @@ func (b *Builder) scanSlot(j, slot int) split {
 		occ = b.hocc[4*slot : 4*slot+4]
 	}
 	if b.d.K > 0 {
-		copy(b.miss, h[missingCode*K:])
+		copy(b.miss, h[MissingCode*K:])
 		return b.scanClasses(j, h[:nb*K], occ)
 	}
-	return b.scanReg(j, h[:nb*2], b.hn[0], b.hn[1], h[missingCode*2], h[missingCode*2+1], occ)
+	return b.scanReg(j, h[:nb*2], b.hn[0], b.hn[1], h[MissingCode*2], h[MissingCode*2+1], occ)
 }

@@ -133,7 +133,7 @@ func (b *Builder) searchBinnedMulti(j, s, e int) split {
 		w := b.w[k]
 		n += w
 		slot := mm
-		if c := codes[b.idx[k]]; c != missingCode {
+		if c := codes[b.idx[k]]; c != MissingCode {
 			slot = h[int(c)*st : int(c)*st+st]
 		}
 		slot[0] += w
