@@ -52,9 +52,16 @@ func outOfBag(c *treeWalk, fr *frame.Frame, inbag []bitset, threads int) *OOB {
 	if bs == 0 {
 		bs = c.oobBlockRows(n, threads, perTree)
 	}
-	forBlocks(n, threads, bs, c.p, c.stride, true, func(r0, r1 int, x []float32, acc []float64) {
-		c.transpose(fr.Cols, r0, r1, x)
+	splits := c.codeSplits(fr.Cols) // walk the codes (codewalk.go), or nil
+	forBlocks(n, threads, bs, c.p, c.stride, splits == nil, func(r0, r1 int, x []float32, acc []float64) {
 		m := r1 - r0
+		var xc []uint8
+		if splits != nil {
+			xc = make([]uint8, m*c.p)
+			c.codeRows(r0, r1, xc)
+		} else {
+			c.transpose(fr.Cols, r0, r1, x)
+		}
 		stride := c.stride
 		clear(acc[:m*stride])
 		votes := make([]int32, m*max(K, 1))
@@ -86,7 +93,11 @@ func outOfBag(c *treeWalk, fr *frame.Frame, inbag []bitset, threads int) *OOB {
 				}
 			}
 			rows := rowBuf[:nr]
-			c.leaves(t, x, rows, leaves, &nodes)
+			if splits != nil {
+				c.codeLeaves(t, splits[t], xc, rows, leaves, &nodes)
+			} else {
+				c.leaves(t, x, rows, leaves, &nodes)
+			}
 			for q, i32 := range rows {
 				i, s := int(i32), leaves[q]
 				noob[i]++
