@@ -4,7 +4,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/forestd/forestd/arrowforest/frame"
 	"github.com/forestd/forestd/arrowforest/tree"
 )
 
@@ -13,21 +12,8 @@ import (
 // missing values (MissingLeft both ways), three classes and regression;
 // it is taken only when every column is released.
 func TestCodeWalkSameOOB(t *testing.T) {
-	two := trunkFrame(2000, 6, 5)
-	withMissing(two, 0.05, 2)
-	three := threeClasses(trunkFrame(2000, 6, 5))
-	reg := regressionFrame(2000, 6, 5)
-	for name, fr := range map[string]*frame.Frame{"two classes": two, "three classes": three, "regression": reg} {
-		task := frame.TaskClassification
-		if fr.YReg != nil {
-			task = frame.TaskRegression
-		}
-		p := DefaultParams(task)
-		p.Trees, p.Threads = 12, 2
-		f, err := Train(fr, p, TrainOptions{codesFrom: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
+	for name, fr := range oobFrames(0.05) {
+		f, p := trainOOB(t, fr, TrainOptions{codesFrom: 1})
 		c := newTreeWalk(f)
 		c.bins = tree.NewBinned(fr.Cols, p.Bins, 2)
 		standIns := *fr

@@ -75,3 +75,34 @@ func threeClasses(fr *frame.Frame) *frame.Frame {
 	fr.Classes = []string{"0", "1", "2"}
 	return fr
 }
+
+// oobFrames is Trunk (2,000 rows, 6 features) as two classes, with missing
+// values at rate missing, as three classes and as regression: the frames
+// of the out-of-bag tests.
+func oobFrames(missing float64) map[string]*frame.Frame {
+	two := trunkFrame(2000, 6, 5)
+	if missing > 0 {
+		withMissing(two, missing, 2)
+	}
+	return map[string]*frame.Frame{
+		"two classes":   two,
+		"three classes": threeClasses(trunkFrame(2000, 6, 5)),
+		"regression":    regressionFrame(2000, 6, 5),
+	}
+}
+
+// trainOOB trains 12 trees of fr's task's default parameters with opts.
+func trainOOB(t *testing.T, fr *frame.Frame, opts TrainOptions) (*Forest, Params) {
+	t.Helper()
+	task := frame.TaskClassification
+	if fr.YReg != nil {
+		task = frame.TaskRegression
+	}
+	p := DefaultParams(task)
+	p.Trees, p.Threads = 12, 2
+	f, err := Train(fr, p, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, p
+}

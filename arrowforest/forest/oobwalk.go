@@ -163,11 +163,7 @@ type axisNode struct {
 // and walks eight rows at once.
 func (w *treeWalk) axisLeaves(t int, x []float32, rows, out []int32, buf *[]axisNode) {
 	tr := w.trees[t]
-	nn := len(tr.Left)
-	if cap(*buf) < nn {
-		*buf = make([]axisNode, nn)
-	}
-	nodes := (*buf)[:nn]
+	nodes := nodeBuf(buf, len(tr.Left))
 	for i, l := range tr.Left {
 		nd := axisNode{f: -1, l: l, r: tr.Right[i]}
 		if l >= 0 {
@@ -179,7 +175,6 @@ func (w *treeWalk) axisLeaves(t int, x []float32, rows, out []int32, buf *[]axis
 		}
 		nodes[i] = nd
 	}
-	p := w.p
 	step := func(i int32, xr []float32) int32 {
 		nd := nodes[i]
 		if nd.f >= 0 {
@@ -190,6 +185,7 @@ func (w *treeWalk) axisLeaves(t int, x []float32, rows, out []int32, buf *[]axis
 		}
 		return axisStep(tr, i, xr) // a NaN value or threshold
 	}
+	p := w.p
 	q := 0
 	for ; q+8 <= len(rows); q += 8 {
 		var xs [8][]float32
@@ -218,6 +214,14 @@ func (w *treeWalk) axisLeaves(t int, x []float32, rows, out []int32, buf *[]axis
 		}
 		out[q] = i
 	}
+}
+
+// nodeBuf returns nn nodes of a worker's buffer, grown as needed.
+func nodeBuf(buf *[]axisNode, nn int) []axisNode {
+	if cap(*buf) < nn {
+		*buf = make([]axisNode, nn)
+	}
+	return (*buf)[:nn]
 }
 
 // axisStep is oobStep at a node whose split is one feature of weight 1.

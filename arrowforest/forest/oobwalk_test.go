@@ -182,20 +182,8 @@ func (c *Compiled) usedFeaturesCompiled(t int) []bool {
 // votes as they go, for three, which keep them until ĵ is known, and for
 // regression.
 func TestOOBBlocksSameEstimates(t *testing.T) {
-	two := trunkFrame(2000, 6, 5)
-	three := threeClasses(trunkFrame(2000, 6, 5))
-	reg := regressionFrame(2000, 6, 5)
-	for name, fr := range map[string]*frame.Frame{"two classes": two, "three classes": three, "regression": reg} {
-		task := frame.TaskClassification
-		if fr.YReg != nil {
-			task = frame.TaskRegression
-		}
-		p := DefaultParams(task)
-		p.Trees = 12
-		f, err := Train(fr, p, TrainOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+	for name, fr := range oobFrames(0) {
+		f, p := trainOOB(t, fr, TrainOptions{})
 		in := inBagSets(fr.NRows, p.Trees, p.Seed)
 		c := newTreeWalk(f)
 		want := outOfBag(c, fr, in, 2)
