@@ -628,11 +628,11 @@ func argmax(v []float64) int {
 // (axisLeaves), a cost of the tree's nodes, so fixed blocks make the
 // copies grow as n²: at ten million rows a tree's copy is 10.5 MB and the
 // copies cost five times the walk. Where a tree's copy outweighs the
-// block's rows (x, 4p bytes a row), a block takes up to half a tree's
-// nodes in rows, its buffers within two bytes a node of the forest, about
-// a tenth of the trees' own memory. Below that the copy is the cheaper
-// cost: at a million rows blocks of twice the rows spilled x from the
-// cache and made the walk 1.4× slower.
+// block's rows (x, 4p bytes a row; p in codeLeaves' codes), a block
+// takes up to half a tree's nodes in rows, its buffers within two bytes a
+// node of the forest, about a tenth of the trees' own memory. Below that
+// the copy is the cheaper cost: at a million rows blocks of twice the rows
+// spilled x from the cache and made the walk 1.4× slower.
 func (w *treeWalk) oobBlockRows(n, threads, perTree int) int {
 	b := blockRows(n, threads, w.p, perTree, w.stride+w.k)
 	nodes, trees := 0, 0

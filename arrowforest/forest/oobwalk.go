@@ -150,8 +150,8 @@ func (w *treeWalk) leaves4(t int, x []float32, rows, out []int32) {
 
 // axisNode is an axis split of a tree as axisLeaves walks it, in 16
 // bytes: the feature (−1 at a leaf, −2 where the threshold is NaN), the
-// threshold's orderKey and the children. One load reaches what the
-// tree's five arrays give oobStep.
+// threshold's orderKey (codeLeaves: the split's bin) and the children.
+// One load reaches what the tree's five arrays give oobStep.
 type axisNode struct {
 	f, key, l, r int32
 }
