@@ -53,11 +53,23 @@ func outOfBag(c *treeWalk, fr *frame.Frame, inbag []bitset, threads int) *OOB {
 		bs = c.oobBlockRows(n, threads, perTree)
 	}
 	splits := c.codeSplits(fr.Cols) // walk the codes (codewalk.go), or nil
+	// the codes walk's row-major blocks, one a worker, reused
+	codeBufs := make(chan []uint8, max(threads, 1))
 	forBlocks(n, threads, bs, c.p, c.stride, splits == nil, func(r0, r1 int, x []float32, acc []float64) {
 		m := r1 - r0
 		var xc []uint8
 		if splits != nil {
-			xc = make([]uint8, m*c.p)
+			select {
+			case xc = <-codeBufs:
+			default:
+				xc = make([]uint8, bs*c.p)
+			}
+			defer func() {
+				select {
+				case codeBufs <- xc:
+				default: // more workers than threads (forBlocks: threads < 1)
+				}
+			}()
 			c.codeRows(r0, r1, xc)
 		} else {
 			c.transpose(fr.Cols, r0, r1, x)
