@@ -52,17 +52,6 @@ func (w *treeWalk) codeSplits(cols [][]float32) [][]uint8 {
 	return out
 }
 
-// codeRows writes rows r0..r1 of the bin codes row-major into x, p codes
-// a row.
-func (w *treeWalk) codeRows(r0, r1 int, x []uint8) {
-	p := w.p
-	for j, col := range w.bins.Codes {
-		for i, c := range col[r0:r1] {
-			x[i*p+j] = c
-		}
-	}
-}
-
 // codeLeaves is axisLeaves on the rows' bin codes (row-major, p a row)
 // for a tree whose split bins are bins (codeSplits): a node's test is
 // code ≤ bin, and a missing code goes where the node's MissingLeft sends

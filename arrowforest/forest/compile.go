@@ -751,8 +751,9 @@ func (c *Compiled) forBlocksBuf(n, threads, blockRows int, rowBuf bool, fn func(
 }
 
 // forBlocks is Compiled.forBlocksBuf for rows of p features and
-// accumulators of stride words per row.
-func forBlocks(n, threads, blockRows, p, stride int, rowBuf bool, fn func(r0, r1 int, x []float32, acc []float64)) {
+// accumulators of stride words per row; the rows are float32 values, or
+// bin codes (the out-of-bag pass of a forest grown on them, codewalk.go).
+func forBlocks[X float32 | uint8](n, threads, blockRows, p, stride int, rowBuf bool, fn func(r0, r1 int, x []X, acc []float64)) {
 	if threads < 1 {
 		threads = runtime.NumCPU()
 	}
@@ -767,9 +768,9 @@ func forBlocks(n, threads, blockRows, p, stride int, rowBuf bool, fn func(r0, r1
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var x []float32
+			var x []X
 			if rowBuf {
-				x = make([]float32, blockRows*max(p, 1))
+				x = make([]X, blockRows*max(p, 1))
 			}
 			acc := make([]float64, blockRows*stride)
 			for b := range next {

@@ -53,24 +53,12 @@ func outOfBag(c *treeWalk, fr *frame.Frame, inbag []bitset, threads int) *OOB {
 		bs = c.oobBlockRows(n, threads, perTree)
 	}
 	splits := c.codeSplits(fr.Cols) // walk the codes (codewalk.go), or nil
-	// the codes walk's row-major blocks, one a worker, reused
-	codeBufs := make(chan []uint8, max(threads, 1))
-	forBlocks(n, threads, bs, c.p, c.stride, splits == nil, func(r0, r1 int, x []float32, acc []float64) {
+	// block scores rows r0..r1 from their row-major values x, or their
+	// codes xc when the pass walks the codes
+	block := func(r0, r1 int, x []float32, xc []uint8, acc []float64) {
 		m := r1 - r0
-		var xc []uint8
 		if splits != nil {
-			select {
-			case xc = <-codeBufs:
-			default:
-				xc = make([]uint8, bs*c.p)
-			}
-			defer func() {
-				select {
-				case codeBufs <- xc:
-				default: // more workers than threads (forBlocks: threads < 1)
-				}
-			}()
-			c.codeRows(r0, r1, xc)
+			c.bins.RowMajor(r0, r1, xc)
 		} else {
 			c.transpose(fr.Cols, r0, r1, x)
 		}
@@ -185,7 +173,12 @@ func outOfBag(c *treeWalk, fr *frame.Frame, inbag []bitset, threads int) *OOB {
 			nt[t] += lnt[t]
 		}
 		mu.Unlock()
-	})
+	}
+	if splits != nil {
+		forBlocks(n, threads, bs, c.p, c.stride, true, func(r0, r1 int, xc []uint8, acc []float64) { block(r0, r1, nil, xc, acc) })
+	} else {
+		forBlocks(n, threads, bs, c.p, c.stride, true, func(r0, r1 int, x []float32, acc []float64) { block(r0, r1, x, nil, acc) })
+	}
 
 	o := &OOB{}
 	if K == 0 {

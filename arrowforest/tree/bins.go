@@ -118,14 +118,23 @@ func rowMajor(codes [][]uint8) []uint8 {
 	out := make([]uint8, n*p)
 	const block = 4096
 	for r0 := 0; r0 < n; r0 += block {
-		r1 := min(r0+block, n)
-		for j, col := range codes {
-			for i, c := range col[r0:r1] {
-				out[(r0+i)*p+j] = c
-			}
-		}
+		rowsInto(codes, r0, min(r0+block, n), out[r0*p:])
 	}
 	return out
+}
+
+// RowMajor writes the codes of rows r0..r1 row-major into x, p codes a
+// row (the out-of-bag pass's blocks of a forest grown on the codes).
+func (b *Binned) RowMajor(r0, r1 int, x []uint8) { rowsInto(b.Codes, r0, r1, x) }
+
+// rowsInto writes rows r0..r1 of codes row-major into x.
+func rowsInto(codes [][]uint8, r0, r1 int, x []uint8) {
+	p := len(codes)
+	for j, col := range codes {
+		for i, c := range col[r0:r1] {
+			x[i*p+j] = c
+		}
+	}
 }
 
 func binColumn(col []float32, maxBins int, scratch []float32, keys *[]uint32, b *Binned, j int) []float32 {
