@@ -399,6 +399,26 @@ func waitPredictions(t *testing.T, brokers, topic string, d time.Duration, cond 
 	}
 }
 
+// waitAllPredicted waits until every id has a prediction on
+// forestd.predictions. It counts the ids themselves, not distinct
+// predictions: a message the producer gave up on at stop may still have
+// been appended, and its rows are predictions of ids outside ids.
+func waitAllPredicted(t *testing.T, brokers string, d time.Duration, ids []int) []prediction {
+	t.Helper()
+	return waitPredictions(t, brokers, "forestd.predictions", d, func(ps []prediction) bool {
+		seen := make(map[int]bool, len(ps))
+		for _, p := range ps {
+			seen[int(p.ID)] = true
+		}
+		for _, id := range ids {
+			if !seen[id] {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // parseSource splits "topic/partition/offset".
 func parseSource(t *testing.T, s string) (string, int32, int64) {
 	t.Helper()

@@ -158,13 +158,7 @@ func TestServeReadyzWhileStalled(t *testing.T) {
 	})
 	pr.stop()
 	ids := pr.ids()
-	ps := waitPredictions(t, brokers, "forestd.predictions", 60*time.Second, func(ps []prediction) bool {
-		seen := map[int]bool{}
-		for _, p := range ps {
-			seen[int(p.ID)] = true
-		}
-		return len(seen) >= len(ids)
-	})
+	ps := waitAllPredicted(t, brokers, 60*time.Second, ids)
 	checkAllPredicted(t, ids, ps)
 	d.waitReady(30 * time.Second)
 	waitCond(t, 10*time.Second, "forestd_stalled_partitions 0", func() bool { return d.metric("forestd_stalled_partitions") == 0 })

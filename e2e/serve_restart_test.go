@@ -50,17 +50,11 @@ func TestServeRestartScoresWithTopicModel(t *testing.T) {
 	kcatLines(t, brokers, featuresTopic, []string{"content-type=application/json"}, lines)
 
 	d := startServe(t, brokers, args...)
-	ps := waitPredictions(t, brokers, "forestd.predictions", 120*time.Second, func(ps []prediction) bool {
-		seen := map[int]bool{}
-		for _, p := range ps {
-			seen[int(p.ID)] = true
-		}
-		return len(seen) >= n
-	})
 	ids := make([]int, n)
 	for i := range ids {
 		ids[i] = i
 	}
+	ps := waitAllPredicted(t, brokers, 120*time.Second, ids)
 	checkAllPredicted(t, ids, ps)
 	stale := map[int64]int{}
 	for _, p := range ps {

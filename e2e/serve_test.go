@@ -282,13 +282,7 @@ func TestServeKill9Cycles(t *testing.T) {
 		t.Fatal("no committed offsets observed at the kills: the check below would be vacuous")
 	}
 	d := startServe(t, brokers, args...)
-	ps := waitPredictions(t, brokers, "forestd.predictions", 120*time.Second, func(ps []prediction) bool {
-		seen := map[int]bool{}
-		for _, p := range ps {
-			seen[int(p.ID)] = true
-		}
-		return len(seen) >= len(ids)
-	})
+	ps := waitAllPredicted(t, brokers, 120*time.Second, ids)
 	dups := checkAllPredicted(t, ids, ps)
 	// a prediction written after kill k must come from a message at or
 	// after the offset committed when kill k happened
@@ -348,13 +342,7 @@ func TestServeBrokerRestart(t *testing.T) {
 	if len(ids) < 100 {
 		t.Fatalf("only %d rows produced", len(ids))
 	}
-	ps := waitPredictions(t, addr, "forestd.predictions", 120*time.Second, func(ps []prediction) bool {
-		seen := map[int]bool{}
-		for _, p := range ps {
-			seen[int(p.ID)] = true
-		}
-		return len(seen) >= len(ids)
-	})
+	ps := waitAllPredicted(t, addr, 120*time.Second, ids)
 	dups := checkAllPredicted(t, ids, ps)
 	if d.metric("forestd_commit_errors_total")+d.metric("forestd_retries_total") == 0 && d.metric("forestd_group_generations_total") < 2 {
 		t.Fatal("the daemon saw no failed commit, retry or rebalance: the broker outage did not reach it")
@@ -394,13 +382,7 @@ func TestServeTwoDaemonsOneGroup(t *testing.T) {
 	time.Sleep(time.Second)
 	pr.stop()
 	ids := pr.ids()
-	ps := waitPredictions(t, brokers, "forestd.predictions", 120*time.Second, func(ps []prediction) bool {
-		seen := map[int]bool{}
-		for _, p := range ps {
-			seen[int(p.ID)] = true
-		}
-		return len(seen) >= len(ids)
-	})
+	ps := waitAllPredicted(t, brokers, 120*time.Second, ids)
 	checkAllPredicted(t, ids, ps)
 	if code := d2.stop(20 * time.Second); code != 0 {
 		t.Fatalf("exit %d", code)
@@ -435,13 +417,7 @@ func TestServeHotSwapMonotonic(t *testing.T) {
 	score.stop()
 	train.stop()
 	ids := score.ids()
-	ps := waitPredictions(t, brokers, "forestd.predictions", 120*time.Second, func(ps []prediction) bool {
-		seen := map[int]bool{}
-		for _, p := range ps {
-			seen[int(p.ID)] = true
-		}
-		return len(seen) >= len(ids)
-	})
+	ps := waitAllPredicted(t, brokers, 120*time.Second, ids)
 	checkAllPredicted(t, ids, ps)
 	type key struct {
 		part int32
